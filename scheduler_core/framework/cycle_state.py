@@ -1,0 +1,61 @@
+"""CycleState: data that plugins share within one scheduling cycle of one pod.
+
+Upstream: ``pkg/scheduler/framework/cycle_state.go``. A plugin writes its pre-computed
+state under its own key in PreFilter/PreScore and reads it in Filter/Score. The state is
+cloned when a what-if evaluation (preemption, nominated pods) must not leak changes back,
+so every stored value implements ``clone``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeVar
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+S = TypeVar("S")
+
+
+class StateNotFound(KeyError):
+    """Raised by :meth:`CycleState.read` for a key nobody wrote."""
+
+
+class CycleState:
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "pods_to_activate")
+
+    def __init__(self) -> None:
+        self._data: dict[str, StateData] = {}
+        # Plugins whose PreFilter/PreScore returned Skip: their Filter/Score are not run.
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        # Pods a plugin asks to move to activeQ at the end of the cycle (key -> pod).
+        self.pods_to_activate: dict[str, object] = {}
+
+    def read(self, key: str) -> StateData:
+        try:
+            return self._data[key]
+        except KeyError:
+            raise StateNotFound(key) from None
+
+    def read_as(self, key: str, kind: type[S]) -> S:
+        """Read ``key`` and check that it holds a ``kind`` (a typed state getter)."""
+        data = self.read(key)
+        if not isinstance(data, kind):
+            raise TypeError(f"{data!r} at {key!r} is not a {kind.__name__}")
+        return data
+
+    def write(self, key: str, data: StateData) -> None:
+        self._data[key] = data
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        clone = CycleState()
+        clone._data = {key: value.clone() for key, value in self._data.items()}
+        clone.skip_filter_plugins = set(self.skip_filter_plugins)
+        clone.skip_score_plugins = set(self.skip_score_plugins)
+        clone.pods_to_activate = dict(self.pods_to_activate)
+        return clone

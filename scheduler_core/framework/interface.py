@@ -1,0 +1,221 @@
+"""The plugin contract: one Protocol per extension point, the Handle, the factory.
+
+A plugin is a class with a ``name`` and any of the methods below; the runtime sees which
+extension points it serves from the methods it has (as upstream sees which Go interfaces a
+plugin implements). Scheduling-cycle hooks are plain functions, run on the hot path;
+binding-cycle hooks are coroutines. ``None`` as a status means success.
+
+Upstream: ``staging/src/k8s.io/kube-scheduler/framework/interface.go`` and
+``pkg/scheduler/framework/interface.go``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel
+
+from scheduler_core.framework.columns import BoolArray, IntArray, NodeColumns
+from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.framework.events import ClusterEventWithHint
+from scheduler_core.framework.status import Status
+from scheduler_core.framework.types import (
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+)
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: PodInfo) -> Status | None: ...
+
+
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+class EnqueueExtensions(Plugin, Protocol):
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]: ...
+
+
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]: ...
+
+
+class PreFilterExtensions(Protocol):
+    """Optional on a PreFilter plugin: keep its cycle state right when pods are added or
+    removed in what-if evaluations (nominated pods, preemption victims)."""
+
+    def add_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def remove_pod(
+        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """A Filter plugin that can also judge every node of a snapshot at once.
+
+    ``filter_batch`` returns a boolean mask over ``columns`` rows (True = passes), or
+    ``None`` when it cannot judge this pod in batch (the runtime then calls ``filter``
+    per node). It must agree exactly with ``filter``; reasons come from ``filter``.
+    """
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None: ...
+
+
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None: ...
+
+
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]: ...
+
+
+class ScoreExtensions(Protocol):
+    """Optional on a Score plugin: rewrite the scores of all nodes, in place, to 0..100."""
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None: ...
+
+
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """A Score plugin that can also score rows of the columns at once.
+
+    ``score_batch`` returns raw scores for ``rows`` (before normalize), or ``None`` to fall
+    back to ``score`` per node. A plugin with ``normalize_score`` may also offer
+    ``normalize_score_batch(state, pod, scores)`` rewriting an int64 array in place.
+    """
+
+    def score_batch(
+        self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray
+    ) -> IntArray | None: ...
+
+
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]: ...
+
+
+class PreBindPlugin(Plugin, Protocol):
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+class BindPlugin(Plugin, Protocol):
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+class PostBindPlugin(Plugin, Protocol):
+    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+
+
+class WaitingPod(Protocol):
+    """A pod held at Permit. ``allow`` by every waiting plugin lets it bind; one
+    ``reject`` sends it back to the queue."""
+
+    @property
+    def pod(self) -> PodInfo: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class SnapshotLister(Protocol):
+    """Read access to the cycle's snapshot of nodes."""
+
+    def list(self) -> Sequence[NodeInfo]: ...
+
+    def get(self, node_name: str) -> NodeInfo | None: ...
+
+    @property
+    def columns(self) -> NodeColumns: ...
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]: ...
+
+
+class ClusterAPI(Protocol):
+    """The narrow API a plugin may use to act on the cluster (binders, preemption)."""
+
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None: ...
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None: ...
+
+
+class Nominator(Protocol):
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
+class Handle(Protocol):
+    """What the framework gives a plugin: the snapshot, waiting pods, nominator, API."""
+
+    @property
+    def profile_name(self) -> str: ...
+
+    def snapshot(self) -> SnapshotLister: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_over_waiting_pods(self) -> Iterator[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    @property
+    def nominator(self) -> Nominator: ...
+
+    @property
+    def api(self) -> ClusterAPI: ...
+
+    def objects(self, kind: str) -> Iterable[Any]:
+        """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
+        ...
+
+
+class PluginFactory(Protocol):
+    """Builds a plugin from its validated args. ``args_model`` is a pydantic model with
+    defaults (or ``None`` for a plugin without args); ``name`` is the registered name."""
+
+    name: str
+    args_model: type[BaseModel] | None
+
+    def __call__(self, args: Any, handle: Handle) -> Plugin: ...
+
+
+PluginFactoryFn = Callable[[Any, Handle], Plugin]

@@ -1,0 +1,78 @@
+"""Kubernetes resource quantities, parsed exactly as ``k8s.io/apimachinery/pkg/api/resource``.
+
+A quantity is ``<signedNumber><suffix>`` where the suffix is a binary SI suffix
+(Ki Mi Gi Ti Pi Ei), a decimal SI suffix (n u m "" k M G T P E) or a decimal exponent
+(e3, E-2). Values are kept as exact fractions; ``milli_value`` and ``value`` round up
+as ``Quantity.MilliValue``/``Quantity.Value`` do (``ScaledValue`` rounds away from zero
+toward +inf for positives).
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+import math
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+# Upstream grammar: <sign><digits>[.<digits>] or <sign>.<digits>, then the suffix.
+_NUMBER = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(.*)$")
+_EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+@lru_cache(maxsize=4096)
+def parse_quantity(text: str | int | float) -> Fraction:
+    """Parse a quantity ("100m", "1Gi", "1e3", "0.5", "1k", 2) into an exact Fraction."""
+    if isinstance(text, bool):
+        raise QuantityError(f"quantities must match the regular expression, got {text!r}")
+    if isinstance(text, int):
+        return Fraction(text)
+    if isinstance(text, float):
+        # YAML turns "0.5" unquoted into a float; its shortest repr is what the user wrote.
+        text = repr(text)
+    raw = text.strip() if isinstance(text, str) else text
+    match = _NUMBER.match(raw)
+    if not match or raw != text:
+        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}")
+    sign, number, suffix = match.groups()
+    value = Fraction(number if not number.endswith(".") else number[:-1] or "0")
+    if suffix in _BINARY:
+        value *= _BINARY[suffix]
+    elif suffix in _DECIMAL:
+        value *= _DECIMAL[suffix]
+    else:
+        exp = _EXPONENT.match(suffix)
+        if not exp:
+            raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
+        value *= Fraction(10) ** int(exp.group(1))
+    return -value if sign == "-" else value
+
+
+def _ceil(value: Fraction) -> int:
+    return math.ceil(value)
+
+
+def milli_value(text: str | int | float) -> int:
+    """``Quantity.MilliValue``: the value times 1000, rounded up."""
+    return _ceil(parse_quantity(text) * 1000)
+
+
+def value(text: str | int | float) -> int:
+    """``Quantity.Value``: the value rounded up to an integer."""
+    return _ceil(parse_quantity(text))

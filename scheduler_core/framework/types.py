@@ -1,0 +1,347 @@
+"""Pods and nodes as the scheduler sees them.
+
+``PodInfo`` parses a pod manifest once (requests, tolerations, affinity, ports...) so
+plugins never re-parse on the hot path. ``NodeInfo`` aggregates a node and the pods
+assigned or assumed on it, as upstream ``pkg/scheduler/framework/types.go``. When a
+NodeInfo belongs to a snapshot it also keeps its row of the snapshot's
+:class:`~scheduler_core.framework.columns.NodeColumns` in step, so batch plugins see
+every assume and forget at once.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NewType
+
+from scheduler_core.framework.resource import Resource, compute_pod_resources
+
+if TYPE_CHECKING:
+    from scheduler_core.framework.columns import NodeColumns
+
+NodeName = NewType("NodeName", str)
+PodUID = NewType("PodUID", str)
+
+# Taint effects and toleration operators (k8s.io/api/core/v1).
+NO_SCHEDULE = "NoSchedule"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+NO_EXECUTE = "NoExecute"
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A process-wide increasing counter, bumped by every NodeInfo change."""
+    return next(_generation)
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Taint:
+        return cls(str(raw.get("key", "")), str(raw.get("value", "") or ""), str(raw.get("effect", "")))
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+    toleration_seconds: int | None = None
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Toleration:
+        return cls(
+            key=str(raw.get("key", "") or ""),
+            operator=str(raw.get("operator", "") or "Equal"),
+            value=str(raw.get("value", "") or ""),
+            effect=str(raw.get("effect", "") or ""),
+            toleration_seconds=raw.get("tolerationSeconds"),
+        )
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Upstream ``Toleration.ToleratesTaint`` (k8s.io/api/core/v1/toleration.go)."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator == "Equal":
+            return self.value == taint.value
+        return False
+
+
+def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) -> bool:
+    return any(t.tolerates(taint) for t in tolerations)
+
+
+@dataclass(frozen=True, slots=True)
+class HostPort:
+    ip: str
+    protocol: str
+    port: int
+
+
+class PodInfo:
+    """A pod with the fields the scheduler needs, parsed once."""
+
+    __slots__ = (
+        "pod",
+        "uid",
+        "namespace",
+        "name",
+        "labels",
+        "scheduler_name",
+        "node_name",
+        "nominated_node_name",
+        "priority",
+        "requests",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "tolerations",
+        "node_selector",
+        "affinity",
+        "host_ports",
+        "scheduling_gates",
+        "creation_timestamp",
+        "deletion_timestamp",
+        "phase",
+        "extra",
+    )
+
+    def __init__(self, pod: Mapping[str, Any]) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.pod: Mapping[str, Any] = pod
+        self.namespace: str = meta.get("namespace") or "default"
+        self.name: str = meta.get("name") or ""
+        self.uid: PodUID = PodUID(meta.get("uid") or f"{self.namespace}/{self.name}")
+        self.labels: Mapping[str, str] = meta.get("labels") or {}
+        self.scheduler_name: str = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        self.node_name: str = spec.get("nodeName") or ""
+        self.nominated_node_name: str = (pod.get("status") or {}).get("nominatedNodeName") or ""
+        self.priority: int = int(spec.get("priority") or 0)
+        self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources(pod)
+        self.tolerations: tuple[Toleration, ...] = tuple(
+            Toleration.from_dict(t) for t in spec.get("tolerations") or ()
+        )
+        self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
+        self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
+        self.host_ports: tuple[HostPort, ...] = tuple(
+            HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
+            for c in itertools.chain(spec.get("initContainers") or (), spec.get("containers") or ())
+            for p in c.get("ports") or ()
+            if p.get("hostPort")
+        )
+        self.scheduling_gates: tuple[str, ...] = tuple(
+            g.get("name", "") for g in spec.get("schedulingGates") or ()
+        )
+        self.creation_timestamp: str = meta.get("creationTimestamp") or ""
+        self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
+        self.phase: str = (pod.get("status") or {}).get("phase") or ""
+        # Plugins may memoise parsed forms of the pod here, keyed by their own name.
+        self.extra: dict[str, Any] = {}
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+
+    @property
+    def has_required_anti_affinity(self) -> bool:
+        anti = self.affinity.get("podAntiAffinity") or {}
+        return bool(anti.get("requiredDuringSchedulingIgnoredDuringExecution"))
+
+    def with_node(self, node_name: str) -> PodInfo:
+        """A copy of this pod assigned to ``node_name`` (the assumed pod)."""
+        spec = dict(self.pod.get("spec") or {})
+        spec["nodeName"] = node_name
+        pod = dict(self.pod)
+        pod["spec"] = spec
+        clone = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(clone, slot, getattr(self, slot))
+        clone.pod = pod
+        clone.node_name = node_name
+        return clone
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class NodeInfo:
+    """A node and the pods on it (assigned or assumed), with aggregated requests."""
+
+    __slots__ = (
+        "node",
+        "name",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "requested",
+        "non_zero_requested",
+        "pods",
+        "used_ports",
+        "image_states",
+        "generation",
+        "row",
+        "columns",
+    )
+
+    def __init__(self, node: Mapping[str, Any] | None = None) -> None:
+        self.node: Mapping[str, Any] | None = None
+        self.name: NodeName = NodeName("")
+        self.labels: Mapping[str, str] = {}
+        self.taints: tuple[Taint, ...] = ()
+        self.unschedulable = False
+        self.allocatable = Resource()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.pods: list[PodInfo] = []
+        self.used_ports: dict[HostPort, int] = {}
+        self.image_states: dict[str, Any] = {}
+        self.generation = next_generation()
+        self.row = -1
+        self.columns: NodeColumns | None = None
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: Mapping[str, Any]) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.node = node
+        self.name = NodeName(meta.get("name") or "")
+        self.labels = meta.get("labels") or {}
+        self.taints = tuple(Taint.from_dict(t) for t in spec.get("taints") or ())
+        self.unschedulable = bool(spec.get("unschedulable"))
+        # The API server defaults allocatable to capacity (core/v1 SetDefaults_NodeStatus).
+        self.allocatable = Resource.from_list(status.get("allocatable") or status.get("capacity"))
+        self.generation = next_generation()
+        if self.columns is not None:
+            self.columns.node_changed(self)
+
+    def add_pod(self, pod_info: PodInfo) -> None:
+        self.pods.append(pod_info)
+        self._account(pod_info, 1)
+
+    def remove_pod(self, pod_info: PodInfo) -> bool:
+        """Remove the pod with ``pod_info``'s UID; False when it is not on this node."""
+        for i, existing in enumerate(self.pods):
+            if existing.uid == pod_info.uid:
+                self.pods[i] = self.pods[-1]
+                self.pods.pop()
+                self._account(existing, -1)
+                return True
+        return False
+
+    def _account(self, pod_info: PodInfo, sign: int) -> None:
+        req = pod_info.requests
+        requested = self.requested
+        requested.milli_cpu += sign * req.milli_cpu
+        requested.memory += sign * req.memory
+        requested.ephemeral_storage += sign * req.ephemeral_storage
+        if req.scalar_resources:
+            scalars = requested.scalar_resources
+            for name, amount in req.scalar_resources.items():
+                scalars[name] = scalars.get(name, 0) + sign * amount
+        self.non_zero_requested.milli_cpu += sign * pod_info.non_zero_cpu
+        self.non_zero_requested.memory += sign * pod_info.non_zero_memory
+        for port in pod_info.host_ports:
+            count = self.used_ports.get(port, 0) + sign
+            if count:
+                self.used_ports[port] = count
+            else:
+                self.used_ports.pop(port, None)
+        self.generation = next_generation()
+        if self.columns is not None:
+            self.columns.pods_changed(self, pod_info, sign)
+
+    def clone(self) -> NodeInfo:
+        """A detached deep-enough copy (pods list and aggregates copied), for what-if runs."""
+        clone = NodeInfo.__new__(NodeInfo)
+        clone.node = self.node
+        clone.name = self.name
+        clone.labels = self.labels
+        clone.taints = self.taints
+        clone.unschedulable = self.unschedulable
+        clone.allocatable = self.allocatable
+        clone.requested = self.requested.clone()
+        clone.non_zero_requested = self.non_zero_requested.clone()
+        clone.pods = list(self.pods)
+        clone.used_ports = dict(self.used_ports)
+        clone.image_states = self.image_states
+        clone.generation = self.generation
+        clone.row = -1
+        clone.columns = None
+        return clone
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+@dataclass(slots=True)
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with its attempt bookkeeping (upstream ``QueuedPodInfo``)."""
+
+    pod_info: PodInfo
+    timestamp: float = 0.0
+    initial_attempt_timestamp: float | None = None
+    attempts: int = 0
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    gated: bool = False
+    gating_plugin: str = ""
+
+    @property
+    def pod(self) -> PodInfo:
+        return self.pod_info
+
+
+@dataclass(slots=True)
+class NodeScore:
+    """A node's score from one plugin; NormalizeScore may rewrite ``score`` in place."""
+
+    name: str
+    score: int
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """The nodes a PreFilter plugin narrows the cycle to; ``None`` means all nodes."""
+
+    node_names: frozenset[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return self
+        if self.all_nodes():
+            return PreFilterResult(other.node_names)
+        assert self.node_names is not None and other.node_names is not None
+        return PreFilterResult(self.node_names & other.node_names)
+
+
+@dataclass(frozen=True, slots=True)
+class PostFilterResult:
+    """What a PostFilter plugin (preemption) achieved: the node the pod is nominated to."""
+
+    nominated_node_name: str = ""

@@ -1,0 +1,1 @@
+"""In-tree plugins: one folder per plugin, each importing only ``scheduler_core.framework``."""

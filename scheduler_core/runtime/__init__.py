@@ -1,0 +1,1 @@
+"""The machinery that runs plugins: Registry, Framework (one per profile), waiting pods."""

@@ -1,0 +1,439 @@
+"""Framework: one per profile; runs the plugins of every extension point.
+
+Upstream: ``pkg/scheduler/framework/runtime/framework.go``. Semantics kept exactly:
+PreFilter Skip skips that plugin's Filter; an UnschedulableAndUnresolvable PreFilter stops
+the cycle at once, an Unschedulable one lets the others run (preemption may help); Filter
+stops at a node's first rejection; Score results are normalized, range-checked (0..100)
+and weighted; Reserve runs in order and Unreserve in reverse; Permit approves, rejects or
+holds the pod (the longest wait is 15 min); Bind plugins run until one does not Skip.
+
+Filter and Score have a batch form over the snapshot's columns; plugins without it run per
+node. Error messages are upstream's ("running PreFilter plugin %q: ...").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scheduler_core.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    IntArray,
+    NodeColumns,
+    NodeInfo,
+    NodeScore,
+    Plugin,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueuedPodInfo,
+    Status,
+)
+from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
+from scheduler_core.runtime.build import BuiltProfile
+from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPodImpl
+
+# A plugin that does not say which events matter to it is woken by all of them.
+_ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
+
+
+@dataclass(slots=True)
+class PreFilterOutcome:
+    result: PreFilterResult | None
+    status: Status | None
+    plugins_with_nodes: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class ScoreOutcome:
+    """Weighted scores per plugin over the scored nodes, and their totals."""
+
+    names: list[str]  # plugin names in order
+    weighted: list[IntArray]  # one array per plugin, aligned with the scored nodes
+    totals: IntArray
+
+
+def _error(message: str, plugin: str = "") -> Status:
+    return Status(Code.ERROR, message, plugin=plugin)
+
+
+def _with_plugin(status: Status, plugin: str) -> Status:
+    return Status(status.code, *status.reasons, plugin=plugin, error=status.error)
+
+
+class Framework:
+    def __init__(
+        self,
+        *,
+        profile_name: str,
+        scheduler_name: str,
+        percentage_of_nodes_to_score: int | None,
+        built: BuiltProfile,
+        handle: FrameworkHandle,
+    ) -> None:
+        self.profile_name = profile_name
+        self.scheduler_name = scheduler_name
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self.handle = handle
+        self.plugins = built.plugins
+        points = built.points
+        self.pre_enqueue_plugins: list[Plugin] = points["pre_enqueue"]
+        self.queue_sort_plugin: Plugin = points["queue_sort"][0]
+        self.pre_filter_plugins: list[Plugin] = points["pre_filter"]
+        self.filter_plugins: list[Plugin] = points["filter"]
+        self.post_filter_plugins: list[Plugin] = points["post_filter"]
+        self.pre_score_plugins: list[Plugin] = points["pre_score"]
+        self.score_plugins: list[Plugin] = points["score"]
+        self.reserve_plugins: list[Plugin] = points["reserve"]
+        self.permit_plugins: list[Plugin] = points["permit"]
+        self.pre_bind_plugins: list[Plugin] = points["pre_bind"]
+        self.bind_plugins: list[Plugin] = points["bind"]
+        self.post_bind_plugins: list[Plugin] = points["post_bind"]
+        self.score_weights = built.score_weights
+        self.batch_filter_plugins = [p for p in self.filter_plugins if hasattr(p, "filter_batch")]
+        self.node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
+        self._weights = [self.score_weights[p.name] for p in self.score_plugins]
+
+    # -- queueing ------------------------------------------------------------------------
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
+        return bool(self.queue_sort_plugin.less(a, b))  # type: ignore[attr-defined]
+
+    def enqueue_extensions(self) -> dict[str, Sequence[ClusterEventWithHint]]:
+        """Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``."""
+        hints: dict[str, Sequence[ClusterEventWithHint]] = {}
+        for plugin in self.plugins.values():
+            register = getattr(plugin, "events_to_register", None)
+            hints[plugin.name] = list(register()) if register is not None else _ALL_EVENTS
+        return hints
+
+    # -- PreFilter / Filter --------------------------------------------------------------
+    def run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> PreFilterOutcome:
+        result: PreFilterResult | None = None
+        plugins_with_nodes: set[str] = set()
+        rejection: Status | None = None
+        for plugin in self.pre_filter_plugins:
+            r, status = plugin.pre_filter(state, pod, nodes)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.code is Code.SKIP:
+                    state.skip_filter_plugins.add(plugin.name)
+                    continue
+                status = _with_plugin(status, plugin.name)
+                if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return PreFilterOutcome(None, status)
+                if status.code is Code.UNSCHEDULABLE:
+                    rejection = status
+                    continue
+                return PreFilterOutcome(
+                    None, _error(f"running PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+                )
+            if r is None or r.all_nodes():
+                continue
+            plugins_with_nodes.add(plugin.name)
+            result = r if result is None else result.merge(r)
+            if result.node_names is not None and not result.node_names:
+                names = sorted(plugins_with_nodes)
+                if len(names) == 1:
+                    msg = f"node(s) didn't satisfy plugin {names[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(names)}] simultaneously"
+                return PreFilterOutcome(result, Status.unresolvable(msg), plugins_with_nodes)
+        return PreFilterOutcome(result, rejection, plugins_with_nodes)
+
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """All Filter plugins on one node, stopping at the first rejection."""
+        skip = state.skip_filter_plugins
+        for plugin in self.filter_plugins:
+            if skip and plugin.name in skip:
+                continue
+            status = plugin.filter(state, pod, node)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if not status.is_rejected():
+                    return _error(f"running {plugin.name!r} filter plugin: {status.message()}", plugin.name)
+                return _with_plugin(status, plugin.name)
+        return None
+
+    def run_filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> np.ndarray | None:
+        """AND of the batch masks of the batch-capable Filter plugins (None: all pass).
+
+        Plugins that decline the batch (return None) are evaluated per node by the caller
+        through :meth:`run_filter_per_node_only`."""
+        mask: np.ndarray | None = None
+        skip = state.skip_filter_plugins
+        declined: list[Plugin] = []
+        for plugin in self.batch_filter_plugins:
+            if skip and plugin.name in skip:
+                continue
+            plugin_mask = plugin.filter_batch(state, pod, columns)  # type: ignore[attr-defined]
+            if plugin_mask is None:
+                declined.append(plugin)
+                continue
+            mask = plugin_mask if mask is None else mask & plugin_mask
+        state_declined = declined + [p for p in self.node_filter_plugins if not (skip and p.name in skip)]
+        state.write(_DECLINED_KEY, _Declined(state_declined))
+        return mask
+
+    def run_filter_per_node_only(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> bool:
+        """Whether ``node`` passes the Filter plugins that the batch pass did not cover."""
+        declined = state.read_as(_DECLINED_KEY, _Declined).plugins
+        for plugin in declined:
+            status = plugin.filter(state, pod, node)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                return False
+        return True
+
+    def has_per_node_filters(self, state: CycleState) -> bool:
+        return bool(state.read_as(_DECLINED_KEY, _Declined).plugins)
+
+    def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo]
+    ) -> Status | None:
+        """Upstream ``RunFilterPluginsWithNominatedPods``: filters pass with the node's
+        higher-or-equal priority nominated pods added, and again without them."""
+        ghosts = [p for p in nominated if p.priority >= pod.priority and p.uid != pod.uid]
+        if not ghosts:
+            return self.run_filter(state, pod, node)
+        node_with = node.clone()
+        state_with = state.clone()
+        for ghost in ghosts:
+            node_with.add_pod(ghost)
+            status = self.run_pre_filter_extension_add_pod(state_with, pod, ghost, node_with)
+            if status is not None and status.code is not Code.SUCCESS:
+                return status
+        status = self.run_filter(state_with, pod, node_with)
+        if status is not None:
+            return status
+        return self.run_filter(state, pod, node)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for plugin in self.pre_filter_plugins:
+            add_pod = getattr(plugin, "add_pod", None)
+            if add_pod is None or plugin.name in state.skip_filter_plugins:
+                continue
+            status = add_pod(state, pod, to_add, node)
+            if status is not None and status.code is not Code.SUCCESS:
+                return _error(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+        return None
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for plugin in self.pre_filter_plugins:
+            remove_pod = getattr(plugin, "remove_pod", None)
+            if remove_pod is None or plugin.name in state.skip_filter_plugins:
+                continue
+            status = remove_pod(state, pod, to_remove, node)
+            if status is not None and status.code is not Code.SUCCESS:
+                return _error(f"running RemovePod on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+        return None
+
+    # -- PostFilter ----------------------------------------------------------------------
+    def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+    ) -> tuple[PostFilterResult | None, Status]:
+        reasons: list[str] = []
+        result: PostFilterResult | None = None
+        for plugin in self.post_filter_plugins:
+            r, status = plugin.post_filter(state, pod, statuses)  # type: ignore[attr-defined]
+            if status is None or status.code is Code.SUCCESS:
+                return r, Status(Code.SUCCESS, *(status.reasons if status else ()), plugin=plugin.name)
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, _with_plugin(status, plugin.name)
+            if not status.is_rejected():
+                return None, _error(f"running PostFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+            reasons.extend(status.reasons)
+            if r is not None:
+                result = r
+        return result, Status(Code.UNSCHEDULABLE, *reasons)
+
+    # -- PreScore / Score ----------------------------------------------------------------
+    def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        for plugin in self.pre_score_plugins:
+            status = plugin.pre_score(state, pod, nodes)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.code is Code.SKIP:
+                    state.skip_score_plugins.add(plugin.name)
+                    continue
+                return _error(f"running PreScore plugin {plugin.name!r}: {status.message()}", plugin.name)
+        return None
+
+    def run_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], columns: NodeColumns, rows: IntArray
+    ) -> tuple[ScoreOutcome | None, Status | None]:
+        """Score, normalize, check and weight; ``rows`` are the nodes' column rows."""
+        names: list[str] = []
+        weighted: list[IntArray] = []
+        totals = np.zeros(len(nodes), np.int64)
+        skip = state.skip_score_plugins
+        for plugin, weight in zip(self.score_plugins, self._weights, strict=True):
+            if skip and plugin.name in skip:
+                continue
+            scores = self._scores(state, pod, plugin, nodes, columns, rows)
+            if isinstance(scores, Status):
+                return None, scores
+            if scores.size:
+                low, high = int(scores.min()), int(scores.max())
+                if high > MAX_NODE_SCORE or low < MIN_NODE_SCORE:
+                    bad = high if high > MAX_NODE_SCORE else low
+                    return None, _error(
+                        f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the range of "
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        plugin.name,
+                    )
+            if weight != 1:
+                scores = scores * weight
+            names.append(plugin.name)
+            weighted.append(scores)
+            totals += scores
+        return ScoreOutcome(names, weighted, totals), None
+
+    def _scores(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        plugin: Plugin,
+        nodes: Sequence[NodeInfo],
+        columns: NodeColumns,
+        rows: IntArray,
+    ) -> IntArray | Status:
+        batch = getattr(plugin, "score_batch", None)
+        scores = batch(state, pod, columns, rows) if batch is not None else None
+        if scores is None:
+            raw = np.empty(len(nodes), np.int64)
+            for i, node in enumerate(nodes):
+                score, status = plugin.score(state, pod, node)  # type: ignore[attr-defined]
+                if status is not None and status.code is not Code.SUCCESS:
+                    return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
+                raw[i] = score
+            scores = raw
+        else:
+            scores = np.array(scores, dtype=np.int64, copy=True)
+        normalize_batch = getattr(plugin, "normalize_score_batch", None)
+        if normalize_batch is not None:
+            status = normalize_batch(state, pod, scores)
+        elif hasattr(plugin, "normalize_score"):
+            node_scores = [NodeScore(node.name, int(s)) for node, s in zip(nodes, scores, strict=True)]
+            status = plugin.normalize_score(state, pod, node_scores)
+            scores = np.fromiter((s.score for s in node_scores), np.int64, len(node_scores))
+        else:
+            status = None
+        if status is not None and status.code is not Code.SUCCESS:
+            return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
+        return scores
+
+    # -- Reserve / Permit ------------------------------------------------------------------
+    def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for plugin in self.reserve_plugins:
+            status = plugin.reserve(state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    return _with_plugin(status, plugin.name)
+                return _error(f"running Reserve plugin {plugin.name!r}: {status.message()}", plugin.name)
+        return None
+
+    def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for plugin in reversed(self.reserve_plugins):
+            plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+
+    def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        waits: dict[str, float] = {}
+        for plugin in self.permit_plugins:
+            status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
+            if status is None or status.code is Code.SUCCESS:
+                continue
+            if status.is_rejected():
+                return _with_plugin(status, plugin.name)
+            if status.code is Code.WAIT:
+                waits[plugin.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                continue
+            return _error(f"running Permit plugin {plugin.name!r}: {status.message()}", plugin.name)
+        if waits:
+            self.handle.waiting_pods.add(WaitingPodImpl(pod, waits))
+            return Status.wait(f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+        return None
+
+    async def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        waiting = self.handle.waiting_pods.get(pod.uid)
+        if waiting is None:
+            return None
+        try:
+            status = await waiting.wait()
+        finally:
+            self.handle.waiting_pods.remove(pod.uid)
+        if status is None or status.code is Code.SUCCESS:
+            return None
+        if status.is_rejected():
+            return status
+        return _error(f"waiting on permit for pod: {status.message()}", status.plugin)
+
+    # -- binding cycle ---------------------------------------------------------------------
+    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for plugin in self.pre_bind_plugins:
+            status = await plugin.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.code is Code.SKIP:
+                    continue
+                if status.is_rejected():
+                    return _with_plugin(status, plugin.name)
+                return _error(f"running PreBind plugin {plugin.name!r}: {status.message()}", plugin.name)
+        return None
+
+    async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        for plugin in self.bind_plugins:
+            status = await plugin.bind(state, pod, node_name)  # type: ignore[attr-defined]
+            if status is not None and status.code is Code.SKIP:
+                continue
+            if status is not None and status.code is not Code.SUCCESS:
+                if status.is_rejected():
+                    return _with_plugin(status, plugin.name)
+                return _error(f"running Bind plugin {plugin.name!r}: {status.message()}", plugin.name)
+            return None
+        return _error("no Bind plugin bound the pod: every one returned Skip")
+
+    async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for plugin in self.post_bind_plugins:
+            await plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+
+    def describe(self) -> dict[str, list[dict[str, object]]]:
+        """The resolved plugins per extension point, with weights for Score (for status)."""
+        points = {
+            "preEnqueue": self.pre_enqueue_plugins,
+            "queueSort": [self.queue_sort_plugin],
+            "preFilter": self.pre_filter_plugins,
+            "filter": self.filter_plugins,
+            "postFilter": self.post_filter_plugins,
+            "preScore": self.pre_score_plugins,
+            "score": self.score_plugins,
+            "reserve": self.reserve_plugins,
+            "permit": self.permit_plugins,
+            "preBind": self.pre_bind_plugins,
+            "bind": self.bind_plugins,
+            "postBind": self.post_bind_plugins,
+        }
+        described: dict[str, list[dict[str, object]]] = {}
+        for point, plugins in points.items():
+            if plugins:
+                described[point] = [
+                    {"name": p.name, "weight": self.score_weights[p.name]} if point == "score" else {"name": p.name}
+                    for p in plugins
+                ]
+        return described
+
+
+_DECLINED_KEY = "crd-scheduler/per-node-filters"
+
+
+@dataclass(slots=True)
+class _Declined:
+    plugins: list[Plugin]
+
+    def clone(self) -> _Declined:
+        return self

@@ -1,0 +1,96 @@
+"""Pods held at Permit (upstream ``runtime/waiting_pods_map.go``).
+
+A pod waits until every plugin that asked it to wait has allowed it, or any plugin rejects
+it, or a plugin's timeout passes ("rejected due to timeout after waiting 10s at plugin X").
+The binding cycle awaits the outcome; timers run on the asyncio loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+from scheduler_core.framework import Code, PodInfo, Status
+
+MAX_PERMIT_TIMEOUT = 15 * 60.0  # upstream maxTimeout
+
+
+def go_duration(seconds: float) -> str:
+    """Format seconds as Go's ``time.Duration.String`` does ("10s", "1m30s", "500ms")."""
+    nanos = round(seconds * 1e9)
+    if nanos == 0:
+        return "0s"
+    sign = "-" if nanos < 0 else ""
+    nanos = abs(nanos)
+    if nanos < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if nanos >= size:
+                return sign + _trim(nanos / size) + unit
+    hours, rest = divmod(nanos, 3_600_000_000_000)
+    minutes, rest = divmod(rest, 60_000_000_000)
+    secs = _trim(rest / 1e9) + "s"
+    if hours:
+        return f"{sign}{hours}h{minutes}m{secs}"
+    if minutes:
+        return f"{sign}{minutes}m{secs}"
+    return sign + secs
+
+
+def _trim(number: float) -> str:
+    text = f"{number:.9f}".rstrip("0").rstrip(".")
+    return text or "0"
+
+
+class WaitingPodImpl:
+    def __init__(self, pod: PodInfo, wait_times: dict[str, float]) -> None:
+        self._pod = pod
+        self._loop = asyncio.get_event_loop()
+        self._result: asyncio.Future[Status | None] = self._loop.create_future()
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        for plugin, wait in wait_times.items():
+            message = f"rejected due to timeout after waiting {go_duration(wait)} at plugin {plugin}"
+            self._timers[plugin] = self._loop.call_later(wait, self.reject, plugin, message)
+
+    @property
+    def pod(self) -> PodInfo:
+        return self._pod
+
+    def pending_plugins(self) -> list[str]:
+        return list(self._timers)
+
+    def allow(self, plugin: str) -> None:
+        timer = self._timers.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()
+        if not self._timers and not self._result.done():
+            self._result.set_result(None)
+
+    def reject(self, plugin: str, message: str) -> None:
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        if not self._result.done():
+            self._result.set_result(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+
+    async def wait(self) -> Status | None:
+        return await self._result
+
+
+class WaitingPods:
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPodImpl] = {}
+
+    def add(self, waiting: WaitingPodImpl) -> None:
+        self._pods[waiting.pod.uid] = waiting
+
+    def remove(self, uid: str) -> None:
+        self._pods.pop(uid, None)
+
+    def get(self, uid: str) -> WaitingPodImpl | None:
+        return self._pods.get(uid)
+
+    def __iter__(self) -> Iterator[WaitingPodImpl]:
+        return iter(list(self._pods.values()))
+
+    def __len__(self) -> int:
+        return len(self._pods)

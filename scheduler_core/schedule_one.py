@@ -1,0 +1,273 @@
+"""One pod's placement decision: feasible nodes, scores, host (upstream ``schedule_one.go``).
+
+``find_nodes_that_fit`` runs PreFilter, then Filter over the snapshot starting at a
+rotating index and stopping once ``num_feasible_nodes_to_find`` nodes pass (adaptive
+``percentageOfNodesToScore``); ``prioritize`` runs PreScore/Score; ``select_host`` picks a
+highest-scoring node uniformly at random among ties (the distribution of upstream's
+reservoir sampling, from a seedable RNG). Filter runs in batch over the columns where
+plugins allow it; the per-node Filter is then called only for reasons, which are needed
+when the pod is unschedulable or when an explanation is asked for.
+
+The search is serial: with upstream's 16 goroutines the number of nodes examined past the
+last needed feasible node varies from run to run; here it is exactly up to that node.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, PodInfo, Status
+from scheduler_core.framework.interface import SnapshotLister
+from scheduler_core.runtime.framework import Framework, ScoreOutcome
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """Upstream ``numFeasibleNodesToFind`` (Go int32 arithmetic)."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    num = num_all_nodes * pct // 100
+    return max(num, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass(slots=True)
+class Diagnosis:
+    """Why nodes were rejected: per-node statuses, and the statuses of nodes not listed."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_status: Status | None = None
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pending_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if not status.plugin:
+            return
+        if status.code is Code.PENDING:
+            self.pending_plugins.add(status.plugin)
+        elif status.is_rejected():
+            self.unschedulable_plugins.add(status.plugin)
+
+
+class FitError(Exception):
+    """The pod fits no node; ``str()`` is upstream's FailedScheduling message."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        d = self.diagnosis
+        message = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
+        if d.pre_filter_msg:
+            message += f" {d.pre_filter_msg}."
+        else:
+            histogram: Counter[str] = Counter()
+            for status in d.node_to_status.values():
+                histogram.update(status.reasons)
+            absent = self.num_all_nodes - len(d.node_to_status)
+            if absent > 0 and d.absent_status is not None:
+                for reason in d.absent_status.reasons:
+                    histogram[reason] += absent
+            if histogram:
+                message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
+        if d.post_filter_msg:
+            message += f" {d.post_filter_msg}."
+        return message
+
+
+@dataclass(slots=True)
+class ScheduleResult:
+    suggested_host: str
+    evaluated_nodes: int
+    feasible_nodes: int
+    scores: ScoreOutcome | None = None
+    scored_nodes: list[NodeInfo] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None  # with explain: why the processed nodes that failed were rejected
+
+
+class ScheduleError(Exception):
+    """An internal error of the cycle (a plugin's Error status)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class Algorithm:
+    """The stateful part of placement: the rotating start index and the tie-break RNG."""
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self.next_start_node_index = 0
+        self.rng = rng or random.Random()
+
+    def schedule_pod(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SnapshotLister,
+        *,
+        nominated: dict[str, list[PodInfo]] | None = None,
+        explain: bool = False,
+    ) -> ScheduleResult:
+        nodes = snapshot.list()
+        if not nodes:
+            raise ScheduleError(Status(Code.UNSCHEDULABLE, NO_NODES_AVAILABLE))
+        feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod, snapshot, nominated or {}, explain)
+        if not feasible:
+            raise FitError(pod, len(nodes), diagnosis)
+        evaluated = len(feasible) + len(diagnosis.node_to_status)
+        if len(feasible) == 1:
+            return ScheduleResult(feasible[0].name, evaluated, 1, diagnosis=diagnosis if explain else None)
+        columns = snapshot.columns
+        rows = np.fromiter((n.row for n in feasible), np.int64, len(feasible))
+        outcome = self.prioritize(fwk, state, pod, feasible, columns, rows)
+        host = feasible[self.select_host(outcome.totals)].name
+        return ScheduleResult(host, evaluated, len(feasible), outcome, feasible, diagnosis if explain else None)
+
+    def find_nodes_that_fit(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SnapshotLister,
+        nominated: dict[str, list[PodInfo]],
+        explain: bool,
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        all_nodes = snapshot.list()
+        pre = fwk.run_pre_filter(state, pod, all_nodes)
+        diagnosis.unschedulable_plugins = set(pre.plugins_with_nodes)
+        if pre.status is not None and pre.status.code is not Code.SUCCESS:
+            if not pre.status.is_rejected():
+                raise ScheduleError(pre.status)
+            diagnosis.absent_status = pre.status
+            diagnosis.pre_filter_msg = pre.status.message()
+            diagnosis.add_plugin_status(pre.status)
+            return [], diagnosis
+
+        columns = snapshot.columns
+        if pre.result is not None and pre.result.node_names is not None:
+            allowed = [snapshot.get(name) for name in pre.result.node_names]
+            rows = np.array(sorted(n.row for n in allowed if n is not None), np.int64)
+            plugins = " ".join(sorted(pre.plugins_with_nodes))
+            diagnosis.absent_status = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
+        else:
+            rows = None
+        n = columns.size if rows is None else len(rows)
+        if n == 0:
+            return [], diagnosis
+        to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
+        start = self.next_start_node_index % n
+        order = np.arange(start, start + n, dtype=np.int64) % n
+        if rows is not None:
+            order = rows[order]
+
+        if not fwk.filter_plugins:
+            chosen = order[:to_find]
+            self.next_start_node_index = (start + len(chosen)) % n
+            return [columns.infos[i] for i in chosen], diagnosis
+
+        mask = fwk.run_filter_batch(state, pod, columns)
+        passed = order if mask is None else order[mask[order]]
+        ghosts_on = {name for name, pods in nominated.items() if pods}
+        if fwk.has_per_node_filters(state) or ghosts_on:
+            feasible_rows = self._refine(fwk, state, pod, columns, passed, to_find, nominated, ghosts_on)
+        else:
+            feasible_rows = passed[:to_find]
+        if len(feasible_rows) >= to_find:
+            last = int(np.flatnonzero(order == feasible_rows[to_find - 1])[0])
+            processed = last + 1
+        else:
+            processed = n
+        feasible_set = set(feasible_rows.tolist())
+        feasible = [columns.infos[i] for i in feasible_rows]
+        if explain or not feasible:
+            for i in order[:processed].tolist():
+                if i in feasible_set:
+                    continue
+                info = columns.infos[i]
+                status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(info.name, ()))
+                if status is None:
+                    # Only the per-node-only filters or ghosts can reject a node the batch passed.
+                    status = Status.unschedulable("node(s) were rejected by a filter plugin")
+                if status.code is Code.ERROR:
+                    raise ScheduleError(status)
+                diagnosis.node_to_status[info.name] = status
+                diagnosis.add_plugin_status(status)
+        self.next_start_node_index = (start + processed) % n
+        return feasible, diagnosis
+
+    def _refine(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        columns: NodeColumns,
+        passed: np.ndarray,
+        to_find: int,
+        nominated: dict[str, list[PodInfo]],
+        ghosts_on: set[str],
+    ) -> np.ndarray:
+        """Per-node evaluation, in order, of what the batch pass could not decide."""
+        per_node = fwk.has_per_node_filters(state)
+        found: list[int] = []
+        for i in passed.tolist():
+            info = columns.infos[i]
+            if info.name in ghosts_on:
+                status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated[info.name])
+                if status is not None:
+                    if status.code is Code.ERROR:
+                        raise ScheduleError(status)
+                    continue
+            elif per_node and not fwk.run_filter_per_node_only(state, pod, info):
+                continue
+            found.append(i)
+            if len(found) == to_find:
+                break
+        return np.array(found, np.int64)
+
+    def prioritize(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: list[NodeInfo],
+        columns: NodeColumns,
+        rows: np.ndarray,
+    ) -> ScoreOutcome:
+        if not fwk.score_plugins:
+            ones = np.ones(len(nodes), np.int64)
+            return ScoreOutcome([], [], ones)
+        status = fwk.run_pre_score(state, pod, nodes)
+        if status is not None:
+            raise ScheduleError(status)
+        outcome, status = fwk.run_score(state, pod, nodes, columns, rows)
+        if status is not None or outcome is None:
+            raise ScheduleError(status or Status.as_error("score failed"))
+        return outcome
+
+    def select_host(self, totals: np.ndarray) -> int:
+        """Index of a highest total, uniformly among ties."""
+        best = totals.max()
+        ties = np.flatnonzero(totals == best)
+        if len(ties) == 1:
+            return int(ties[0])
+        return int(ties[self.rng.randrange(len(ties))])
