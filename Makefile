@@ -1,0 +1,36 @@
+# crd-scheduler: every target installs what it needs first (pip install -e '.[dev]').
+PY ?= python3
+STAMP := .stamp-install
+
+.PHONY: install test unit e2e lint simulate bench crds clean
+
+install: $(STAMP)
+$(STAMP): pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev]'
+	@touch $@
+
+## test: every test, the real-API-server ones included (builds the dev cluster binaries on first use)
+test: install
+	scripts/dev-cluster build
+	$(PY) -m pytest -q -p no:cacheprovider
+
+unit: install
+	$(PY) -m pytest -q tests/unit tests/integration
+
+e2e: install
+	scripts/dev-cluster build
+	$(PY) -m pytest -q tests/e2e
+
+lint: install
+	$(PY) -m ruff check scheduler_core scheduler_operator tests bench
+	$(PY) -m mypy scheduler_core scheduler_operator
+	lint-imports
+
+simulate: install
+	crd-scheduler simulate -f examples/cluster.yaml -o table
+
+bench: install
+	$(PY) bench/run.py SchedulingBasic --nodes 5000 --pods 10000 --json
+
+clean:
+	rm -f $(STAMP)

@@ -1,0 +1,55 @@
+"""The in-tree registry: one flat map of plugin name to factory, and the default profile.
+
+Upstream: ``pkg/scheduler/framework/plugins/registry.go`` and
+``pkg/scheduler/apis/config/v1/default_plugins.go``.
+"""
+
+from __future__ import annotations
+
+from scheduler_core.framework import PluginFactory
+from scheduler_core.plugins import names
+from scheduler_core.plugins.defaultbinder import DefaultBinder
+from scheduler_core.plugins.nodeaffinity import NodeAffinity
+from scheduler_core.plugins.nodename import NodeName
+from scheduler_core.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
+from scheduler_core.plugins.nodeunschedulable import NodeUnschedulable
+from scheduler_core.plugins.queuesort import PrioritySort
+from scheduler_core.plugins.tainttoleration import TaintToleration
+
+
+def in_tree_registry() -> dict[str, PluginFactory]:
+    factories: list[PluginFactory] = [
+        PrioritySort,  # type: ignore[list-item]
+        NodeUnschedulable,  # type: ignore[list-item]
+        NodeName,  # type: ignore[list-item]
+        TaintToleration,  # type: ignore[list-item]
+        NodeAffinity,  # type: ignore[list-item]
+        NodeResourcesFit,  # type: ignore[list-item]
+        NodeResourcesBalancedAllocation,  # type: ignore[list-item]
+        DefaultBinder,  # type: ignore[list-item]
+    ]
+    return {factory.name: factory for factory in factories}
+
+
+# Upstream's default multiPoint list and weights, in upstream order. Plugins not (yet)
+# in the registry are left out of the default profile by ``default_plugins``.
+UPSTREAM_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
+    (names.SCHEDULING_GATES, None),
+    (names.PRIORITY_SORT, None),
+    (names.NODE_UNSCHEDULABLE, None),
+    (names.NODE_NAME, None),
+    (names.TAINT_TOLERATION, 3),
+    (names.NODE_AFFINITY, 2),
+    (names.NODE_PORTS, None),
+    (names.NODE_RESOURCES_FIT, 1),
+    (names.VOLUME_RESTRICTIONS, None),
+    (names.NODE_VOLUME_LIMITS, None),
+    (names.VOLUME_BINDING, None),
+    (names.VOLUME_ZONE, None),
+    (names.POD_TOPOLOGY_SPREAD, 2),
+    (names.INTER_POD_AFFINITY, 2),
+    (names.DEFAULT_PREEMPTION, None),
+    (names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
+    (names.IMAGE_LOCALITY, 1),
+    (names.DEFAULT_BINDER, None),
+)
