@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 
@@ -98,7 +100,7 @@ class ScheduleResult:
     evaluated_nodes: int
     feasible_nodes: int
     scores: ScoreOutcome | None = None
-    scored_nodes: list[NodeInfo] = field(default_factory=list)
+    scored_nodes: Sequence[NodeInfo] = ()
     diagnosis: Diagnosis | None = None  # with explain: why the processed nodes that failed were rejected
 
 
@@ -108,6 +110,37 @@ class ScheduleError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
+
+
+_NO_ROWS = np.zeros(0, np.int64)
+
+
+class RowView(Sequence[NodeInfo]):
+    """The NodeInfos of some column rows, materialized only when a plugin asks."""
+
+    __slots__ = ("_infos", "_rows")
+
+    def __init__(self, infos: list[NodeInfo], rows: np.ndarray) -> None:
+        self._infos = infos
+        self._rows = rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[NodeInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> NodeInfo | list[NodeInfo]:
+        if isinstance(index, slice):
+            return [self._infos[i] for i in self._rows[index].tolist()]
+        return self._infos[int(self._rows[index])]
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        infos = self._infos
+        return (infos[i] for i in self._rows.tolist())
 
 
 class Algorithm:
@@ -127,20 +160,19 @@ class Algorithm:
         nominated: dict[str, list[PodInfo]] | None = None,
         explain: bool = False,
     ) -> ScheduleResult:
-        nodes = snapshot.list()
-        if not nodes:
+        if not snapshot.list():
             raise ScheduleError(Status(Code.UNSCHEDULABLE, NO_NODES_AVAILABLE))
-        feasible, diagnosis = self.find_nodes_that_fit(fwk, state, pod, snapshot, nominated or {}, explain)
-        if not feasible:
-            raise FitError(pod, len(nodes), diagnosis)
-        evaluated = len(feasible) + len(diagnosis.node_to_status)
-        if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1, diagnosis=diagnosis if explain else None)
         columns = snapshot.columns
-        rows = np.fromiter((n.row for n in feasible), np.int64, len(feasible))
-        outcome = self.prioritize(fwk, state, pod, feasible, columns, rows)
-        host = feasible[self.select_host(outcome.totals)].name
-        return ScheduleResult(host, evaluated, len(feasible), outcome, feasible, diagnosis if explain else None)
+        rows, diagnosis = self.find_nodes_that_fit(fwk, state, pod, snapshot, nominated or {}, explain)
+        if not len(rows):
+            raise FitError(pod, len(snapshot.list()), diagnosis)
+        evaluated = len(rows) + len(diagnosis.node_to_status)
+        if len(rows) == 1:
+            return ScheduleResult(columns.names[int(rows[0])], evaluated, 1, diagnosis=diagnosis if explain else None)
+        nodes = RowView(columns.infos, rows)
+        outcome = self.prioritize(fwk, state, pod, nodes, columns, rows)
+        host = columns.names[int(rows[self.select_host(outcome.totals)])]
+        return ScheduleResult(host, evaluated, len(rows), outcome, nodes, diagnosis if explain else None)
 
     def find_nodes_that_fit(
         self,
@@ -150,7 +182,8 @@ class Algorithm:
         snapshot: SnapshotLister,
         nominated: dict[str, list[PodInfo]],
         explain: bool,
-    ) -> tuple[list[NodeInfo], Diagnosis]:
+    ) -> tuple[np.ndarray, Diagnosis]:
+        """Rows of the feasible nodes, in the order they were found, and the diagnosis."""
         diagnosis = Diagnosis()
         all_nodes = snapshot.list()
         pre = fwk.run_pre_filter(state, pod, all_nodes)
@@ -161,45 +194,43 @@ class Algorithm:
             diagnosis.absent_status = pre.status
             diagnosis.pre_filter_msg = pre.status.message()
             diagnosis.add_plugin_status(pre.status)
-            return [], diagnosis
+            return _NO_ROWS, diagnosis
 
         columns = snapshot.columns
+        allowed: np.ndarray | None = None
         if pre.result is not None and pre.result.node_names is not None:
-            allowed = [snapshot.get(name) for name in pre.result.node_names]
-            rows = np.array(sorted(n.row for n in allowed if n is not None), np.int64)
+            infos = (snapshot.get(name) for name in pre.result.node_names)
+            allowed = np.array(sorted(info.row for info in infos if info is not None), np.int64)
             plugins = " ".join(sorted(pre.plugins_with_nodes))
             diagnosis.absent_status = Status.unresolvable(f"node(s) didn't satisfy plugin(s) [{plugins}]")
-        else:
-            rows = None
-        n = columns.size if rows is None else len(rows)
+        n = columns.size if allowed is None else len(allowed)
         if n == 0:
-            return [], diagnosis
+            return _NO_ROWS, diagnosis
         to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
         start = self.next_start_node_index % n
-        order = np.arange(start, start + n, dtype=np.int64) % n
-        if rows is not None:
-            order = rows[order]
+        order = np.arange(start, start + n, dtype=np.int64)
+        order[n - start:] -= n
+        if allowed is not None:
+            order = allowed[order]
 
         if not fwk.filter_plugins:
-            chosen = order[:to_find]
-            self.next_start_node_index = (start + len(chosen)) % n
-            return [columns.infos[i] for i in chosen], diagnosis
+            self.next_start_node_index = (start + min(to_find, n)) % n
+            return order[:to_find], diagnosis
 
         mask = fwk.run_filter_batch(state, pod, columns)
-        passed = order if mask is None else order[mask[order]]
+        if mask is None:
+            positions = np.arange(n, dtype=np.int64)
+        else:
+            positions = np.flatnonzero(mask[order])
         ghosts_on = {name for name, pods in nominated.items() if pods}
         if fwk.has_per_node_filters(state) or ghosts_on:
-            feasible_rows = self._refine(fwk, state, pod, columns, passed, to_find, nominated, ghosts_on)
+            positions = self._refine(fwk, state, pod, columns, order, positions, to_find, nominated, ghosts_on)
         else:
-            feasible_rows = passed[:to_find]
-        if len(feasible_rows) >= to_find:
-            last = int(np.flatnonzero(order == feasible_rows[to_find - 1])[0])
-            processed = last + 1
-        else:
-            processed = n
-        feasible_set = set(feasible_rows.tolist())
-        feasible = [columns.infos[i] for i in feasible_rows]
-        if explain or not feasible:
+            positions = positions[:to_find]
+        processed = int(positions[-1]) + 1 if len(positions) >= to_find else n
+        feasible_rows = order[positions]
+        if explain or not len(feasible_rows):
+            feasible_set = set(feasible_rows.tolist())
             for i in order[:processed].tolist():
                 if i in feasible_set:
                     continue
@@ -213,7 +244,7 @@ class Algorithm:
                 diagnosis.node_to_status[info.name] = status
                 diagnosis.add_plugin_status(status)
         self.next_start_node_index = (start + processed) % n
-        return feasible, diagnosis
+        return feasible_rows, diagnosis
 
     def _refine(
         self,
@@ -221,16 +252,18 @@ class Algorithm:
         state: CycleState,
         pod: PodInfo,
         columns: NodeColumns,
-        passed: np.ndarray,
+        order: np.ndarray,
+        positions: np.ndarray,
         to_find: int,
         nominated: dict[str, list[PodInfo]],
         ghosts_on: set[str],
     ) -> np.ndarray:
-        """Per-node evaluation, in order, of what the batch pass could not decide."""
+        """Per-node evaluation, in order, of what the batch pass could not decide;
+        returns positions (in ``order``) of the feasible nodes."""
         per_node = fwk.has_per_node_filters(state)
         found: list[int] = []
-        for i in passed.tolist():
-            info = columns.infos[i]
+        for position in positions.tolist():
+            info = columns.infos[int(order[position])]
             if info.name in ghosts_on:
                 status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated[info.name])
                 if status is not None:
@@ -239,7 +272,7 @@ class Algorithm:
                     continue
             elif per_node and not fwk.run_filter_per_node_only(state, pod, info):
                 continue
-            found.append(i)
+            found.append(position)
             if len(found) == to_find:
                 break
         return np.array(found, np.int64)
@@ -249,7 +282,7 @@ class Algorithm:
         fwk: Framework,
         state: CycleState,
         pod: PodInfo,
-        nodes: list[NodeInfo],
+        nodes: Sequence[NodeInfo],
         columns: NodeColumns,
         rows: np.ndarray,
     ) -> ScoreOutcome:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from scheduler_core.cache import Cache
@@ -113,6 +113,7 @@ class Scheduler:
             default_multi_point=default_multi_point,
             make_handle=self._make_handle,
         )
+        self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
         self._binding: set[asyncio.Task[None]] = set()
         self._wakeup = asyncio.Event()
@@ -130,8 +131,10 @@ class Scheduler:
         )
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        for _, fwk in self.profiles:
-            return fwk.less(a, b)
+        return self._sort_less(a, b)
+
+    @staticmethod
+    def _fifo(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return a.timestamp < b.timestamp
 
     def validate_profile(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
@@ -152,6 +155,8 @@ class Scheduler:
 
     def _profile_changed(self, new: Framework | None, old: Framework | None) -> None:
         if new is not None:
+            # One QueueSort per scheduler (checked when profiles are built).
+            self._sort_less = new.queue_sort_plugin.less  # type: ignore[attr-defined]
             self.queue.set_less(self._less)
             self.queue.set_profile(
                 new.scheduler_name, pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions()  # type: ignore[arg-type]
@@ -200,7 +205,10 @@ class Scheduler:
             self.queue.add(info)
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        old_info, new_info = PodInfo(old), PodInfo(new)
+        uid = (old.get("metadata") or {}).get("uid")
+        known = self._unassigned.get(uid) if uid else None
+        old_info = known if known is not None and known.pod is old else PodInfo(old)
+        new_info = PodInfo(new, like=old_info)
         if old_info.node_name:
             if _terminal(new_info):
                 self.cache.remove_pod(old_info)

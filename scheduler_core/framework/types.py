@@ -121,7 +121,9 @@ class PodInfo:
         "extra",
     )
 
-    def __init__(self, pod: Mapping[str, Any]) -> None:
+    def __init__(self, pod: Mapping[str, Any], *, like: PodInfo | None = None) -> None:
+        """Parse ``pod``; ``like`` is an earlier version of it whose parsed resources are
+        reused when the containers and overhead did not change (binding only sets nodeName)."""
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         self.pod: Mapping[str, Any] = pod
@@ -133,7 +135,12 @@ class PodInfo:
         self.node_name: str = spec.get("nodeName") or ""
         self.nominated_node_name: str = (pod.get("status") or {}).get("nominatedNodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)
-        self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources(pod)
+        if like is not None and _same_resources(like.pod.get("spec") or {}, spec):
+            self.requests, self.non_zero_cpu, self.non_zero_memory = (
+                like.requests, like.non_zero_cpu, like.non_zero_memory
+            )
+        else:
+            self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources(pod)
         self.tolerations: tuple[Toleration, ...] = tuple(
             Toleration.from_dict(t) for t in spec.get("tolerations") or ()
         )
@@ -182,6 +189,14 @@ class PodInfo:
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
+
+
+def _same_resources(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return (
+        a.get("containers") == b.get("containers")
+        and a.get("initContainers") == b.get("initContainers")
+        and a.get("overhead") == b.get("overhead")
+    )
 
 
 class NodeInfo:
