@@ -278,8 +278,8 @@ class Scheduler:
                     self.queue.done(qpi.pod_info.uid)
                     continue
                 self.schedule_one(qpi)
-                if len(self._binding) > 256:
-                    await asyncio.wait(set(self._binding))
+                # Let the binding cycle just started run now, as a concurrent binder would.
+                await asyncio.sleep(0)
                 continue
             if self._binding:
                 await asyncio.wait(set(self._binding))

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Benchmark runner: the scheduler in-process over the in-memory cluster.
+
+    python bench/run.py SchedulingBasic --nodes 5000 --pods 10000 --json
+
+Like upstream scheduler_perf: create the nodes, schedule the init pods (not measured), then
+create the measured pods and time from the first scheduling attempt to the last binding.
+Latency is per pod, from its scheduling attempt to its binding. Default profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.workloads import WORKLOADS  # noqa: E402
+from scheduler_core.clock import FakeClock  # noqa: E402
+from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec  # noqa: E402
+from scheduler_core.framework import QueuedPodInfo  # noqa: E402
+from scheduler_core.profiles import ProfileKey  # noqa: E402
+from scheduler_core.runtime.registry import default_registry  # noqa: E402
+from scheduler_core.scheduler import Scheduler  # noqa: E402
+from scheduler_core.simulator.backend import InMemoryCluster  # noqa: E402
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return 0.0
+    index = min(len(sorted_values) - 1, max(0, round(q * (len(sorted_values) - 1))))
+    return sorted_values[index]
+
+
+async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: int) -> dict[str, Any]:
+    workload = WORKLOADS[workload_name]
+    cluster = InMemoryCluster()
+    registry = default_registry()
+    scheduler = Scheduler(
+        cluster, registry=registry, default_multi_point=default_plugins(registry),
+        clock=FakeClock(), rng=random.Random(seed),
+    )
+    cluster.watch(scheduler)
+    scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), default_profile_spec())
+    for i in range(nodes):
+        node = workload.node(i)
+        cluster.nodes[node["metadata"]["name"]] = node
+        scheduler.on_node_add(node)
+
+    def create(pod: dict[str, Any]) -> None:
+        cluster.pods[pod["metadata"]["uid"]] = pod
+        scheduler.on_pod_add(pod)
+
+    for i in range(init_pods):
+        create(workload.init_pod(i))
+    await scheduler.run_until_idle()
+    init_scheduled = scheduler.scheduled_count
+
+    started: dict[str, float] = {}
+    latencies: list[float] = []
+    schedule_one = scheduler.schedule_one
+    report_scheduled = cluster.report_scheduled
+
+    def timed_schedule_one(qpi: QueuedPodInfo) -> None:
+        started.setdefault(qpi.pod_info.uid, time.perf_counter())
+        schedule_one(qpi)
+
+    def timed_report(pod: Any, node_name: str) -> None:
+        begin = started.get(pod.uid)
+        if begin is not None:
+            latencies.append(time.perf_counter() - begin)
+        report_scheduled(pod, node_name)
+
+    scheduler.schedule_one = timed_schedule_one  # type: ignore[method-assign]
+    cluster.report_scheduled = timed_report  # type: ignore[method-assign]
+    for i in range(pods):
+        create(workload.measure_pod(i))
+    begin = time.perf_counter()
+    await scheduler.run_until_idle()
+    elapsed = time.perf_counter() - begin
+    measured = scheduler.scheduled_count - init_scheduled
+    latencies.sort()
+    return {
+        "workload": workload_name,
+        "nodes": nodes,
+        "pods": pods,
+        "init_pods": init_pods,
+        "scheduled": measured,
+        "seconds": round(elapsed, 3),
+        "pods_per_second": round(measured / elapsed, 1) if elapsed > 0 else 0.0,
+        "p50_ms": round(percentile(latencies, 0.50) * 1000, 3),
+        "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "upstream_threshold_pods_per_second": workload.upstream_threshold,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("workload", choices=sorted(WORKLOADS))
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=10000)
+    parser.add_argument("--init-pods", type=int, default=None, help="pods scheduled before measuring (upstream: 1000)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    init_pods = args.init_pods if args.init_pods is not None else WORKLOADS[args.workload].default_init_pods
+    result = asyncio.run(run(args.workload, args.nodes, args.pods, init_pods, args.seed))
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:>36}: {value}")
+    return 0 if result["scheduled"] == args.pods else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
