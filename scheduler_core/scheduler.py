@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
-from scheduler_core.cache import Cache
+from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.framework import (
@@ -179,25 +179,35 @@ class Scheduler:
         self._wakeup.set()
 
     # -- cluster events ----------------------------------------------------------------------
+    # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
+    # node) and goes on; an event handler must never take the scheduler down.
+    def _cache_call(self, operation: Callable[..., Any], *args: Any) -> bool:
+        try:
+            operation(*args)
+        except CacheError as exc:
+            log.error("scheduler cache: %s", exc)
+            return False
+        return True
+
     def on_node_add(self, node: Mapping[str, Any]) -> None:
-        self.cache.add_node(node)
+        self._cache_call(self.cache.add_node, node)
         self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
 
     def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
-        self.cache.update_node(old, new)
+        self._cache_call(self.cache.update_node, old, new)
         for event in node_change_events(old, new):
             self.queue.move_all_to_active_or_backoff(event, old, new)
 
     def on_node_delete(self, node: Mapping[str, Any]) -> None:
         name = (node.get("metadata") or {}).get("name", "")
-        self.cache.remove_node(name)
+        self._cache_call(self.cache.remove_node, name)
         self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
     def on_pod_add(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
         if info.node_name:
             if not _terminal(info):
-                self.cache.add_pod(info)
+                self._cache_call(self.cache.add_pod, info)
                 self.queue.assigned_pod_added(info)
             return
         self._unassigned[info.uid] = info
@@ -210,11 +220,13 @@ class Scheduler:
         old_info = known if known is not None and known.pod is old else PodInfo(old)
         new_info = PodInfo(new, like=old_info)
         if old_info.node_name:
+            if _terminal(old_info):
+                return  # the cache let go of it when it terminated
             if _terminal(new_info):
-                self.cache.remove_pod(old_info)
+                self._cache_call(self.cache.remove_pod, old_info)
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, old_info, None)
             else:
-                self.cache.update_pod(old_info, new_info)
+                self._cache_call(self.cache.update_pod, old_info, new_info)
                 self.queue.assigned_pod_updated(old_info, new_info)
             return
         if new_info.node_name:
@@ -222,7 +234,7 @@ class Scheduler:
             self._unassigned.pop(new_info.uid, None)
             self.queue.delete(old_info)
             if not _terminal(new_info):
-                self.cache.add_pod(new_info)
+                self._cache_call(self.cache.add_pod, new_info)
                 self.queue.assigned_pod_added(new_info)
             return
         self._unassigned[new_info.uid] = new_info
@@ -236,8 +248,9 @@ class Scheduler:
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
         if info.node_name:
-            self.cache.remove_pod(info)
-            self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
+            if not _terminal(info):
+                self._cache_call(self.cache.remove_pod, info)
+                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
             return
         self._unassigned.pop(info.uid, None)
         self.queue.delete(info)

@@ -135,6 +135,9 @@ class PodInfo:
         self.node_name: str = spec.get("nodeName") or ""
         self.nominated_node_name: str = (pod.get("status") or {}).get("nominatedNodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)
+        self.requests: Resource
+        self.non_zero_cpu: int
+        self.non_zero_memory: int
         if like is not None and _same_resources(like.pod.get("spec") or {}, spec):
             self.requests, self.non_zero_cpu, self.non_zero_memory = (
                 like.requests, like.non_zero_cpu, like.non_zero_memory
@@ -167,7 +170,8 @@ class PodInfo:
 
     @property
     def has_affinity(self) -> bool:
-        return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+        """Upstream checks presence: ``podAffinity: {}`` counts."""
+        return self.affinity.get("podAffinity") is not None or self.affinity.get("podAntiAffinity") is not None
 
     @property
     def has_required_anti_affinity(self) -> bool:
