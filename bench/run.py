@@ -22,14 +22,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.workloads import WORKLOADS  # noqa: E402
-from scheduler_core.clock import FakeClock  # noqa: E402
-from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec  # noqa: E402
-from scheduler_core.framework import QueuedPodInfo  # noqa: E402
-from scheduler_core.profiles import ProfileKey  # noqa: E402
-from scheduler_core.runtime.registry import default_registry  # noqa: E402
-from scheduler_core.scheduler import Scheduler  # noqa: E402
-from scheduler_core.simulator.backend import InMemoryCluster  # noqa: E402
+from bench.workloads import WORKLOADS
+from scheduler_core.clock import FakeClock
+from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
+from scheduler_core.framework import QueuedPodInfo
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator.backend import InMemoryCluster
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -44,8 +44,11 @@ async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: i
     cluster = InMemoryCluster()
     registry = default_registry()
     scheduler = Scheduler(
-        cluster, registry=registry, default_multi_point=default_plugins(registry),
-        clock=FakeClock(), rng=random.Random(seed),
+        cluster,
+        registry=registry,
+        default_multi_point=default_plugins(registry),
+        clock=FakeClock(),
+        rng=random.Random(seed),
     )
     cluster.watch(scheduler)
     scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), default_profile_spec())

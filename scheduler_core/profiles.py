@@ -76,7 +76,7 @@ class ProfileSet:
     def build(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
         """Build (validate) a framework for ``spec`` without installing it."""
         handle = self._make_handle(str(key))
-        built = build_profile(spec, self._registry, handle, self._default_multi_point)  # type: ignore[arg-type]
+        built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(
             profile_name=str(key),
             scheduler_name=spec.scheduler_name,
@@ -93,8 +93,14 @@ class ProfileSet:
                 continue
             if other.queue_sort_plugin.name != fwk.queue_sort_plugin.name:
                 raise ProfileError(
-                    [("plugins.queueSort", f"queue sort plugin {fwk.queue_sort_plugin.name!r} differs from "
-                      f"{other.queue_sort_plugin.name!r} used by profile {other_key}: one QueueSort per scheduler")]
+                    [
+                        (
+                            "plugins.queueSort",
+                            f"queue sort plugin {fwk.queue_sort_plugin.name!r} differs from "
+                            f"{other.queue_sort_plugin.name!r} used by profile {other_key}: "
+                            "one QueueSort per scheduler",
+                        )
+                    ]
                 )
             break
 
@@ -104,8 +110,13 @@ class ProfileSet:
         owner = self._by_scheduler.get(scheduler_key)
         if owner is not None and owner != key:
             raise ProfileError(
-                [("schedulerName", f"schedulerName {fwk.scheduler_name!r} is already served by profile {owner} "
-                  f"in namespace {key.namespace!r}")]
+                [
+                    (
+                        "schedulerName",
+                        f"schedulerName {fwk.scheduler_name!r} is already served by profile {owner} "
+                        f"in namespace {key.namespace!r}",
+                    )
+                ]
             )
         old = self._by_key.get(key)
         if old is not None and old.scheduler_name != fwk.scheduler_name:

@@ -209,7 +209,7 @@ class Algorithm:
         to_find = num_feasible_nodes_to_find(fwk.percentage_of_nodes_to_score, n)
         start = self.next_start_node_index % n
         order = np.arange(start, start + n, dtype=np.int64)
-        order[n - start:] -= n
+        order[n - start :] -= n
         if allowed is not None:
             order = allowed[order]
 

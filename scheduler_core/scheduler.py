@@ -20,7 +20,7 @@ import asyncio
 import logging
 import random
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import Clock, RealClock
@@ -156,10 +156,12 @@ class Scheduler:
     def _profile_changed(self, new: Framework | None, old: Framework | None) -> None:
         if new is not None:
             # One QueueSort per scheduler (checked when profiles are built).
-            self._sort_less = new.queue_sort_plugin.less  # type: ignore[attr-defined]
+            self._sort_less = new.queue_sort_plugin.less
             self.queue.set_less(self._less)
             self.queue.set_profile(
-                new.scheduler_name, pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions()  # type: ignore[arg-type]
+                new.scheduler_name,
+                pre_enqueue=new.pre_enqueue_plugins,
+                hints=new.enqueue_extensions(),
             )
         if old is not None:
             # Pods held at Permit by the old framework go back to the queue.
@@ -315,15 +317,13 @@ class Scheduler:
         snapshot = self.cache.update_snapshot()
         nominated = self._nominated()
         try:
-            result = self.algorithm.schedule_pod(
-                fwk, state, pod, snapshot, nominated=nominated, explain=self.explain
-            )
+            result = self.algorithm.schedule_pod(fwk, state, pod, snapshot, nominated=nominated, explain=self.explain)
         except FitError as err:
             nominated_node = None
             if fwk.post_filter_plugins:
-                post, status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
-                if status.reasons:
-                    err.diagnosis.post_filter_msg = status.message()
+                post, post_status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+                if post_status.reasons:
+                    err.diagnosis.post_filter_msg = post_status.message()
                 if post is not None and post.nominated_node_name:
                     nominated_node = post.nominated_node_name
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
@@ -344,7 +344,7 @@ class Scheduler:
         except Exception as exc:
             self._failure(fwk, qpi, Status.as_error(exc), None, result, None)
             return
-        status = fwk.run_reserve(state, assumed, host)
+        status: Status | None = fwk.run_reserve(state, assumed, host)
         if status is None:
             status = fwk.run_permit(state, assumed, host)
             if status is not None and status.code is Code.WAIT:
@@ -359,7 +359,7 @@ class Scheduler:
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
         if state.pods_to_activate:
-            self.queue.activate(state.pods_to_activate.values())  # type: ignore[arg-type]
+            self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
         task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)
@@ -414,9 +414,13 @@ class Scheduler:
         self.scheduled_count += 1
         if self.observer is not None:
             self.observer.attempt(
-                assumed, fwk, status="Scheduled", node=host,
+                assumed,
+                fwk,
+                status="Scheduled",
+                node=host,
                 message=f"Successfully assigned {assumed.namespace}/{assumed.name} to {host}",
-                result=result, diagnosis=result.diagnosis,
+                result=result,
+                diagnosis=result.diagnosis,
             )
         self.backend.report_scheduled(assumed, host)
         await fwk.run_post_bind(state, assumed, host)
@@ -442,11 +446,16 @@ class Scheduler:
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
         self.queue.done(pod.uid)
         if nominated_node:
-            self.queue.nominator.add_nominated_pod(qpi.pod_info, nominated_node)  # type: ignore[attr-defined]
+            self.queue.nominator.add_nominated_pod(qpi.pod_info, nominated_node)
         if self.observer is not None:
             self.observer.attempt(
-                pod, fwk, status="Unschedulable" if status.is_rejected() else "Error", node=None,
-                message=message, result=result, diagnosis=diagnosis,
+                pod,
+                fwk,
+                status="Unschedulable" if status.is_rejected() else "Error",
+                node=None,
+                message=message,
+                result=result,
+                diagnosis=diagnosis,
             )
         self.backend.report_failure(pod, reason, truncate_message(message), nominated_node)
 
@@ -469,7 +478,9 @@ def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
     node = ev.EventResource.NODE
     if bool(o_spec.get("unschedulable")) != bool(n_spec.get("unschedulable")):
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"))
-    if (o_status.get("allocatable") or o_status.get("capacity")) != (n_status.get("allocatable") or n_status.get("capacity")):
+    if (o_status.get("allocatable") or o_status.get("capacity")) != (
+        n_status.get("allocatable") or n_status.get("capacity")
+    ):
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"))
     if (o_meta.get("labels") or {}) != (n_meta.get("labels") or {}):
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"))

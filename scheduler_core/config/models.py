@@ -58,7 +58,9 @@ class Plugins(_Model):
     pre_bind: PluginSet = Field(default_factory=PluginSet, description="PreBind plugins.")
     bind: PluginSet = Field(default_factory=PluginSet, description="Bind plugins.")
     post_bind: PluginSet = Field(default_factory=PluginSet, description="PostBind plugins.")
-    multi_point: PluginSet = Field(default_factory=PluginSet, description="Plugins enabled at every extension point they implement.")
+    multi_point: PluginSet = Field(
+        default_factory=PluginSet, description="Plugins enabled at every extension point they implement."
+    )
 
 
 class PluginConfigEntry(_Model):
@@ -82,7 +84,9 @@ class SchedulerProfileSpec(_Model):
         le=100,
         description="Percentage of nodes to find feasible before scoring; 0 or unset is adaptive, as upstream.",
     )
-    plugins: Plugins = Field(default_factory=Plugins, description="Plugins per extension point, merged with the defaults.")
+    plugins: Plugins = Field(
+        default_factory=Plugins, description="Plugins per extension point, merged with the defaults."
+    )
     plugin_config: list[PluginConfigEntry] = Field(
         default_factory=list, description="Arguments per plugin; one entry per plugin at most."
     )

@@ -23,7 +23,7 @@ class StateNotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "pods_to_activate")
+    __slots__ = ("_data", "pods_to_activate", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, StateData] = {}

@@ -44,7 +44,7 @@ class ActionType(enum.IntFlag):
     ALL = ADD | DELETE | UPDATE
 
 
-class EventResource(str, enum.Enum):
+class EventResource(enum.StrEnum):
     POD = "Pod"  # the unscheduled pod itself
     ASSIGNED_POD = "AssignedPod"  # pods bound or assumed to a node
     NODE = "Node"

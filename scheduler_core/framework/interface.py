@@ -61,13 +61,9 @@ class PreFilterExtensions(Protocol):
     """Optional on a PreFilter plugin: keep its cycle state right when pods are added or
     removed in what-if evaluations (nominated pods, preemption victims)."""
 
-    def add_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo
-    ) -> Status | None: ...
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None: ...
 
-    def remove_pod(
-        self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo
-    ) -> Status | None: ...
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None: ...
 
 
 class FilterPlugin(Plugin, Protocol):
@@ -113,9 +109,7 @@ class BatchScorePlugin(ScorePlugin, Protocol):
     ``normalize_score_batch(state, pod, scores)`` rewriting an int64 array in place.
     """
 
-    def score_batch(
-        self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray
-    ) -> IntArray | None: ...
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None: ...
 
 
 class ReservePlugin(Plugin, Protocol):

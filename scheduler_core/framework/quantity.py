@@ -9,10 +9,10 @@ toward +inf for positives).
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 from functools import lru_cache
-import math
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -49,7 +49,9 @@ def parse_quantity(text: str | int | float) -> Fraction:
     raw = text.strip() if isinstance(text, str) else text
     match = _NUMBER.match(raw)
     if not match or raw != text:
-        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}")
+        raise QuantityError(
+            f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
+        )
     sign, number, suffix = match.groups()
     value = Fraction(number if not number.endswith(".") else number[:-1] or "0")
     if suffix in _BINARY:

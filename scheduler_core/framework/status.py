@@ -55,7 +55,7 @@ _REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, 
 class Status:
     """The result of running a plugin: a code, human-readable reasons and the plugin."""
 
-    __slots__ = ("code", "reasons", "plugin", "error")
+    __slots__ = ("code", "error", "plugin", "reasons")
 
     def __init__(
         self,

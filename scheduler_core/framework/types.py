@@ -98,27 +98,27 @@ class PodInfo:
     """A pod with the fields the scheduler needs, parsed once."""
 
     __slots__ = (
-        "pod",
-        "uid",
-        "namespace",
-        "name",
-        "labels",
-        "scheduler_name",
-        "node_name",
-        "nominated_node_name",
-        "priority",
-        "requests",
-        "non_zero_cpu",
-        "non_zero_memory",
-        "tolerations",
-        "node_selector",
         "affinity",
-        "host_ports",
-        "scheduling_gates",
         "creation_timestamp",
         "deletion_timestamp",
-        "phase",
         "extra",
+        "host_ports",
+        "labels",
+        "name",
+        "namespace",
+        "node_name",
+        "node_selector",
+        "nominated_node_name",
+        "non_zero_cpu",
+        "non_zero_memory",
+        "phase",
+        "pod",
+        "priority",
+        "requests",
+        "scheduler_name",
+        "scheduling_gates",
+        "tolerations",
+        "uid",
     )
 
     def __init__(self, pod: Mapping[str, Any], *, like: PodInfo | None = None) -> None:
@@ -140,13 +140,13 @@ class PodInfo:
         self.non_zero_memory: int
         if like is not None and _same_resources(like.pod.get("spec") or {}, spec):
             self.requests, self.non_zero_cpu, self.non_zero_memory = (
-                like.requests, like.non_zero_cpu, like.non_zero_memory
+                like.requests,
+                like.non_zero_cpu,
+                like.non_zero_memory,
             )
         else:
             self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources(pod)
-        self.tolerations: tuple[Toleration, ...] = tuple(
-            Toleration.from_dict(t) for t in spec.get("tolerations") or ()
-        )
+        self.tolerations: tuple[Toleration, ...] = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or ())
         self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
         self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
         self.host_ports: tuple[HostPort, ...] = tuple(
@@ -155,9 +155,7 @@ class PodInfo:
             for p in c.get("ports") or ()
             if p.get("hostPort")
         )
-        self.scheduling_gates: tuple[str, ...] = tuple(
-            g.get("name", "") for g in spec.get("schedulingGates") or ()
-        )
+        self.scheduling_gates: tuple[str, ...] = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ())
         self.creation_timestamp: str = meta.get("creationTimestamp") or ""
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
         self.phase: str = (pod.get("status") or {}).get("phase") or ""
@@ -207,20 +205,20 @@ class NodeInfo:
     """A node and the pods on it (assigned or assumed), with aggregated requests."""
 
     __slots__ = (
-        "node",
-        "name",
-        "labels",
-        "taints",
-        "unschedulable",
         "allocatable",
-        "requested",
+        "columns",
+        "generation",
+        "image_states",
+        "labels",
+        "name",
+        "node",
         "non_zero_requested",
         "pods",
-        "used_ports",
-        "image_states",
-        "generation",
+        "requested",
         "row",
-        "columns",
+        "taints",
+        "unschedulable",
+        "used_ports",
     )
 
     def __init__(self, node: Mapping[str, Any] | None = None) -> None:

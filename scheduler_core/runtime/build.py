@@ -162,21 +162,31 @@ def build_profile(
             if not hasattr(instances[ref.name], method):
                 problems.append((f"plugins.{camel}.enabled[{i}].name", f"plugin {ref.name!r} does not extend {camel}"))
             elif ref.name in enabled:
-                problems.append((f"plugins.{camel}.enabled[{i}].name", f"plugin {ref.name!r} already registered as {camel}"))
+                problems.append(
+                    (f"plugins.{camel}.enabled[{i}].name", f"plugin {ref.name!r} already registered as {camel}")
+                )
             else:
                 enabled.append(ref.name)
-        points[field] = [instances[n] for n in _expand_multi_point(plugins_cfg, field, camel, method, enabled, instances, problems)]
+        points[field] = [
+            instances[n] for n in _expand_multi_point(plugins_cfg, field, camel, method, enabled, instances, problems)
+        ]
     if problems:
         raise ProfileError(problems)
 
     if len(points["queue_sort"]) != 1:
         problems.append(
-            ("plugins.queueSort", f"only one queue sort plugin required for profile with scheduler name "
-             f"{spec.scheduler_name!r}, but got {len(points['queue_sort'])}")
+            (
+                "plugins.queueSort",
+                f"only one queue sort plugin required for profile with scheduler name "
+                f"{spec.scheduler_name!r}, but got {len(points['queue_sort'])}",
+            )
         )
     if not points["bind"]:
         problems.append(
-            ("plugins.bind", f"at least one bind plugin is needed for profile with scheduler name {spec.scheduler_name!r}")
+            (
+                "plugins.bind",
+                f"at least one bind plugin is needed for profile with scheduler name {spec.scheduler_name!r}",
+            )
         )
     weights = _score_weights(plugins_cfg, instances, problems)
     for plugin in points["score"]:
@@ -211,7 +221,9 @@ def _expand_multi_point(
                 overrides.append(ref.name)
             continue
         if ref.name in multi:
-            problems.append((f"plugins.multiPoint.enabled[{i}].name", f"plugin {ref.name!r} already registered as {camel}"))
+            problems.append(
+                (f"plugins.multiPoint.enabled[{i}].name", f"plugin {ref.name!r} already registered as {camel}")
+            )
             continue
         multi.append(ref.name)
     ordered: list[str] = []
@@ -221,7 +233,9 @@ def _expand_multi_point(
     return ordered
 
 
-def _score_weights(plugins_cfg: Plugins, instances: Mapping[str, Plugin], problems: list[tuple[str, str]]) -> dict[str, int]:
+def _score_weights(
+    plugins_cfg: Plugins, instances: Mapping[str, Plugin], problems: list[tuple[str, str]]
+) -> dict[str, int]:
     """Upstream ``getScoreWeights``: a point's own weight wins over multiPoint's; 0 means 1."""
     weights: dict[str, int] = {}
     total = 0

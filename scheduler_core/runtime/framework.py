@@ -15,24 +15,38 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
 from scheduler_core.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BatchFilterPlugin,
+    BindPlugin,
     ClusterEventWithHint,
     Code,
     CycleState,
+    FilterPlugin,
     IntArray,
     NodeColumns,
     NodeInfo,
     NodeScore,
+    PermitPlugin,
     Plugin,
     PodInfo,
+    PostBindPlugin,
+    PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
     QueuedPodInfo,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScorePlugin,
     Status,
 )
 from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
@@ -84,26 +98,29 @@ class Framework:
         self.handle = handle
         self.plugins = built.plugins
         points = built.points
-        self.pre_enqueue_plugins: list[Plugin] = points["pre_enqueue"]
-        self.queue_sort_plugin: Plugin = points["queue_sort"][0]
-        self.pre_filter_plugins: list[Plugin] = points["pre_filter"]
-        self.filter_plugins: list[Plugin] = points["filter"]
-        self.post_filter_plugins: list[Plugin] = points["post_filter"]
-        self.pre_score_plugins: list[Plugin] = points["pre_score"]
-        self.score_plugins: list[Plugin] = points["score"]
-        self.reserve_plugins: list[Plugin] = points["reserve"]
-        self.permit_plugins: list[Plugin] = points["permit"]
-        self.pre_bind_plugins: list[Plugin] = points["pre_bind"]
-        self.bind_plugins: list[Plugin] = points["bind"]
-        self.post_bind_plugins: list[Plugin] = points["post_bind"]
+        # The build checked that each plugin has the method of each point it is listed at.
+        self.pre_enqueue_plugins = cast(list[PreEnqueuePlugin], points["pre_enqueue"])
+        self.queue_sort_plugin = cast(QueueSortPlugin, points["queue_sort"][0])
+        self.pre_filter_plugins = cast(list[PreFilterPlugin], points["pre_filter"])
+        self.filter_plugins = cast(list[FilterPlugin], points["filter"])
+        self.post_filter_plugins = cast(list[PostFilterPlugin], points["post_filter"])
+        self.pre_score_plugins = cast(list[PreScorePlugin], points["pre_score"])
+        self.score_plugins = cast(list[ScorePlugin], points["score"])
+        self.reserve_plugins = cast(list[ReservePlugin], points["reserve"])
+        self.permit_plugins = cast(list[PermitPlugin], points["permit"])
+        self.pre_bind_plugins = cast(list[PreBindPlugin], points["pre_bind"])
+        self.bind_plugins = cast(list[BindPlugin], points["bind"])
+        self.post_bind_plugins = cast(list[PostBindPlugin], points["post_bind"])
         self.score_weights = built.score_weights
-        self.batch_filter_plugins = [p for p in self.filter_plugins if hasattr(p, "filter_batch")]
+        self.batch_filter_plugins = [
+            cast(BatchFilterPlugin, p) for p in self.filter_plugins if hasattr(p, "filter_batch")
+        ]
         self.node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
 
     # -- queueing ------------------------------------------------------------------------
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return bool(self.queue_sort_plugin.less(a, b))  # type: ignore[attr-defined]
+        return bool(self.queue_sort_plugin.less(a, b))
 
     def enqueue_extensions(self) -> dict[str, Sequence[ClusterEventWithHint]]:
         """Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``."""
@@ -119,7 +136,7 @@ class Framework:
         plugins_with_nodes: set[str] = set()
         rejection: Status | None = None
         for plugin in self.pre_filter_plugins:
-            r, status = plugin.pre_filter(state, pod, nodes)  # type: ignore[attr-defined]
+            r, status = plugin.pre_filter(state, pod, nodes)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     state.skip_filter_plugins.add(plugin.name)
@@ -152,7 +169,7 @@ class Framework:
         for plugin in self.filter_plugins:
             if skip and plugin.name in skip:
                 continue
-            status = plugin.filter(state, pod, node)  # type: ignore[attr-defined]
+            status = plugin.filter(state, pod, node)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     return _error(f"running {plugin.name!r} filter plugin: {status.message()}", plugin.name)
@@ -166,16 +183,17 @@ class Framework:
         through :meth:`run_filter_per_node_only`."""
         mask: np.ndarray | None = None
         skip = state.skip_filter_plugins
-        declined: list[Plugin] = []
+        declined: list[FilterPlugin] = []
         for plugin in self.batch_filter_plugins:
             if skip and plugin.name in skip:
                 continue
-            plugin_mask = plugin.filter_batch(state, pod, columns)  # type: ignore[attr-defined]
+            plugin_mask = plugin.filter_batch(state, pod, columns)
             if plugin_mask is None:
                 declined.append(plugin)
                 continue
             mask = plugin_mask if mask is None else mask & plugin_mask
-        state_declined = declined + [p for p in self.node_filter_plugins if not (skip and p.name in skip)]
+        state_declined: list[FilterPlugin] = [*declined]
+        state_declined += [p for p in self.node_filter_plugins if not (skip and p.name in skip)]
         state.write(_DECLINED_KEY, _Declined(state_declined))
         return mask
 
@@ -183,7 +201,7 @@ class Framework:
         """Whether ``node`` passes the Filter plugins that the batch pass did not cover."""
         declined = state.read_as(_DECLINED_KEY, _Declined).plugins
         for plugin in declined:
-            status = plugin.filter(state, pod, node)  # type: ignore[attr-defined]
+            status = plugin.filter(state, pod, node)
             if status is not None and status.code is not Code.SUCCESS:
                 return False
         return True
@@ -242,7 +260,7 @@ class Framework:
         reasons: list[str] = []
         result: PostFilterResult | None = None
         for plugin in self.post_filter_plugins:
-            r, status = plugin.post_filter(state, pod, statuses)  # type: ignore[attr-defined]
+            r, status = plugin.post_filter(state, pod, statuses)
             if status is None or status.code is Code.SUCCESS:
                 return r, Status(Code.SUCCESS, *(status.reasons if status else ()), plugin=plugin.name)
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
@@ -257,7 +275,7 @@ class Framework:
     # -- PreScore / Score ----------------------------------------------------------------
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         for plugin in self.pre_score_plugins:
-            status = plugin.pre_score(state, pod, nodes)  # type: ignore[attr-defined]
+            status = plugin.pre_score(state, pod, nodes)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     state.skip_score_plugins.add(plugin.name)
@@ -299,7 +317,7 @@ class Framework:
         self,
         state: CycleState,
         pod: PodInfo,
-        plugin: Plugin,
+        plugin: ScorePlugin,
         nodes: Sequence[NodeInfo],
         columns: NodeColumns,
         rows: IntArray,
@@ -309,7 +327,7 @@ class Framework:
         if scores is None:
             raw = np.empty(len(nodes), np.int64)
             for i, node in enumerate(nodes):
-                score, status = plugin.score(state, pod, node)  # type: ignore[attr-defined]
+                score, status = plugin.score(state, pod, node)
                 if status is not None and status.code is not Code.SUCCESS:
                     return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
                 raw[i] = score
@@ -332,7 +350,7 @@ class Framework:
     # -- Reserve / Permit ------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.reserve_plugins:
-            status = plugin.reserve(state, pod, node_name)  # type: ignore[attr-defined]
+            status = plugin.reserve(state, pod, node_name)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return _with_plugin(status, plugin.name)
@@ -341,12 +359,12 @@ class Framework:
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in reversed(self.reserve_plugins):
-            plugin.unreserve(state, pod, node_name)  # type: ignore[attr-defined]
+            plugin.unreserve(state, pod, node_name)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
         for plugin in self.permit_plugins:
-            status, timeout = plugin.permit(state, pod, node_name)  # type: ignore[attr-defined]
+            status, timeout = plugin.permit(state, pod, node_name)
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -377,7 +395,7 @@ class Framework:
     # -- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.pre_bind_plugins:
-            status = await plugin.pre_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            status = await plugin.pre_bind(state, pod, node_name)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     continue
@@ -388,7 +406,7 @@ class Framework:
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.bind_plugins:
-            status = await plugin.bind(state, pod, node_name)  # type: ignore[attr-defined]
+            status = await plugin.bind(state, pod, node_name)
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -400,11 +418,11 @@ class Framework:
 
     async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in self.post_bind_plugins:
-            await plugin.post_bind(state, pod, node_name)  # type: ignore[attr-defined]
+            await plugin.post_bind(state, pod, node_name)
 
     def describe(self) -> dict[str, list[dict[str, object]]]:
         """The resolved plugins per extension point, with weights for Score (for status)."""
-        points = {
+        points: dict[str, Sequence[Plugin]] = {
             "preEnqueue": self.pre_enqueue_plugins,
             "queueSort": [self.queue_sort_plugin],
             "preFilter": self.pre_filter_plugins,
@@ -433,7 +451,7 @@ _DECLINED_KEY = "crd-scheduler/per-node-filters"
 
 @dataclass(slots=True)
 class _Declined:
-    plugins: list[Plugin]
+    plugins: list[FilterPlugin]
 
     def clone(self) -> _Declined:
         return self

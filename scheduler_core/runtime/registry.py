@@ -61,7 +61,9 @@ def out_of_tree_plugins(group: str = ENTRY_POINT_GROUP) -> Registry:
         try:
             factory = entry.load()
         except Exception as exc:  # an installed package's import error must name the package
-            raise RegistryError(f"plugin {entry.name!r} from entry point {entry.value!r} failed to load: {exc}") from exc
+            raise RegistryError(
+                f"plugin {entry.name!r} from entry point {entry.value!r} failed to load: {exc}"
+            ) from exc
         registry.register(entry.name, factory)
     return registry
 

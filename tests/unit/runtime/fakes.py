@@ -93,43 +93,58 @@ def make_plugin(
         def pre_filter_(self: Any, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
             log.calls.append(f"{name}.pre_filter")
             return pre_filter_answer
+
         methods["pre_filter"] = pre_filter_
     if "filter" in points:
+
         def filter_(self: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
             log.calls.append(f"{name}.filter({node.name})")
             return (filter_status or {}).get(node.name)
+
         methods["filter"] = filter_
     if "score" in points:
+
         def score(self: Any, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
             return (scores or {}).get(node.name, 0), None
+
         methods["score"] = score
         if normalize:
+
             def normalize_score(self: Any, state: CycleState, pod: PodInfo, node_scores: list[NodeScore]) -> None:
                 top = max(s.score for s in node_scores) or 1
                 for s in node_scores:
                     s.score = s.score * 100 // top
+
             methods["normalize_score"] = normalize_score
     if "reserve" in points:
+
         def reserve(self: Any, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
             log.calls.append(f"{name}.reserve")
             return reserve_status
 
         def unreserve(self: Any, state: CycleState, pod: PodInfo, node_name: str) -> None:
             log.calls.append(f"{name}.unreserve")
+
         methods["reserve"] = reserve
         methods["unreserve"] = unreserve
     if "permit" in points:
+
         def permit_(self: Any, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
             log.calls.append(f"{name}.permit")
             return permit or (None, 0.0)
+
         methods["permit"] = permit_
     if "pre_bind" in points:
+
         async def pre_bind(self: Any, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
             log.calls.append(f"{name}.pre_bind")
             return None
+
         methods["pre_bind"] = pre_bind
     if "post_bind" in points:
+
         async def post_bind(self: Any, state: CycleState, pod: PodInfo, node_name: str) -> None:
             log.calls.append(f"{name}.post_bind")
+
         methods["post_bind"] = post_bind
     return type(name, (), methods)

@@ -37,22 +37,30 @@ def names(plugins: list[Any]) -> list[str]:
     [
         pytest.param({}, "filter", ["A", "B"], id="defaults-expand-multipoint"),
         pytest.param({}, "pre_filter", ["A"], id="only-points-a-plugin-implements"),
-        pytest.param({"plugins": {"filter": {"disabled": [{"name": "A"}]}}}, "filter", ["B"], id="disable-one-at-a-point"),
+        pytest.param(
+            {"plugins": {"filter": {"disabled": [{"name": "A"}]}}}, "filter", ["B"], id="disable-one-at-a-point"
+        ),
         pytest.param({"plugins": {"filter": {"disabled": [{"name": "*"}]}}}, "filter", [], id="star-disables-all"),
         pytest.param(
-            {"plugins": {"filter": {"enabled": [{"name": "B"}]}}}, "filter", ["B", "A"],
+            {"plugins": {"filter": {"enabled": [{"name": "B"}]}}},
+            "filter",
+            ["B", "A"],
             id="explicit-point-enable-overrides-multipoint-order",
         ),
         pytest.param(
             {"plugins": {"multiPoint": {"disabled": [{"name": "B"}]}}}, "score", ["A"], id="multipoint-disable"
         ),
         pytest.param(
-            {"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}}}, "score", ["A", "B", "C"],
+            {"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}}},
+            "score",
+            ["A", "B", "C"],
             id="custom-multipoint-appended-after-defaults",
         ),
         pytest.param(
             {"plugins": {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "C", "weight": 4}]}}},
-            "score", ["C"], id="replace-all-scorers",
+            "score",
+            ["C"],
+            id="replace-all-scorers",
         ),
     ],
 )
@@ -64,10 +72,16 @@ def test_extension_point_resolution(spec: dict[str, Any], point: str, expected: 
     ("spec", "expected"),
     [
         pytest.param({}, {"A": 2, "B": 1}, id="multipoint-weight-and-default-1"),
-        pytest.param({"plugins": {"score": {"enabled": [{"name": "A", "weight": 7}]}}}, {"A": 7, "B": 1},
-                     id="score-point-weight-wins"),
-        pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": "B", "weight": 5}]}}}, {"A": 2, "B": 5},
-                     id="reconfigured-default-keeps-order-new-weight"),
+        pytest.param(
+            {"plugins": {"score": {"enabled": [{"name": "A", "weight": 7}]}}},
+            {"A": 7, "B": 1},
+            id="score-point-weight-wins",
+        ),
+        pytest.param(
+            {"plugins": {"multiPoint": {"enabled": [{"name": "B", "weight": 5}]}}},
+            {"A": 2, "B": 5},
+            id="reconfigured-default-keeps-order-new-weight",
+        ),
     ],
 )
 def test_score_weights(spec: dict[str, Any], expected: dict[str, int]) -> None:
@@ -76,33 +90,78 @@ def test_score_weights(spec: dict[str, Any], expected: dict[str, int]) -> None:
 
 def test_merge_plugin_set_replaces_in_place() -> None:
     merged = merge_plugin_set(DEFAULTS, PluginSet(enabled=[PluginRef(name="A", weight=9), PluginRef(name="C")]))
-    assert [(p.name, p.weight) for p in merged.enabled] == [("Sort", None), ("A", 9), ("B", None), ("Binder", None), ("C", None)]
+    assert [(p.name, p.weight) for p in merged.enabled] == [
+        ("Sort", None),
+        ("A", 9),
+        ("B", None),
+        ("Binder", None),
+        ("C", None),
+    ]
 
 
 @pytest.mark.parametrize(
     ("spec", "path", "fragment"),
     [
-        pytest.param({"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}}, "plugins.filter.enabled[0].name",
-                     "plugin 'Nope' does not exist", id="unknown-plugin"),
-        pytest.param({"plugins": {"filter": {"enabled": [{"name": "C"}]}}}, "plugins.filter.enabled[0].name",
-                     "does not extend filter", id="plugin-without-the-method"),
-        pytest.param({"plugins": {"queueSort": {"enabled": [{"name": "OtherSort"}]}}}, "plugins.queueSort",
-                     "only one queue sort plugin required", id="two-queue-sorts"),
-        pytest.param({"plugins": {"bind": {"disabled": [{"name": "*"}]}}}, "plugins.bind",
-                     "at least one bind plugin is needed", id="no-binder"),
-        pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}},
-                      "pluginConfig": [{"name": "C", "args": {"bonus": 500}}]},
-                     "pluginConfig[0].args.bonus", "plugin 'C': Input should be less than or equal to 100 (got 500)",
-                     id="args-out-of-range"),
-        pytest.param({"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}},
-                      "pluginConfig": [{"name": "C", "args": {"bonsu": 5}}]},
-                     "pluginConfig[0].args.bonsu", "unknown field", id="args-unknown-field"),
-        pytest.param({"pluginConfig": [{"name": "A"}, {"name": "A"}]}, "pluginConfig[1].name",
-                     "repeated config for plugin 'A'", id="repeated-config"),
-        pytest.param({"pluginConfig": [{"name": "Zzz"}]}, "pluginConfig[0].name",
-                     "plugin 'Zzz' does not exist", id="config-for-unknown-plugin"),
-        pytest.param({"plugins": {"score": {"enabled": [{"name": "A", "weight": 2**62}]}}}, "plugins.score",
-                     "could overflow", id="weight-overflow"),
+        pytest.param(
+            {"plugins": {"filter": {"enabled": [{"name": "Nope"}]}}},
+            "plugins.filter.enabled[0].name",
+            "plugin 'Nope' does not exist",
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            {"plugins": {"filter": {"enabled": [{"name": "C"}]}}},
+            "plugins.filter.enabled[0].name",
+            "does not extend filter",
+            id="plugin-without-the-method",
+        ),
+        pytest.param(
+            {"plugins": {"queueSort": {"enabled": [{"name": "OtherSort"}]}}},
+            "plugins.queueSort",
+            "only one queue sort plugin required",
+            id="two-queue-sorts",
+        ),
+        pytest.param(
+            {"plugins": {"bind": {"disabled": [{"name": "*"}]}}},
+            "plugins.bind",
+            "at least one bind plugin is needed",
+            id="no-binder",
+        ),
+        pytest.param(
+            {
+                "plugins": {"multiPoint": {"enabled": [{"name": "C"}]}},
+                "pluginConfig": [{"name": "C", "args": {"bonus": 500}}],
+            },
+            "pluginConfig[0].args.bonus",
+            "plugin 'C': Input should be less than or equal to 100 (got 500)",
+            id="args-out-of-range",
+        ),
+        pytest.param(
+            {
+                "plugins": {"multiPoint": {"enabled": [{"name": "C"}]}},
+                "pluginConfig": [{"name": "C", "args": {"bonsu": 5}}],
+            },
+            "pluginConfig[0].args.bonsu",
+            "unknown field",
+            id="args-unknown-field",
+        ),
+        pytest.param(
+            {"pluginConfig": [{"name": "A"}, {"name": "A"}]},
+            "pluginConfig[1].name",
+            "repeated config for plugin 'A'",
+            id="repeated-config",
+        ),
+        pytest.param(
+            {"pluginConfig": [{"name": "Zzz"}]},
+            "pluginConfig[0].name",
+            "plugin 'Zzz' does not exist",
+            id="config-for-unknown-plugin",
+        ),
+        pytest.param(
+            {"plugins": {"score": {"enabled": [{"name": "A", "weight": 2**62}]}}},
+            "plugins.score",
+            "could overflow",
+            id="weight-overflow",
+        ),
     ],
 )
 def test_invalid_profiles_name_field_and_reason(spec: dict[str, Any], path: str, fragment: str) -> None:
@@ -117,5 +176,7 @@ def test_negative_weight_rejected_by_model() -> None:
 
 
 def test_args_are_validated_models() -> None:
-    built = build({"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}}, "pluginConfig": [{"name": "C", "args": {"bonus": 3}}]})
+    built = build(
+        {"plugins": {"multiPoint": {"enabled": [{"name": "C"}]}}, "pluginConfig": [{"name": "C", "args": {"bonus": 3}}]}
+    )
     assert built.plugins["C"].args == ScorerArgs(bonus=3)

@@ -18,42 +18,77 @@ from tests.builders import node_info, pod_info
 from tests.unit.runtime.fakes import Binder, Journal, SkipBinder, Sort, make_plugin
 
 
-def framework(*plugins: type, weights: dict[str, int] | None = None, binders: tuple[type, ...] = (Binder,)) -> Framework:
+def framework(
+    *plugins: type, weights: dict[str, int] | None = None, binders: tuple[type, ...] = (Binder,)
+) -> Framework:
     registry: dict[str, Any] = {p.name: p for p in (Sort, *binders, *plugins)}
-    enabled = [PluginRef(name="Sort")] + [
-        PluginRef(name=p.name, weight=(weights or {}).get(p.name)) for p in plugins
-    ] + [PluginRef(name=b.name) for b in binders]
+    enabled = (
+        [PluginRef(name="Sort")]
+        + [PluginRef(name=p.name, weight=(weights or {}).get(p.name)) for p in plugins]
+        + [PluginRef(name=b.name) for b in binders]
+    )
     handle = FrameworkHandle("test", snapshot=lambda: None, api=None)  # type: ignore[arg-type, return-value]
     spec = SchedulerProfileSpec()
     built = build_profile(spec, registry, handle, PluginSet(enabled=enabled))
-    return Framework(profile_name="test", scheduler_name=spec.scheduler_name, percentage_of_nodes_to_score=None,
-                     built=built, handle=handle)
+    return Framework(
+        profile_name="test",
+        scheduler_name=spec.scheduler_name,
+        percentage_of_nodes_to_score=None,
+        built=built,
+        handle=handle,
+    )
 
 
 # -- PreFilter -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize(
     ("answers", "code", "message", "skipped"),
     [
         pytest.param([(None, None), (None, None)], None, "", set(), id="all-success"),
         pytest.param([(None, Status.skip()), (None, None)], None, "", {"P0"}, id="skip-skips-its-filter"),
-        pytest.param([(None, Status.unresolvable("no")), (None, Status.as_error("never run"))],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "no", set(), id="unresolvable-stops-at-once"),
-        pytest.param([(None, Status.unschedulable("maybe")), (None, None)], Code.UNSCHEDULABLE, "maybe", set(),
-                     id="unschedulable-lets-others-run"),
-        pytest.param([(None, Status.as_error("boom")), (None, None)], Code.ERROR,
-                     "running PreFilter plugin 'P0': boom", set(), id="error-wrapped"),
-        pytest.param([(PreFilterResult(frozenset({"a"})), None), (PreFilterResult(frozenset({"b"})), None)],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) [P0 P1] simultaneously",
-                     set(), id="disjoint-results"),
-        pytest.param([(PreFilterResult(frozenset()), None), (None, None)],
-                     Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin P0", set(),
-                     id="empty-result-one-plugin"),
+        pytest.param(
+            [(None, Status.unresolvable("no")), (None, Status.as_error("never run"))],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "no",
+            set(),
+            id="unresolvable-stops-at-once",
+        ),
+        pytest.param(
+            [(None, Status.unschedulable("maybe")), (None, None)],
+            Code.UNSCHEDULABLE,
+            "maybe",
+            set(),
+            id="unschedulable-lets-others-run",
+        ),
+        pytest.param(
+            [(None, Status.as_error("boom")), (None, None)],
+            Code.ERROR,
+            "running PreFilter plugin 'P0': boom",
+            set(),
+            id="error-wrapped",
+        ),
+        pytest.param(
+            [(PreFilterResult(frozenset({"a"})), None), (PreFilterResult(frozenset({"b"})), None)],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "node(s) didn't satisfy plugin(s) [P0 P1] simultaneously",
+            set(),
+            id="disjoint-results",
+        ),
+        pytest.param(
+            [(PreFilterResult(frozenset()), None), (None, None)],
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "node(s) didn't satisfy plugin P0",
+            set(),
+            id="empty-result-one-plugin",
+        ),
     ],
 )
 def test_pre_filter(answers: list[Any], code: Code | None, message: str, skipped: set[str]) -> None:
     journal = Journal()
-    plugins = [make_plugin(f"P{i}", journal=journal, pre_filter=a, points=("pre_filter",)) for i, a in enumerate(answers)]
+    plugins = [
+        make_plugin(f"P{i}", journal=journal, pre_filter=a, points=("pre_filter",)) for i, a in enumerate(answers)
+    ]
     fwk = framework(*plugins)
     state = CycleState()
     outcome = fwk.run_pre_filter(state, pod_info(), [])
@@ -77,6 +112,7 @@ def test_pre_filter_results_intersect() -> None:
 
 
 # -- Filter --------------------------------------------------------------------------------------
+
 
 def test_filter_stops_at_first_rejection_and_names_plugin() -> None:
     journal = Journal()
@@ -102,6 +138,7 @@ def test_skipped_filter_does_not_run() -> None:
 
 
 # -- Score ---------------------------------------------------------------------------------------
+
 
 def _score(fwk: Framework, nodes: list[Any]) -> Any:
     columns = NodeColumns(nodes)
@@ -140,6 +177,7 @@ def test_skipped_score_plugin_contributes_nothing() -> None:
 
 
 # -- Reserve / Permit ----------------------------------------------------------------------------
+
 
 def test_reserve_in_order_unreserve_in_reverse() -> None:
     journal = Journal()
@@ -216,6 +254,7 @@ def test_go_duration(seconds: float, text: str) -> None:
 
 
 # -- Bind ----------------------------------------------------------------------------------------
+
 
 async def test_bind_skip_passes_to_next_binder() -> None:
     Binder.calls.clear()
