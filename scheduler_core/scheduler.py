@@ -172,8 +172,8 @@ class Scheduler:
         # Pods may now belong to another profile (or to none): re-sort the pending ones.
         for pod in list(self._unassigned.values()):
             handled = self.profiles.handles(pod)
-            queued = self.queue.contains(pod) if hasattr(self.queue, "contains") else None
-            if handled and queued is False:
+            queued = self.queue.contains(pod)
+            if handled and not queued:
                 self.queue.add(pod)
             elif not handled and queued:
                 self.queue.delete(pod)

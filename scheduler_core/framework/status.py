@@ -15,7 +15,8 @@ WAIT                          Permit only: the pod waits (bounded) for ``allow``
 SKIP                          PreFilter/PreScore: skip this plugin's Filter/Score for the
                               cycle; Bind: let the next bind plugin decide
 PENDING                       the pod waits for something outside the scheduler; it is
-                              requeued only by an event, never by backoff alone
+                              requeued by an event (or the 5-minute flush), never by
+                              backoff alone
 ============================  ==============================================================
 """
 

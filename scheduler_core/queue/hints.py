@@ -1,0 +1,129 @@
+"""Queueing hints: which events may make a rejected pod schedulable, per profile.
+
+Upstream: ``isPodWorthRequeuing``, ``isEventOfInterest``, ``buildEventMap`` in
+``pkg/scheduler/backend/queue/scheduling_queue.go`` and ``buildQueueingHintMap`` in
+``pkg/scheduler/scheduler.go``. Each profile registers, per plugin, the events that plugin
+declared in ``events_to_register`` with an optional hint function (none means QUEUE). For a
+pod and an event, only the hints of the pod's rejector plugins (unschedulable plus pending)
+whose registered event matches are asked:
+
+* QUEUE from a Pending plugin → the pod goes straight to activeQ (no backoff);
+* QUEUE from an Unschedulable plugin → activeQ or backoffQ, depending on its backoff;
+* a hint that raises counts as QUEUE (upstream logs the error and queues);
+* a pod with no rejector plugins (it failed with an Error) is always worth requeuing;
+* a wildcard event (UnschedulableTimeout, ForceActivate) moves every pod, unless it names a
+  particular pod in ``new`` (ForceActivate of one in-flight pod).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_core.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    PodInfo,
+    QueueingHint,
+    QueueingHintFn,
+)
+from scheduler_core.queue.queued import QueuedPod
+
+log = logging.getLogger(__name__)
+
+
+class QueueingStrategy(enum.IntEnum):
+    SKIP = 0  # stay in the unschedulable pool
+    AFTER_BACKOFF = 1  # backoffQ while backing off, else activeQ
+    IMMEDIATELY = 2  # activeQ
+
+
+def is_wildcard(event: ClusterEvent) -> bool:
+    """Upstream ``ClusterEventIsWildCard``."""
+    return event.resource is EventResource.WILDCARD and event.action == ActionType.ALL
+
+
+@dataclass(frozen=True, slots=True)
+class _Hint:
+    event: ClusterEvent
+    plugin: str
+    fn: QueueingHintFn | None
+
+
+class HintRegistry:
+    """Per-profile registrations of (event, plugin, hint function)."""
+
+    def __init__(self) -> None:
+        self._by_profile: dict[str, tuple[_Hint, ...]] = {}
+        self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
+
+    def set_profile(self, profile: str, hints: Mapping[str, Sequence[ClusterEventWithHint]]) -> None:
+        self._by_profile[profile] = tuple(
+            _Hint(registered.event, plugin, registered.hint)
+            for plugin, registrations in hints.items()
+            for registered in registrations
+        )
+        self._rebuild_plugin_events()
+
+    def remove_profile(self, profile: str) -> None:
+        self._by_profile.pop(profile, None)
+        self._rebuild_plugin_events()
+
+    def _rebuild_plugin_events(self) -> None:
+        # Upstream buildEventMap: plugin name -> its events, across all profiles.
+        events: dict[str, list[ClusterEvent]] = {}
+        for hints in self._by_profile.values():
+            for hint in hints:
+                events.setdefault(hint.plugin, []).append(hint.event)
+        self._plugin_events = {plugin: tuple(evs) for plugin, evs in events.items()}
+
+    def plugin_events(self, plugin: str) -> tuple[ClusterEvent, ...]:
+        return self._plugin_events.get(plugin, ())
+
+    def is_event_of_interest(self, event: ClusterEvent) -> bool:
+        if is_wildcard(event):
+            return True
+        return any(h.event.matches(event) for hints in self._by_profile.values() for h in hints)
+
+    def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
+        rejectors = qp.rejector_plugins()
+        if not rejectors:
+            return QueueingStrategy.AFTER_BACKOFF
+        if is_wildcard(event):
+            # A wildcard event naming a pod in ``new`` is meant for that pod only.
+            if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
+                return QueueingStrategy.SKIP
+            return QueueingStrategy.AFTER_BACKOFF
+        hints = self._by_profile.get(qp.pod_info.scheduler_name)
+        if hints is None:
+            log.error("no queueing hints registered for profile %r (pod %s)", qp.pod_info.scheduler_name, qp.key)
+            return QueueingStrategy.AFTER_BACKOFF
+        strategy = QueueingStrategy.SKIP
+        for hint in hints:
+            if hint.plugin not in rejectors or not hint.event.matches(event):
+                continue
+            if _run_hint(hint, qp.pod_info, event, old, new) is QueueingHint.SKIP:
+                continue
+            if hint.plugin in qp.pending_plugins:
+                return QueueingStrategy.IMMEDIATELY
+            if not qp.pending_plugins:
+                return QueueingStrategy.AFTER_BACKOFF
+            # A Pending plugin may still answer QUEUE, which would mean IMMEDIATELY.
+            strategy = QueueingStrategy.AFTER_BACKOFF
+        return strategy
+
+
+def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
+    if hint.fn is None:
+        return QueueingHint.QUEUE
+    try:
+        return hint.fn(pod, old, new)
+    except Exception:
+        # Queue rather than leave the pod stuck in the unschedulable pool.
+        log.exception("QueueingHintFn of %s raised for event %s and pod %s", hint.plugin, event, pod.key)
+        return QueueingHint.QUEUE

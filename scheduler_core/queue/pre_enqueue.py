@@ -1,0 +1,59 @@
+"""Running a profile's PreEnqueue plugins on a pod about to enter activeQ or backoffQ.
+
+Upstream: ``runPreEnqueuePlugins``/``runPreEnqueuePluginsForPod``/``runPreEnqueuePlugin`` in
+``pkg/scheduler/backend/queue/scheduling_queue.go``. The plugin that gated the pod last time
+runs first; the first rejection gates the pod: the plugin joins the pod's unschedulable
+plugins and is recorded as its gating plugin, with the events it registered, so only those
+events (or a wildcard one) make the queue try again. A plugin that raises counts as an Error
+status, which gates the pod as any rejection does.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from scheduler_core.framework import ClusterEvent, PreEnqueuePlugin, Status, is_success
+from scheduler_core.queue.queued import QueuedPod
+
+log = logging.getLogger(__name__)
+
+
+class PreEnqueueRunner:
+    def __init__(self, plugin_events: Callable[[str], tuple[ClusterEvent, ...]]) -> None:
+        self._plugins: dict[str, tuple[PreEnqueuePlugin, ...]] = {}
+        self._plugin_events = plugin_events
+
+    def set_profile(self, profile: str, plugins: Sequence[PreEnqueuePlugin]) -> None:
+        self._plugins[profile] = tuple(plugins)
+
+    def remove_profile(self, profile: str) -> None:
+        self._plugins.pop(profile, None)
+
+    def run(self, qp: QueuedPod) -> None:
+        """Gate ``qp`` on the first rejection, or clear its gate when every plugin passes."""
+        plugins = self._plugins.get(qp.pod_info.scheduler_name, ())
+        gating = qp.gating_plugin
+        if gating:
+            first = next((p for p in plugins if p.name == gating), None)
+            if first is not None and not self._run_one(first, qp):
+                return
+        for plugin in plugins:
+            if gating and plugin.name == gating:
+                continue
+            if not self._run_one(plugin, qp):
+                return
+        qp.set_gating("", ())
+
+    def _run_one(self, plugin: PreEnqueuePlugin, qp: QueuedPod) -> bool:
+        status: Status | None
+        try:
+            status = plugin.pre_enqueue(qp.pod_info)
+        except Exception as error:
+            status = Status.as_error(error)
+        if is_success(status):
+            return True
+        qp.unschedulable_plugins.add(plugin.name)
+        qp.set_gating(plugin.name, self._plugin_events(plugin.name))
+        log.debug("PreEnqueue plugin %s gated pod %s: %r", plugin.name, qp.key, status)
+        return False

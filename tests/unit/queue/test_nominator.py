@@ -1,0 +1,113 @@
+"""The nominator (upstream backend/queue/nominator.go; scheduling_queue_test.go
+TestPriorityQueue_UpdateNominatedPodForNode, TestPriorityQueue_NominatedPodDeleted)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import PodInfo
+from scheduler_core.queue import Nominator
+
+from .support import make_queue, names, pod
+
+
+def nominated(name: str, node: str = "", **kwargs: Any) -> PodInfo:
+    info = pod(name, **kwargs)
+    if node:
+        manifest = dict(info.pod)
+        manifest["status"] = {"nominatedNodeName": node}
+        info = PodInfo(manifest)
+    return info
+
+
+def test_pods_for_a_node_come_in_nomination_order() -> None:
+    n = Nominator()
+    n.add_nominated_pod(pod("low", priority=1), "n1")
+    n.add_nominated_pod(pod("high", priority=9), "n1")
+    n.add_nominated_pod(pod("elsewhere"), "n2")
+    assert names(n.nominated_pods_for_node("n1")) == ["low", "high"]
+    assert names(n.nominated_pods_for_node("n2")) == ["elsewhere"]
+    assert n.nominated_pods_for_node("n3") == []
+
+
+@pytest.mark.parametrize(
+    ("status_node", "override", "expected_node"),
+    [
+        pytest.param("n1", None, "n1", id="noop-uses-status"),
+        pytest.param("n1", "n2", "n2", id="override-wins"),
+        pytest.param("", None, None, id="no-nomination"),
+        pytest.param("n1", "", None, id="override-empty-clears"),
+    ],
+)
+def test_nominating_modes(status_node: str, override: str | None, expected_node: str | None) -> None:
+    n = Nominator()
+    p = nominated("a", status_node)
+    n.add_nominated_pod(p, override)
+    assert n.nominated_node_for(p.uid) == expected_node
+
+
+def test_a_pod_is_nominated_to_one_node_at_most() -> None:
+    n = Nominator()
+    p = pod("a")
+    n.add_nominated_pod(p, "n1")
+    n.add_nominated_pod(p, "n2")
+    assert n.nominated_pods_for_node("n1") == []
+    assert names(n.nominated_pods_for_node("n2")) == ["a"]
+
+
+def test_update_keeps_an_in_memory_nomination_the_update_does_not_mention() -> None:
+    n = Nominator()
+    old = pod("a")
+    n.add_nominated_pod(old, "n1")
+    new = pod("a", labels={"x": "y"})
+    n.update_nominated_pod(old, new)
+    assert n.nominated_pods_for_node("n1") == [new]
+
+
+@pytest.mark.parametrize(
+    ("old_node", "new_node", "expected"),
+    [
+        pytest.param("", "n2", "n2", id="nomination-added-by-update"),
+        pytest.param("n1", "n2", "n2", id="nomination-changed"),
+        pytest.param("n1", "", None, id="nomination-removed"),
+    ],
+)
+def test_update_follows_a_nomination_change(old_node: str, new_node: str, expected: str | None) -> None:
+    n = Nominator()
+    old = nominated("a", old_node)
+    n.add_nominated_pod(old, "n1")
+    new = nominated("a", new_node)
+    n.update_nominated_pod(old, new)
+    assert n.nominated_node_for(new.uid) == expected
+
+
+def test_the_pod_lister_vetoes_gone_or_bound_pods() -> None:
+    bound = pod("bound", node_name="n9")
+    current = {"alive": pod("alive"), "bound": bound}
+    n = Nominator(pod_lister=lambda p: current.get(p.name))
+    for name in ("alive", "bound", "gone"):
+        n.add_nominated_pod(pod(name), "n1")
+    assert names(n.nominated_pods_for_node("n1")) == ["alive"]
+
+
+def test_the_queue_keeps_the_nominator_in_step() -> None:
+    q, _ = make_queue()
+    p = nominated("a", "n1")
+    q.add(p)
+    assert names(q.nominator.nominated_pods_for_node("n1")) == ["a"]
+    newer = nominated("a", "n1", labels={"v": "2"})
+    q.update(p, newer)
+    assert q.nominator.nominated_pods_for_node("n1") == [newer]
+    q.delete(newer)
+    assert q.nominator.nominated_pods_for_node("n1") == []
+
+
+def test_nominated_pods_resolve_to_the_freshest_queued_version() -> None:
+    q, _ = make_queue()
+    q.add(pod("a"))
+    q.nominator.add_nominated_pod(pod("a"), "n1")
+    newer = pod("a", labels={"v": "2"})
+    q.update(pod("a"), newer)
+    assert q.nominator.nominated_pods_for_node("n1")[0] is newer

@@ -1,0 +1,190 @@
+"""PreEnqueue gating (upstream scheduling_queue.go runPreEnqueuePlugins, moveToActiveQ,
+moveToBackoffQ, moveEntitiesToActiveOrBackoffQueue's gated-pod shortcut)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_core.framework import (
+    NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from scheduler_core.queue import QueuedPod
+
+from .support import Gate, hint_always, make_queue, names, pod, pop_and_fail, register, sorted_names
+
+GATES_ELIMINATED = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+
+
+class SchedulingGatesLike:
+    """Gates pods that still carry spec.schedulingGates, like upstream's SchedulingGates."""
+
+    name = "SchedulingGates"
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if pod.scheduling_gates:
+            return Status.unresolvable(f"waiting for scheduling gates: {list(pod.scheduling_gates)}")
+        return None
+
+
+def _gated_pod(name: str = "a") -> PodInfo:
+    return pod(name, schedulingGates=[{"name": "example.com/wait"}])
+
+
+def _ungated(p: PodInfo) -> PodInfo:
+    return pod(p.name, uid=p.uid)
+
+
+def test_gated_pod_waits_in_the_pool_with_its_gating_plugin() -> None:
+    q, _ = make_queue(pre_enqueue=[SchedulingGatesLike()])
+    q.add(_gated_pod())
+    assert names(q.pending()["unschedulable"]) == ["a"]
+    assert q.pop() is None
+    record = q.get(_gated_pod())
+    assert isinstance(record, QueuedPod)
+    assert (record.gated, record.gating_plugin, record.unschedulable_plugins) == (
+        True, "SchedulingGates", {"SchedulingGates"},
+    )
+    assert record.initial_attempt_timestamp is None
+
+
+@pytest.mark.parametrize(
+    ("hint", "expected_queue"),
+    [
+        pytest.param(QueueingHint.QUEUE, "active", id="hint-queue-reruns-pre-enqueue"),
+        pytest.param(QueueingHint.SKIP, "unschedulable", id="hint-skip-stays-gated"),
+    ],
+)
+def test_removing_the_gates_ungates_through_the_hint(hint: QueueingHint, expected_queue: str) -> None:
+    q, _ = make_queue(
+        pre_enqueue=[SchedulingGatesLike()],
+        hints={"SchedulingGates": register(GATES_ELIMINATED, hint_always(hint))},
+    )
+    gated = _gated_pod()
+    q.add(gated)
+    q.update(gated, _ungated(gated))
+    assert names(q.pending()[expected_queue]) == ["a"]
+    record = q.get(gated)
+    assert record is not None
+    assert record.pod.scheduling_gates == ()
+    assert record.gated is (expected_queue == "unschedulable")
+
+
+def test_a_label_update_does_not_match_the_gates_eliminated_registration() -> None:
+    q, _ = make_queue(
+        pre_enqueue=[SchedulingGatesLike()],
+        hints={"SchedulingGates": register(GATES_ELIMINATED)},
+    )
+    gated = _gated_pod()
+    q.add(gated)
+    q.update(gated, pod("a", uid=gated.uid, labels={"x": "y"}, schedulingGates=[{"name": "example.com/wait"}]))
+    assert names(q.pending()["unschedulable"]) == ["a"]
+
+
+def test_events_of_other_plugins_do_not_rerun_pre_enqueue_for_gated_pods() -> None:
+    gate = Gate(closed={"a"})
+    q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(GATES_ELIMINATED), "P": register(NODE_ADD)})
+    q.add(pod("a"))
+    assert gate.calls == ["a"]
+    gate.closed.clear()
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert gate.calls == ["a"]
+    assert names(q.pending()["unschedulable"]) == ["a"]
+
+
+def test_an_event_of_the_gating_plugin_reruns_pre_enqueue() -> None:
+    gate = Gate(closed={"a"})
+    node_event = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
+    q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(node_event)})
+    q.add(pod("a"))
+    q.move_all_to_active_or_backoff(node_event, None, None)
+    assert gate.calls == ["a", "a"]
+    assert names(q.pending()["unschedulable"]) == ["a"]  # still closed
+    gate.closed.clear()
+    q.move_all_to_active_or_backoff(node_event, None, None)
+    assert names(q.pending()["active"]) == ["a"]
+
+
+def test_the_unschedulable_timeout_reruns_pre_enqueue_for_gated_pods() -> None:
+    gate = Gate(closed={"a"})
+    q, clock = make_queue(pre_enqueue=[gate])
+    q.add(pod("a"))
+    gate.closed.clear()
+    clock.advance(301)
+    q.flush_unschedulable_leftover()
+    assert names(q.pending()["active"]) == ["a"]
+
+
+def test_the_gating_plugin_runs_first_on_reevaluation() -> None:
+    order: list[str] = []
+
+    class Recording(Gate):
+        def pre_enqueue(self, pod: PodInfo) -> Status | None:
+            order.append(self.name)
+            return super().pre_enqueue(pod)
+
+    first, second = Recording("First"), Recording("Second", closed={"a"})
+    q, clock = make_queue(pre_enqueue=[first, second])
+    q.add(pod("a"))
+    assert order == ["First", "Second"]
+    second.closed.clear()
+    clock.advance(301)
+    q.flush_unschedulable_leftover()
+    assert order == ["First", "Second", "Second", "First"]
+    assert names(q.pending()["active"]) == ["a"]
+
+
+def test_a_pre_enqueue_plugin_that_raises_gates_the_pod() -> None:
+    class Broken:
+        name = "Broken"
+
+        def pre_enqueue(self, pod: PodInfo) -> Status | None:
+            raise RuntimeError("boom")
+
+    q, _ = make_queue(pre_enqueue=[Broken()])
+    q.add(pod("a"))
+    record = q.get(pod("a"))
+    assert record is not None and record.gating_plugin == "Broken"
+
+
+def test_with_pop_from_backoff_pre_enqueue_runs_when_entering_backoff() -> None:
+    gate = Gate()
+    q, _ = make_queue(pre_enqueue=[gate], hints={"P": register(NODE_ADD)})
+    q.add(pod("a"))
+    pop_and_fail(q, "P")
+    gate.closed.add("a")
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)  # backing off -> PreEnqueue now
+    assert names(q.pending()["unschedulable"]) == ["a"]
+    record = q.get(pod("a"))
+    assert record is not None and record.gating_plugin == "Gate"
+
+
+def test_without_pop_from_backoff_pre_enqueue_runs_when_leaving_backoff() -> None:
+    gate = Gate()
+    q, clock = make_queue(pre_enqueue=[gate], hints={"P": register(NODE_ADD)}, pop_from_backoff=False)
+    q.add(pod("a"))
+    pop_and_fail(q, "P")
+    gate.closed.add("a")
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert names(q.pending()["backoff"]) == ["a"]
+    clock.set(q.next_wakeup() or 0.0)
+    q.flush_backoff_completed()
+    assert names(q.pending()["unschedulable"]) == ["a"]
+
+
+def test_profiles_have_their_own_pre_enqueue_plugins() -> None:
+    q, _ = make_queue(pre_enqueue=[Gate(closed={"a", "b"})])
+    q.set_profile("other", pre_enqueue=[], hints={"P": [ClusterEventWithHint(NODE_ADD)]})
+    q.add(pod("a"))
+    q.add(pod("b", scheduler_name="other"))
+    assert names(q.pending()["unschedulable"]) == ["a"]
+    assert names(q.pending()["active"]) == ["b"]
+    q.remove_profile("crd-scheduler")
+    q.add(pod("c"))
+    assert sorted_names(q.pending()["active"]) == ["b", "c"]

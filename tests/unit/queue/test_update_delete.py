@@ -1,0 +1,190 @@
+"""Update, Delete and Activate (upstream scheduling_queue.go Update, Delete, Activate;
+framework/events.go PodSchedulingPropertiesChange)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from scheduler_core.framework import NODE_ADD, ActionType, ClusterEvent, EventResource, PodInfo
+from scheduler_core.queue import SchedulingQueue
+from scheduler_core.queue.pod_events import pod_scheduling_properties_change
+
+from .support import make_queue, names, pod, pop_and_fail, register
+
+
+def _into_active(q: SchedulingQueue) -> None:
+    q.add(pod("a"))
+
+
+def _into_backoff(q: SchedulingQueue) -> None:
+    q.add(pod("a"))
+    pop_and_fail(q)  # Error -> backoffQ
+
+
+def _into_unschedulable(q: SchedulingQueue) -> None:
+    q.add(pod("a"))
+    pop_and_fail(q, "P")
+
+
+PLACES: list[object] = [
+    pytest.param(_into_active, "active", id="active"),
+    pytest.param(_into_backoff, "backoff", id="backoff"),
+    pytest.param(_into_unschedulable, "unschedulable", id="unschedulable"),
+]
+
+
+@pytest.mark.parametrize(("place", "queue"), PLACES)
+def test_delete_removes_the_pod_from_any_sub_queue(place: Callable[[SchedulingQueue], None], queue: str) -> None:
+    q, _ = make_queue()
+    place(q)
+    assert names(q.pending()[queue]) == ["a"]
+    q.delete(pod("a"))
+    assert len(q) == 0
+    assert q.get(pod("a")) is None
+
+
+@pytest.mark.parametrize(("place", "queue"), PLACES[:2])
+def test_update_in_active_or_backoff_replaces_the_pod_in_place(
+    place: Callable[[SchedulingQueue], None], queue: str
+) -> None:
+    q, _ = make_queue()
+    place(q)
+    before = q.get(pod("a"))
+    assert before is not None
+    q.update(pod("a"), pod("a", labels={"v": "2"}))
+    after = q.get(pod("a"))
+    assert after is before
+    assert after.pod.labels == {"v": "2"}
+    assert names(q.pending()[queue]) == ["a"]
+
+
+def test_update_in_active_reorders_by_the_new_priority() -> None:
+    q, clock = make_queue()
+    q.add(pod("a", priority=1))
+    clock.advance(1)
+    q.add(pod("b", priority=5))
+    q.update(pod("a", priority=1), pod("a", priority=10))
+    head = q.pop()
+    assert head is not None and head.pod.name == "a"
+
+
+@pytest.mark.parametrize(
+    ("registered", "new_pod", "expected_queue"),
+    [
+        pytest.param(
+            ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL),
+            pod("a", labels={"x": "1"}),
+            "backoff",
+            id="label-update-hinted",
+        ),
+        pytest.param(
+            ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL),
+            pod("a", tolerations=[{"key": "k", "operator": "Exists"}]),
+            "unschedulable",
+            id="toleration-update-not-registered",
+        ),
+        pytest.param(
+            ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+            pod("a", tolerations=[{"key": "k", "operator": "Exists"}]),
+            "backoff",
+            id="toleration-update-hinted",
+        ),
+        pytest.param(
+            ClusterEvent(EventResource.POD, ActionType.UPDATE),
+            pod("a", cpu="50m"),
+            "backoff",
+            id="scale-down-matches-general-update",
+        ),
+        pytest.param(NODE_ADD, pod("a", labels={"x": "1"}), "unschedulable", id="node-event-irrelevant"),
+    ],
+)
+def test_update_of_an_unschedulable_pod_asks_the_hints(
+    registered: ClusterEvent, new_pod: PodInfo, expected_queue: str
+) -> None:
+    q, _ = make_queue(hints={"P": register(registered)})
+    q.add(pod("a", cpu="100m"))
+    pop_and_fail(q, "P")
+    q.update(pod("a", cpu="100m"), new_pod)
+    assert names(q.pending()[expected_queue]) == ["a"]
+    record = q.get(new_pod)
+    assert record is not None and record.pod is new_pod
+
+
+def test_update_of_an_unknown_pod_adds_it() -> None:
+    q, _ = make_queue()
+    q.update(pod("a"), pod("a", labels={"x": "1"}))
+    assert names(q.pending()["active"]) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        pytest.param(pod("a"), pod("a"), [ActionType.UPDATE], id="nothing-relevant"),
+        pytest.param(pod("a"), pod("a", labels={"k": "v"}), [ActionType.UPDATE_POD_LABEL], id="labels"),
+        pytest.param(pod("a", cpu="1"), pod("a", cpu="500m"), [ActionType.UPDATE_POD_SCALE_DOWN], id="scale-down"),
+        pytest.param(pod("a", cpu="1"), pod("a"), [ActionType.UPDATE_POD_SCALE_DOWN], id="request-removed"),
+        pytest.param(pod("a", cpu="500m"), pod("a", cpu="1"), [ActionType.UPDATE], id="scale-up-is-plain"),
+        pytest.param(
+            pod("a", schedulingGates=[{"name": "g"}]),
+            pod("a"),
+            [ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED],
+            id="gates-eliminated",
+        ),
+        pytest.param(
+            pod("a", schedulingGates=[{"name": "g"}, {"name": "h"}]),
+            pod("a", schedulingGates=[{"name": "g"}]),
+            [ActionType.UPDATE],
+            id="one-gate-left",
+        ),
+        pytest.param(
+            pod("a"),
+            pod("a", labels={"k": "v"}, tolerations=[{"operator": "Exists"}]),
+            [ActionType.UPDATE_POD_LABEL, ActionType.UPDATE_POD_TOLERATIONS],
+            id="labels-and-tolerations",
+        ),
+    ],
+)
+def test_pod_scheduling_properties_change(old: PodInfo, new: PodInfo, expected: list[ActionType]) -> None:
+    events = pod_scheduling_properties_change(new, old)
+    assert [e.action for e in events] == expected
+    assert {e.resource for e in events} == {EventResource.POD}
+
+
+def test_an_assigned_pod_update_raises_assigned_pod_events() -> None:
+    events = pod_scheduling_properties_change(pod("a", node_name="n1", labels={"k": "v"}), pod("a", node_name="n1"))
+    assert events == [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)]
+
+
+@pytest.mark.parametrize(("place", "queue"), PLACES[1:])
+def test_activate_moves_from_backoff_or_unschedulable_to_active(
+    place: Callable[[SchedulingQueue], None], queue: str
+) -> None:
+    q, _ = make_queue()
+    place(q)
+    q.activate([pod("a")])
+    assert names(q.pending()["active"]) == ["a"]
+
+
+def test_activate_ignores_unknown_pods() -> None:
+    q, _ = make_queue()
+    q.activate([pod("ghost")])
+    assert len(q) == 0
+
+
+@pytest.mark.parametrize(("place", "queue"), PLACES)
+def test_contains_sees_every_sub_queue(place: Callable[[SchedulingQueue], None], queue: str) -> None:
+    q, _ = make_queue()
+    assert not q.contains(pod("a"))
+    place(q)
+    assert q.contains(pod("a"))
+
+
+def test_contains_sees_pods_in_flight_until_done() -> None:
+    q, _ = make_queue()
+    q.add(pod("a"))
+    qpi = q.pop()
+    assert qpi is not None and q.contains(pod("a"))
+    q.done(qpi.pod.uid)
+    assert not q.contains(pod("a"))
