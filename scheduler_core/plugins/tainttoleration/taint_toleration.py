@@ -1,0 +1,200 @@
+"""TaintToleration: keep pods off nodes whose taints they do not tolerate.
+
+Upstream: ``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``. Filter
+rejects a node with a NoSchedule or NoExecute taint the pod does not tolerate, as
+UnschedulableAndUnresolvable (preemption cannot remove taints). Score counts the node's
+PreferNoSchedule taints not tolerated by the pod's PreferNoSchedule (or effect-less)
+tolerations; NormalizeScore reverses the count so the fewest untolerated taints score 100.
+
+The batch forms work on the snapshot's distinct taints (``NodeColumns.taints()``): a pod is
+checked once against each distinct taint, then one matrix reduction covers every node. A
+cluster without taints costs one array allocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from scheduler_core.framework import (
+    MAX_NODE_SCORE,
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    PREFER_NO_SCHEDULE,
+    ActionType,
+    BoolArray,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    IntArray,
+    NodeColumns,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    QueueingHint,
+    Status,
+    Taint,
+    Toleration,
+    default_normalize_score,
+    default_normalize_score_batch,
+    tolerations_tolerate_taint,
+)
+from scheduler_core.plugins import names
+
+NAME = names.TAINT_TOLERATION
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+# Current upstream no longer names the taint (older releases said
+# "node(s) had untolerated taint {key: value}").
+ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
+
+_DO_NOT_SCHEDULE = (NO_SCHEDULE, NO_EXECUTE)
+
+
+@dataclass(frozen=True, slots=True)
+class _PreScoreState:
+    tolerations_prefer_no_schedule: tuple[Toleration, ...]
+
+    def clone(self) -> _PreScoreState:
+        return self
+
+
+def find_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint not tolerated (``FindMatchingUntoleratedTaint``
+    with ``DoNotScheduleTaintsFilterFunc``)."""
+    for taint in taints:
+        if taint.effect in _DO_NOT_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint):
+            return taint
+    return None
+
+
+def _prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
+    """An empty effect means all effects, PreferNoSchedule included."""
+    return tuple(t for t in tolerations if not t.effect or t.effect == PREFER_NO_SCHEDULE)
+
+
+def _count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> int:
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == PREFER_NO_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint)
+    )
+
+
+def _node_taints(obj: object) -> tuple[Taint, ...]:
+    """The taints of a node event's object: a manifest (watch events) or a NodeInfo."""
+    if isinstance(obj, NodeInfo):
+        return obj.taints
+    if isinstance(obj, Mapping):
+        return tuple(Taint.from_dict(t) for t in (obj.get("spec") or {}).get("taints") or ())
+    raise TypeError(f"expected a Node, got {type(obj).__name__}")
+
+
+def _as_pod(obj: object) -> PodInfo:
+    if isinstance(obj, PodInfo):
+        return obj
+    if isinstance(obj, Mapping):
+        return PodInfo(obj)
+    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
+
+
+class TaintToleration:
+    name = NAME
+    args_model = None
+
+    def __init__(self, args: object, handle: Handle | None) -> None:
+        self._handle = handle
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT),
+                self._is_schedulable_after_node_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
+                self._is_schedulable_after_pod_toleration_change,
+            ),
+        ]
+
+    def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        modified = _node_taints(new)
+        was_untolerated = old is None or find_untolerated_taint(_node_taints(old), pod.tolerations) is not None
+        is_untolerated = find_untolerated_taint(modified, pod.tolerations) is not None
+        return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
+
+    def _is_schedulable_after_pod_toleration_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        modified = _as_pod(new)
+        original = None if old is None else _as_pod(old)
+        # Only a new toleration on the unschedulable pod itself may change the verdict (the
+        # API allows adding tolerations, not changing or removing them).
+        if modified.uid == pod.uid and (original is None or original.tolerations != modified.tolerations):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    # -- Filter ----------------------------------------------------------------------------
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if find_untolerated_taint(node.taints, pod.tolerations) is None:
+            return None
+        return Status.unresolvable(ERR_REASON_NOT_MATCH)
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
+        taints = columns.taints()
+        untolerated = [
+            j
+            for j, taint in enumerate(taints.taints)
+            if taint.effect in _DO_NOT_SCHEDULE and not tolerations_tolerate_taint(pod.tolerations, taint)
+        ]
+        if not untolerated:
+            return np.ones(columns.size, dtype=np.bool_)
+        return np.logical_not(taints.matrix[:, untolerated].any(axis=1))
+
+    # -- PreScore / Score ------------------------------------------------------------------
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, _PreScoreState(_prefer_no_schedule_tolerations(pod.tolerations)))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        data = _pre_score_state(state)
+        if data is None:
+            return 0, Status.as_error(f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        return _count_intolerable_prefer_no_schedule(node.taints, data.tolerations_prefer_no_schedule), None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
+        data = _pre_score_state(state)
+        if data is None:
+            return None  # the per-node form reports the error
+        taints = columns.taints()
+        intolerable = [
+            j
+            for j, taint in enumerate(taints.taints)
+            if taint.effect == PREFER_NO_SCHEDULE
+            and not tolerations_tolerate_taint(data.tolerations_prefer_no_schedule, taint)
+        ]
+        if not intolerable:
+            return np.zeros(len(rows), dtype=np.int64)
+        # A node's taints are unique by (key, effect) (API validation), so counting distinct
+        # taints per node equals counting the node's own list.
+        counts: IntArray = taints.matrix[rows][:, intolerable].sum(axis=1, dtype=np.int64)
+        return counts
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
+        default_normalize_score_batch(MAX_NODE_SCORE, True, scores)
+        return None
+
+
+def _pre_score_state(state: CycleState) -> _PreScoreState | None:
+    try:
+        return state.read_as(PRE_SCORE_STATE_KEY, _PreScoreState)
+    except KeyError:
+        return None

@@ -1,0 +1,52 @@
+"""DefaultBinder delegates to ``handle.api.bind`` and returns its status
+(upstream ``defaultbinder/default_binder.go``: an API error becomes the Bind status)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import cast
+
+import pytest
+
+from scheduler_core.framework import CycleState, Handle, PodInfo, Status
+from scheduler_core.plugins.defaultbinder import DefaultBinder
+from tests.builders import pod_info
+
+
+class RecordingAPI:
+    """The narrow ClusterAPI, recording bind calls and answering with a fixed status."""
+
+    def __init__(self, answer: Status | None) -> None:
+        self.answer = answer
+        self.bound: list[tuple[str, str]] = []
+
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        self.bound.append((pod.key, node_name))
+        return self.answer
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        raise AssertionError("DefaultBinder must not delete pods")
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
+        raise AssertionError("DefaultBinder must not nominate")
+
+
+class FakeHandle:
+    def __init__(self, api: RecordingAPI) -> None:
+        self.api = api
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        pytest.param(None, id="TestDefaultBinder/successful"),
+        pytest.param(Status.as_error("injecting failure for pod foo"), id="TestDefaultBinder/binding error"),
+    ],
+)
+def test_bind_delegates_to_the_api(answer: Status | None) -> None:
+    api = RecordingAPI(answer)
+    binder = DefaultBinder(None, cast(Handle, FakeHandle(api)))
+    pod = pod_info("foo", namespace="ns")
+    status = asyncio.run(binder.bind(CycleState(), pod, "foohost.kube-system.svc.cluster.local"))
+    assert api.bound == [("ns/foo", "foohost.kube-system.svc.cluster.local")]
+    assert status == answer
