@@ -1,0 +1,157 @@
+"""The in-memory cluster: the simulator's twin of the API server and its informers.
+
+It implements the scheduler's :class:`~scheduler_core.scheduler.Backend` and the plugins'
+:class:`~scheduler_core.framework.ClusterAPI` over a store of plain objects. A write that the
+API server would announce on a watch is fed back to the scheduler at once, as its informer
+would: ``bind`` sets ``spec.nodeName`` (and the PodScheduled=True condition, as the binding
+subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_delete``;
+``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``.
+
+Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
+FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
+scheduler ignores updates of a pending pod that change nothing but its status.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+
+POD_SCHEDULED = "PodScheduled"
+
+
+class PodWatch(Protocol):
+    """Who hears of pod writes (the scheduler's event handlers)."""
+
+    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
+
+    def on_pod_delete(self, pod: Mapping[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A core/v1 Event, reduced to what a reader of the simulation needs."""
+
+    type: str  # Normal | Warning
+    reason: str
+    namespace: str
+    name: str
+    message: str
+
+
+class InMemoryCluster:
+    def __init__(
+        self,
+        *,
+        nodes: Iterable[Mapping[str, Any]] = (),
+        pods: Iterable[Mapping[str, Any]] = (),
+        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+    ) -> None:
+        self.nodes: dict[str, dict[str, Any]] = {}
+        for node in nodes:
+            self.nodes[(node.get("metadata") or {}).get("name", "")] = copy.deepcopy(dict(node))
+        self.pods: dict[str, dict[str, Any]] = {}  # by uid
+        for pod in pods:
+            self.pods[PodInfo(pod).uid] = copy.deepcopy(dict(pod))
+        self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
+        self.events: list[Event] = []
+        self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
+        self._watch: PodWatch | None = None
+
+    def watch(self, watcher: PodWatch) -> None:
+        self._watch = watcher
+
+    # -- Backend --------------------------------------------------------------------------
+    @property
+    def api(self) -> ClusterAPI:
+        return self
+
+    def objects(self, kind: str) -> Iterable[Any]:
+        if kind == "Pod":
+            return list(self.pods.values())
+        if kind == "Node":
+            return list(self.nodes.values())
+        return list(self._objects.get(kind, ()))
+
+    def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
+        stored = self.pods.get(pod.uid)
+        if stored is not None:
+            status = stored.setdefault("status", {})
+            _set_condition(status, {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message})
+            if nominated_node:
+                status["nominatedNodeName"] = nominated_node
+        self.events.append(Event("Warning", "FailedScheduling", pod.namespace, pod.name, message))
+
+    def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
+        message = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
+        self.events.append(Event("Normal", "Scheduled", pod.namespace, pod.name, message))
+
+    # -- ClusterAPI -----------------------------------------------------------------------
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        stored = self.pods.get(pod.uid)
+        if stored is None:
+            return _not_found(pod)
+        current = (stored.get("spec") or {}).get("nodeName")
+        if current:
+            # The binding subresource's conflict (pkg/registry/core/pod/storage: assignPod).
+            return Status(
+                Code.ERROR,
+                f'Operation cannot be fulfilled on pods/binding "{pod.name}": '
+                f'pod {pod.name} is already assigned to node "{current}"',
+            )
+        new = copy.deepcopy(stored)
+        new.setdefault("spec", {})["nodeName"] = node_name
+        _set_condition(new.setdefault("status", {}), {"type": POD_SCHEDULED, "status": "True"})
+        self.pods[pod.uid] = new
+        if self._watch is not None:
+            self._watch.on_pod_update(stored, new)
+        return None
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        stored = self.pods.pop(pod.uid, None)
+        if stored is None:
+            return _not_found(pod)
+        self.deleted.append((stored, reason))
+        if self._watch is not None:
+            self._watch.on_pod_delete(stored)
+        return None
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
+        stored = self.pods.get(pod.uid)
+        if stored is None:
+            return _not_found(pod)
+        new = copy.deepcopy(stored)
+        status = new.setdefault("status", {})
+        if node_name:
+            status["nominatedNodeName"] = node_name
+        else:
+            status.pop("nominatedNodeName", None)
+        self.pods[pod.uid] = new
+        if self._watch is not None:
+            self._watch.on_pod_update(stored, new)
+        return None
+
+    # -- reading back ---------------------------------------------------------------------
+    def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        for stored in self.pods.values():
+            meta = stored.get("metadata") or {}
+            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+                return stored
+        return None
+
+    def events_for(self, namespace: str, name: str) -> list[Event]:
+        return [e for e in self.events if e.namespace == namespace and e.name == name]
+
+
+def _not_found(pod: PodInfo) -> Status:
+    return Status(Code.ERROR, f'pods "{pod.name}" not found')
+
+
+def _set_condition(status: dict[str, Any], condition: dict[str, str]) -> None:
+    conditions = [c for c in status.get("conditions") or () if c.get("type") != condition["type"]]
+    conditions.append(condition)
+    status["conditions"] = conditions

@@ -1,0 +1,370 @@
+"""Reading manifests for ``simulate``: files, documents, kinds, defaulting and validation.
+
+Multi-document YAML or JSON (``kubectl get -o yaml`` output included: ``kind: List`` and
+typed lists such as ``PodList`` are flattened). Nodes and Pods are validated
+(:mod:`~scheduler_core.simulator.validation`) then defaulted as the API server would
+(:mod:`~scheduler_core.simulator.defaulting`); SchedulerProfiles and PluginConfigs are parsed
+with the config models, the one source of the CRD schemas. Every other kind is carried as a
+plain object for plugins (``Handle.objects(kind)``): PodDisruptionBudgets, PriorityClasses,
+Namespaces and the kinds in-tree plugins read are expected; any other kind is carried with a
+warning, since nothing in the scheduler reads it (a Deployment makes no pods here).
+
+A profile or plugin config without a namespace is placed in the home namespace, as an
+administrator applies it with ``kubectl apply -n <home>``: there it applies cluster-wide.
+All problems of all files are collected and raised together as one :class:`InputError`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
+from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.simulator import validation
+from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClasses, default_node, default_pod
+from scheduler_core.simulator.errors import InputError, Problem
+
+DEFAULT_HOME_NAMESPACE = "crd-scheduler"
+PROFILE_KIND = "SchedulerProfile"
+PLUGIN_CONFIG_KIND = "PluginConfig"
+# Kinds the scheduler or its plugins may read: carried without a warning.
+CARRIED_KINDS = frozenset({
+    "PodDisruptionBudget", "PriorityClass", "Namespace", "Service", "ReplicationController", "ReplicaSet",
+    "StatefulSet", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+    "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass",
+    "ResourceSlice",
+})  # fmt: skip
+CLUSTER_SCOPED_KINDS = frozenset({
+    "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
+    "VolumeAttachment", "DeviceClass", "ResourceSlice", "RuntimeClass", "ClusterRole", "ClusterRoleBinding",
+    "CustomResourceDefinition",
+})  # fmt: skip
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # libyaml when built with it
+    """Safe YAML where timestamps stay strings, as they are in the Kubernetes API."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileObject:
+    key: ProfileKey
+    labels: Mapping[str, str]
+    spec: SchedulerProfileSpec
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class PluginConfigObject:
+    namespace: str
+    name: str
+    spec: PluginConfigSpec
+    source: str
+
+    @property
+    def what(self) -> str:
+        return f"{PLUGIN_CONFIG_KIND} {self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class Cluster:
+    """Everything read from the input, defaulted, in input order."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    pods: list[dict[str, Any]] = field(default_factory=list)
+    profiles: list[ProfileObject] = field(default_factory=list)
+    plugin_configs: list[PluginConfigObject] = field(default_factory=list)
+    objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Raw:
+    """One object as read, before its kind is handled."""
+
+    kind: str
+    obj: Mapping[str, Any]
+    source: str
+    where: str  # "document 2" or "document 2, item 3": for objects too broken to name
+
+    @property
+    def named(self) -> bool:
+        meta = self.obj.get("metadata")
+        name = meta.get("name") if isinstance(meta, Mapping) else None
+        return isinstance(name, str) and bool(name)
+
+    def what(self, home_namespace: str) -> str:
+        if not self.named:
+            return f"{self.kind} ({self.where})"
+        meta = self.obj["metadata"]
+        name = meta["name"]
+        if self.kind in CLUSTER_SCOPED_KINDS:
+            return f"{self.kind} {name}"
+        namespace = meta.get("namespace")
+        if not isinstance(namespace, str) or not namespace:
+            namespace = home_namespace if self.kind in (PROFILE_KIND, PLUGIN_CONFIG_KIND) else DEFAULT_NAMESPACE
+        return f"{self.kind} {namespace}/{name}"
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(source name, text) for each file; a directory gives its manifest files, "-" stdin."""
+    texts: list[tuple[str, str]] = []
+    problems: list[Problem] = []
+    for name in paths:
+        if name == "-":
+            texts.append(("-", sys.stdin.read()))
+            continue
+        path = Path(name)
+        files = sorted(p for p in path.iterdir() if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
+        for file in files:
+            try:
+                texts.append((str(file), file.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                problems.append(Problem(str(file), "", "", reason))
+    if problems:
+        raise InputError(problems)
+    return texts
+
+
+def _documents(source: str, text: str) -> Iterator[tuple[int, object]]:
+    if source.endswith(".json"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError([Problem(source, "", "", f"line {exc.lineno}, column {exc.colno}: {exc.msg}")]) from None
+        yield 1, value
+        return
+    try:
+        yield from enumerate(yaml.load_all(text, Loader=_Loader), start=1)
+    except yaml.YAMLError as exc:
+        raise InputError([Problem(source, "", "", _yaml_message(exc))]) from None
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        problem = exc.problem or "invalid YAML"
+        context = f" ({exc.context})" if exc.context else ""
+        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}{context}"
+    return f"invalid YAML: {exc}"
+
+
+def _flatten(source: str, where: str, doc: object, problems: list[Problem], default_kind: str = "") -> Iterator[_Raw]:
+    if doc is None:
+        return
+    if isinstance(doc, list):  # a bare array of objects (JSON)
+        for j, item in enumerate(doc, start=1):
+            yield from _flatten(source, f"{where}, item {j}", item, problems)
+        return
+    if not isinstance(doc, Mapping):
+        problems.append(Problem(source, where, "", f"must be an object, got {validation._type_name(doc)}"))
+        return
+    kind = doc.get("kind") or default_kind
+    if not isinstance(kind, str) or not kind:
+        problems.append(Problem(source, where, "kind", validation.REQUIRED))
+        return
+    if kind.endswith("List") and "items" in doc:
+        items = doc.get("items") or []
+        if not isinstance(items, list):
+            problems.append(Problem(source, where, "items", "must be an array"))
+            return
+        item_kind = kind[: -len("List")] if kind != "List" else ""
+        for j, item in enumerate(items, start=1):
+            yield from _flatten(source, f"{where}, item {j}", item, problems, item_kind)
+        return
+    yield _Raw(kind, doc, source, where)
+
+
+# -- loading --------------------------------------------------------------------------------
+
+
+def load_files(paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
+    return load_texts(read_sources(paths), home_namespace=home_namespace)
+
+
+def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
+    """Parse, validate and default; raise :class:`InputError` listing every problem."""
+    problems: list[Problem] = []
+    raws: list[_Raw] = []
+    for source, text in texts:
+        try:
+            for i, doc in _documents(source, text):
+                raws.extend(_flatten(source, f"document {i}", doc, problems))
+        except InputError as exc:
+            problems.extend(exc.problems)
+    loader = _Loading(home_namespace, problems)
+    loader.run(raws)
+    if problems:
+        raise InputError(problems)
+    return loader.cluster
+
+
+class _Loading:
+    def __init__(self, home_namespace: str, problems: list[Problem]) -> None:
+        self.home = home_namespace
+        self.problems = problems
+        self.cluster = Cluster()
+        self._seen: dict[tuple[str, str], str] = {}  # (kind, "ns/name") -> source
+        self._pod_uids: set[str] = set()
+
+    def run(self, raws: list[_Raw]) -> None:
+        # PriorityClasses resolve pod priorities wherever they appear in the input.
+        classes = PriorityClasses(
+            raw.obj for raw in raws if raw.kind == "PriorityClass" and isinstance(raw.obj.get("metadata"), Mapping)
+        )
+        for raw in raws:
+            what = raw.what(self.home)
+            if not self._unique(raw, what):
+                continue
+            if raw.kind == "Node":
+                self._node(raw, what)
+            elif raw.kind == "Pod":
+                self._pod(raw, what, classes)
+            elif raw.kind == PROFILE_KIND:
+                self._profile(raw, what)
+            elif raw.kind == PLUGIN_CONFIG_KIND:
+                self._plugin_config(raw, what)
+            else:
+                self._other(raw, what)
+
+    def _report(self, raw: _Raw, what: str, found: list[tuple[str, str]]) -> bool:
+        self.problems.extend(Problem(raw.source, what, path, reason) for path, reason in found)
+        return not found
+
+    def _unique(self, raw: _Raw, what: str) -> bool:
+        if not raw.named:  # reported by the kind's checks
+            return True
+        earlier = self._seen.get((raw.kind, what))
+        if earlier is not None:
+            reason = f"Duplicate value: also defined in {earlier}"
+            self.problems.append(Problem(raw.source, what, "metadata.name", reason))
+            return False
+        self._seen[(raw.kind, what)] = raw.source
+        return True
+
+    def _node(self, raw: _Raw, what: str) -> None:
+        if not self._report(raw, what, validation.check_node(raw.obj)):
+            return
+        node = default_node(raw.obj)
+        if not self._constructs(raw, what, lambda: NodeInfo(node)):
+            return
+        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        if "pods" not in allocatable:
+            self.cluster.warnings.append(
+                f"{raw.source}: {what}: status.allocatable.pods is not set: no pod fits it "
+                "(the kubelet reports 110 by default)"
+            )
+        self.cluster.nodes.append(node)
+
+    def _pod(self, raw: _Raw, what: str, classes: PriorityClasses) -> None:
+        if not self._report(raw, what, validation.check_pod(raw.obj)):
+            return
+        pod, admission = default_pod(raw.obj, classes)
+        if not self._report(raw, what, admission):
+            return
+        uid = pod["metadata"]["uid"]
+        if uid in self._pod_uids:
+            self.problems.append(Problem(raw.source, what, "metadata.uid", f"Duplicate value: {uid!r}"))
+            return
+        if self._constructs(raw, what, lambda: PodInfo(pod)):
+            self._pod_uids.add(uid)
+            self.cluster.pods.append(pod)
+
+    def _constructs(self, raw: _Raw, what: str, build: Any) -> bool:
+        """The scheduler's own parse must succeed too: a last guard against odd shapes."""
+        try:
+            build()
+        except Exception as exc:
+            self.problems.append(Problem(raw.source, what, "", f"cannot be read: {exc}"))
+            return False
+        return True
+
+    def _namespaced_meta(self, raw: _Raw, what: str) -> tuple[str, str, Mapping[str, str]] | None:
+        checker = validation.Checker()
+        validation.check_metadata(checker, checker.mapping(raw.obj.get("metadata"), "metadata"))
+        if not self._report(raw, what, checker.problems):
+            return None
+        meta = raw.obj["metadata"]
+        return meta.get("namespace") or self.home, meta["name"], meta.get("labels") or {}
+
+    def _profile(self, raw: _Raw, what: str) -> None:
+        meta = self._namespaced_meta(raw, what)
+        spec = _model(self, raw, what, SchedulerProfileSpec, "")
+        if meta is None or spec is None:
+            return
+        namespace, name, labels = meta
+        self.cluster.profiles.append(ProfileObject(ProfileKey(namespace, name), labels, spec, raw.source))
+
+    def _plugin_config(self, raw: _Raw, what: str) -> None:
+        meta = self._namespaced_meta(raw, what)
+        spec = _model(self, raw, what, PluginConfigSpec, "spec")
+        if meta is None or spec is None:
+            return
+        namespace, name, _ = meta
+        self.cluster.plugin_configs.append(PluginConfigObject(namespace, name, spec, raw.source))
+
+    def _other(self, raw: _Raw, what: str) -> None:
+        if not raw.named:
+            self.problems.append(Problem(raw.source, what, "metadata.name", validation.REQUIRED))
+            return
+        obj = dict(raw.obj)
+        meta = obj.get("metadata")
+        if (
+            raw.kind not in CLUSTER_SCOPED_KINDS
+            and isinstance(meta, Mapping)
+            and not meta.get("namespace")
+        ):
+            obj["metadata"] = {**meta, "namespace": DEFAULT_NAMESPACE}
+        if raw.kind not in CARRIED_KINDS:
+            self.cluster.warnings.append(f"{raw.source}: {what}: kind {raw.kind} is ignored by the scheduler")
+        self.cluster.objects.setdefault(raw.kind, []).append(obj)
+
+
+def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: str) -> Any:
+    """Validate ``spec`` with a config model; paths are reported relative to ``prefix``."""
+    spec = raw.obj.get("spec")
+    if spec is None:
+        spec = {}
+    if not isinstance(spec, Mapping):
+        loading.problems.append(Problem(raw.source, what, "spec", "must be an object"))
+        return None
+    try:
+        return model.model_validate(spec)
+    except ValidationError as exc:
+        for error in exc.errors():
+            path = field_path(prefix, error["loc"])
+            reason = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
+            if error["type"] not in ("missing", "extra_forbidden") and not isinstance(error.get("input"), Mapping):
+                reason = f"{reason} (got {error.get('input')!r})"
+            loading.problems.append(Problem(raw.source, what, path, reason))
+        return None
+
+
+def field_path(prefix: str, loc: Sequence[int | str]) -> str:
+    """``("plugins", "score", "enabled", 0, "name")`` -> ``plugins.score.enabled[0].name``."""
+    path = prefix
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path = f"{path}.{part}" if path else str(part)
+    return path

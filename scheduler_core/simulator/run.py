@@ -1,0 +1,196 @@
+"""``simulate``: the real scheduler loop over the in-memory cluster, until nothing is left to try.
+
+The scheduler is built as the operator builds it (same registry, same default plugins, same
+profile resolution), with a :class:`~scheduler_core.clock.FakeClock` so backoff waits are
+jumped over, and ``random.Random(seed)`` for the tie-break among equally scored nodes. The
+cluster is fed in the order an informer would deliver it: nodes, pods already assigned, then
+the profiles (SchedulerProfiles with their namespace's PluginConfigs; the built-in default
+profile under ``<home>/default`` when the input has none), then the pending pods, the fake
+clock advancing 1 µs per pod so that, among equal priorities, the queue keeps input order.
+``run_until_idle`` returns once the active and backoff queues are empty; pods left in the
+unschedulable pool are reported with their last attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_core.clock import FakeClock
+from scheduler_core.config import SchedulerProfileSpec
+from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
+from scheduler_core.framework import PodInfo
+from scheduler_core.profiles import ProfileKey, apply_plugin_configs
+from scheduler_core.runtime.build import ProfileError, validate_args
+from scheduler_core.runtime.framework import Framework
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator.backend import InMemoryCluster
+from scheduler_core.simulator.errors import InputError, Problem
+from scheduler_core.simulator.manifests import (
+    DEFAULT_HOME_NAMESPACE,
+    PROFILE_KIND,
+    Cluster,
+    PluginConfigObject,
+    ProfileObject,
+)
+from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
+
+POD_ARRIVAL_INTERVAL = 1e-6  # seconds of fake time between two pending pods
+MAX_UNHANDLED_WARNINGS = 10
+_PLUGIN_CONFIG_PATH = re.compile(r"^pluginConfig\[(\d+)\]\.?(.*)$")
+
+
+@dataclass(slots=True)
+class Simulation:
+    """The outcome: one report per pending pod a profile handles, in input order."""
+
+    pods: list[PodReport]
+    cluster: InMemoryCluster
+    scheduler: Scheduler
+    warnings: list[str] = field(default_factory=list)
+
+
+def simulate(
+    cluster: Cluster,
+    *,
+    seed: int | None = 0,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    registry: Mapping[str, Any] | None = None,
+) -> Simulation:
+    """Run :func:`simulate_async` in a fresh event loop."""
+    return asyncio.run(simulate_async(cluster, seed=seed, home_namespace=home_namespace, registry=registry))
+
+
+async def simulate_async(
+    cluster: Cluster,
+    *,
+    seed: int | None = 0,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    registry: Mapping[str, Any] | None = None,
+) -> Simulation:
+    """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles."""
+    registry = default_registry() if registry is None else registry
+    backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
+    recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
+    clock = FakeClock()
+    scheduler = Scheduler(
+        backend,
+        registry=registry,
+        default_multi_point=default_plugins(registry),
+        clock=clock,
+        home_namespace=home_namespace,
+        rng=random.Random(seed),
+        observer=recorder,
+    )
+    backend.watch(scheduler)
+
+    for node in backend.nodes.values():
+        scheduler.on_node_add(node)
+    pending: list[dict[str, Any]] = []
+    for pod in backend.pods.values():
+        if (pod.get("spec") or {}).get("nodeName"):
+            scheduler.on_pod_add(pod)
+        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+            pending.append(pod)
+    problems = check_plugin_configs(cluster.plugin_configs, registry)
+    problems += apply_profiles(scheduler, cluster, home_namespace)
+    if problems:
+        raise InputError(list(dict.fromkeys(problems)))  # a PluginConfig's problem once, not per profile
+    for pod in pending:
+        clock.advance(POD_ARRIVAL_INTERVAL)
+        scheduler.on_pod_add(pod)
+
+    await scheduler.run_until_idle()
+
+    reports: list[PodReport] = []
+    unhandled: list[PodInfo] = []
+    for pod in pending:
+        info = PodInfo(pod)
+        fwk = scheduler.profiles.for_pod(info)
+        if fwk is None:
+            unhandled.append(info)
+            continue
+        reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
+    return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled))
+
+
+def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mapping[str, Any]) -> list[Problem]:
+    """Each PluginConfig must name a plugin that exists and carry args it accepts."""
+    problems: list[Problem] = []
+    for config in configs:
+        factory = registry.get(config.spec.plugin)
+        if factory is None:
+            problems.append(
+                Problem(config.source, config.what, "spec.plugin", f"plugin {config.spec.plugin!r} does not exist")
+            )
+            continue
+        try:
+            validate_args(config.spec.plugin, getattr(factory, "args_model", None), config.spec.args, "spec.args")
+        except ProfileError as exc:
+            problems.extend(Problem(config.source, config.what, path, reason) for path, reason in exc.problems)
+    return problems
+
+
+def apply_profiles(scheduler: Scheduler, cluster: Cluster, home_namespace: str) -> list[Problem]:
+    """Build and serve every valid profile; the problems of the others."""
+    profiles = cluster.profiles or [
+        ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
+    ]
+    problems: list[Problem] = []
+    for profile in profiles:
+        configs = [c for c in cluster.plugin_configs if c.namespace == profile.key.namespace]
+        merged = apply_plugin_configs(profile.spec, profile.labels, [c.spec for c in configs])
+        try:
+            scheduler.apply_profile(profile.key, merged)
+        except ProfileError as exc:
+            problems.extend(_profile_problems(profile, merged, configs, exc))
+    return problems
+
+
+def _profile_problems(
+    profile: ProfileObject, merged: SchedulerProfileSpec, configs: Sequence[PluginConfigObject], error: ProfileError
+) -> list[Problem]:
+    """Name the object at fault: the profile, or the PluginConfig whose args were merged in."""
+    what = f"{PROFILE_KIND} {profile.key}"
+    own = len(profile.spec.plugin_config)
+    problems = []
+    for path, reason in error.problems:
+        match = _PLUGIN_CONFIG_PATH.match(path)
+        if match and int(match[1]) >= own:
+            plugin = merged.plugin_config[int(match[1])].name
+            config = next((c for c in configs if c.spec.plugin == plugin), None)
+            if config is not None:
+                rest = match[2]
+                field_path = "spec.plugin" if rest == "name" else f"spec.{rest}" if rest else "spec"
+                problems.append(Problem(config.source, config.what, field_path, reason))
+                continue
+        problems.append(Problem(profile.source, what, path, reason))
+    return problems
+
+
+def _not_attempted(scheduler: Scheduler, pod: PodInfo, fwk: Framework) -> PodReport:
+    """A handled pod the queue never released (held by a PreEnqueue plugin)."""
+    queued = scheduler.queue.get(pod)
+    gating = getattr(queued, "gating_plugin", "") if queued is not None else ""
+    if pod.scheduling_gates:
+        message = "Scheduling is blocked due to non-empty scheduling gates"  # upstream SchedulingGated condition
+    elif gating:
+        message = f"not attempted: PreEnqueue plugin {gating!r} holds the pod"
+    else:
+        message = "not attempted"
+    return PodReport(pod.namespace, pod.name, pod.scheduler_name, fwk.profile_name, UNSCHEDULABLE, None, message)
+
+
+def _unhandled_warnings(pods: Sequence[PodInfo]) -> list[str]:
+    warnings = [
+        f"pod {p.key}: no profile serves schedulerName {p.scheduler_name!r} in namespace {p.namespace!r}; not scheduled"
+        for p in pods[:MAX_UNHANDLED_WARNINGS]
+    ]
+    if len(pods) > MAX_UNHANDLED_WARNINGS:
+        warnings.append(f"... and {len(pods) - MAX_UNHANDLED_WARNINGS} more pending pods that no profile serves")
+    return warnings
