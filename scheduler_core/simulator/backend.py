@@ -103,9 +103,8 @@ class InMemoryCluster:
                 f'Operation cannot be fulfilled on pods/binding "{pod.name}": '
                 f'pod {pod.name} is already assigned to node "{current}"',
             )
-        new = copy.deepcopy(stored)
-        new.setdefault("spec", {})["nodeName"] = node_name
-        _set_condition(new.setdefault("status", {}), {"type": POD_SCHEDULED, "status": "True"})
+        new = _with_changes(stored, spec={"nodeName": node_name})
+        _set_condition(new["status"], {"type": POD_SCHEDULED, "status": "True"})
         self.pods[pod.uid] = new
         if self._watch is not None:
             self._watch.on_pod_update(stored, new)
@@ -124,8 +123,8 @@ class InMemoryCluster:
         stored = self.pods.get(pod.uid)
         if stored is None:
             return _not_found(pod)
-        new = copy.deepcopy(stored)
-        status = new.setdefault("status", {})
+        new = _with_changes(stored)
+        status = new["status"]
         if node_name:
             status["nominatedNodeName"] = node_name
         else:
@@ -145,6 +144,16 @@ class InMemoryCluster:
 
     def events_for(self, namespace: str, name: str) -> list[Event]:
         return [e for e in self.events if e.namespace == namespace and e.name == name]
+
+
+def _with_changes(stored: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A new version of a stored object: copies of its top level, spec and status (with
+    ``spec`` changes applied), sharing everything deeper, which nobody mutates. A deep copy
+    per binding would cost more than the scheduling cycle's own work."""
+    new = dict(stored)
+    new["spec"] = {**(stored.get("spec") or {}), **(spec or {})}
+    new["status"] = dict(stored.get("status") or {})
+    return new
 
 
 def _not_found(pod: PodInfo) -> Status:
