@@ -8,8 +8,10 @@ server and then fails to deserialise the reply. Asking for the raw response
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import cast
+from typing import Any, cast
 
 import urllib3
 from kubernetes import client
@@ -39,3 +41,58 @@ def bind_pod(api_client: client.ApiClient, namespace: str, name: str, uid: str, 
     finally:
         response.release_conn()
     return True
+
+
+# -- added for the operator's backend: configuration and raw JSON calls -------------------------
+# The generated client deserialises every answer into models (slow for pod lists, and lossy for
+# custom objects); the operator asks for raw responses and reads the JSON it needs.
+
+CONTENT_MERGE_PATCH = "application/merge-patch+json"
+CONTENT_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+
+
+def new_api_client(*, max_connections: int) -> client.ApiClient:
+    """An ApiClient configured as Kubernetes clients are: in-cluster, else ``KUBECONFIG``.
+
+    The connection pool holds ``max_connections`` connections, as many as calls may be in
+    flight at once (``scheduler_operator.calls``).
+    """
+    from kubernetes import config
+
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    except config.ConfigException:
+        config.load_kube_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    configuration.connection_pool_maxsize = max_connections
+    return client.ApiClient(configuration)
+
+
+def call_json(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """Call a generated API method for its raw response; return the JSON body."""
+    return read_json(fn(*args, _preload_content=False, **kwargs))
+
+
+def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
+    """Call a generated API method, ignoring the body of its (successful) answer."""
+    response = cast(urllib3.HTTPResponse, fn(*args, _preload_content=False, **kwargs))
+    try:
+        if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
+            raise client.ApiException(status=response.status, reason=response.reason)
+    finally:
+        response.release_conn()
+
+
+def read_json(raw: object) -> Any:
+    """The JSON body of a ``_preload_content=False`` response (which it releases)."""
+    response = cast(urllib3.HTTPResponse, raw)
+    try:
+        if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
+            raise client.ApiException(status=response.status, reason=response.reason)
+        return json.loads(response.data) if response.data else None
+    finally:
+        response.release_conn()
+
+
+def is_status(error: BaseException, *codes: HTTPStatus) -> bool:
+    return isinstance(error, client.ApiException) and error.status in codes

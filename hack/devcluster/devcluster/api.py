@@ -1,0 +1,58 @@
+"""The few API calls ``up`` makes itself (readiness, the operator's service account and token)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from .pki import Pair
+
+
+class Client:
+    def __init__(self, server: str, ca: Pair, client: Pair) -> None:
+        self.server = server
+        self._context = ssl.create_default_context(cafile=str(ca.cert))
+        self._context.load_cert_chain(str(client.cert), str(client.key))
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.server + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=self._context, timeout=10) as response:
+                status, raw = response.status, response.read()
+        except urllib.error.HTTPError as error:
+            status, raw = error.code, error.read()
+        try:
+            return status, json.loads(raw)
+        except ValueError:
+            return status, raw.decode(errors="replace")
+
+    def ensure(self, path: str, body: dict[str, Any]) -> None:
+        """Create ``body`` by POSTing to the collection ``path``; an existing object is fine."""
+        status, answer = self.request("POST", path, body)
+        if status not in (200, 201, 409):
+            raise RuntimeError(f"POST {path} -> {status}: {answer}")
+
+
+def wait_until(what: str, check: Callable[[], bool], *, timeout: float, alive: Callable[[], str | None]) -> None:
+    """Poll ``check`` until true; give up early when ``alive`` names a process that died."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if check():
+                return
+        except OSError:
+            pass  # not listening yet
+        dead = alive()
+        if dead:
+            raise RuntimeError(f"{dead} exited while waiting for {what}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.25)

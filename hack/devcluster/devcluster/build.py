@@ -1,0 +1,119 @@
+"""Build the control-plane binaries from the Go modules pinned in ``hack/devcluster/go.mod``.
+
+Built once into ``.devcluster/bin`` and reused; a stamp holding the hash of go.mod, go.sum and
+the build flags triggers a rebuild when any of them changes. Go's own build cache
+(``go env GOCACHE``) makes a rebuild after a fresh clone a matter of linking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from . import layout
+from .errors import DevClusterError, ToolchainMissing
+from .ui import locked, say, tail
+
+# Main package of each binary; etcd's lives at the root of its server module.
+PACKAGES = {
+    layout.ETCD: "go.etcd.io/etcd/server/v3",
+    layout.APISERVER: "k8s.io/kubernetes/cmd/kube-apiserver",
+    layout.CONTROLLER_MANAGER: "k8s.io/kubernetes/cmd/kube-controller-manager",
+    layout.SCHEDULER: "k8s.io/kubernetes/cmd/kube-scheduler",
+}
+# go build names a binary after the last path element that is not a major version suffix.
+_BUILT_AS = {layout.ETCD: "server"}
+_VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
+STAMP = ".stamp"
+MIN_GO = (1, 26)
+
+
+def kubernetes_version() -> str:
+    text = (layout.MODULE_DIR / "go.mod").read_text()
+    match = re.search(r"^\s*k8s\.io/kubernetes (v\d+\.\d+\.\d+)\b", text, re.MULTILINE)
+    if not match:
+        raise DevClusterError("hack/devcluster/go.mod does not require k8s.io/kubernetes")
+    return match.group(1)
+
+
+def _ldflags() -> str:
+    # Without these the binaries report v0.0.0-master, as `go build` skips hack/lib/version.sh.
+    version = kubernetes_version()
+    major, minor, _ = version.removeprefix("v").split(".")
+    flags = ["-s", "-w"]
+    for package in _VERSION_PACKAGES:
+        flags += [
+            f"-X {package}.gitVersion={version}",
+            f"-X {package}.gitMajor={major}",
+            f"-X {package}.gitMinor={minor}",
+            f"-X {package}.gitTreeState=clean",
+        ]
+    return " ".join(flags)
+
+
+def build_command(out_dir: str) -> list[str]:
+    return ["go", "build", "-trimpath", f"-ldflags={_ldflags()}", "-o", out_dir + "/", *PACKAGES.values()]
+
+
+def _stamp() -> str:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update((layout.MODULE_DIR / name).read_bytes())
+    digest.update(repr(build_command("OUT")).encode())
+    return digest.hexdigest()
+
+
+def is_current(lay: layout.Layout) -> bool:
+    stamp = lay.bin / STAMP
+    if not stamp.is_file() or stamp.read_text().strip() != _stamp():
+        return False
+    return all(os.access(lay.binary(name), os.X_OK) for name in layout.BINARIES)
+
+
+def _check_go() -> None:
+    go = shutil.which("go")
+    hint = f"install Go >= {MIN_GO[0]}.{MIN_GO[1]} or set CRD_SCHEDULER_TEST_KUBECONFIG to an existing cluster"
+    if go is None:
+        raise ToolchainMissing(f"`go` not found on PATH: {hint}")
+    found = subprocess.run([go, "env", "GOVERSION"], cwd=layout.MODULE_DIR, capture_output=True, text=True, check=False)
+    match = re.match(r"go(\d+)\.(\d+)", found.stdout.strip())
+    if found.returncode != 0 or not match or (int(match[1]), int(match[2])) < MIN_GO:
+        raise ToolchainMissing(f"unusable Go ({found.stdout.strip() or found.stderr.strip()}): {hint}")
+
+
+def ensure_built(lay: layout.Layout, *, force: bool = False) -> None:
+    with locked(lay.bin.with_name(lay.bin.name + ".lock")):
+        if not force and is_current(lay):
+            return
+        _check_go()
+        staging = lay.bin.with_name(lay.bin.name + ".new")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(parents=True)
+        command = build_command(str(staging))
+        say(f"building {', '.join(layout.BINARIES)} ({kubernetes_version()}) into {lay.bin}")
+        say(f"  first build takes ~35 min on 2 cores (see hack/devcluster/README.md); log: {lay.build_log}")
+        started = time.monotonic()
+        with lay.build_log.open("w") as log:
+            log.write(" ".join(command) + "\n")
+            log.flush()
+            result = subprocess.run(
+                command,
+                cwd=layout.MODULE_DIR,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                env={**os.environ, "GOFLAGS": (os.environ.get("GOFLAGS", "") + " -mod=readonly").strip()},
+            )
+        if result.returncode != 0:
+            raise DevClusterError(f"go build failed; last lines of {lay.build_log}:\n{tail(lay.build_log)}")
+        for name, built in _BUILT_AS.items():
+            (staging / built).rename(staging / name)
+        (staging / STAMP).write_text(_stamp() + "\n")
+        shutil.rmtree(lay.bin, ignore_errors=True)
+        staging.rename(lay.bin)
+        sizes = ", ".join(f"{name} {lay.binary(name).stat().st_size / 2**20:.0f} MiB" for name in layout.BINARIES)
+        say(f"built in {time.monotonic() - started:.0f} s: {sizes}")

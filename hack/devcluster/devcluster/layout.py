@@ -1,0 +1,91 @@
+"""Where everything lives: one state folder (git-ignored ``.devcluster/`` by default).
+
+::
+
+    .devcluster/
+      bin/            built binaries + .stamp (hash of go.mod, go.sum and build flags)
+      build.log       output of the last ``go build``
+      run/            one running cluster; removed by ``down``
+        pki/          CA, serving and client certificates, service-account key
+        etcd/         etcd data
+        logs/         one log per component
+        pids/         one pid file per component
+        state.json    ports chosen at ``up``
+        kubeconfig, kubeconfig-operator, kubeconfig-scheduler, kubeconfig-controller-manager
+
+``CRD_SCHEDULER_DEVCLUSTER_DIR`` moves the state folder (e.g. to run a second cluster);
+``CRD_SCHEDULER_DEVCLUSTER_BIN`` points at an already built bin folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+MODULE_DIR = REPO_ROOT / "hack" / "devcluster"
+
+ETCD = "etcd"
+APISERVER = "kube-apiserver"
+CONTROLLER_MANAGER = "kube-controller-manager"
+SCHEDULER = "kube-scheduler"
+BINARIES = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER)
+# Stop order: dependents first.
+CLUSTER_COMPONENTS = (CONTROLLER_MANAGER, APISERVER, ETCD)
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path
+    bin: Path
+
+    @classmethod
+    def from_env(cls) -> Layout:
+        root = Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR") or REPO_ROOT / ".devcluster")
+        bin_dir = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN")
+        return cls(root=root.resolve(), bin=Path(bin_dir).resolve() if bin_dir else root.resolve() / "bin")
+
+    @property
+    def build_log(self) -> Path:
+        return self.root / "build.log"
+
+    @property
+    def run(self) -> Path:
+        return self.root / "run"
+
+    @property
+    def pki(self) -> Path:
+        return self.run / "pki"
+
+    @property
+    def logs(self) -> Path:
+        return self.run / "logs"
+
+    @property
+    def pids(self) -> Path:
+        return self.run / "pids"
+
+    @property
+    def state(self) -> Path:
+        return self.run / "state.json"
+
+    @property
+    def admin_kubeconfig(self) -> Path:
+        return self.run / "kubeconfig"
+
+    @property
+    def operator_kubeconfig(self) -> Path:
+        return self.run / "kubeconfig-operator"
+
+    def kubeconfig_for(self, component: str) -> Path:
+        return self.run / f"kubeconfig-{component.removeprefix('kube-')}"
+
+    def binary(self, name: str) -> Path:
+        return self.bin / name
+
+    def log(self, component: str) -> Path:
+        return self.logs / f"{component}.log"
+
+    def pidfile(self, component: str) -> Path:
+        return self.pids / f"{component}.pid"

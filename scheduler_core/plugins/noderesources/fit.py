@@ -1,0 +1,150 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full would it be.
+
+Upstream ``pkg/scheduler/framework/plugins/noderesources/fit.go`` (k8s.io/kubernetes v1.36.3).
+PreFilter stores the pod's requests (from the already-parsed :class:`PodInfo`); Filter rejects
+a node that lacks any of them (:mod:`requests`), Unschedulable or, when the pod asks for more
+than the node's whole allocatable, UnschedulableAndUnresolvable. PreScore stores the pod's
+per-resource requests for the configured scoring strategy (:mod:`strategies`) and never skips.
+The batch forms judge and score many nodes with a few NumPy operations over the snapshot's
+columns and agree exactly with the per-node forms.
+
+Not modelled: the SidecarContainers gate (GA, always on: no PreFilter rejection), pod-level
+resources and DRA extended resources (see :mod:`requests`), and the workload placement score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_core.framework import (
+    BoolArray,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    Handle,
+    IntArray,
+    NodeColumns,
+    NodeInfo,
+    PodInfo,
+    PreFilterResult,
+    Status,
+)
+from scheduler_core.plugins import names
+from scheduler_core.plugins.noderesources import queueing, strategies
+from scheduler_core.plugins.noderesources.args import NodeResourcesFitArgs, ScoringStrategy
+from scheduler_core.plugins.noderesources.requests import (
+    FitRequest,
+    compute_fit_request,
+    ignore_predicate,
+    insufficient_resources,
+)
+from scheduler_core.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from scheduler_core.plugins.noderesources.validation import LEAST_ALLOCATED, MOST_ALLOCATED
+
+NAME = names.NODE_RESOURCES_FIT
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """The pod's request for each configured resource, in their order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> PreScoreState:
+        return self
+
+
+def build_strategy(strategy: ScoringStrategy) -> strategies.Strategy:
+    """Upstream ``nodeResourceStrategyTypeMap`` (the type is validated by the args)."""
+    weights = [r.weight for r in strategy.resources]
+    if strategy.type == LEAST_ALLOCATED:
+        return strategies.LeastAllocated(weights)
+    if strategy.type == MOST_ALLOCATED:
+        return strategies.MostAllocated(weights)
+    assert strategy.requested_to_capacity_ratio is not None
+    shape = [(p.utilization, p.score) for p in strategy.requested_to_capacity_ratio.shape]
+    return strategies.RequestedToCapacityRatio(weights, shape)
+
+
+class NodeResourcesFit:
+    name = NAME
+    args_model = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle | None) -> None:
+        if not isinstance(args, NodeResourcesFitArgs):
+            args = NodeResourcesFitArgs.model_validate(args or {})
+        self.args = args
+        self._handle = handle
+        self._ignored = ignore_predicate(frozenset(args.ignored_resources), frozenset(args.ignored_resource_groups))
+        strategy = args.scoring_strategy
+        self._scorer = ResourceAllocationScorer(strategy.resources, build_strategy(strategy), use_requested=False)
+
+    def events_to_register(self) -> Sequence[ClusterEventWithHint]:
+        return queueing.fit_events()
+
+    # -- PreFilter / Filter ---------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        state.write(PRE_FILTER_STATE_KEY, compute_fit_request(pod.requests, self._ignored))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        request = _pre_filter_state(state)
+        if request is None:
+            return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        found = insufficient_resources(request, node.allocatable, node.requested, len(node.pods))
+        if not found:
+            return None
+        unresolvable = any(r.unresolvable for r in found)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+        return Status(code, *(r.reason for r in found))
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
+        request = _pre_filter_state(state)
+        if request is None:
+            return None
+        fits: BoolArray = columns.pod_count < columns.alloc_pods
+        if request.milli_cpu > 0:
+            fits &= columns.alloc_cpu - columns.req_cpu >= request.milli_cpu
+        if request.memory > 0:
+            fits &= columns.alloc_memory - columns.req_memory >= request.memory
+        if request.ephemeral_storage > 0:
+            fits &= columns.alloc_ephemeral - columns.req_ephemeral >= request.ephemeral_storage
+        for name, quantity in request.scalars:
+            fits &= columns.allocatable(name) - columns.requested(name) >= quantity
+        return fits
+
+    # -- PreScore / Score -----------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(self._scorer.pod_requests(pod)))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        return self._scorer.score(node, self._pod_requests(state, pod))
+
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
+        return self._scorer.score_batch(columns, rows, self._pod_requests(state, pod))
+
+    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
+        pre_score = _pre_score_state(state)
+        # Upstream computes the requests on the spot when PreScore did not run.
+        return pre_score.pod_requests if pre_score is not None else self._scorer.pod_requests(pod)
+
+
+def _pre_filter_state(state: CycleState) -> FitRequest | None:
+    try:
+        return state.read_as(PRE_FILTER_STATE_KEY, FitRequest)
+    except KeyError:
+        return None
+
+
+def _pre_score_state(state: CycleState) -> PreScoreState | None:
+    try:
+        return state.read_as(PRE_SCORE_STATE_KEY, PreScoreState)
+    except KeyError:
+        return None

@@ -1,0 +1,120 @@
+"""NodeResourcesFit's queueing hints: which events may make a pod it rejected fit.
+
+Upstream ``noderesources/fit.go`` (k8s.io/kubernetes v1.36.3) ``EventsToRegister``,
+``isSchedulableAfterPodEvent``, ``isSchedulableAfterPodScaleDown``,
+``isSchedulableAfterNodeChange`` and ``haveAnyRequestedResourcesIncreased``, with v1.36's
+default feature gates: InPlacePodVerticalScaling and SchedulerQueueingHints are GA and locked
+on, so pod scale-downs are registered and node events are only Add and allocatable updates.
+
+Simplifications, documented: upstream's ``Pod`` event resource covers assigned and unscheduled
+pods, so both are registered here; scale-downs compare spec requests (upstream also reads
+resized amounts from the pod status); the DRA extended-resource DeviceClass event is not
+registered, as this scheduler has no DeviceClasses. Hints take either parsed objects
+(:class:`PodInfo` / :class:`NodeInfo`) or raw manifests; any other object raises, which the
+queue treats as Queue (upstream returns Queue with an error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_core.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Resource,
+)
+from scheduler_core.plugins.noderesources.requests import compute_fit_request, insufficient_resources
+
+POD_ACTIONS = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
+NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
+
+
+def _as_pod(obj: Any) -> PodInfo | None:
+    if obj is None or isinstance(obj, PodInfo):
+        return obj
+    if isinstance(obj, Mapping):
+        return PodInfo(obj)
+    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
+
+
+def _as_allocatable(obj: Any) -> Resource | None:
+    if obj is None:
+        return None
+    if isinstance(obj, NodeInfo):
+        return obj.allocatable
+    if isinstance(obj, Mapping):
+        return NodeInfo(obj).allocatable
+    raise TypeError(f"expected a Node, got {type(obj).__name__}")
+
+
+def is_schedulable_after_pod_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """A pod was deleted or scaled down: Queue when that can free resources for ``pod``."""
+    original, modified = _as_pod(old), _as_pod(new)
+    if modified is None:
+        if original is None:
+            raise TypeError("pod event without a pod")
+        if not original.node_name and not original.nominated_node_name:
+            return QueueingHint.SKIP  # an unscheduled, unnominated pod held nothing
+        return QueueingHint.QUEUE
+    if original is None:
+        raise TypeError("pod update without the old pod")
+    return QueueingHint.QUEUE if _scaled_down_for(pod, original, modified) else QueueingHint.SKIP
+
+
+def _scaled_down_for(target: PodInfo, original: PodInfo, modified: PodInfo) -> bool:
+    if modified.uid == target.uid:
+        return True  # the pod itself got smaller
+    if not modified.node_name:
+        return False  # an unscheduled pod held nothing
+    before, after, wanted = original.requests, modified.requests, target.requests
+    if wanted.milli_cpu and before.milli_cpu > after.milli_cpu:
+        return True
+    if wanted.memory and before.memory > after.memory:
+        return True
+    if wanted.ephemeral_storage and before.ephemeral_storage > after.ephemeral_storage:
+        return True
+    return any(
+        quantity and before.scalar_resources.get(name, 0) > after.scalar_resources.get(name, 0)
+        for name, quantity in wanted.scalar_resources.items()
+    )
+
+
+def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """A node was added or its allocatable changed: Queue when ``pod`` may now fit on it."""
+    original, modified = _as_allocatable(old), _as_allocatable(new)
+    request = compute_fit_request(pod.requests)
+    # isFit: an empty NodeInfo of the new node, checked without ignored resources (upstream Fits).
+    if modified is None or insufficient_resources(request, modified, Resource(), 0):
+        return QueueingHint.SKIP
+    if original is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if _requested_resources_increased(pod.requests, original, modified) else QueueingHint.SKIP
+
+
+def _requested_resources_increased(wanted: Resource, before: Resource, after: Resource) -> bool:
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    if (
+        (wanted.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (wanted.memory > 0 and after.memory > before.memory)
+        or (wanted.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+    ):
+        return True
+    return any(
+        quantity and after.scalar_resources.get(name, 0) > before.scalar_resources.get(name, 0)
+        for name, quantity in wanted.scalar_resources.items()
+    )
+
+
+def fit_events() -> list[ClusterEventWithHint]:
+    return [
+        ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, POD_ACTIONS), is_schedulable_after_pod_event),
+        ClusterEventWithHint(ClusterEvent(EventResource.POD, POD_ACTIONS), is_schedulable_after_pod_event),
+        ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), is_schedulable_after_node_change),
+    ]

@@ -1,0 +1,199 @@
+"""Args validation for the NodeResources plugins, with upstream's exact messages.
+
+Upstream: ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``
+(``ValidateNodeResourcesFitArgs``, ``ValidateNodeResourcesBalancedAllocationArgs``,
+``validateResources``, ``validateFunctionShape``), rendered as apimachinery renders a
+``field.ErrorList`` aggregate (``util/validation/field/errors.go``, ``util/errors``):
+``<path>: Invalid value: <value>: <detail>``, several errors as ``[e1, e2]``. The plugin
+factories pass a nil root path, so paths start at the args' own fields.
+
+Label-key checks follow ``apimachinery/pkg/api/validate/content`` (``IsLabelKey``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scheduler_core.plugins.noderesources.args import (
+        NodeResourcesBalancedAllocationArgs,
+        NodeResourcesFitArgs,
+        ResourceSpec,
+        UtilizationShapePoint,
+    )
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SUPPORTED_SCORING_STRATEGY_TYPES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)  # sorted
+
+MAX_CUSTOM_PRIORITY_SCORE = 10  # pkg/scheduler/apis/config/types.go
+_MIN_UTILIZATION, _MAX_UTILIZATION = 0, 100
+
+
+# -- field.Error rendering ----------------------------------------------------------------
+def _go_value(value: object) -> str:
+    """A bad value as ``field.Error.ErrorBody`` prints it: numbers plain, strings quoted."""
+    if isinstance(value, str):
+        # %q / json.Marshal agree on the names and values these plugins see.
+        return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+    return str(value)
+
+
+def invalid(path: str, value: object, detail: str) -> str:
+    return f"{path}: Invalid value: {_go_value(value)}: {detail}"
+
+
+def required(path: str, detail: str) -> str:
+    return f"{path}: Required value: {detail}"
+
+
+def forbidden(path: str, detail: str) -> str:
+    return f"{path}: Forbidden: {detail}"
+
+
+def duplicate(path: str, value: object) -> str:
+    return f"{path}: Duplicate value: {_go_value(value)}"
+
+
+def not_supported(path: str, value: object, valid: Sequence[str]) -> str:
+    quoted = ", ".join(json.dumps(v) for v in valid)
+    return f"{path}: Unsupported value: {_go_value(value)}: supported values: {quoted}"
+
+
+def aggregate(errors: Sequence[str]) -> str:
+    """``field.ErrorList.ToAggregate().Error()``: duplicates dropped, several bracketed."""
+    unique = list(dict.fromkeys(errors))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
+
+
+# -- content.IsLabelKey -------------------------------------------------------------------
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_KEY_ERR = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_KEY_RE = re.compile(f"^{_LABEL_KEY_FMT}$")
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+_DNS1123_SUBDOMAIN_ERR = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+
+
+def _regex_error(msg: str, regex: str, *examples: str) -> str:
+    if not examples:
+        return f"{msg} (regex used for validation is '{regex}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{regex}')"
+
+
+def _dns1123_subdomain(value: str) -> list[str]:
+    errs = []
+    if len(value.encode()) > 253:
+        errs.append("must be no more than 253 bytes")
+    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
+        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def label_key_errors(value: str) -> list[str]:
+    """Upstream ``content.IsLabelKey`` (what ``ValidateLabelName`` checks)."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs.extend("prefix part " + m for m in _dns1123_subdomain(prefix))
+    else:
+        return [
+            "a valid label key "
+            + _regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 bytes")
+    if not _LABEL_KEY_RE.fullmatch(name):
+        errs.append("name part " + _regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+# -- the validators ---------------------------------------------------------------------
+def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str]:
+    if not shape:
+        return [required(path, "at least one point must be specified")]
+    errs: list[str] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(
+                invalid(f"{path}[{i}].utilization", shape[i].utilization, "values must be sorted in increasing order")
+            )
+            break
+    for i, point in enumerate(shape):
+        if not _MIN_UTILIZATION <= point.utilization <= _MAX_UTILIZATION:
+            detail = f"not in valid range [{_MIN_UTILIZATION}, {_MAX_UTILIZATION}]"
+            errs.append(invalid(f"{path}[{i}].utilization", point.utilization, detail))
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(
+                invalid(f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
+            )
+    return errs
+
+
+def _resources_errors(resources: Sequence[ResourceSpec], path: str) -> list[str]:
+    return [
+        invalid(f"{path}[{i}].weight", r.weight, f"resource weight of {r.name} not in valid range (0, 100]")
+        for i, r in enumerate(resources)
+        if r.weight <= 0 or r.weight > 100
+    ]
+
+
+def fit_args_errors(args: NodeResourcesFitArgs) -> list[str]:
+    """Upstream ``ValidateNodeResourcesFitArgs(nil, args)``, on defaulted args."""
+    errs: list[str] = []
+    for i, res in enumerate(args.ignored_resources):
+        errs.extend(invalid(f"ignoredResources[{i}]", res, m) for m in label_key_errors(res))
+    for i, group in enumerate(args.ignored_resource_groups):
+        path = f"ignoredResourceGroups[{i}]"
+        if "/" in group:
+            errs.append(invalid(path, group, "resource group name can't contain '/'"))
+        errs.extend(invalid(path, group, m) for m in label_key_errors(group))
+    strategy = args.scoring_strategy
+    if strategy.type not in SUPPORTED_SCORING_STRATEGY_TYPES:
+        errs.append(not_supported("scoringStrategy.type", strategy.type, SUPPORTED_SCORING_STRATEGY_TYPES))
+    errs.extend(_resources_errors(strategy.resources, "scoringStrategy.resources"))
+    ratio_path = "scoringStrategy.requestedToCapacityRatio"
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        if strategy.requested_to_capacity_ratio is None:
+            errs.append(required(ratio_path, "must be specified when type is RequestedToCapacityRatio"))
+        else:
+            errs.extend(_function_shape_errors(strategy.requested_to_capacity_ratio.shape, ratio_path + ".shape"))
+    elif strategy.requested_to_capacity_ratio is not None:
+        errs.append(forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio"))
+    return errs
+
+
+def balanced_allocation_args_errors(args: NodeResourcesBalancedAllocationArgs) -> list[str]:
+    """Upstream ``ValidateNodeResourcesBalancedAllocationArgs(nil, args)``."""
+    errs: list[str] = []
+    seen: set[str] = set()
+    for i, resource in enumerate(args.resources):
+        if resource.name in seen:
+            errs.append(duplicate(f"resources[{i}].name", resource.name))
+        else:
+            seen.add(resource.name)
+        if resource.weight != 1:
+            errs.append(invalid(f"resources[{i}].weight", resource.weight, "must be 1"))
+    return errs

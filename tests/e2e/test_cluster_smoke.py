@@ -1,0 +1,308 @@
+"""The test cluster behaves like a real one: the API calls the scheduler relies on, on a real server.
+
+Nodes and pods are plain API objects (no kubelet); pods name a scheduler nobody runs, so only the
+test moves them. The last tests check the dev cluster itself: loopback only, reuse, clean ``down``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client, config, watch
+from kubernetes.client import ApiException
+
+from scheduler_operator.kube import bind_pod
+from tests import builders
+from tests.e2e import DEV_CLUSTER, Cluster, eventually
+
+pytestmark = pytest.mark.e2e
+
+UNHANDLED = "no-such-scheduler"
+OPERATOR_USER = "system:serviceaccount:crd-scheduler:crd-scheduler"
+
+
+@pytest.fixture
+def core(api: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api)
+
+
+@pytest.fixture
+def make_node(core: client.CoreV1Api) -> Iterator[Callable[..., str]]:
+    """Create uniquely named Nodes (cluster-scoped, so deleted here rather than with a namespace)."""
+    created: list[str] = []
+
+    def make(**kwargs: Any) -> str:
+        name = f"e2e-node-{uuid.uuid4().hex[:8]}"
+        core.create_node(builders.node(name, **kwargs))
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        core.delete_node(name)
+
+
+def _pending_pod(core: client.CoreV1Api, namespace: str, name: str, **kwargs: Any) -> client.V1Pod:
+    return core.create_namespaced_pod(namespace, builders.pod(name, namespace, scheduler_name=UNHANDLED, **kwargs))
+
+
+def test_node_is_stored_as_given(core: client.CoreV1Api, make_node: Callable[..., str], cluster: Cluster) -> None:
+    name = make_node(cpu="8", memory="16Gi", labels={"zone": "a"})
+
+    node = core.read_node(name)
+
+    assert node.status.allocatable == {"cpu": "8", "memory": "16Gi", "pods": "110"}
+    assert node.metadata.labels["zone"] == "a"
+    if cluster.dev_cluster:  # TaintNodesByCondition is off: no kubelet would ever lift its taint
+        assert not node.spec.taints
+
+
+def test_pod_for_an_unhandled_scheduler_stays_pending(
+    core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+) -> None:
+    make_node()
+
+    _pending_pod(core, namespace, "waits", cpu="100m")
+    pod = core.read_namespaced_pod("waits", namespace)
+
+    assert pod.status.phase == "Pending"
+    assert pod.spec.node_name is None
+    assert pod.spec.scheduler_name == UNHANDLED
+    # ServiceAccount admission ran (and found the account the controller made).
+    assert pod.spec.service_account_name == "default"
+
+
+def test_binding_sets_node_name_once(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+) -> None:
+    first, second = make_node(), make_node()
+    uid = _pending_pod(core, namespace, "bound").metadata.uid
+
+    assert bind_pod(api, namespace, "bound", uid, first) is True
+    pod = core.read_namespaced_pod("bound", namespace)
+    assert pod.spec.node_name == first
+    assert {(c.type, c.status) for c in pod.status.conditions} >= {("PodScheduled", "True")}
+
+    assert bind_pod(api, namespace, "bound", uid, second) is False
+    assert core.read_namespaced_pod("bound", namespace).spec.node_name == first
+
+
+def test_binding_checks_the_pod_uid(
+    api: client.ApiClient, core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+) -> None:
+    node = make_node()
+    _pending_pod(core, namespace, "recreated")
+
+    assert bind_pod(api, namespace, "recreated", str(uuid.uuid4()), node) is False
+    assert core.read_namespaced_pod("recreated", namespace).spec.node_name is None
+
+
+def test_binding_a_missing_pod_raises(api: client.ApiClient, namespace: str, make_node: Callable[..., str]) -> None:
+    with pytest.raises(ApiException) as error:
+        bind_pod(api, namespace, "absent", str(uuid.uuid4()), make_node())
+
+    assert error.value.status == 404
+
+
+def test_watch_sees_a_pod_added_then_modified(core: client.CoreV1Api, namespace: str) -> None:
+    start = core.list_namespaced_pod(namespace).metadata.resource_version
+    _pending_pod(core, namespace, "watched")
+    core.patch_namespaced_pod("watched", namespace, {"metadata": {"labels": {"stage": "two"}}})
+
+    seen = []
+    stream = watch.Watch()
+    for event in stream.stream(core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=30):
+        pod = event["object"]
+        seen.append((event["type"], pod.metadata.name, (pod.metadata.labels or {}).get("stage")))
+        if event["type"] == "MODIFIED":
+            stream.stop()
+
+    assert seen == [("ADDED", "watched", None), ("MODIFIED", "watched", "two")]
+
+
+def _widget_crd(group: str) -> dict[str, Any]:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "required": ["size"],
+                "properties": {"size": {"type": "integer", "minimum": 1}},
+            }
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"widgets.{group}"},
+        "spec": {
+            "group": group,
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
+
+
+def test_custom_resource_round_trip(api: client.ApiClient, namespace: str) -> None:
+    group = f"t{uuid.uuid4().hex[:8]}.e2e.crd-scheduler.io"
+    extensions = client.ApiextensionsV1Api(api)
+    custom = client.CustomObjectsApi(api)
+    extensions.create_custom_resource_definition(_widget_crd(group))
+    try:
+
+        def established() -> None:
+            conditions = extensions.read_custom_resource_definition(f"widgets.{group}").status.conditions or []
+            assert ("Established", "True") in {(c.type, c.status) for c in conditions}
+
+        eventually(established)
+        widget = {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}}
+        eventually(lambda: custom.create_namespaced_custom_object(group, "v1", namespace, "widgets", widget))
+
+        stored = custom.get_namespaced_custom_object(group, "v1", namespace, "widgets", "w1")
+        with pytest.raises(ApiException) as invalid:
+            bad = {**widget, "metadata": {"name": "w2"}, "spec": {"size": 0}}
+            custom.create_namespaced_custom_object(group, "v1", namespace, "widgets", bad)
+        listed = custom.list_namespaced_custom_object(group, "v1", namespace, "widgets")
+    finally:
+        extensions.delete_custom_resource_definition(f"widgets.{group}")
+
+    assert stored["spec"] == {"size": 3}
+    assert stored["metadata"]["uid"]
+    assert invalid.value.status == 422  # the structural schema is enforced
+    assert [item["metadata"]["name"] for item in listed["items"]] == ["w1"]
+
+
+def test_operator_identity_has_only_what_rbac_grants(cluster: Cluster, api: client.ApiClient) -> None:
+    rbac = client.RbacAuthorizationV1Api(api)
+    name = f"e2e-node-reader-{uuid.uuid4().hex[:6]}"
+    with cluster.api_client(operator=True) as operator_api:
+        review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        user = client.AuthenticationV1Api(operator_api).create_self_subject_review(review).status.user_info.username
+        nodes = client.CoreV1Api(operator_api)
+
+        def forbidden() -> None:
+            try:
+                nodes.list_node()
+            except ApiException as error:
+                assert error.status == 403, error
+                return
+            raise AssertionError(f"{user} may list nodes")
+
+        forbidden()
+        rbac.create_cluster_role(
+            {
+                "metadata": {"name": name},
+                "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}],
+            }
+        )
+        rbac.create_cluster_role_binding(
+            {
+                "metadata": {"name": name},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+            }
+        )
+        try:
+            listed = eventually(nodes.list_node)
+        finally:
+            rbac.delete_cluster_role_binding(name)
+            rbac.delete_cluster_role(name)
+        eventually(forbidden)
+
+    assert listed.items is not None
+    if cluster.dev_cluster:
+        assert user == OPERATOR_USER
+
+
+# The dev cluster itself.
+
+
+def _run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run([sys.executable, str(DEV_CLUSTER), *args], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, f"dev-cluster {' '.join(args)}:\n{result.stderr}"
+    return result
+
+
+def _status(env: dict[str, str] | None = None) -> dict[str, Any]:
+    report: dict[str, Any] = json.loads(_run("status", "--json", env=env).stdout)
+    return report
+
+
+@pytest.fixture
+def dev_cluster(cluster: Cluster) -> None:
+    if not cluster.dev_cluster:
+        pytest.skip("checks scripts/dev-cluster itself; the cluster in use is external")
+
+
+def _ss_listeners(pids: set[int]) -> list[str]:
+    """Local addresses of listening TCP sockets of ``pids``, as ``ss`` reports them."""
+    out = subprocess.run(["ss", "-Hltnp"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[3] for line in out.splitlines() if any(f"pid={pid}," in line for pid in pids)]
+
+
+@pytest.mark.usefixtures("dev_cluster")
+def test_dev_cluster_listens_on_loopback_only() -> None:
+    report = _status()
+
+    assert report["running"]
+    assert {item["process"] for item in report["listeners"]} >= {"etcd", "kube-apiserver", "kube-controller-manager"}
+    assert report["loopback_only"], report["listeners"]
+    if shutil.which("ss"):
+        addresses = _ss_listeners({item["pid"] for item in report["processes"]})
+        assert addresses
+        assert all(a.startswith(("127.0.0.1:", "[::1]:", "[::ffff:127.0.0.1]:")) for a in addresses), addresses
+
+
+def _running(pid: int) -> bool:
+    """True unless gone or a zombie (exited, waiting for init to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+@pytest.mark.usefixtures("dev_cluster")
+def test_second_cluster_up_is_idempotent_runs_kube_scheduler_and_down_leaves_nothing(tmp_path: Path) -> None:
+    binaries = _run("build").stdout.strip()
+    env = {**os.environ, "CRD_SCHEDULER_DEVCLUSTER_DIR": str(tmp_path / "dc"), "CRD_SCHEDULER_DEVCLUSTER_BIN": binaries}
+
+    kubeconfig = _run("up", env=env).stdout.strip().splitlines()[-1]
+    first = _status(env)
+    again = _run("up", env=env).stdout.strip().splitlines()[-1]
+    assert again == kubeconfig
+    assert _status(env)["processes"] == first["processes"]
+
+    log = Path(_run("kube-scheduler", "up", "--v", "2", env=env).stdout.strip().splitlines()[-1])
+    with config.new_client_from_config(config_file=kubeconfig) as second_api:
+        core = client.CoreV1Api(second_api)
+        core.create_node(builders.node("n1"))
+        core.create_namespaced_pod("default", builders.pod("p", "default", scheduler_name="default-scheduler"))
+
+        def scheduled() -> None:
+            assert core.read_namespaced_pod("p", "default").spec.node_name == "n1"
+
+        eventually(scheduled, timeout=60)
+    running = _status(env)
+    assert "kube-scheduler" in {item["process"] for item in running["listeners"]}
+    assert running["loopback_only"], running["listeners"]
+    assert log.is_file()
+
+    _run("down", env=env)
+
+    pids = [item["pid"] for item in running["processes"]]
+    assert len(pids) == 4
+    assert not [pid for pid in pids if _running(pid)]
+    assert not (tmp_path / "dc" / "run").exists()
+    stopped = subprocess.run([sys.executable, str(DEV_CLUSTER), "status"], env=env, capture_output=True, text=True)
+    assert stopped.returncode == 1
