@@ -25,6 +25,11 @@ lint: install
 	$(PY) -m ruff check scheduler_core scheduler_operator tests bench
 	$(PY) -m mypy scheduler_core scheduler_operator
 	lint-imports
+	$(PY) -m scheduler_core.config.crd --check
+
+## crds: regenerate crds/ and manifests/crds/ from the pydantic config models
+crds: install
+	$(PY) -m scheduler_core.config.crd
 
 simulate: install
 	crd-scheduler simulate -f examples/cluster.yaml -o table

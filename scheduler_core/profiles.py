@@ -64,11 +64,13 @@ class ProfileSet:
         registry: Mapping[str, object],
         default_multi_point: PluginSet,
         make_handle: Callable[[str], FrameworkHandle],
+        batch: bool = True,
     ) -> None:
         self.home_namespace = home_namespace
         self._registry = registry
         self._default_multi_point = default_multi_point
         self._make_handle = make_handle
+        self._batch = batch
         self._by_key: dict[ProfileKey, Framework] = {}
         # (namespace, schedulerName) -> key, for resolution
         self._by_scheduler: dict[tuple[str, str], ProfileKey] = {}
@@ -83,6 +85,7 @@ class ProfileSet:
             percentage_of_nodes_to_score=spec.percentage_of_nodes_to_score,
             built=built,
             handle=handle,
+            batch=self._batch,
         )
         self._check_queue_sort(key, fwk)
         return fwk

@@ -99,6 +99,7 @@ class Scheduler:
         rng: random.Random | None = None,
         observer: Observer | None = None,
         pop_from_backoff: bool = True,
+        batch: bool = True,
     ) -> None:
         self.backend = backend
         self.clock = clock or RealClock()
@@ -112,6 +113,7 @@ class Scheduler:
             registry=registry,
             default_multi_point=default_multi_point,
             make_handle=self._make_handle,
+            batch=batch,
         )
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 
@@ -24,15 +24,9 @@ class PluginRef(_Model):
     name: str = Field(min_length=1, description="Name of the plugin, as registered.")
     weight: int | None = Field(
         default=None,
+        ge=0,
         description="Score weight (Score and multiPoint only); unset or 0 means 1.",
     )
-
-    @field_validator("weight")
-    @classmethod
-    def _positive(cls, weight: int | None) -> int | None:
-        if weight is not None and weight < 0:
-            raise ValueError(f"weight must be positive, got {weight}")
-        return weight
 
 
 class PluginSet(_Model):

@@ -91,7 +91,10 @@ class Framework:
         percentage_of_nodes_to_score: int | None,
         built: BuiltProfile,
         handle: FrameworkHandle,
+        batch: bool = True,
     ) -> None:
+        """``batch=False`` runs every Filter and Score plugin per node, ignoring batch forms:
+        slower, and the reference the batch forms are tested against."""
         self.profile_name = profile_name
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
@@ -112,10 +115,11 @@ class Framework:
         self.bind_plugins = cast(list[BindPlugin], points["bind"])
         self.post_bind_plugins = cast(list[PostBindPlugin], points["post_bind"])
         self.score_weights = built.score_weights
+        self.batch = batch
         self.batch_filter_plugins = [
-            cast(BatchFilterPlugin, p) for p in self.filter_plugins if hasattr(p, "filter_batch")
+            cast(BatchFilterPlugin, p) for p in self.filter_plugins if batch and hasattr(p, "filter_batch")
         ]
-        self.node_filter_plugins = [p for p in self.filter_plugins if not hasattr(p, "filter_batch")]
+        self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and hasattr(p, "filter_batch"))]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
 
     # -- queueing ------------------------------------------------------------------------
@@ -322,7 +326,7 @@ class Framework:
         columns: NodeColumns,
         rows: IntArray,
     ) -> IntArray | Status:
-        batch = getattr(plugin, "score_batch", None)
+        batch = getattr(plugin, "score_batch", None) if self.batch else None
         scores = batch(state, pod, columns, rows) if batch is not None else None
         if scores is None:
             raw = np.empty(len(nodes), np.int64)
@@ -334,7 +338,7 @@ class Framework:
             scores = raw
         else:
             scores = np.array(scores, dtype=np.int64, copy=True)
-        normalize_batch = getattr(plugin, "normalize_score_batch", None)
+        normalize_batch = getattr(plugin, "normalize_score_batch", None) if self.batch else None
         if normalize_batch is not None:
             status = normalize_batch(state, pod, scores)
         elif hasattr(plugin, "normalize_score"):

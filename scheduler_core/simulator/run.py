@@ -61,9 +61,12 @@ def simulate(
     seed: int | None = 0,
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
+    batch: bool = True,
 ) -> Simulation:
     """Run :func:`simulate_async` in a fresh event loop."""
-    return asyncio.run(simulate_async(cluster, seed=seed, home_namespace=home_namespace, registry=registry))
+    return asyncio.run(
+        simulate_async(cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch)
+    )
 
 
 async def simulate_async(
@@ -72,8 +75,11 @@ async def simulate_async(
     seed: int | None = 0,
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
+    batch: bool = True,
 ) -> Simulation:
-    """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles."""
+    """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles.
+
+    ``batch=False`` runs plugins per node only (the reference for the batch forms)."""
     registry = default_registry() if registry is None else registry
     backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
     recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
@@ -86,6 +92,7 @@ async def simulate_async(
         home_namespace=home_namespace,
         rng=random.Random(seed),
         observer=recorder,
+        batch=batch,
     )
     backend.watch(scheduler)
 

@@ -171,7 +171,7 @@ def test_invalid_profiles_name_field_and_reason(spec: dict[str, Any], path: str,
 
 
 def test_negative_weight_rejected_by_model() -> None:
-    with pytest.raises(ValueError, match="weight must be positive"):
+    with pytest.raises(ValueError, match="greater than or equal to 0"):
         SchedulerProfileSpec.model_validate({"plugins": {"score": {"enabled": [{"name": "A", "weight": -1}]}}})
 
 

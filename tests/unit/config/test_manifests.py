@@ -1,0 +1,203 @@
+"""The deployment manifests, the Dockerfile and their agreement with each other and the package.
+
+kustomize may be missing where the unit tests run, so the kustomization is checked by reading it;
+``kubectl kustomize`` builds it when kubectl is there. tests/e2e/test_crds.py applies every
+manifest to a real API server.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scheduler_core.config import SchedulerProfileSpec
+from scheduler_core.config.models import Plugins
+
+ROOT = Path(__file__).resolve().parents[3]
+MANIFESTS = ROOT / "manifests"
+HOME = "crd-scheduler"
+KUBECTL = shutil.which("kubectl")
+
+
+def _load(name: str) -> dict[str, Any]:
+    document: dict[str, Any] = yaml.safe_load((MANIFESTS / name).read_text())
+    return document
+
+
+def _pyproject() -> dict[str, Any]:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        return tomllib.load(file)
+
+
+def _resources() -> list[str]:
+    resources: list[str] = _load("kustomization.yaml")["resources"]
+    return resources
+
+
+def test_kustomization_lists_existing_files_once() -> None:
+    resources = _resources()
+
+    assert [name for name in resources if not (MANIFESTS / name).is_file()] == []
+    assert len(set(resources)) == len(resources)
+
+
+def test_kustomization_lists_every_manifest() -> None:
+    files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml")} - {"kustomization.yaml"}
+
+    assert files - set(_resources()) == set()
+    assert {"crds/schedulerprofiles.yaml", "crds/pluginconfigs.yaml", "rbac.yaml"} <= set(_resources())
+
+
+def test_namespaced_manifests_live_in_the_home_namespace() -> None:
+    documents = [doc for name in _resources() if name != "rbac.yaml" for doc in yaml.safe_load_all(
+        (MANIFESTS / name).read_text()) if doc]  # fmt: skip
+    cluster_scoped = {"Namespace", "CustomResourceDefinition"}
+
+    assert _load("namespace.yaml")["metadata"]["name"] == HOME
+    assert {(d["kind"], d["metadata"].get("namespace")) for d in documents if d["kind"] not in cluster_scoped} == {
+        ("ServiceAccount", HOME),
+        ("Deployment", HOME),
+        ("SchedulerProfile", HOME),
+    }
+
+
+def test_default_profile_is_the_built_in_default() -> None:
+    profile = _load("default-profile.yaml")
+
+    assert (profile["apiVersion"], profile["kind"]) == ("scheduling.crd-scheduler.io/v1alpha1", "SchedulerProfile")
+    assert (profile["metadata"]["namespace"], profile["metadata"]["name"]) == (HOME, "default")
+    spec = SchedulerProfileSpec.model_validate(profile["spec"])
+    assert spec.scheduler_name == "crd-scheduler"
+    assert spec.plugins == Plugins()
+    assert spec.plugin_config == []
+
+
+def _deployment() -> dict[str, Any]:
+    return _load("deployment.yaml")
+
+
+def _container() -> dict[str, Any]:
+    containers: list[dict[str, Any]] = _deployment()["spec"]["template"]["spec"]["containers"]
+    [container] = containers
+    return container
+
+
+def test_deployment_runs_the_packaged_command_and_version() -> None:
+    container = _container()
+    project = _pyproject()["project"]
+
+    assert container["image"] == f"crd-scheduler:{project['version']}"
+    assert container["command"] == ["crd-scheduler", "run", "--home-namespace", HOME]
+    assert container["command"][0] in project["scripts"]
+
+
+def test_deployment_environment() -> None:
+    env = {item["name"]: item for item in _container()["env"]}
+
+    assert env["CRD_SCHEDULER_HOME_NAMESPACE"]["value"] == HOME
+    assert env["POD_NAME"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.name"}}
+    assert env["POD_NAMESPACE"]["valueFrom"] == {"fieldRef": {"fieldPath": "metadata.namespace"}}
+
+
+def test_deployment_pod_is_placed_by_the_default_scheduler_as_the_service_account() -> None:
+    deployment = _deployment()
+    pod = deployment["spec"]["template"]["spec"]
+
+    assert deployment["metadata"]["name"] == "crd-scheduler"
+    assert deployment["spec"]["replicas"] == 2
+    assert pod["schedulerName"] == "default-scheduler"
+    assert pod["serviceAccountName"] == _load("serviceaccount.yaml")["metadata"]["name"] == "crd-scheduler"
+    selector = deployment["spec"]["selector"]["matchLabels"]
+    assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value"),
+    [
+        pytest.param("pod", "runAsNonRoot", True, id="pod-non-root"),
+        pytest.param("pod", "runAsUser", 65532, id="pod-user"),
+        pytest.param("pod", "seccompProfile", {"type": "RuntimeDefault"}, id="seccomp"),
+        pytest.param("container", "runAsNonRoot", True, id="container-non-root"),
+        pytest.param("container", "runAsUser", 65532, id="container-user"),
+        pytest.param("container", "readOnlyRootFilesystem", True, id="read-only-root"),
+        pytest.param("container", "allowPrivilegeEscalation", False, id="no-privilege-escalation"),
+        pytest.param("container", "capabilities", {"drop": ["ALL"]}, id="no-capabilities"),
+    ],
+)
+def test_deployment_security_context(where: str, key: str, value: Any) -> None:
+    pod = _deployment()["spec"]["template"]["spec"]
+    context = pod["securityContext"] if where == "pod" else _container()["securityContext"]
+
+    assert context[key] == value
+
+
+def test_deployment_has_a_writable_tmp() -> None:
+    pod = _deployment()["spec"]["template"]["spec"]
+    volumes = {volume["name"]: volume for volume in pod["volumes"]}
+    [mount] = [mount for mount in _container()["volumeMounts"] if mount["mountPath"] == "/tmp"]
+
+    assert "emptyDir" in volumes[mount["name"]]
+
+
+@pytest.mark.parametrize("probe", ["livenessProbe", "readinessProbe"])
+def test_deployment_probes_kopf_liveness_endpoint(probe: str) -> None:
+    container = _container()
+    ports = {port["name"]: port["containerPort"] for port in container["ports"]}
+    get = container[probe]["httpGet"]
+
+    assert get["path"] == "/healthz"
+    assert ports.get(get["port"], get["port"]) == 8080
+
+
+def test_deployment_resources_have_requests_and_limits() -> None:
+    resources = _container()["resources"]
+
+    assert set(resources["requests"]) == {"cpu", "memory"}
+    assert set(resources["limits"]) >= {"memory"}
+
+
+def _dockerfile() -> list[tuple[str, str]]:
+    """(instruction, arguments) of the Dockerfile, continuation lines joined."""
+    text = (ROOT / "Dockerfile").read_text().replace("\\\n", " ")
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(maxsplit=1)[0], line.split(maxsplit=1)[1]) for line in lines]
+
+
+def test_dockerfile_installs_the_package_and_runs_it_as_the_deployments_user() -> None:
+    instructions = _dockerfile()
+    user = _container()["securityContext"]["runAsUser"]
+
+    assert instructions[0] == ("FROM", "python:3.11-slim")
+    assert any(op == "RUN" and "pip install ." in args for op, args in instructions)
+    assert [args for op, args in instructions if op == "USER"] == [f"{user}:{user}"]
+    [entrypoint] = [args for op, args in instructions if op == "ENTRYPOINT"]
+    assert yaml.safe_load(entrypoint) == [_container()["command"][0]]
+
+
+def test_dockerignore_keeps_what_the_build_copies() -> None:
+    kept = {line[1:].rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines() if line.startswith("!")}
+    copied = {
+        source.rstrip("/").removeprefix("./")
+        for op, args in _dockerfile()
+        if op == "COPY"
+        for source in args.split()[:-1]
+    }
+
+    assert copied <= kept
+    assert {"pyproject.toml", "README.md"} <= copied  # pyproject's readme is part of the build
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl (with its built-in kustomize) is not installed")
+def test_kustomize_builds_the_base() -> None:
+    built = subprocess.run([str(KUBECTL), "kustomize", str(MANIFESTS)], capture_output=True, text=True, check=False)
+
+    assert built.returncode == 0, built.stderr
+    kinds = [document["kind"] for document in yaml.safe_load_all(built.stdout) if document]
+    assert {"Namespace", "CustomResourceDefinition", "ServiceAccount", "Deployment", "SchedulerProfile"} <= set(kinds)
+    assert kinds.count("CustomResourceDefinition") == 2
