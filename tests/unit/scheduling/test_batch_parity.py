@@ -75,8 +75,10 @@ def pods(draw: st.DrawFn, node_count: int) -> list[dict[str, Any]]:
             }
         if draw(st.booleans()):
             affinity.setdefault("nodeAffinity", {})["preferredDuringSchedulingIgnoredDuringExecution"] = [
-                {"weight": draw(st.integers(1, 100)),
-                 "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": [z]}]}}
+                {
+                    "weight": draw(st.integers(1, 100)),
+                    "preference": {"matchExpressions": [{"key": "zone", "operator": "In", "values": [z]}]},
+                }
                 for z in draw(st.lists(st.sampled_from(ZONES), min_size=1, max_size=2, unique=True))
             ]
         if affinity:
@@ -86,9 +88,19 @@ def pods(draw: st.DrawFn, node_count: int) -> list[dict[str, Any]]:
         manifest = pod(f"p{i}", uid=f"p{i}", **kwargs)
         if "node_name" in kwargs:  # a pending pod that asks for a node: NodeName's PreFilter narrows
             manifest["spec"]["nodeName"] = None
-            manifest["spec"]["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In",
-                                                         "values": [kwargs["node_name"]]}]}]}}}
+            manifest["spec"]["affinity"] = {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": [kwargs["node_name"]]}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
         result.append(manifest)
     return result
 
