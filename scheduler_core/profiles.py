@@ -63,7 +63,7 @@ class ProfileSet:
         home_namespace: str,
         registry: Mapping[str, object],
         default_multi_point: PluginSet,
-        make_handle: Callable[[str], FrameworkHandle],
+        make_handle: Callable[[ProfileKey], FrameworkHandle],
         batch: bool = True,
     ) -> None:
         self.home_namespace = home_namespace
@@ -77,7 +77,7 @@ class ProfileSet:
 
     def build(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
         """Build (validate) a framework for ``spec`` without installing it."""
-        handle = self._make_handle(str(key))
+        handle = self._make_handle(key)
         built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(
             profile_name=str(key),

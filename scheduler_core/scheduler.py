@@ -123,9 +123,11 @@ class Scheduler:
         self.attempt_count = 0
 
     # -- profiles --------------------------------------------------------------------------
-    def _make_handle(self, profile_name: str) -> FrameworkHandle:
+    def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
+        home = self.profiles.home_namespace
         return FrameworkHandle(
-            profile_name,
+            str(key),
+            tenant_namespace=None if key.namespace == home else key.namespace,
             snapshot=self.cache.update_snapshot,
             api=self.backend.api,
             nominator=self.queue.nominator,

@@ -9,22 +9,12 @@ snapshot, which is the same thing here as no event interleaves with a cycle.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.cache.node_tree import node_name
+from scheduler_core.framework import ImageStateSummary
 
-
-@dataclass(slots=True)
-class ImageStateSummary:
-    """An image's size and the nodes that have it (upstream ``fwk.ImageStateSummary``)."""
-
-    size: int
-    nodes: set[str] = field(default_factory=set)
-
-    @property
-    def num_nodes(self) -> int:
-        return len(self.nodes)
+__all__ = ["ImageStateSummary", "ImageStates"]
 
 
 def _images(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:

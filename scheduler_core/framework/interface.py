@@ -197,9 +197,26 @@ class Handle(Protocol):
     @property
     def api(self) -> ClusterAPI: ...
 
+    @property
+    def tenant_namespace(self) -> str | None:
+        """``None`` for a cluster-wide profile; else the one namespace whose pods this profile
+        schedules and may preempt (DESIGN.md tenant safety)."""
+        ...
+
     def objects(self, kind: str) -> Iterable[Any]:
         """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
         ...
+
+    # The plugins runner, for what-if evaluations (preemption).
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None: ...
 
 
 class PluginFactory(Protocol):

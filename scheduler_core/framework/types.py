@@ -87,6 +87,20 @@ def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) 
     return any(t.tolerates(taint) for t in tolerations)
 
 
+@dataclass(slots=True)
+class ImageStateSummary:
+    """An image's size and the nodes that have it (upstream ``fwk.ImageStateSummary``).
+
+    Summaries are shared by every NodeInfo holding the image, so ``num_nodes`` is current."""
+
+    size: int
+    nodes: set[str] = field(default_factory=set)
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+
 @dataclass(frozen=True, slots=True)
 class HostPort:
     ip: str
@@ -232,7 +246,7 @@ class NodeInfo:
         self.non_zero_requested = Resource()
         self.pods: list[PodInfo] = []
         self.used_ports: dict[HostPort, int] = {}
-        self.image_states: dict[str, Any] = {}
+        self.image_states: dict[str, ImageStateSummary] = {}
         self.generation = next_generation()
         self.row = -1
         self.columns: NodeColumns | None = None

@@ -99,6 +99,7 @@ class Framework:
         self.scheduler_name = scheduler_name
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.handle = handle
+        handle.attach(self)
         self.plugins = built.plugins
         points = built.points
         # The build checked that each plugin has the method of each point it is listed at.

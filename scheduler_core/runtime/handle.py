@@ -3,10 +3,22 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from scheduler_core.framework import ClusterAPI, Nominator, PodInfo, SnapshotLister, WaitingPod
+from scheduler_core.framework import (
+    ClusterAPI,
+    CycleState,
+    NodeInfo,
+    Nominator,
+    PodInfo,
+    SnapshotLister,
+    Status,
+    WaitingPod,
+)
 from scheduler_core.runtime.waiting_pods import WaitingPods
+
+if TYPE_CHECKING:
+    from scheduler_core.runtime.framework import Framework
 
 
 class _NoNominator:
@@ -26,8 +38,11 @@ class FrameworkHandle:
         waiting_pods: WaitingPods | None = None,
         nominator: Nominator | None = None,
         objects: Callable[[str], Iterable[Any]] | None = None,
+        tenant_namespace: str | None = None,
     ) -> None:
         self._profile_name = profile_name
+        self._tenant_namespace = tenant_namespace
+        self._framework: Framework | None = None
         self._snapshot = snapshot
         self._api = api
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
@@ -62,5 +77,32 @@ class FrameworkHandle:
     def api(self) -> ClusterAPI:
         return self._api
 
+    @property
+    def tenant_namespace(self) -> str | None:
+        return self._tenant_namespace
+
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
+
+    def attach(self, framework: Framework) -> None:
+        """Called by the Framework this handle serves, so plugins can run its plugins."""
+        self._framework = framework
+
+    def _fwk(self) -> Framework:
+        if self._framework is None:
+            raise RuntimeError(f"handle of profile {self._profile_name} is not attached to a framework")
+        return self._framework
+
+    def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        nominated = self._nominator.nominated_pods_for_node(node.name)
+        return self._fwk().run_filter_with_nominated_pods(state, pod, node, nominated)
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        return self._fwk().run_pre_filter_extension_add_pod(state, pod, to_add, node)
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        return self._fwk().run_pre_filter_extension_remove_pod(state, pod, to_remove, node)

@@ -41,6 +41,7 @@ PINNED = {
     "FilterPlugin",
     "Handle",
     "HostPort",
+    "ImageStateSummary",
     "IntArray",
     "LabelColumn",
     "NodeColumns",

@@ -321,7 +321,7 @@ _QUANTITY = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEin
         pytest.param(
             [profile("batch", plugins={"score": {"enabled": [{"name": "X", "weight": -1}]}})],
             ["in.yaml: SchedulerProfile crd-scheduler/batch: plugins.score.enabled[0].weight: "
-             "Value error, weight must be positive, got -1 (got -1)"],
+             "Input should be greater than or equal to 0 (got -1)"],
             id="profile-negative-weight",
         ),
         pytest.param(
