@@ -28,6 +28,7 @@ PODS = "pods"
 DEFAULT_MILLI_CPU_REQUEST = 100  # 0.1 core
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # 200 MiB
 
+_POD_LEVEL_RESOURCES = (CPU, MEMORY)  # IsSupportedPodLevelResource
 _NATIVE_PREFIX = "kubernetes.io/"
 _HUGEPAGES_PREFIX = "hugepages-"
 _ATTACHABLE_PREFIX = "attachable-volumes-"
@@ -182,6 +183,13 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing: bool = False) -> dict[s
         _max_into(init_peak, moment)
     _max_into(requests, init_peak)
 
+    # Pod-level resources (PodLevelResources, on by default in 1.36): where the pod sets a
+    # request for a supported resource, it replaces the containers' aggregate.
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
+    for name in _POD_LEVEL_RESOURCES:
+        if name in pod_level:
+            requests[name] = parse_quantity(pod_level[name])
+
     overhead = spec.get("overhead")
     if overhead:
         _add_into(requests, {name: parse_quantity(q) for name, q in overhead.items()})
@@ -193,4 +201,5 @@ def compute_pod_resources(pod: Mapping[str, Any]) -> tuple[Resource, int, int]:
     res = Resource()
     res.add_fractions(pod_requests(pod))
     non_zero = pod_requests(pod, non_missing=True)
-    return res, _ceil(non_zero[CPU] * 1000), _ceil(non_zero[MEMORY])
+    zero = Fraction(0)
+    return res, _ceil(non_zero.get(CPU, zero) * 1000), _ceil(non_zero.get(MEMORY, zero))

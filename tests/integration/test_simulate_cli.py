@@ -177,11 +177,6 @@ def test_home_namespace_option_moves_the_built_in_profile(tmp_path: Path) -> Non
     assert {p["profile"] for p in json.loads(done.stdout)["pods"]} == {"sched/default"}
 
 
-def test_run_is_not_built_yet() -> None:
-    done = cli("run", "--home-namespace", "x", env={"CRD_SCHEDULER_HOME_NAMESPACE": "y"})
-    assert (done.returncode, done.stderr) == (3, "the operator is not built yet\n")
-
-
 def test_usage_errors_exit_2() -> None:
     assert cli("simulate").returncode == 2  # -f is required
     assert cli("simulate", "-f", "examples/cluster.yaml", "-o", "yaml").returncode == 2

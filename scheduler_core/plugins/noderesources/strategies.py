@@ -246,7 +246,7 @@ def _balanced_resource_score_batch(fractions: Sequence[FloatArray], terms: Seque
     """:func:`balanced_resource_score` over rows; rows skip resources with allocatable 0."""
     if all(term.complete for term in terms) and len(terms) <= 2:
         # Every row counts every resource: the common two-resource case, without masks.
-        std = np.abs((fractions[0] - fractions[1]) / 2.0000001) if len(terms) == 2 else np.zeros(size, np.float64)
+        std = np.abs((fractions[0] - fractions[1]) / 2) if len(terms) == 2 else np.zeros(size, np.float64)
     else:
         valids = [term.allocatable != 0 for term in terms]
         count = np.zeros(size, np.int64)

@@ -127,3 +127,16 @@ def test_pod_info_reuses_resources_of_an_unchanged_earlier_version() -> None:
     changed = dict(first.pod)
     changed["spec"] = {**first.pod["spec"], "containers": [_container("2")]}
     assert PodInfo(changed, like=first).requests.milli_cpu == 2000
+
+
+def test_pod_without_containers_requests_nothing() -> None:
+    requests, cpu, memory = compute_pod_resources({"spec": {"containers": []}})
+    assert requests.is_zero() and (cpu, memory) == (0, 0)
+
+
+def test_pod_level_requests_replace_the_container_aggregate() -> None:
+    manifest = pod(containers=[_container("100m", "1Gi"), _container("100m", "1Gi")])
+    manifest["spec"]["resources"] = {"requests": {"cpu": "1"}}
+    requests, non_zero_cpu, _ = compute_pod_resources(manifest)
+    assert (requests.milli_cpu, requests.memory) == (1000, 2 * 2**30)
+    assert non_zero_cpu == 1000

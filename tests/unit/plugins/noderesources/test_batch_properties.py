@@ -101,15 +101,20 @@ def scenarios(draw: st.DrawFn) -> tuple[dict[str, Any], list[NodeInfo]]:
 @st.composite
 def fit_args(draw: st.DrawFn) -> NodeResourcesFitArgs:
     kind = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]))
-    resources = [
-        {"name": name, "weight": draw(st.sampled_from([1, 1, 2, 3, 7, 100]))}
-        for name in draw(st.lists(st.sampled_from(RESOURCE_NAMES), unique=True, min_size=1, max_size=5))
-    ]
+    names = draw(
+        st.one_of(
+            st.just(["cpu", "memory"]),
+            st.lists(st.sampled_from(RESOURCE_NAMES), unique=True, min_size=1, max_size=5),
+        )
+    )
+    resources = [{"name": name, "weight": draw(st.sampled_from([1, 1, 1, 2, 3, 100]))} for name in names]
     strategy: dict[str, Any] = {"type": kind, "resources": resources}
     if kind == "RequestedToCapacityRatio":
-        utilizations = sorted(draw(st.sets(st.integers(0, 100), min_size=1, max_size=5)))
+        utilizations = draw(st.sets(st.integers(0, 100), min_size=1, max_size=5))
+        if draw(st.booleans()):
+            utilizations.add(100)  # a slope up to full utilization: over-capacity rows matter
         strategy["requestedToCapacityRatio"] = {
-            "shape": [{"utilization": u, "score": draw(st.integers(0, 10))} for u in utilizations]
+            "shape": [{"utilization": u, "score": draw(st.integers(0, 10))} for u in sorted(utilizations)]
         }
     ignored = draw(st.lists(st.sampled_from([GPU, MIG]), unique=True, max_size=1))
     groups = draw(st.lists(st.sampled_from(["example.com", "nvidia.com"]), unique=True, max_size=1))
