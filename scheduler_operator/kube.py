@@ -29,17 +29,11 @@ def bind_pod(api_client: client.ApiClient, namespace: str, name: str, uid: str, 
         target=client.V1ObjectReference(api_version="v1", kind="Node", name=node_name),
     )
     try:
-        raw = client.CoreV1Api(api_client).create_namespaced_pod_binding(name, namespace, body, _preload_content=False)
-        response = cast(urllib3.HTTPResponse, raw)  # what _preload_content=False returns
+        call(client.CoreV1Api(api_client).create_namespaced_pod_binding, name, namespace, body)
     except client.ApiException as error:
         if error.status == HTTPStatus.CONFLICT:
             return False
         raise
-    try:
-        if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise client.ApiException(status=response.status, reason=response.reason)
-    finally:
-        response.release_conn()
     return True
 
 
@@ -77,6 +71,10 @@ def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
     """Call a generated API method, ignoring the body of its (successful) answer."""
     response = cast(urllib3.HTTPResponse, fn(*args, _preload_content=False, **kwargs))
     try:
+        # Read the body even unused: a connection returned with unread bytes is either dropped
+        # by urllib3 (a new TLS handshake for the next call) or, if the bytes arrive late, read
+        # by the next call as its status line.
+        _ = response.data
         if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
             raise client.ApiException(status=response.status, reason=response.reason)
     finally:

@@ -2,7 +2,7 @@
 // and etcd for the e2e tests. Built by scripts/dev-cluster into .devcluster/bin/.
 // To bump: change the versions below (k8s.io/kubernetes v1.X.Y <=> staging v0.X.Y)
 // and run 'go mod tidy' here. See README.md.
-module github.com/crd-scheduler/crd-scheduler/hack/devcluster
+module crd-scheduler/hack/devcluster
 
 go 1.26.0
 

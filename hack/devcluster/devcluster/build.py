@@ -95,7 +95,7 @@ def ensure_built(lay: layout.Layout, *, force: bool = False) -> None:
         staging.mkdir(parents=True)
         command = build_command(str(staging))
         say(f"building {', '.join(layout.BINARIES)} ({kubernetes_version()}) into {lay.bin}")
-        say(f"  first build takes ~35 min on 2 cores (see hack/devcluster/README.md); log: {lay.build_log}")
+        say(f"  the first build takes 10-15 min on 2 idle cores, a relink 1-2 min; log: {lay.build_log}")
         started = time.monotonic()
         with lay.build_log.open("w") as log:
             log.write(" ".join(command) + "\n")
