@@ -90,7 +90,7 @@ class FitError(Exception):
             if histogram:
                 message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
         if d.post_filter_msg:
-            message += f" {d.post_filter_msg}."
+            message += f" {d.post_filter_msg}"  # the message carries its own period (v1.36 types.go)
         return message
 
 

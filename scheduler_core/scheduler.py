@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from scheduler_core.cache import Cache, CacheError
@@ -29,6 +29,7 @@ from scheduler_core.framework import (
     ClusterAPI,
     Code,
     CycleState,
+    NodeToStatus,
     PodInfo,
     QueuedPodInfo,
     Status,
@@ -118,6 +119,7 @@ class Scheduler:
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
         self._binding: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
         self.scheduled_count = 0
         self.attempt_count = 0
@@ -128,11 +130,18 @@ class Scheduler:
         return FrameworkHandle(
             str(key),
             tenant_namespace=None if key.namespace == home else key.namespace,
+            spawn=self._spawn,
             snapshot=self.cache.update_snapshot,
             api=self.backend.api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
         )
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+        return task
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return self._sort_less(a, b)
@@ -300,8 +309,8 @@ class Scheduler:
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
-            if self._binding:
-                await asyncio.wait(set(self._binding))
+            if self._binding or self._background:
+                await asyncio.wait(self._binding | self._background)
                 continue
             wake = self.queue.next_wakeup()
             advance = getattr(self.clock, "set", None)
@@ -323,13 +332,15 @@ class Scheduler:
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, snapshot, nominated=nominated, explain=self.explain)
         except FitError as err:
-            nominated_node = None
+            nominated_node: str | None = None
             if fwk.post_filter_plugins:
-                post, post_status = fwk.run_post_filter(state, pod, err.diagnosis.node_to_status)
+                statuses = NodeToStatus(err.diagnosis.node_to_status)
+                statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
+                post, post_status = fwk.run_post_filter(state, pod, statuses)
                 if post_status.reasons:
                     err.diagnosis.post_filter_msg = post_status.message()
-                if post is not None and post.nominated_node_name:
-                    nominated_node = post.nominated_node_name
+                if post is not None:
+                    nominated_node = post.nominated_node_name  # "" clears an earlier nomination
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
             self._failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(err)), err.diagnosis, None, nominated_node)
@@ -449,7 +460,7 @@ class Scheduler:
             qpi.pod_info = current
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
         self.queue.done(pod.uid)
-        if nominated_node:
+        if nominated_node is not None:
             self.queue.nominator.add_nominated_pod(qpi.pod_info, nominated_node)
         if self.observer is not None:
             self.observer.attempt(

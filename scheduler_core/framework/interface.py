@@ -11,7 +11,8 @@ Upstream: ``staging/src/k8s.io/kube-scheduler/framework/interface.go`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -205,6 +206,11 @@ class Handle(Protocol):
 
     def objects(self, kind: str) -> Iterable[Any]:
         """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
+        ...
+
+    def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        """Run ``work`` in the background, tracked by the scheduler (waited for when it
+        drains, e.g. at the end of ``simulate``): preemption's evictions."""
         ...
 
     # The plugins runner, for what-if evaluations (preemption).

@@ -19,6 +19,7 @@ from scheduler_core.framework.resource import Resource, compute_pod_resources
 
 if TYPE_CHECKING:
     from scheduler_core.framework.columns import NodeColumns
+    from scheduler_core.framework.status import Status
 
 NodeName = NewType("NodeName", str)
 PodUID = NewType("PodUID", str)
@@ -163,9 +164,13 @@ class PodInfo:
         self.tolerations: tuple[Toleration, ...] = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or ())
         self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
         self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
+        # Upstream GetHostPorts: regular containers and restartable (sidecar) init containers.
         self.host_ports: tuple[HostPort, ...] = tuple(
             HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
-            for c in itertools.chain(spec.get("initContainers") or (), spec.get("containers") or ())
+            for c in itertools.chain(
+                (c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"),
+                spec.get("containers") or (),
+            )
             for p in c.get("ports") or ()
             if p.get("hostPort")
         )
@@ -369,6 +374,16 @@ class PreFilterResult:
             return PreFilterResult(other.node_names)
         assert self.node_names is not None and other.node_names is not None
         return PreFilterResult(self.node_names & other.node_names)
+
+
+class NodeToStatus(dict[str, "Status"]):
+    """Statuses of the nodes a cycle filtered out, by node name; nodes not listed have
+    ``absent_status`` (upstream ``NodeToStatus``; the default is UnschedulableAndUnresolvable)."""
+
+    absent_status: Status | None = None
+
+    def status_of(self, node_name: str) -> Status | None:
+        return self.get(node_name, self.absent_status)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,12 +9,21 @@ from __future__ import annotations
 from scheduler_core.framework import PluginFactory
 from scheduler_core.plugins import names
 from scheduler_core.plugins.defaultbinder import DefaultBinder
+from scheduler_core.plugins.defaultpreemption import DefaultPreemption
+from scheduler_core.plugins.imagelocality import ImageLocality
+from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.nodeaffinity import NodeAffinity
 from scheduler_core.plugins.nodename import NodeName
+from scheduler_core.plugins.nodeports import NodePorts
 from scheduler_core.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from scheduler_core.plugins.nodeunschedulable import NodeUnschedulable
+from scheduler_core.plugins.nodevolumelimits import NodeVolumeLimits
 from scheduler_core.plugins.queuesort import PrioritySort
+from scheduler_core.plugins.schedulinggates import SchedulingGates
 from scheduler_core.plugins.tainttoleration import TaintToleration
+from scheduler_core.plugins.volumebinding import VolumeBinding
+from scheduler_core.plugins.volumerestrictions import VolumeRestrictions
+from scheduler_core.plugins.volumezone import VolumeZone
 
 
 def in_tree_registry() -> dict[str, PluginFactory]:
@@ -27,6 +36,15 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         NodeResourcesFit,  # type: ignore[list-item]
         NodeResourcesBalancedAllocation,  # type: ignore[list-item]
         DefaultBinder,  # type: ignore[list-item]
+        ImageLocality,  # type: ignore[list-item]
+        NodePorts,  # type: ignore[list-item]
+        SchedulingGates,  # type: ignore[list-item]
+        VolumeBinding,  # type: ignore[list-item]
+        VolumeRestrictions,  # type: ignore[list-item]
+        VolumeZone,  # type: ignore[list-item]
+        NodeVolumeLimits,  # type: ignore[list-item]
+        DefaultPreemption,  # type: ignore[list-item]
+        InterPodAffinity,  # type: ignore[list-item]
     ]
     return {factory.name: factory for factory in factories}
 

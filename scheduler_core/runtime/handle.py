@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import asyncio
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.framework import (
@@ -39,7 +40,9 @@ class FrameworkHandle:
         nominator: Nominator | None = None,
         objects: Callable[[str], Iterable[Any]] | None = None,
         tenant_namespace: str | None = None,
+        spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
     ) -> None:
+        self._spawn = spawn
         self._profile_name = profile_name
         self._tenant_namespace = tenant_namespace
         self._framework: Framework | None = None
@@ -83,6 +86,11 @@ class FrameworkHandle:
 
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
+
+    def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        if self._spawn is not None:
+            return self._spawn(work)
+        return asyncio.get_running_loop().create_task(work)
 
     def attach(self, framework: Framework) -> None:
         """Called by the Framework this handle serves, so plugins can run its plugins."""

@@ -80,10 +80,16 @@ class InMemoryCluster:
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         stored = self.pods.get(pod.uid)
         if stored is not None:
-            status = stored.setdefault("status", {})
+            # A new version, as a status patch writes; the scheduler ignores status-only updates
+            # of pending pods (its nominator was told directly), so none is fed back.
+            new = _with_changes(stored)
+            status = new["status"]
             _set_condition(status, {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message})
             if nominated_node:
                 status["nominatedNodeName"] = nominated_node
+            elif nominated_node == "":
+                status.pop("nominatedNodeName", None)
+            self.pods[pod.uid] = new
         self.events.append(Event("Warning", "FailedScheduling", pod.namespace, pod.name, message))
 
     def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
@@ -113,7 +119,7 @@ class InMemoryCluster:
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
         stored = self.pods.pop(pod.uid, None)
         if stored is None:
-            return _not_found(pod)
+            return None  # already gone: what a delete wanted
         self.deleted.append((stored, reason))
         if self._watch is not None:
             self._watch.on_pod_delete(stored)

@@ -71,7 +71,10 @@ def test_example_shows_spreading_taints_affinity_and_an_unschedulable_pod(exampl
     assert pods["default/cache"]["scores"]["node-a"]["NodeAffinity"] == 200
     huge = pods["default/huge"]
     assert (huge["status"], huge["node"]) == ("Unschedulable", None)
-    assert huge["message"] == "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
+    assert huge["message"] == (
+        "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
+        " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+    )
 
 
 def test_example_table_and_profiles_change_placement() -> None:
@@ -167,7 +170,11 @@ def test_unschedulable_pod_is_not_an_error_and_ignored_kinds_are_warned_about(tm
     assert done.returncode == 0
     assert done.stderr == f"warning: {file}: Deployment shop/web: kind Deployment is ignored by the scheduler\n"
     (entry,) = json.loads(done.stdout)["pods"]
-    assert (entry["status"], entry["message"]) == ("Unschedulable", "0/1 nodes are available: 1 Insufficient cpu.")
+    assert (entry["status"], entry["message"]) == (
+        "Unschedulable",
+        "0/1 nodes are available: 1 Insufficient cpu."
+        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+    )
     assert entry["filtered"] == {"n1": ["Insufficient cpu"]}
 
 

@@ -48,6 +48,7 @@ PINNED = {
     "NodeInfo",
     "NodeName",
     "NodeScore",
+    "NodeToStatus",
     "Nominator",
     "PermitPlugin",
     "Plugin",

@@ -38,8 +38,10 @@ def test_scores_per_plugin_and_totals_with_the_default_profile() -> None:
     assert (report.status, report.node, report.profile) == ("Scheduled", "a", "crd-scheduler/default")
     assert report.message == "Successfully assigned default/p to a"
     assert report.scores == {
-        "a": {"TaintToleration": 300, "NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 75, "total": 450},
-        "b": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 68, "total": 430},
+        "a": {"TaintToleration": 300, "NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 75,
+              "ImageLocality": 0, "total": 450},
+        "b": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 68,
+              "ImageLocality": 0, "total": 430},
     }
     assert report.filtered == {}
 
@@ -70,7 +72,10 @@ def test_unschedulable_pod_gets_the_failed_scheduling_message_and_filter_reasons
     ]
     result = run(*nodes, _pod("big", cpu="2"))
     (report,) = result.pods
-    message = "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
+    message = (
+        "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
+        " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+    )
     assert (report.status, report.node, report.message) == ("Unschedulable", None, message)
     assert report.scores == {}
     assert report.filtered == {
@@ -121,6 +126,7 @@ def test_toleration_and_required_affinity_steer_to_the_dedicated_node() -> None:
     assert reports["picky"].message == (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint(s)."
+        " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -146,7 +152,7 @@ def test_most_allocated_profile_packs_instead() -> None:
     assert [r.node for r in packed.pods] == ["b", "b", "b"]
     report = packed.pods[0]
     assert report.profile == "crd-scheduler/packing"
-    assert set(report.scores["b"]) == {"TaintToleration", "NodeResourcesFit", "total"}
+    assert set(report.scores["b"]) == {"TaintToleration", "NodeResourcesFit", "ImageLocality", "total"}
     # MostAllocated on b: cpu 2500 * 100 / 4000 = 62, memory 5Gi * 100 / 32Gi = 15 -> (62 + 15) / 2 = 38.
     assert report.scores["b"]["NodeResourcesFit"] == 38
 
@@ -199,7 +205,10 @@ def test_higher_priority_is_scheduled_first_then_input_order() -> None:
     reports = by_name(result)
     assert [r.name for r in result.pods] == ["first", "second", "urgent"]  # reported in input order
     assert (reports["urgent"].node, reports["first"].node) == ("only", "only")
-    assert reports["second"].message == "0/1 nodes are available: 1 Insufficient cpu."
+    assert reports["second"].message == (
+        "0/1 nodes are available: 1 Insufficient cpu."
+        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
 
 
 def test_same_seed_same_placements_and_the_seed_matters() -> None:

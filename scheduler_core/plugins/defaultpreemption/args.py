@@ -1,0 +1,77 @@
+"""Args of DefaultPreemption.
+
+Field names are upstream's v1 YAML (``k8s.io/kube-scheduler/config/v1`` ``DefaultPreemptionArgs``);
+defaults are ``pkg/scheduler/apis/config/v1/defaults.go`` (``SetDefaults_DefaultPreemptionArgs``:
+10 % and 100 nodes, a null field taking its default as the v1 pointer fields do); validation and
+its messages are ``ValidateDefaultPreemptionArgs`` in
+``pkg/scheduler/apis/config/validation/validation_pluginargs.go``, rendered as apimachinery renders
+a ``field.ErrorList`` aggregate (``<field>: Invalid value: <value>: <detail>``, several errors as
+``[e1, e2]``; the factory passes a nil root path, so paths start at the args' own fields).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+from pydantic.alias_generators import to_camel
+
+DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
+DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+
+PERCENTAGE_FIELD = "minCandidateNodesPercentage"
+ABSOLUTE_FIELD = "minCandidateNodesAbsolute"
+
+
+def _invalid(path: str, value: int, detail: str) -> str:
+    return f"{path}: Invalid value: {value}: {detail}"
+
+
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.Aggregate.Error()``: one error as is, several bracketed, duplicates once."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def args_errors(percentage: int, absolute: int) -> list[str]:
+    """Upstream ``ValidateDefaultPreemptionArgs``, in its order."""
+    errors: list[str] = []
+    if percentage < 0 or percentage > 100:
+        errors.append(_invalid(PERCENTAGE_FIELD, percentage, "not in valid range [0, 100]"))
+    if absolute < 0:
+        errors.append(_invalid(ABSOLUTE_FIELD, absolute, "not in valid range [0, inf)"))
+    if percentage == 0 and absolute == 0:
+        errors.append(
+            _invalid(PERCENTAGE_FIELD, percentage, "cannot be zero at the same time as minCandidateNodesAbsolute")
+        )
+        errors.append(
+            _invalid(ABSOLUTE_FIELD, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+        )
+    return errors
+
+
+class DefaultPreemptionArgs(BaseModel):
+    """How many nodes a preemption dry-runs at least: a percentage of the candidate nodes, and an
+    absolute floor (the larger of the two, never more than the candidate nodes)."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
+    min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
+
+    @field_validator("min_candidate_nodes_percentage", mode="before")
+    @classmethod
+    def _default_percentage(cls, value: Any) -> Any:
+        return DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE if value is None else value
+
+    @field_validator("min_candidate_nodes_absolute", mode="before")
+    @classmethod
+    def _default_absolute(cls, value: Any) -> Any:
+        return DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE if value is None else value
+
+    @model_validator(mode="after")
+    def _validate(self) -> DefaultPreemptionArgs:
+        errors = args_errors(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
+        if errors:
+            raise ValueError(_aggregate(errors))
+        return self

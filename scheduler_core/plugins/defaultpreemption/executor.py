@@ -1,0 +1,125 @@
+"""Carrying a preemption out: evicting the victims in the background.
+
+Upstream: ``pkg/scheduler/framework/preemption/executor.go`` (v1.36.3) with SchedulerAsyncPreemption
+on (beta, on by default since v1.33): ``prepareCandidateAsync`` returns at once and a goroutine
+
+1. clears ``status.nominatedNodeName`` of the lower-priority pods nominated to the chosen node
+   (they may no longer fit there);
+2. preempts every victim but the last, then records the last one and preempts it;
+3. forgets the preemptor.
+
+Preempting a victim (``PreemptPod``) rejects it if it waits at Permit (no API call), or else asks
+the API to delete it (``handle.api.delete_pod``, which also sets the DisruptionTarget condition
+with the ``reason`` message). Victims already being deleted are not preempted again. While its
+preemption runs, the preemptor is kept out of the queue by the plugin's PreEnqueue
+(``is_running_preemption``): until the last victim is gone from the scheduler's own view (the
+snapshot), or is terminating.
+
+Here the work is an asyncio task, and the victims are preempted one after the other (upstream
+issues the calls of step 2 in parallel); the tasks are kept so that they can be awaited.
+Not carried over: the "Preempted" event on each victim (the plugin API has no event recorder),
+and activating the preemptor when a call failed (the Handle cannot activate pods; the pod waits
+for the next cluster event or the unschedulable-pool flush).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from scheduler_core.framework import Handle, PodInfo, PodUID, Status
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _PendingVictim:
+    uid: PodUID
+    node_name: str
+
+
+class Executor:
+    def __init__(self, handle: Handle, plugin_name: str) -> None:
+        self._handle = handle
+        self._plugin_name = plugin_name
+        # Preemptors whose preemption is under way, with the last victim once it is being preempted.
+        self._preempting: dict[PodUID, _PendingVictim | None] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+
+    # -- PreEnqueue ---------------------------------------------------------------------------
+    def is_running_preemption(self, uid: PodUID) -> bool:
+        """Upstream ``isRunningPreemption``."""
+        if uid not in self._preempting:
+            return False
+        last = self._preempting[uid]
+        if last is None:
+            return True
+        node = self._handle.snapshot().get(last.node_name)
+        victim = next((p for p in node.pods if p.uid == last.uid), None) if node is not None else None
+        # Gone, or terminating: the preemption is done.
+        return victim is not None and not victim.deletion_timestamp
+
+    # -- actuation ----------------------------------------------------------------------------
+    def actuate(self, node_name: str, victims: list[PodInfo], preemptor: PodInfo) -> Status | None:
+        """Start preempting ``victims`` on ``node_name`` for ``preemptor`` (upstream
+        ``actuatePodPreemption`` → ``prepareCandidateAsync``)."""
+        to_preempt = [v for v in victims if not v.deletion_timestamp]
+        if not to_preempt:
+            return None
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return Status.as_error("preemption needs a running event loop to evict victims")
+        self._preempting[preemptor.uid] = None
+        task = self._handle.start_task(self._preempt(node_name, to_preempt, preemptor))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return None
+
+    async def wait(self) -> None:
+        """Wait for every preemption under way (tests, shutdown)."""
+        while self.tasks:
+            await asyncio.gather(*self.tasks, return_exceptions=True)
+
+    async def _preempt(self, node_name: str, victims: list[PodInfo], preemptor: PodInfo) -> None:
+        try:
+            await self._clear_lower_priority_nominations(node_name, preemptor)
+            ok = True
+            for victim in victims[:-1]:
+                if not await self._preempt_pod(node_name, preemptor, victim):
+                    ok = False
+                    break
+            # Skip the last victim after a failure so that the preemptor is retried sooner.
+            if ok:
+                last = victims[-1]
+                self._preempting[preemptor.uid] = _PendingVictim(last.uid, node_name)
+                await self._preempt_pod(node_name, preemptor, last)
+        except Exception:
+            log.exception("preemption for pod %s on node %s failed", preemptor.key, node_name)
+        finally:
+            self._preempting.pop(preemptor.uid, None)
+
+    async def _clear_lower_priority_nominations(self, node_name: str, preemptor: PodInfo) -> None:
+        """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``; a failure is
+        logged only (not critical). A tenant profile touches pods of its own namespace only."""
+        tenant = self._handle.tenant_namespace
+        for pod in self._handle.nominator.nominated_pods_for_node(node_name):
+            if pod.priority >= preemptor.priority or (tenant is not None and pod.namespace != tenant):
+                continue
+            status = await self._handle.api.set_nominated_node(pod, "")
+            if status is not None and not status.is_success():
+                log.error("cannot clear nominatedNodeName of %s on node %s: %s", pod.key, node_name, status.message())
+
+    async def _preempt_pod(self, node_name: str, preemptor: PodInfo, victim: PodInfo) -> bool:
+        """Upstream ``Executor.PreemptPod``; False when the API call failed."""
+        if self._handle.get_waiting_pod(victim.uid) is not None and self._handle.reject_waiting_pod(victim.uid):
+            log.info("preemptor %s rejected waiting pod %s on node %s", preemptor.key, victim.key, node_name)
+            return True
+        reason = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
+        status = await self._handle.api.delete_pod(victim, reason)
+        if status is not None and not status.is_success():
+            log.error("preemptor %s could not preempt %s: %s", preemptor.key, victim.key, status.message())
+            return False
+        log.info("preemptor %s preempted %s on node %s", preemptor.key, victim.key, node_name)
+        return True

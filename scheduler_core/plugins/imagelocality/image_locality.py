@@ -1,0 +1,138 @@
+"""ImageLocality: prefer nodes that already hold the pod's container images.
+
+Upstream: ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go`` (v1.36). Score
+sums, over the images of the pod's init containers, containers and image volumes that the node
+already has (``NodeInfo.image_states``, kept by the cache from ``node.status.images``), each
+image's size scaled by the share of nodes holding it (so a widely spread image helps every node
+alike, which avoids piling pods onto the few nodes holding it). The sum is clamped to
+[23 MiB, 1000 MiB x number of containers] and mapped linearly to 0..100. Image names are
+normalised as upstream: a reference without a tag or digest gets ``:latest``.
+
+There is no PreScore and no NormalizeScore. ``score_batch`` computes each distinct image's
+scaled score once and then only looks names up per node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from scheduler_core.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    Handle,
+    ImageStateSummary,
+    IntArray,
+    NodeColumns,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
+from scheduler_core.plugins import names
+
+NAME = names.IMAGE_LOCALITY
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+_EXTRA_KEY = NAME  # PodInfo.extra memo: (normalised image names, number of containers)
+
+
+def normalized_image_name(name: str) -> str:
+    """The CRI name of an image: ``:latest`` added when the reference has no tag or digest
+    (upstream ``normalizedImageName``: the last ``:`` is not after the last ``/``)."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def _go_div(a: int, b: int) -> int:
+    """Go's int64 division, truncating toward zero (operands may be negative here)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Upstream ``calculatePriority``: clamp the sum, then scale it to 0..MAX_NODE_SCORE."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    """Upstream ``scaledImageScore``: ``int64(float64(size) * spread)`` in float64, truncated."""
+    spread = float(state.num_nodes) / float(total_num_nodes)
+    return int(float(state.size) * spread)
+
+
+def _pod_images(pod: PodInfo) -> tuple[tuple[str, ...], int]:
+    """The pod's normalised image names in upstream order (init containers, containers,
+    image volumes) and its number of containers (image volumes do not count)."""
+    memo = pod.extra.get(_EXTRA_KEY)
+    if memo is None:
+        spec: Mapping[str, Any] = pod.pod.get("spec") or {}
+        init = spec.get("initContainers") or ()
+        containers = spec.get("containers") or ()
+        images = [normalized_image_name(c.get("image") or "") for c in (*init, *containers)]
+        for volume in spec.get("volumes") or ():
+            image = volume.get("image")
+            if image is not None:
+                images.append(normalized_image_name(image.get("reference") or ""))
+        memo = pod.extra[_EXTRA_KEY] = (tuple(images), len(init) + len(containers))
+    result: tuple[tuple[str, ...], int] = memo
+    return result
+
+
+def sum_image_scores(node: NodeInfo, images: Sequence[str], total_num_nodes: int) -> int:
+    """Upstream ``sumImageScores`` (an image listed twice in the pod counts twice)."""
+    states = node.image_states
+    total = 0
+    for image in images:
+        state = states.get(image)
+        if state is not None:
+            total += scaled_image_score(state, total_num_nodes)
+    return total
+
+
+class ImageLocality:
+    name = NAME
+    args_model = None
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        self._handle = handle
+
+    # Score only: no cluster event can make a pod schedulable through this plugin, so it
+    # registers no events (upstream implements no EnqueueExtensions).
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        total_num_nodes = len(self._handle.snapshot().list())
+        images, num_containers = _pod_images(pod)
+        return calculate_priority(sum_image_scores(node, images, total_num_nodes), num_containers), None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
+        total_num_nodes = len(self._handle.snapshot().list())
+        images, num_containers = _pod_images(pod)
+        # Summaries are shared by every node holding the image: scale each one once.
+        scaled: dict[int, int] = {}
+        infos = columns.infos
+        out = np.empty(len(rows), np.int64)
+        for i, row in enumerate(rows.tolist()):
+            states = infos[row].image_states
+            total = 0
+            if states:
+                for image in images:
+                    summary = states.get(image)
+                    if summary is not None:
+                        key = id(summary)
+                        value = scaled.get(key)
+                        if value is None:
+                            value = scaled[key] = scaled_image_score(summary, total_num_nodes)
+                        total += value
+            out[i] = calculate_priority(total, num_containers)
+        return out

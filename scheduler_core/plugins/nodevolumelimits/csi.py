@@ -1,0 +1,320 @@
+"""NodeVolumeLimits: respect how many CSI volumes each driver may attach to a node.
+
+Upstream: ``pkg/scheduler/framework/plugins/nodevolumelimits/csi.go`` (v1.36, ``CSILimits``).
+A node's limits are its CSINode's ``spec.drivers[].allocatable.count``; a driver without a
+count, or a node without a CSINode, has no limit. Filter counts, per driver, the unique volumes
+(``<driver>/<volume handle>``) of the pods on the node and of the node's VolumeAttachments, adds
+the pod's new ones, and rejects the node (Unschedulable: preemption may free attachments) when a
+driver would exceed its limit.
+
+A claim counts through its bound PV's CSI source (or the CSI driver an in-tree PV migrated to,
+:mod:`.translation`); an unbound claim counts against its StorageClass's provisioner with a
+per-claim handle. Inline in-tree volumes count when their plugin migrated. PreFilter skips pods
+with no claim and no migratable inline volume, which is most pods.
+
+The VolumeLimitScaling gate (alpha, off) is not implemented.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from scheduler_core.framework import (
+    ASSIGNED_POD_DELETE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler_core.plugins import names
+from scheduler_core.plugins.nodevolumelimits import translation
+from scheduler_core.plugins.volumebinding.storage import (
+    VOLUME_ATTACHMENT,
+    Manifest,
+    NotFound,
+    StorageView,
+    claim_class,
+    claim_name,
+    name_of,
+    namespace_of,
+    pod_volumes,
+    spec,
+    storage_view,
+    volume_is_for_pod,
+)
+
+NAME = names.NODE_VOLUME_LIMITS
+STATE_KEY = "PreFilter" + NAME
+
+ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+
+Volumes = dict[str, str]  # unique volume name -> driver name
+
+
+class _Fail(Exception):
+    """A Filter outcome other than success, raised from deep in the counting."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+@dataclass(slots=True)
+class _State:
+    view: StorageView
+    attachments_by_node: dict[str, list[Manifest]] | None = None
+
+    def clone(self) -> _State:
+        return self  # derived from objects only; what-if evaluations may share it
+
+
+def _counts(volume: Mapping[str, Any]) -> bool:
+    return (
+        volume.get("persistentVolumeClaim") is not None
+        or volume.get("ephemeral") is not None
+        or translation.is_inline_migratable(volume)
+    )
+
+
+def _as_manifest(obj: object, kind: str) -> Mapping[str, Any]:
+    if isinstance(obj, Mapping):
+        return obj
+    raise TypeError(f"unexpected objects: expected a {kind}, got {type(obj).__name__}")
+
+
+def _as_pod(obj: object) -> PodInfo:
+    if isinstance(obj, PodInfo):
+        return obj
+    if isinstance(obj, Mapping):
+        return PodInfo(obj)
+    raise TypeError(f"unexpected objects in isSchedulableAfterPodDeleted: {type(obj).__name__}")
+
+
+def volume_limits(csi_node: Manifest | None) -> dict[str, int]:
+    """``getVolumeLimits``: driver name -> allocatable count."""
+    limits: dict[str, int] = {}
+    if csi_node is None:
+        return limits
+    for driver in spec(csi_node).get("drivers") or ():
+        count = (driver.get("allocatable") or {}).get("count")
+        if count is not None:
+            limits[str(driver.get("name") or "")] = int(count)
+    return limits
+
+
+class NodeVolumeLimits:
+    name = NAME
+    args_model = None
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        self._handle = handle
+        # Handles of unbound claims must not collide with real volume handles (upstream
+        # uses a random prefix per plugin instance too).
+        self._random_volume_id_prefix = uuid.uuid4().hex
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Upstream also registers VolumeAttachment/Delete; the framework has no such resource.
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), is_schedulable_after_csi_node_updated
+            ),
+            ClusterEventWithHint(ASSIGNED_POD_DELETE, is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), is_schedulable_after_pvc_added
+            ),
+        ]
+
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        if not any(_counts(volume) for volume in pod_volumes(pod)):
+            return None, Status.skip()
+        state.write(STATE_KEY, _State(storage_view(state, self._handle)))
+        return None, None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not pod_volumes(pod):
+            return None
+        try:
+            data = state.read_as(STATE_KEY, _State)
+        except KeyError:
+            data = _State(storage_view(state, self._handle))
+        view = data.view
+        csi_node = view.csi_node(node.name)
+        try:
+            new_volumes: Volumes = {}
+            self._attachable_volumes(view, pod, csi_node, True, new_volumes)
+            if not new_volumes:
+                return None
+            limits = volume_limits(csi_node)
+            if not limits:
+                return None
+            attached: Volumes = {}
+            for existing in node.pods:
+                self._attachable_volumes(view, existing, csi_node, False, attached)
+        except _Fail as failure:
+            return failure.status
+        attached_count: dict[str, int] = {}
+        for unique_name, driver in attached.items():
+            new_volumes.pop(unique_name, None)  # a volume shared with a pod on the node counts once
+            attached_count[driver] = attached_count.get(driver, 0) + 1
+        for unique_name, driver in self._node_attachments(data, node.name).items():
+            if unique_name not in attached:
+                attached_count[driver] = attached_count.get(driver, 0) + 1
+        new_count: dict[str, int] = {}
+        for driver in new_volumes.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and attached_count.get(driver, 0) + count > limit:
+                return Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        return None
+
+    # -- counting ------------------------------------------------------------------------------------
+    def _attachable_volumes(
+        self, view: StorageView, pod: PodInfo, csi_node: Manifest | None, new_pod: bool, result: Volumes
+    ) -> None:
+        """``filterAttachableVolumes``: add the pod's CSI volumes to ``result``."""
+        for volume in pod_volumes(pod):
+            claim, ephemeral = claim_name(pod, volume)
+            if claim is None:
+                self._inline_volume(volume, csi_node, result)
+                continue
+            if not claim:
+                raise _Fail(Status.as_error("PersistentVolumeClaim had no name"))
+            try:
+                pvc = view.pvc(pod.namespace, claim)
+            except NotFound as error:
+                if new_pod:
+                    # The pod cannot run without it: unresolvable until the claim exists.
+                    raise _Fail(Status.unresolvable(f"looking up PVC {pod.namespace}/{claim}: {error}")) from None
+                continue  # an existing pod's missing claim is not counted
+            if ephemeral:
+                problem = volume_is_for_pod(pod, pvc)
+                if problem is not None:
+                    raise _Fail(Status.as_error(problem))
+            driver, handle = self._csi_driver_info(view, csi_node, pvc)
+            if driver and handle:
+                result[f"{driver}/{handle}"] = driver
+
+    def _inline_volume(self, volume: Mapping[str, Any], csi_node: Manifest | None, result: Volumes) -> None:
+        """``checkAttachableInlineVolume``."""
+        plugin = translation.plugin_for(volume)
+        if plugin is None or not translation.is_csi_migration_on(csi_node, plugin):
+            return
+        try:
+            handle = translation.translate(plugin, volume, None)
+        except translation.TranslationError as error:
+            raise _Fail(
+                Status.as_error(f"converting volume({volume.get('name') or ''}) from inline to csi: {error}")
+            ) from None
+        result[f"{plugin.driver_name}/{handle}"] = plugin.driver_name
+
+    def _csi_driver_info(self, view: StorageView, csi_node: Manifest | None, pvc: Manifest) -> tuple[str, str]:
+        """``getCSIDriverInfo``: the claim's driver and volume handle, ("", "") to not count it."""
+        pv_name = str(spec(pvc).get("volumeName") or "")
+        if not pv_name:
+            return self._csi_driver_info_from_sc(view, csi_node, pvc)
+        try:
+            pv = view.pv(pv_name)
+        except NotFound:
+            # Deleted, or pre-bound to a PV not created yet: count by class.
+            return self._csi_driver_info_from_sc(view, csi_node, pvc)
+        csi = spec(pv).get("csi")
+        if csi is not None:
+            return str(csi.get("driver") or ""), str(csi.get("volumeHandle") or "")
+        plugin = translation.plugin_for(spec(pv))
+        if plugin is None or not translation.is_csi_migration_on(csi_node, plugin):
+            return "", ""
+        try:
+            return plugin.driver_name, translation.translate(plugin, spec(pv), pv)
+        except translation.TranslationError:
+            return "", ""
+
+    def _csi_driver_info_from_sc(self, view: StorageView, csi_node: Manifest | None, pvc: Manifest) -> tuple[str, str]:
+        """``getCSIDriverInfoFromSC``: a claim not bound yet counts against its class's driver."""
+        class_name = claim_class(pvc)
+        if not class_name:
+            return "", ""  # immediate binding: bound before scheduling, safe not to count
+        try:
+            sc = view.storage_class(class_name)
+        except NotFound:
+            return "", ""
+        handle = f"{self._random_volume_id_prefix}-{namespace_of(pvc)}/{name_of(pvc)}"
+        provisioner = str(sc.get("provisioner") or "")
+        plugin = translation.plugin_by_name(provisioner)
+        if plugin is not None:
+            if not translation.is_csi_migration_on(csi_node, plugin):
+                return "", ""
+            return plugin.driver_name, handle
+        return provisioner, handle
+
+    def _node_attachments(self, data: _State, node_name: str) -> Volumes:
+        """``getNodeVolumeAttachmentInfo``: CSI volumes attached to the node."""
+        if data.attachments_by_node is None:
+            data.attachments_by_node = {}
+            for va in data.view.all(VOLUME_ATTACHMENT):
+                data.attachments_by_node.setdefault(str(spec(va).get("nodeName") or ""), []).append(va)
+        result: Volumes = {}
+        for va in data.attachments_by_node.get(node_name, ()):
+            va_spec = spec(va)
+            attacher = str(va_spec.get("attacher") or "")
+            pv_name = (va_spec.get("source") or {}).get("persistentVolumeName")
+            if not attacher or pv_name is None:
+                continue
+            try:
+                pv = data.view.pv(str(pv_name))
+            except NotFound:
+                continue
+            csi = spec(pv).get("csi")
+            if csi is None:
+                continue
+            result[f"{attacher}/{csi.get('volumeHandle') or ''}"] = attacher
+        return result
+
+
+# -- queueing hints -------------------------------------------------------------------------------------
+def is_schedulable_after_pod_deleted(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    deleted = _as_pod(old)
+    volumes = pod_volumes(deleted)
+    if not volumes:
+        return QueueingHint.SKIP
+    if not deleted.node_name and not deleted.nominated_node_name:
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE if any(_counts(v) for v in volumes) else QueueingHint.SKIP
+
+
+def is_schedulable_after_pvc_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    pvc = _as_manifest(new, "PersistentVolumeClaim")
+    if namespace_of(pvc) != pod.namespace:
+        return QueueingHint.SKIP
+    wanted = {name for volume in pod_volumes(pod) if (name := claim_name(pod, volume)[0]) is not None}
+    return QueueingHint.QUEUE if name_of(pvc) in wanted else QueueingHint.SKIP
+
+
+def is_schedulable_after_csi_node_updated(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    """Queue when some driver's attach limit grew."""
+    old_limits = _driver_counts(_as_manifest(old, "CSINode"))
+    for driver, count in _driver_counts(_as_manifest(new, "CSINode")).items():
+        if count > old_limits.get(driver, 0):
+            return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def _driver_counts(csi_node: Mapping[str, Any]) -> dict[str, int]:
+    return {
+        str(d.get("name") or ""): int((d.get("allocatable") or {}).get("count") or 0)
+        for d in spec(csi_node).get("drivers") or ()
+    }

@@ -1,0 +1,338 @@
+"""Storage objects as the volume plugins read them: claims, volumes, classes, CSI nodes.
+
+Shared by VolumeBinding, VolumeRestrictions, VolumeZone and NodeVolumeLimits. Objects reach
+plugins only through ``handle.objects(kind)`` as plain manifests; :class:`StorageView` indexes
+the kinds a cycle needs, lazily and once per cycle, so a pod without claims never touches them.
+
+Helpers follow upstream ``k8s.io/component-helpers/storage/volume`` (``pv_helpers.go``,
+``helpers.go``), ``storage/ephemeral`` and ``pkg/apis/core/v1/helper``
+(``MatchTopologySelectorTerms``); lookups fail with the messages of the client-go listers
+(``persistentvolumeclaim "x" not found``).
+
+Two readings of hand-written manifests, documented because ``simulate`` takes them as input:
+
+* API-server defaulting (``SetDefaults_StorageClass``): a StorageClass without
+  ``volumeBindingMode`` binds Immediate;
+* a PersistentVolume without ``status.phase`` is read in the PV controller's steady state:
+  Available when it has no ``claimRef``, Bound when it has one. An explicit phase is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from scheduler_core.framework import CycleState, Handle, PodInfo, QuantityError, parse_quantity
+from scheduler_core.plugins.nodeaffinity.selector import NodeSelector, parse_node_selector
+
+Manifest = Mapping[str, Any]
+
+PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+PERSISTENT_VOLUME = "PersistentVolume"
+STORAGE_CLASS = "StorageClass"
+CSI_NODE = "CSINode"
+CSI_DRIVER = "CSIDriver"
+CSI_STORAGE_CAPACITY = "CSIStorageCapacity"
+VOLUME_ATTACHMENT = "VolumeAttachment"
+
+ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
+ANN_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
+MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
+NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
+
+BINDING_IMMEDIATE = "Immediate"
+BINDING_WAIT_FOR_FIRST_CONSUMER = "WaitForFirstConsumer"
+VOLUME_AVAILABLE = "Available"
+VOLUME_BOUND = "Bound"
+CLAIM_LOST = "Lost"
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+DEFAULT_NAMESPACE = "default"
+
+
+class NotFound(LookupError):
+    """An object a lister did not find; ``str`` is the lister's message."""
+
+
+def not_found(resource: str, name: str) -> NotFound:
+    """``apierrors.NewNotFound(<group>.Resource(resource), name)`` as client-go listers raise it."""
+    return NotFound(f'{resource} "{name}" not found')
+
+
+# -- object fields ------------------------------------------------------------------------
+def meta(obj: Manifest) -> Mapping[str, Any]:
+    result: Mapping[str, Any] = obj.get("metadata") or {}
+    return result
+
+
+def spec(obj: Manifest) -> Mapping[str, Any]:
+    result: Mapping[str, Any] = obj.get("spec") or {}
+    return result
+
+
+def name_of(obj: Manifest) -> str:
+    return str(meta(obj).get("name") or "")
+
+
+def namespace_of(obj: Manifest) -> str:
+    return str(meta(obj).get("namespace") or DEFAULT_NAMESPACE)
+
+
+def annotations_of(obj: Manifest) -> Mapping[str, str]:
+    result: Mapping[str, str] = meta(obj).get("annotations") or {}
+    return result
+
+
+def labels_of(obj: Manifest) -> Mapping[str, str]:
+    result: Mapping[str, str] = meta(obj).get("labels") or {}
+    return result
+
+
+def claim_request(pvc: Manifest) -> Fraction:
+    """``spec.resources.requests.storage`` of a claim (zero when unset, as Go's zero Quantity)."""
+    return quantity_or_zero(((spec(pvc).get("resources") or {}).get("requests") or {}).get("storage"))
+
+
+def volume_capacity(pv: Manifest) -> Fraction:
+    """``spec.capacity.storage`` of a volume (zero when unset)."""
+    return quantity_or_zero((spec(pv).get("capacity") or {}).get("storage"))
+
+
+def quantity_or_zero(text: object) -> Fraction:
+    if not isinstance(text, str | int | float):
+        return Fraction(0)
+    try:
+        return parse_quantity(text)
+    except QuantityError:
+        return Fraction(0)
+
+
+def claim_class(pvc: Manifest) -> str:
+    """``GetPersistentVolumeClaimClass``: the beta annotation first, then ``storageClassName``."""
+    ann = annotations_of(pvc)
+    if BETA_STORAGE_CLASS_ANNOTATION in ann:
+        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
+    return str(spec(pvc).get("storageClassName") or "")
+
+
+def volume_class(pv: Manifest) -> str:
+    """``GetPersistentVolumeClass``."""
+    ann = annotations_of(pv)
+    if BETA_STORAGE_CLASS_ANNOTATION in ann:
+        return str(ann[BETA_STORAGE_CLASS_ANNOTATION])
+    return str(spec(pv).get("storageClassName") or "")
+
+
+def volume_phase(pv: Manifest) -> str:
+    phase = (pv.get("status") or {}).get("phase")
+    if phase:
+        return str(phase)
+    return VOLUME_BOUND if spec(pv).get("claimRef") else VOLUME_AVAILABLE
+
+
+def binding_mode(sc: Manifest) -> str:
+    return str(sc.get("volumeBindingMode") or BINDING_IMMEDIATE)
+
+
+def is_pvc_fully_bound(pvc: Manifest) -> bool:
+    """``isPVCFullyBound``: a volume name and the bind-completed annotation."""
+    return bool(spec(pvc).get("volumeName")) and ANN_BIND_COMPLETED in annotations_of(pvc)
+
+
+def is_volume_bound_to_claim(pv: Manifest, pvc: Manifest) -> bool:
+    """``IsVolumeBoundToClaim``: the claimRef names the claim (and its uid, when set)."""
+    ref = spec(pv).get("claimRef")
+    if not ref:
+        return False
+    if name_of(pvc) != (ref.get("name") or "") or namespace_of(pvc) != (ref.get("namespace") or DEFAULT_NAMESPACE):
+        return False
+    uid = ref.get("uid") or ""
+    return not uid or uid == (meta(pvc).get("uid") or "")
+
+
+def access_modes(obj: Manifest) -> list[str]:
+    return list(spec(obj).get("accessModes") or ())
+
+
+# -- pod volumes ----------------------------------------------------------------------------
+def pod_volumes(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
+    result: Sequence[Mapping[str, Any]] = (pod.pod.get("spec") or {}).get("volumes") or ()
+    return result
+
+
+def claim_name(pod: PodInfo, volume: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """The claim a volume uses and whether it is a generic ephemeral volume
+    (``ephemeral.VolumeClaimName``: ``<pod>-<volume>``); ``None`` for other volumes."""
+    source = volume.get("persistentVolumeClaim")
+    if source is not None:
+        return str(source.get("claimName") or ""), False
+    if volume.get("ephemeral") is not None:
+        return f"{pod.name}-{volume.get('name') or ''}", True
+    return None, False
+
+
+def has_claims(pod: PodInfo) -> bool:
+    return any(v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None for v in pod_volumes(pod))
+
+
+def volume_is_for_pod(pod: PodInfo, pvc: Manifest) -> str | None:
+    """``ephemeral.VolumeIsForPod``: the error message, or None when the pod controls the claim."""
+    controlled = any(
+        ref.get("controller") and ref.get("uid") == pod.uid for ref in meta(pvc).get("ownerReferences") or ()
+    )
+    if namespace_of(pvc) != pod.namespace or not controlled:
+        return (
+            f"PVC {namespace_of(pvc)}/{name_of(pvc)} was not created for pod "
+            f"{pod.namespace}/{pod.name} (pod is not owner)"
+        )
+    return None
+
+
+# -- selectors --------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Requirement:
+    key: str
+    operator: str
+    values: frozenset[str]
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        present = self.key in labels
+        if self.operator == "In":
+            return present and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return not present or labels[self.key] not in self.values
+        if self.operator == "Exists":
+            return present
+        return not present  # DoesNotExist
+
+
+@dataclass(frozen=True, slots=True)
+class LabelSelector:
+    """A parsed ``metav1.LabelSelector`` (``LabelSelectorAsSelector``)."""
+
+    requirements: tuple[_Requirement, ...]
+    nothing: bool = False
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        return not self.nothing and all(r.matches(labels) for r in self.requirements)
+
+
+def parse_label_selector(selector: Mapping[str, Any] | None) -> LabelSelector:
+    """nil selects nothing, empty everything; raises ValueError for an operator or value list
+    the API would refuse."""
+    if selector is None:
+        return LabelSelector((), nothing=True)
+    requirements = [
+        _Requirement(str(key), "In", frozenset([str(val)])) for key, val in (selector.get("matchLabels") or {}).items()
+    ]
+    for expr in selector.get("matchExpressions") or ():
+        key, op, values = str(expr.get("key", "")), str(expr.get("operator", "")), list(expr.get("values") or ())
+        if op in ("In", "NotIn") and not values:
+            raise ValueError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
+        if op in ("Exists", "DoesNotExist") and values:
+            raise ValueError(f"{key}: values set must be empty for exists and does not exist")
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            raise ValueError(f'"{op}" is not a valid label selector operator')
+        requirements.append(_Requirement(key, op, frozenset(str(v) for v in values)))
+    return LabelSelector(tuple(requirements))
+
+
+def match_topology_selector_terms(terms: Sequence[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
+    """``v1helper.MatchTopologySelectorTerms``: no terms match everything; terms are ORed, a
+    term's ``matchLabelExpressions`` (key In values) ANDed; an empty term, or one with an empty
+    value list (an invalid requirement), matches nothing."""
+    if not terms:
+        return True
+    return any(_topology_term_matches(term.get("matchLabelExpressions") or (), labels) for term in terms)
+
+
+def _topology_term_matches(expressions: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> bool:
+    if not expressions:
+        return False
+    for expression in expressions:
+        values = expression.get("values") or ()
+        key = expression.get("key") or ""
+        if not values or key not in labels or labels[key] not in values:
+            return False
+    return True
+
+
+# -- the per-cycle view -------------------------------------------------------------------------
+ObjectSource = Callable[[str], Iterable[Any]]
+VIEW_STATE_KEY = "VolumeStorageObjects"  # shared by the volume plugins within a cycle
+
+
+class StorageView:
+    """The storage objects of one cycle, indexed on first use of each kind."""
+
+    __slots__ = ("_by_kind", "_node_affinity", "_objects")
+
+    def __init__(self, objects: ObjectSource) -> None:
+        self._objects = objects
+        self._by_kind: dict[str, dict[tuple[str, str], Manifest]] = {}
+        self._node_affinity: dict[int, tuple[Manifest, NodeSelector | None]] = {}
+
+    def clone(self) -> StorageView:
+        # Objects do not change within a cycle; what-if evaluations may share the view.
+        return self
+
+    def _index(self, kind: str) -> dict[tuple[str, str], Manifest]:
+        index = self._by_kind.get(kind)
+        if index is None:
+            namespaced = kind in (PERSISTENT_VOLUME_CLAIM, CSI_STORAGE_CAPACITY)
+            index = {(namespace_of(o) if namespaced else "", name_of(o)): o for o in self._objects(kind) or ()}
+            self._by_kind[kind] = index
+        return index
+
+    def all(self, kind: str) -> Iterable[Manifest]:
+        return self._index(kind).values()
+
+    def find(self, kind: str, name: str, namespace: str = "") -> Manifest | None:
+        return self._index(kind).get((namespace, name))
+
+    def pvc(self, namespace: str, name: str) -> Manifest:
+        found = self.find(PERSISTENT_VOLUME_CLAIM, name, namespace)
+        if found is None:
+            raise not_found("persistentvolumeclaim", name)
+        return found
+
+    def pv(self, name: str) -> Manifest:
+        found = self.find(PERSISTENT_VOLUME, name)
+        if found is None:
+            raise not_found("persistentvolume", name)
+        return found
+
+    def storage_class(self, name: str) -> Manifest:
+        found = self.find(STORAGE_CLASS, name)
+        if found is None:
+            raise not_found("storageclass.storage.k8s.io", name)
+        return found
+
+    def csi_node(self, name: str) -> Manifest | None:
+        return self.find(CSI_NODE, name)
+
+    def check_node_affinity(self, pv: Manifest, node_labels: Mapping[str, str]) -> bool:
+        """``CheckNodeAffinity``: the PV's required node affinity matches the node's labels (the
+        node is matched by labels alone, so ``matchFields`` terms are not checked); a term that
+        does not parse matches nothing. Parsed selectors are kept for the cycle."""
+        memo = self._node_affinity.get(id(pv))
+        if memo is not None and memo[0] is pv:  # the object itself is kept, so ids are not reused
+            selector = memo[1]
+        else:
+            required = (spec(pv).get("nodeAffinity") or {}).get("required")
+            selector = None if required is None else parse_node_selector(required)
+            self._node_affinity[id(pv)] = (pv, selector)
+        return selector is None or selector.match(node_labels, "")
+
+
+def storage_view(state: CycleState, handle: Handle) -> StorageView:
+    """The cycle's view, created by the first volume plugin that needs one."""
+    try:
+        return state.read_as(VIEW_STATE_KEY, StorageView)
+    except KeyError:
+        view = StorageView(handle.objects)
+        state.write(VIEW_STATE_KEY, view)
+        return view

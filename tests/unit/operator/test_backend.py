@@ -1,0 +1,79 @@
+"""What the backend writes on a failed attempt, and the bounded lanes its calls run on."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from scheduler_operator.backend import scheduled_condition
+from scheduler_operator.calls import Lane, Lanes
+
+
+def pod_with(*conditions: dict[str, Any]) -> dict[str, Any]:
+    return {"metadata": {"name": "p"}, "status": {"conditions": list(conditions)}}
+
+
+UNSCHED = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes",
+           "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("pod", "reason", "message", "expected"),
+    [
+        pytest.param(pod_with(), "Unschedulable", "0/3 nodes",
+                     {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"},
+                     id="first-failure"),
+        pytest.param(pod_with(UNSCHED), "Unschedulable", "0/3 nodes", None, id="same-condition-skipped"),
+        pytest.param(pod_with(UNSCHED), "Unschedulable", "0/4 nodes",
+                     {**UNSCHED, "message": "0/4 nodes"}, id="new-message-keeps-transition-time"),
+        pytest.param(pod_with(UNSCHED), "SchedulerError", "boom",
+                     {**UNSCHED, "reason": "SchedulerError", "message": "boom"}, id="new-reason"),
+    ],
+)  # fmt: skip
+def test_scheduled_condition(pod: dict[str, Any], reason: str, message: str, expected: dict[str, Any] | None) -> None:
+    assert scheduled_condition(pod, reason, message) == expected
+
+
+async def test_a_lane_keeps_at_most_its_limit_in_flight() -> None:
+    lane = Lane("t", 3)
+    lock = threading.Lock()
+    in_flight = peak = 0
+
+    def call() -> None:
+        nonlocal in_flight, peak
+        with lock:
+            in_flight += 1
+            peak = max(peak, in_flight)
+        time.sleep(0.01)
+        with lock:
+            in_flight -= 1
+
+    await asyncio.gather(*(lane.call(call) for _ in range(12)))
+    lane.shutdown()
+
+    assert peak == 3
+
+
+async def test_reports_past_the_backlog_are_dropped() -> None:
+    lanes = Lanes(critical=1, reports=1, reports_backlog=2)
+    release = threading.Event()
+    done: list[int] = []
+
+    def report(i: int) -> None:
+        release.wait(5)
+        done.append(i)
+
+    accepted = [lanes.report(f"r{i}", lambda i=i: report(i)) for i in range(5)]  # type: ignore[misc]
+    release.set()
+    await lanes.drain()
+    accepted.append(lanes.report("after", lambda: report(9)))
+    await lanes.drain()
+    lanes.shutdown()
+
+    assert accepted == [True, True, True, False, False, True]  # 1 in flight + 2 waiting, then room again
+    assert lanes.reports.dropped == 2
+    assert sorted(done) == [0, 1, 2, 9]

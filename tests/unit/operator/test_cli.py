@@ -1,0 +1,39 @@
+"""``crd-scheduler run``: its options, checked before anything connects."""
+
+from __future__ import annotations
+
+import pytest
+
+from scheduler_operator.cli import EXIT_BAD_INPUT, build_parser, main
+
+
+def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CRD_SCHEDULER_HOME_NAMESPACE", raising=False)
+
+    args = build_parser().parse_args(["run"])
+
+    assert (args.home_namespace, args.lease_name, args.identity) == ("crd-scheduler", "crd-scheduler", None)
+    assert args.liveness == "http://0.0.0.0:8080/healthz"
+    assert (args.lease_duration, args.renew_deadline, args.retry_period) == (15.0, 10.0, 2.0)
+    assert args.max_in_flight == 16
+
+
+def test_home_namespace_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRD_SCHEDULER_HOME_NAMESPACE", "scheduling")
+
+    assert build_parser().parse_args(["run"]).home_namespace == "scheduling"
+    assert build_parser().parse_args(["run", "--home-namespace", "x"]).home_namespace == "x"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        pytest.param(["--lease-duration", "5", "--renew-deadline", "6"], "--lease-duration must be", id="lease"),
+        pytest.param(["--retry-period", "9"], "--renew-deadline must be greater than --retry-period", id="retry"),
+    ],
+)
+def test_bad_election_timings_are_refused(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", *argv])
+
+    assert code == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err

@@ -1,0 +1,112 @@
+"""The store between Kopf's watch events and the scheduler's add/update/delete calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_operator.informer import Body, Store, name_of, uid_of
+
+
+def obj(name: str, uid: str, rv: str, **extra: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name, "uid": uid, "resourceVersion": rv}, **extra}
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, ...]] = []
+
+    def add(self, body: Body) -> None:
+        self.seen.append(("add", body["metadata"]["uid"]))
+
+    def update(self, old: Body, new: Body) -> None:
+        self.seen.append(("update", old["metadata"]["resourceVersion"], new["metadata"]["resourceVersion"]))
+
+    def delete(self, body: Body) -> None:
+        self.seen.append(("delete", body["metadata"]["uid"]))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def store(key: Any = uid_of, clock: Clock | None = None) -> tuple[Store, Calls]:
+    calls = Calls()
+    return Store("Thing", key=key, on_add=calls.add, on_update=calls.update, on_delete=calls.delete,
+                 clock=clock or Clock()), calls  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [
+        pytest.param([(None, obj("a", "u1", "1"))], [("add", "u1")], id="listed-is-added"),
+        pytest.param(
+            [("ADDED", obj("a", "u1", "1")), ("MODIFIED", obj("a", "u1", "2"))],
+            [("add", "u1"), ("update", "1", "2")], id="modified-is-updated-from-the-last-body",
+        ),
+        pytest.param(
+            [("ADDED", obj("a", "u1", "1")), (None, obj("a", "u1", "1"))],
+            [("add", "u1")], id="relisted-unchanged-is-nothing",
+        ),
+        pytest.param(
+            [("ADDED", obj("a", "u1", "1")), ("DELETED", obj("a", "u1", "3"))],
+            [("add", "u1"), ("delete", "u1")], id="deleted",
+        ),
+        pytest.param([("DELETED", obj("a", "u1", "3"))], [], id="deleted-unknown-is-nothing"),
+    ],
+)  # fmt: skip
+def test_events_become_calls(events: list[tuple[str | None, dict[str, Any]]], expected: list[tuple[str, ...]]) -> None:
+    things, calls = store()
+
+    for event_type, body in events:
+        things.handle(event_type, body)
+
+    assert calls.seen == expected
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        pytest.param(["DELETED", "ADDED"], id="delete-first"),
+        pytest.param(["ADDED", "DELETED"], id="re-created-first"),
+    ],
+)
+def test_a_node_re_created_under_its_name_stays_known_in_either_order(order: list[str]) -> None:
+    nodes, calls = store(key=name_of)
+    nodes.handle("ADDED", obj("n1", "old", "1"))
+    events = {"DELETED": obj("n1", "old", "2"), "ADDED": obj("n1", "new", "3")}
+
+    for event_type in order:
+        nodes.handle(event_type, events[event_type])
+
+    assert uid_of(nodes.get("n1") or {}) == "new"
+    assert calls.seen[-1][0] in ("add", "update")
+
+
+def test_resync_deletes_what_a_later_list_lacks_but_keeps_what_came_after_it() -> None:
+    clock = Clock()
+    pods, calls = store(clock=clock)
+    pods.handle(None, obj("a", "u1", "1"))
+    pods.handle(None, obj("b", "u2", "1"))
+    clock.now = 10.0
+    pods.handle("ADDED", obj("c", "u3", "1"))  # arrives after the list started at 5
+
+    deleted = pods.resync(listed_keys={"u1"}, listed_since=5.0)
+
+    assert [uid_of(b) for b in deleted] == ["u2"]
+    assert sorted(pods) == ["u1", "u3"]
+    assert calls.seen[-1] == ("delete", "u2")
+
+
+def test_missing_tells_what_the_store_has_not_caught_up_with() -> None:
+    pods, _ = store()
+    pods.handle(None, obj("a", "u1", "1"))
+    pods.handle("ADDED", obj("b", "u2", "1"))
+    pods.handle("DELETED", obj("b", "u2", "2"))
+
+    assert pods.missing({"u1": "u1", "u2": "u2", "u3": "u3"}) == ["u3"]  # u2: seen deleted since the list

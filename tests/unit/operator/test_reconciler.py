@@ -1,0 +1,186 @@
+"""Profiles and PluginConfigs reconciled into a real Scheduler (over the simulator's in-memory
+backend): what serves, and the status each object would get."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import PodInfo
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator import InMemoryCluster
+from scheduler_operator.calls import Lanes
+from scheduler_operator.reconciler import Reconciler
+from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
+from scheduler_operator.writer import StatusWriter
+from tests import builders
+
+HOME = "crd-scheduler"
+MOST = {"scoringStrategy": {"type": "MostAllocated"}}
+
+
+def profile(namespace: str, name: str, spec: dict[str, Any], generation: int = 1, **labels: str) -> dict[str, Any]:
+    meta = {
+        "namespace": namespace,
+        "name": name,
+        "uid": f"{namespace}-{name}",
+        "generation": generation,
+        "labels": labels,
+    }
+    return {"metadata": meta, "spec": spec}
+
+
+def config(
+    namespace: str, name: str, plugin: str, args: dict[str, Any], generation: int = 1, **select: str
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"plugin": plugin, "args": args}
+    if select:
+        spec["profileSelector"] = {"matchLabels": select}
+    return {
+        "metadata": {"namespace": namespace, "name": name, "uid": f"c-{name}", "generation": generation},
+        "spec": spec,
+    }
+
+
+@pytest.fixture
+def reconciler() -> Iterator[Reconciler]:
+    registry = default_registry()
+    scheduler = Scheduler(
+        InMemoryCluster(), registry=registry, default_multi_point=default_plugins(registry), home_namespace=HOME
+    )
+    with client.ApiClient(client.Configuration()) as api:  # never called: the writer is not leading
+        writer = StatusWriter(api, EventRecorder(api, Lanes(), instance="test"))
+        yield Reconciler(scheduler, registry, writer, home_namespace=HOME)
+        writer.close()
+
+
+def status(reconciler: Reconciler, namespace: str, name: str, plural: str = PROFILE_PLURAL) -> dict[str, Any]:
+    found = reconciler.writer.desired(plural, namespace, name)
+    assert found is not None
+    return found
+
+
+def condition(found: dict[str, Any], kind: str) -> tuple[str, str, str]:
+    c = next(c for c in found["conditions"] if c["type"] == kind)
+    return c["status"], c["reason"], c["message"]
+
+
+def strategy(reconciler: Reconciler, namespace: str, name: str) -> str:
+    fwk = reconciler.scheduler.profiles.get(ProfileKey(namespace, name))
+    assert fwk is not None
+    fit = next(p for p in fwk.score_plugins if p.name == "NodeResourcesFit")
+    return str(fit.args.scoring_strategy.type)  # type: ignore[attr-defined]
+
+
+def test_a_valid_profile_serves_with_its_plugins_in_status(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile(HOME, "default", {"schedulerName": "crd-scheduler"}))
+
+    found = status(reconciler, HOME, "default")
+    assert condition(found, "Valid") == ("True", "Valid", "")
+    assert condition(found, "Ready") == ("True", "Serving", "serving generation 1")
+    assert {"name": "NodeResourcesFit", "weight": 1} in found["plugins"]["score"]
+    assert found["plugins"]["bind"] == [{"name": "DefaultBinder"}]
+    assert reconciler.scheduler.profiles.handles(PodInfo(builders.pod("p", "anywhere")))
+
+
+def test_an_invalid_update_keeps_the_last_good_framework(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile(HOME, "default", {}))
+    serving = reconciler.scheduler.profiles.get(ProfileKey(HOME, "default"))
+    bad = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Bogus"}}}]}
+
+    reconciler.profile_changed(profile(HOME, "default", bad, generation=2))
+
+    found = status(reconciler, HOME, "default")
+    valid = condition(found, "Valid")
+    assert valid[:2] == ("False", "InvalidProfile")
+    assert valid[2].startswith("spec.pluginConfig[0].args: plugin 'NodeResourcesFit': ")
+    assert '"Bogus"' in valid[2]
+    assert condition(found, "Ready") == ("True", "Serving", "serving the last valid build (generation 1)")
+    assert reconciler.scheduler.profiles.get(ProfileKey(HOME, "default")) is serving
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        pytest.param({"plugins": {"score": {"enabled": [{"name": "Nope"}]}}},
+                     "spec.plugins.score.enabled[0].name: plugin 'Nope' does not exist", id="unknown-plugin"),
+        pytest.param({"percentageOfNodesToScore": 101}, "spec.percentageOfNodesToScore: ", id="schema"),
+        pytest.param({"extenders": [{"urlPrefix": "http://x"}]},
+                     "spec.extenders: only profiles of the home namespace 'crd-scheduler' may configure extenders",
+                     id="tenant-extenders"),
+    ],
+)  # fmt: skip
+def test_a_profile_that_never_built_is_not_serving(reconciler: Reconciler, spec: dict[str, Any], message: str) -> None:
+    reconciler.profile_changed(profile("team", "p", spec))
+
+    found = status(reconciler, "team", "p")
+    assert condition(found, "Valid")[2].startswith(message)
+    assert condition(found, "Ready")[:2] == ("False", "NotServing")
+    assert found["plugins"] is None
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "p")) is None
+
+
+def test_plugin_configs_of_the_namespace_apply_by_selector_and_report_themselves(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile("team", "batch", {}, tier="batch"))
+    reconciler.profile_changed(profile("team", "web", {"schedulerName": "web"}, tier="web"))
+    reconciler.profile_changed(profile(HOME, "default", {}, tier="batch"))
+
+    reconciler.plugin_config_changed(config("team", "pack", "NodeResourcesFit", MOST, tier="batch"))
+
+    assert strategy(reconciler, "team", "batch") == "MostAllocated"
+    assert strategy(reconciler, "team", "web") == "LeastAllocated"
+    assert strategy(reconciler, HOME, "default") == "LeastAllocated"  # another namespace's config
+    found = status(reconciler, "team", "pack", PLUGIN_CONFIG_PLURAL)
+    assert condition(found, "Valid") == ("True", "Valid", "")
+    assert found["message"] == "applies to profiles: batch"
+
+    reconciler.plugin_config_deleted(config("team", "pack", "NodeResourcesFit", MOST))
+
+    assert strategy(reconciler, "team", "batch") == "LeastAllocated"
+
+
+def test_a_bad_plugin_config_is_named_in_the_profile_and_in_its_own_status(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile("team", "batch", {}))
+
+    reconciler.plugin_config_changed(config("team", "fit", "NodeResourcesFit", {"scoringStrategy": {"type": "X"}}))
+    reconciler.plugin_config_changed(config("team", "ghost", "NoSuchPlugin", {}))
+
+    profile_valid = condition(status(reconciler, "team", "batch"), "Valid")
+    assert "PluginConfig team/fit: spec.args: plugin 'NodeResourcesFit': " in profile_valid[2]
+    assert "PluginConfig team/ghost: spec.plugin: plugin 'NoSuchPlugin' does not exist" in profile_valid[2]
+    assert condition(status(reconciler, "team", "fit", PLUGIN_CONFIG_PLURAL), "Valid")[:2] == ("False", "InvalidArgs")
+    assert condition(status(reconciler, "team", "ghost", PLUGIN_CONFIG_PLURAL), "Valid") == (
+        "False", "UnknownPlugin", "spec.plugin: plugin 'NoSuchPlugin' does not exist"
+    )  # fmt: skip
+    assert strategy(reconciler, "team", "batch") == "LeastAllocated"  # the last good build serves
+
+
+def test_deleting_a_namespaced_profile_returns_its_pods_to_the_cluster_wide_one(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile("team", "own", {"pluginConfig": [{"name": "NodeResourcesFit", "args": MOST}]}))
+    pod = PodInfo(builders.pod("p", "team"))
+    before = reconciler.scheduler.profiles.for_pod(pod)
+
+    reconciler.profile_deleted(profile("team", "own", {}))
+
+    after = reconciler.scheduler.profiles.for_pod(pod)
+    assert before is not None and before.profile_name == "team/own"
+    assert after is not None and after.profile_name == f"{HOME}/default"
+    assert reconciler.writer.desired(PROFILE_PLURAL, "team", "own") is None
+
+
+def test_a_status_only_change_does_not_rebuild(reconciler: Reconciler) -> None:
+    body = profile(HOME, "default", {})
+    reconciler.profile_changed(body)
+    serving = reconciler.scheduler.profiles.get(ProfileKey(HOME, "default"))
+
+    reconciler.profile_changed({**body, "status": {"observedGeneration": 1}})
+
+    assert reconciler.scheduler.profiles.get(ProfileKey(HOME, "default")) is serving

@@ -1,0 +1,136 @@
+"""The scenario generator: deterministic, valid for the API server, and feature-gated."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from bench.parity import vocabulary as v
+from bench.parity.features import FEATURES
+from bench.parity.generator import MAX_NODES, MIN_NODES, generate
+from bench.parity.profile import SCHEDULER_NAME
+
+ALL = frozenset(f.name for f in FEATURES)
+SEEDS = range(150)
+
+
+def _pods(scenario: Any) -> list[dict[str, Any]]:
+    return [*scenario.pods, scenario.pending]
+
+
+def _containers(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*pod["spec"]["containers"], *pod["spec"].get("initContainers", ())]
+
+
+def test_the_same_seed_gives_the_same_scenario() -> None:
+    assert generate(7, ALL).manifests() == generate(7, ALL).manifests()
+    assert generate(7, ALL).manifests() != generate(8, ALL).manifests()
+
+
+def test_shape_names_and_the_pending_pod() -> None:
+    for seed in SEEDS:
+        scenario = generate(seed, ALL, namespace="ns", prefix="x")
+        assert MIN_NODES <= len(scenario.nodes) <= MAX_NODES
+        names = scenario.node_names
+        assert names == [f"x-n{i}" for i in range(len(names))]
+        assert all(n["metadata"]["labels"][v.HOSTNAME] == n["metadata"]["name"] for n in scenario.nodes)
+        assert all(p["spec"]["nodeName"] in names for p in scenario.pods)
+        pending = scenario.pending["spec"]
+        assert "nodeName" not in pending
+        assert pending["schedulerName"] == SCHEDULER_NAME
+        assert pending["priorityClassName"] in {name for name, _ in v.PRIORITY_CLASSES}
+        assert all(
+            p["metadata"]["namespace"] == "ns" and p["metadata"]["labels"][v.SCENARIO] == "x" for p in _pods(scenario)
+        )
+
+
+def _uses(scenario: Any) -> set[str]:
+    """Which features a scenario's manifests show."""
+    used = set()
+    nodes, pods = scenario.nodes, _pods(scenario)
+    if any(n["spec"].get("unschedulable") for n in nodes):
+        used.add("unschedulable")
+    tolerations = [t for t in scenario.pending["spec"].get("tolerations", ()) if t.get("key") != v.UNSCHEDULABLE_TAINT]
+    if any(n["spec"].get("taints") for n in nodes) or tolerations:
+        used.add("taints")
+    pending = scenario.pending["spec"]
+    if pending.get("nodeSelector") or "nodeAffinity" in pending.get("affinity", {}):
+        used.add("node_affinity")
+    requests = [c.get("resources", {}).get("requests", {}) for p in pods for c in _containers(p)]
+    if any(v.EXTENDED_RESOURCE in r for r in requests):
+        used.add("extended_resources")
+    if any("ephemeral-storage" in r for r in requests):
+        used.add("ephemeral_storage")
+    if any(p["spec"].get("initContainers") for p in pods):
+        used.add("init_containers")
+    if any("resources" in p["spec"] for p in pods):
+        used.add("pod_level_resources")
+    if any(n["status"]["allocatable"]["pods"] != "110" for n in nodes):
+        used.add("pod_count")
+    if pending.get("topologySpreadConstraints"):
+        used.add("topology_spread")
+    if scenario.services:
+        used.add("services")
+    if any({"podAffinity", "podAntiAffinity"} & set(p["spec"].get("affinity", {})) for p in pods):
+        used.add("pod_affinity")
+    if any("images" in n["status"] for n in nodes):
+        used.add("images")
+    if any("ports" in c for p in pods for c in _containers(p)):
+        used.add("host_ports")
+    return used
+
+
+@pytest.mark.parametrize("feature", sorted(ALL))
+def test_a_feature_appears_only_when_enabled(feature: str) -> None:
+    with_it = Counter(f for seed in SEEDS for f in _uses(generate(seed, {feature})))
+    assert with_it[feature] > 0, f"{feature} never used in {len(SEEDS)} scenarios"
+    without = {f for seed in SEEDS for f in _uses(generate(seed, ALL - {feature}))}
+    assert feature not in without
+
+
+def test_without_features_only_requests_and_capacities_vary() -> None:
+    assert {f for seed in SEEDS for f in _uses(generate(seed, frozenset()))} == set()
+
+
+def test_fields_the_api_server_would_refuse_are_never_written() -> None:
+    for seed in SEEDS:
+        scenario = generate(seed, ALL)
+        for node in scenario.nodes:
+            taints = [(t["key"], t["effect"]) for t in node["spec"].get("taints", ())]
+            assert len(taints) == len(set(taints)), "duplicate taint key and effect"
+        for pod in _pods(scenario):
+            ports = [
+                (p["hostPort"], p["protocol"], p.get("hostIP", ""))
+                for c in _containers(pod)
+                for p in c.get("ports", ())
+            ]
+            assert len(ports) == len(set(ports)), "duplicate host port"
+            for container in _containers(pod):
+                resources = container.get("resources", {})
+                if v.EXTENDED_RESOURCE in resources.get("requests", {}):
+                    assert resources["limits"][v.EXTENDED_RESOURCE] == resources["requests"][v.EXTENDED_RESOURCE]
+            spread = [
+                (c["topologyKey"], c["whenUnsatisfiable"]) for c in pod["spec"].get("topologySpreadConstraints", ())
+            ]
+            assert len(spread) == len(set(spread)), "duplicate spread constraint"
+            for constraint in pod["spec"].get("topologySpreadConstraints", ()):
+                assert "minDomains" not in constraint or constraint["whenUnsatisfiable"] == "DoNotSchedule"
+
+
+def test_pod_level_requests_cover_the_containers() -> None:
+    def millis(value: str) -> int:
+        return int(value.rstrip("m"))
+
+    checked = 0
+    for seed in SEEDS:
+        for pod in _pods(generate(seed, {"pod_level_resources", "init_containers"})):
+            pod_level = pod["spec"].get("resources", {}).get("requests", {})
+            if "cpu" in pod_level:
+                total = sum(
+                    millis(c.get("resources", {}).get("requests", {}).get("cpu", "0m")) for c in _containers(pod)
+                )
+                assert millis(pod_level["cpu"]) >= total
+                checked += 1
+    assert checked

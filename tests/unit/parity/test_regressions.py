@@ -1,0 +1,63 @@
+"""Scenarios where we once disagreed with kube-scheduler v1.36.3, with its answers as expected values.
+
+Each case is a pair of files in ``scenarios/``: ``<id>.yaml``, the simulate input the parity
+harness built (the objects as the API server stored them, and the parity SchedulerProfile), and
+``<id>.json``, the pending pod and kube-scheduler's outcome as the harness read it (feasible
+nodes, reasons per node, weighted scores per plugin). Recorded with
+``python bench/parity.py`` (disagreeing scenarios are written to ``bench/results/parity``).
+A case still failing is marked ``xfail(strict=True)`` with its cause, so the fix turns it into
+a plain regression test (remove the mark then).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.parity import ours
+from bench.parity.compare import compare
+from bench.parity.outcome import Outcome
+from scheduler_core.runtime.registry import default_registry
+
+SCENARIOS = Path(__file__).parent / "scenarios"
+
+FIT_SCORE_POD_LEVEL = (
+    "NodeResourcesFit score: upstream v1.36.3 ignores the incoming pod's pod-level requests (fit.go getScorer builds "
+    "the resourceAllocationScorer without enablePodLevelResources, so calculatePodResourceRequest skips them) and "
+    "counts its containers with the 100m/200Mi defaults; we use the pod-level requests"
+)
+NON_ZERO_POD_LEVEL = (
+    "non-zero requests of a pod with pod-level requests: upstream v1.36.3 (framework/types.go "
+    "getNonMissingContainerRequests) adds the 100m/200Mi defaults only for cpu/memory missing from the pod's whole "
+    "request; compute_pod_resources adds them per container"
+)
+
+CASES = [
+    pytest.param(
+        "fit-score-ignores-incoming-pod-level-requests",
+        marks=pytest.mark.xfail(strict=True, reason=FIT_SCORE_POD_LEVEL),
+        id="fit-score-ignores-incoming-pod-level-requests",
+    ),
+    pytest.param(
+        "non-zero-requests-with-pod-level-resources",
+        marks=pytest.mark.xfail(strict=True, reason=NON_ZERO_POD_LEVEL),
+        id="non-zero-requests-with-pod-level-resources",
+    ),
+]
+
+
+def test_every_recorded_scenario_is_listed() -> None:
+    recorded = sorted(path.stem for path in SCENARIOS.glob("*.yaml"))
+    assert recorded == sorted(case.values[0] for case in CASES)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_we_agree_with_kube_scheduler(name: str) -> None:
+    expected = json.loads((SCENARIOS / f"{name}.json").read_text())
+    namespace, pod = expected["pod"].split("/")
+    registry = default_registry()
+    got = ours.run((SCENARIOS / f"{name}.yaml").read_text(), (namespace, pod), registry)
+    disagreements = compare(0, got, Outcome.from_json(expected["kubeScheduler"]))
+    assert not disagreements, "\n".join(map(str, disagreements))

@@ -1,0 +1,156 @@
+"""Who may preempt, and whom (upstream default_preemption_test.go TestPodEligibleToPreemptOthers
+and calculateNumCandidates, v1.36.3), and the tenant rule of DESIGN.md: a tenant profile
+preempts only pods of its own namespace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import Code, PodInfo, PostFilterResult, Status
+from scheduler_core.plugins.defaultpreemption.default_preemption import pod_terminating_by_preemption
+from tests.unit.plugins.defaultpreemption.harness import (
+    HIGH,
+    LOW,
+    ONE_POD,
+    make_env,
+    mknode,
+    mkpod,
+    run,
+)
+
+PREEMPTED = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
+TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
+
+
+@pytest.mark.parametrize(
+    ("pod", "pods", "nodes", "nominated_status", "expected"),
+    [
+        pytest.param(
+            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
+            [mkpod("p1", priority=LOW, node="node1", terminating=True)],
+            ["node1"],
+            TAINT_MISMATCH,
+            True,
+            id="TestPodEligibleToPreemptOthers/Pod with nominated node",
+        ),
+        pytest.param(
+            mkpod("p_without_nominated_node", priority=HIGH),
+            [],
+            [],
+            None,
+            True,
+            id="TestPodEligibleToPreemptOthers/Pod without nominated node",
+        ),
+        pytest.param(
+            mkpod("p_with_preempt_never_policy", priority=HIGH, preemptionPolicy="Never"),
+            [],
+            [],
+            None,
+            False,
+            id="TestPodEligibleToPreemptOthers/Pod with 'PreemptNever' preemption policy",
+        ),
+        pytest.param(
+            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
+            [mkpod("p1", priority=LOW, node="node1", terminating=True, conditions=PREEMPTED)],
+            ["node1"],
+            None,
+            False,
+            id="TestPodEligibleToPreemptOthers/preemption victim pod terminating,"
+            " as indicated by the dedicated DisruptionTarget condition",
+        ),
+        pytest.param(
+            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
+            [mkpod("p1", priority=LOW, node="node1", terminating=True)],
+            ["node1"],
+            None,
+            True,
+            id="TestPodEligibleToPreemptOthers/non-victim Pods terminating",
+        ),
+    ],
+)
+def test_pod_eligible_to_preempt_others(
+    pod: dict[str, Any],
+    pods: list[dict[str, Any]],
+    nodes: list[str],
+    nominated_status: Status | None,
+    expected: bool,
+) -> None:
+    env = make_env([mknode(n) for n in nodes], pods)
+    eligible, _ = env.plugin.pod_eligible_to_preempt_others(PodInfo(pod), nominated_status)
+    assert eligible is expected
+
+
+@pytest.mark.parametrize(
+    ("conditions", "terminating", "expected"),
+    [
+        pytest.param(PREEMPTED, True, True, id="deleted by the scheduler's preemption"),
+        pytest.param(PREEMPTED, False, False, id="condition but not being deleted"),
+        pytest.param([{**PREEMPTED[0], "status": "False"}], True, False, id="condition False"),
+        pytest.param([{**PREEMPTED[0], "reason": "EvictionByEvictionAPI"}], True, False, id="evicted otherwise"),
+    ],
+)
+def test_pod_terminating_by_preemption(conditions: list[dict[str, str]], terminating: bool, expected: bool) -> None:
+    pod = PodInfo(mkpod("v", node="n", terminating=terminating, conditions=conditions))
+    assert pod_terminating_by_preemption(pod) is expected
+
+
+@pytest.mark.parametrize(
+    ("args", "num_nodes", "expected"),
+    [
+        pytest.param({}, 50, 50, id="absolute floor above the node count: all nodes"),
+        pytest.param({}, 5000, 500, id="10 percent of many nodes"),
+        pytest.param({}, 1500, 150, id="10 percent above the floor"),
+        pytest.param({}, 900, 100, id="the floor of 100"),
+        pytest.param({"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1}, 5, 2, id="40 percent of 5"),
+        pytest.param({"minCandidateNodesPercentage": 0, "minCandidateNodesAbsolute": 3}, 7, 3, id="absolute only"),
+    ],
+)
+def test_calculate_num_candidates(args: dict[str, Any], num_nodes: int, expected: int) -> None:
+    env = make_env([mknode("n")], args=args)
+    assert env.plugin.calculate_num_candidates(num_nodes) == expected
+
+
+@pytest.mark.parametrize(
+    ("tenant", "want_node", "want_victims"),
+    [
+        pytest.param(None, "node1", ["other"], id="cluster-wide profile preempts in any namespace"),
+        pytest.param("team-a", "node2", ["mine"], id="tenant profile preempts only its own namespace"),
+    ],
+)
+def test_tenant_victims(tenant: str | None, want_node: str, want_victims: list[str]) -> None:
+    nodes = [mknode("node1", ONE_POD), mknode("node2", ONE_POD)]
+    pods = [
+        mkpod("other", node="node1", priority=LOW, namespace="team-b"),
+        mkpod("mine", node="node2", priority=LOW + 10, namespace="team-a"),
+    ]
+    env = make_env(nodes, pods, tenant=tenant)
+    preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+    statuses = {"node1": Status(Code.UNSCHEDULABLE), "node2": Status(Code.UNSCHEDULABLE)}
+
+    async def attempt() -> tuple[PostFilterResult | None, Status | None]:
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        await env.plugin.executor.wait()
+        return answer
+
+    assert run(attempt()) == (PostFilterResult(want_node), None)
+    assert env.api.deleted_names == want_victims
+
+
+def test_tenant_profile_without_own_victims() -> None:
+    env = make_env(
+        [mknode("node1", ONE_POD)], [mkpod("other", node="node1", priority=LOW, namespace="team-b")], tenant="team-a"
+    )
+    preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+
+    async def attempt() -> tuple[PostFilterResult | None, Status | None]:
+        return env.plugin.post_filter(
+            env.pre_filtered_state(preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
+        )
+
+    result, status = run(attempt())
+    assert result == PostFilterResult("")
+    assert status == Status(
+        Code.UNSCHEDULABLE, "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )

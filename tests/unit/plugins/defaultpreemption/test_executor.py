@@ -1,0 +1,191 @@
+"""Carrying preemption out asynchronously (upstream preemption/executor_test.go
+TestIsPodRunningPreemption, TestPrepareCandidate, TestAsyncPreemptionFailure and
+default_preemption_test.go TestPreEnqueue, v1.36.3)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import Code, PodInfo, PodUID, Status
+from scheduler_core.plugins.defaultpreemption.executor import _PendingVictim
+from scheduler_core.runtime.waiting_pods import WaitingPodImpl
+from tests.unit.plugins.defaultpreemption.harness import (
+    HIGH,
+    LOW,
+    MID,
+    RecordingAPI,
+    make_env,
+    mknode,
+    mkpod,
+    run,
+)
+
+REASON = "crd-scheduler: preempting to accommodate a higher priority pod"
+
+
+@pytest.mark.parametrize(
+    ("preempting", "victims_on_node", "expected"),
+    [
+        pytest.param({}, [], False, id="TestIsPodRunningPreemption/preemptor not in preemptingSet"),
+        pytest.param({"other": _PendingVictim(PodUID("victim1"), "node")}, [], False, id="lastVictimSet of another"),
+        pytest.param(
+            {"preemptor": None},
+            [],
+            True,
+            id="TestIsPodRunningPreemption/preemptor in preemptingSet, no lastVictim for preemptor",
+        ),
+        pytest.param(
+            {"preemptor": _PendingVictim(PodUID("victim1"), "node")},
+            [],
+            False,
+            id="TestIsPodRunningPreemption/preemptor in preemptingSet, victim in lastVictimSet, not in PodLister",
+        ),
+        pytest.param(
+            {"preemptor": _PendingVictim(PodUID("victim1"), "node")},
+            [mkpod("victim1", node="node"), mkpod("victim2", node="node")],
+            True,
+            id="TestIsPodRunningPreemption/preemptor in preemptingSet, victim in lastVictimSet and in PodLister",
+        ),
+        pytest.param(
+            {"preemptor": _PendingVictim(PodUID("victim-deleted"), "node")},
+            [mkpod("victim1", node="node"), mkpod("victim-deleted", node="node", terminating=True)],
+            False,
+            id="TestIsPodRunningPreemption/preemptor in preemptingSet,"
+            " victim in lastVictimSet and in PodLister with deletion timestamp",
+        ),
+        pytest.param(
+            {"preemptor": _PendingVictim(PodUID("victim1"), "gone")},
+            [],
+            False,
+            id="the victim's node is gone",
+        ),
+    ],
+)
+def test_is_running_preemption(
+    preempting: dict[str, _PendingVictim | None], victims_on_node: list[dict[str, Any]], expected: bool
+) -> None:
+    env = make_env([mknode("node")], victims_on_node)
+    env.plugin.executor._preempting = {PodUID(k): v for k, v in preempting.items()}
+    assert env.plugin.executor.is_running_preemption(PodUID("preemptor")) is expected
+    status = env.plugin.pre_enqueue(PodInfo(mkpod("preemptor")))
+    if expected:
+        assert status == Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished"
+        )
+    else:
+        assert status is None
+
+
+def test_pre_enqueue_holds_the_preemptor_until_its_last_victim_is_preempted() -> None:
+    """TestPreEnqueue: the preemptor is held while its victims are evicted; another pod is not."""
+    api = RecordingAPI(gate=asyncio.Event())
+    pods = [mkpod("v1", node="n", priority=LOW), mkpod("v2", node="n", priority=LOW)]
+    env = make_env([mknode("n")], pods, api=api)
+    preemptor = PodInfo(mkpod("p", priority=HIGH))
+    other = PodInfo(mkpod("q", priority=HIGH))
+    victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
+
+    async def scenario() -> list[bool]:
+        assert env.plugin.executor.actuate("n", victims, preemptor) is None
+        seen = [env.plugin.pre_enqueue(preemptor) is not None, env.plugin.pre_enqueue(other) is not None]
+        await asyncio.sleep(0)
+        assert api.gate is not None
+        api.gate.set()
+        await env.plugin.executor.wait()
+        seen.append(env.plugin.pre_enqueue(preemptor) is not None)
+        return seen
+
+    assert run(scenario()) == [True, False, False]
+    assert api.deleted == [("v1", REASON), ("v2", REASON)]
+
+
+def test_prepare_candidate() -> None:
+    """Victims are deleted (one already terminating is not), a victim waiting at Permit is
+    rejected instead, and lower-priority pods nominated to the node lose their nomination."""
+    pods = [
+        mkpod("victim", node="n", priority=LOW),
+        mkpod("terminating", node="n", priority=LOW, terminating=True),
+        mkpod("waiting", node="n", priority=LOW),
+    ]
+    env = make_env([mknode("n"), mknode("m")], pods)
+    preemptor = PodInfo(mkpod("p", priority=HIGH))
+    low_nominated = PodInfo(mkpod("low-nominated", priority=MID))
+    high_nominated = PodInfo(mkpod("high-nominated", priority=HIGH))
+    elsewhere = PodInfo(mkpod("elsewhere", priority=LOW))
+    env.nominator.add_nominated_pod(low_nominated, "n")
+    env.nominator.add_nominated_pod(high_nominated, "n")
+    env.nominator.add_nominated_pod(elsewhere, "m")
+    victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
+    waiting_pod = next(v for v in victims if v.name == "waiting")
+
+    async def scenario() -> Status | None:
+        waiting = WaitingPodImpl(waiting_pod, {"Gate": 60.0})
+        env.fwk.handle.waiting_pods.add(waiting)
+        outcome = waiting.wait()
+        env.plugin.executor.actuate("n", victims, preemptor)
+        await env.plugin.executor.wait()
+        return await outcome
+
+    rejection = run(scenario())
+    assert rejection is not None and rejection.is_rejected()
+    assert env.api.deleted == [("victim", REASON)]
+    assert env.api.nominations == [("low-nominated", "")]
+
+
+def test_nothing_to_preempt_when_every_victim_terminates() -> None:
+    """prepareCandidateAsync returns at once: no task, nominations untouched."""
+    env = make_env([mknode("n")], [mkpod("t", node="n", priority=LOW, terminating=True)])
+    env.nominator.add_nominated_pod(PodInfo(mkpod("low", priority=LOW)), "n")
+
+    async def scenario() -> None:
+        env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), PodInfo(mkpod("p", priority=HIGH)))  # type: ignore[union-attr]
+        assert not env.plugin.executor.tasks
+        assert not env.plugin.executor.is_running_preemption(PodUID("p"))
+
+    run(scenario())
+    assert env.api.deleted == [] and env.api.nominations == []
+
+
+def test_a_failed_deletion_skips_the_last_victim() -> None:
+    """TestAsyncPreemptionFailure: after a failed call the last victim is left alone, and the
+    preemptor is no longer held."""
+    api = RecordingAPI(fail={"v1"})
+    pods = [
+        mkpod("v1", node="n", priority=LOW),
+        mkpod("v2", node="n", priority=LOW),
+        mkpod("v3", node="n", priority=LOW),
+    ]
+    env = make_env([mknode("n")], pods, api=api)
+    victims = sorted(env.snapshot.get("n").pods, key=lambda v: v.name)  # type: ignore[union-attr]
+    preemptor = PodInfo(mkpod("p", priority=HIGH))
+
+    async def scenario() -> None:
+        env.plugin.executor.actuate("n", victims, preemptor)
+        await env.plugin.executor.wait()
+
+    run(scenario())
+    assert api.deleted == []
+    assert not env.plugin.executor.is_running_preemption(preemptor.uid)
+
+
+def test_tenant_profile_clears_only_its_own_nominations() -> None:
+    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW, namespace="team-a")], tenant="team-a")
+    env.nominator.add_nominated_pod(PodInfo(mkpod("mine", priority=LOW, namespace="team-a")), "n")
+    env.nominator.add_nominated_pod(PodInfo(mkpod("theirs", priority=LOW, namespace="team-b")), "n")
+
+    async def scenario() -> None:
+        preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+        env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), preemptor)  # type: ignore[union-attr]
+        await env.plugin.executor.wait()
+
+    run(scenario())
+    assert env.api.nominations == [("mine", "")]
+
+
+def test_actuation_needs_an_event_loop() -> None:
+    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)])
+    status = env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), PodInfo(mkpod("p", priority=HIGH)))  # type: ignore[union-attr]
+    assert status is not None and status.code is Code.ERROR

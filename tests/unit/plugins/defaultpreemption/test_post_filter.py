@@ -1,0 +1,284 @@
+"""PostFilter results and statuses (upstream default_preemption_test.go TestPostFilter and
+TestPreempt, v1.36.3; extender and pod-group cases left out: the plugin API has neither)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import Code, PodInfo, PostFilterResult, Status
+from scheduler_core.plugins.noderesources import NodeResourcesFit
+from tests.unit.plugins.defaultpreemption.harness import (
+    HIGH,
+    LARGE,
+    LOW,
+    MEDIUM,
+    MID,
+    NODE_RES,
+    ONE_POD,
+    SMALL,
+    VERY_HIGH,
+    VERY_LARGE,
+    ErrorExtensionPlugin,
+    make_env,
+    mknode,
+    mkpod,
+    pdb,
+    run,
+)
+
+U = Status(Code.UNSCHEDULABLE)
+UU = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+VIOLATING = {"test.kubernetes.io/is-violating-pdb": "violating"}
+NON_VIOLATING = {"test.kubernetes.io/is-violating-pdb": "non-violating"}
+
+
+class NodeToStatus(dict[str, Status]):
+    """Statuses with the status of absent nodes (upstream ``NodeToStatus``)."""
+
+    def __init__(self, statuses: dict[str, Status], absent: Status) -> None:
+        super().__init__(statuses)
+        self.absent_status = absent
+
+
+POST_FILTER_CASES = [
+    pytest.param(
+        mkpod("p", priority=HIGH),
+        [mkpod("p1", node="node1")],
+        [mknode("node1", ONE_POD)],
+        {"node1": U},
+        (),
+        "node1",
+        None,
+        id="TestPostFilter/pod with higher priority can be made schedulable",
+    ),
+    pytest.param(
+        mkpod("p"),
+        [mkpod("p1", node="node1")],
+        [mknode("node1", ONE_POD)],
+        {"node1": U},
+        (),
+        "",
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+        id="TestPostFilter/pod with tied priority is still unschedulable",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH),
+        [mkpod("p1", node="node1")],
+        [mknode("node1", ONE_POD)],
+        {"node1": UU},
+        (),
+        "",
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        id="TestPostFilter/preemption should respect filteredNodesStatuses",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH),
+        [mkpod("p1", node="node1")],
+        [mknode("node1", ONE_POD)],
+        {},
+        (),
+        "",
+        "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        id="TestPostFilter/preemption should respect absent NodeToStatusReader entry meaning "
+        "UnschedulableAndUnresolvable",
+    ),
+    pytest.param(
+        mkpod("p", priority=MID),
+        [mkpod("p1", node="node1", priority=HIGH), mkpod("p2", node="node2", priority=LOW)],
+        [mknode("node1", ONE_POD), mknode("node2", ONE_POD)],
+        {"node1": U, "node2": U},
+        (),
+        "node2",
+        None,
+        id="TestPostFilter/pod can be made schedulable on one node",
+    ),
+    pytest.param(
+        mkpod("p", priority=VERY_HIGH),
+        [
+            mkpod("p1", node="node1", priority=HIGH, labels=NON_VIOLATING),
+            mkpod("p2", node="node1", priority=LOW, labels=VIOLATING),
+            mkpod("p3", node="node2", priority=MID, labels=VIOLATING),
+        ],
+        [mknode("node1", ONE_POD), mknode("node2", ONE_POD)],
+        {"node1": U, "node2": U},
+        (pdb(VIOLATING, name="violating-pdb"), pdb(NON_VIOLATING, allowed=2**31 - 1, name="non-violating-pdb")),
+        "node2",
+        None,
+        id="TestPostFilter/pod can be made schedulable on minHighestPriority node",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH, req=LARGE),
+        [mkpod("p1", node="node1"), mkpod("p2", node="node2")],
+        [mknode("node1", NODE_RES), mknode("node2", NODE_RES)],
+        {"node1": U, "node2": U},
+        (),
+        "",
+        "preemption: 0/2 nodes are available: 2 Insufficient cpu.",
+        id="TestPostFilter/no candidate nodes found, no enough resource after removing low priority pods",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH, req=LARGE),
+        [mkpod("p1", node="node1", priority=HIGH), mkpod("p2", node="node2"), mkpod("p3", node="node3", priority=HIGH)],
+        [mknode("node1", ONE_POD), mknode("node2", NODE_RES), mknode("node3", ONE_POD)],
+        {"node1": U, "node2": U, "node3": U},
+        (),
+        "",
+        "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for incoming pod.",
+        id="TestPostFilter/no candidate nodes found with mixed reasons, no lower priority pod and no enough "
+        "CPU resource",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH, req=LARGE),
+        [mkpod("p1", node="node1"), mkpod("p2", node="node2")],
+        [mknode(f"node{i}", NODE_RES) for i in (1, 2, 3, 4)],
+        {"node1": U, "node2": U, "node4": UU},
+        (),
+        "",
+        "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling.",
+        id="TestPostFilter/no candidate nodes found with mixed reason, 2 UnschedulableAndUnresolvable nodes "
+        "and 2 nodes don't have enough CPU resource",
+    ),
+    pytest.param(
+        mkpod("p", priority=HIGH, req=LARGE),
+        [mkpod("p1", node="node1"), mkpod("p2", node="node2", req=MEDIUM)],
+        [mknode("node1", LARGE, labels={"error": "true"}), mknode("node2", LARGE)],
+        {"node1": U, "node2": U},
+        (),
+        "node2",
+        None,
+        id="TestPostFilter/one failed with TestPlugin and the other pass",
+    ),
+]
+
+
+@pytest.mark.parametrize(("pod", "pods", "nodes", "statuses", "pdbs", "want_node", "want_message"), POST_FILTER_CASES)
+def test_post_filter(
+    pod: dict[str, Any],
+    pods: list[dict[str, Any]],
+    nodes: list[dict[str, Any]],
+    statuses: dict[str, Status],
+    pdbs: tuple[dict[str, Any], ...],
+    want_node: str,
+    want_message: str | None,
+) -> None:
+    env = make_env(nodes, pods, plugins=(NodeResourcesFit, ErrorExtensionPlugin), pdbs=pdbs)
+    preemptor = PodInfo(pod)
+
+    async def attempt() -> tuple[PostFilterResult | None, Status | None]:
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        await env.plugin.executor.wait()
+        return answer
+
+    result, status = run(attempt())
+    assert result == PostFilterResult(want_node)
+    if want_message is None:
+        assert status is None
+        victims = [p.name for p in env.snapshot.get(want_node).pods]  # type: ignore[union-attr]
+        assert sorted(env.api.deleted_names) == sorted(victims)
+    else:
+        assert status == Status(Code.UNSCHEDULABLE, want_message)
+        assert env.api.deleted == []
+
+
+def test_post_filter_error_from_a_pre_filter_extension() -> None:
+    """TestPostFilter/only one node but failed with TestPlugin: the RemovePod error aborts
+    preemption with an Error status (upstream message: ``preemption: running RemovePod on
+    PreFilter plugin "test-plugin": failed to remove pod: p``; the framework quotes the plugin
+    name its own way)."""
+    env = make_env(
+        [mknode("node1", LARGE, labels={"error": "true"})],
+        [mkpod("p1", node="node1")],
+        plugins=(NodeResourcesFit, ErrorExtensionPlugin),
+    )
+    preemptor = PodInfo(mkpod("p", priority=HIGH, req=LARGE))
+
+    async def attempt() -> tuple[PostFilterResult | None, Status | None]:
+        return env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, {"node1": U})
+
+    result, status = run(attempt())
+    assert result is None
+    assert status is not None and status.code is Code.ERROR
+    assert status.message().startswith("preemption: running RemovePod on PreFilter plugin ")
+    assert status.message().endswith("test-plugin': failed to remove pod: p")
+
+
+@pytest.mark.parametrize(
+    ("absent", "want_node"),
+    [
+        pytest.param(Status(Code.UNSCHEDULABLE, "x"), "node1", id="absent nodes Unschedulable are candidates"),
+        pytest.param(UU, "", id="absent nodes UnschedulableAndUnresolvable are not"),
+    ],
+)
+def test_absent_nodes_take_the_absent_status(absent: Status, want_node: str) -> None:
+    """Upstream ``NodesForStatusCode``: when PreFilter rejected every node as Unschedulable, the
+    scheduler passes no per-node status and all nodes may be freed."""
+    env = make_env([mknode("node1", ONE_POD)], [mkpod("p1", node="node1")])
+    preemptor = PodInfo(mkpod("p", priority=HIGH))
+
+    async def attempt() -> PostFilterResult | None:
+        result, _ = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus({}, absent))
+        await env.plugin.executor.wait()
+        return result
+
+    assert run(attempt()) == PostFilterResult(want_node)
+
+
+PREEMPT_PODS = [
+    mkpod("p1.1", node="node1", priority=LOW, req=SMALL),
+    mkpod("p1.2", node="node1", priority=LOW, req=SMALL),
+    mkpod("p2.1", node="node2", priority=HIGH, req=LARGE),
+    mkpod("p3.1", node="node3", priority=MID, req=MEDIUM),
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "want_node", "want_victims"),
+    [
+        pytest.param("PreemptLowerPriority", "node1", ["p1.1", "p1.2"], id="TestPreempt/basic preemption logic"),
+        pytest.param(None, "node1", ["p1.1", "p1.2"], id="TestPreempt/PreemptionPolicy is nil"),
+        pytest.param("Never", None, [], id="TestPreempt/no preempting in pod"),
+    ],
+)
+def test_preempt(policy: str | None, want_node: str | None, want_victims: list[str]) -> None:
+    nodes = [mknode(n, VERY_LARGE) for n in ("node1", "node2", "node3")]
+    env = make_env(nodes, PREEMPT_PODS)
+    extra: dict[str, Any] = {"preemptionPolicy": policy} if policy else {}
+    raw = mkpod("p", priority=HIGH, req=VERY_LARGE, **extra)
+    preemptor = PodInfo(raw)
+    statuses = {n: U for n in ("node1", "node2", "node3")}
+
+    async def attempt() -> tuple[PostFilterResult | None, Status | None]:
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        await env.plugin.executor.wait()
+        return answer
+
+    result, status = run(attempt())
+    if want_node is None:
+        assert result is None
+        assert status == Status(Code.UNSCHEDULABLE, "preemption: not eligible due to preemptionPolicy=Never.")
+    else:
+        assert (result, status) == (PostFilterResult(want_node), None)
+    assert sorted(env.api.deleted_names) == want_victims
+    # The DisruptionTarget condition message (upstream executor.go PreemptPod).
+    assert {reason for _, reason in env.api.deleted} <= {
+        "crd-scheduler: preempting to accommodate a higher priority pod"
+    }
+    if want_node is None:
+        return
+
+    # Preempt again with the victims terminating and the pod nominated: no more preemption.
+    for info in env.snapshot.get(want_node).pods:  # type: ignore[union-attr]
+        info.deletion_timestamp = "2024-01-01T00:00:00Z"
+    raw["status"] = {"nominatedNodeName": want_node}
+    env.api.deleted.clear()
+
+    async def again() -> tuple[PostFilterResult | None, Status | None]:
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, {})
+        await env.plugin.executor.wait()
+        return answer
+
+    result, _ = run(again())
+    assert result is None or not result.nominated_node_name
+    assert env.api.deleted == []

@@ -1,0 +1,127 @@
+"""The volume plugins inside the whole scheduler (``simulate`` with the default profile):
+pods with claims land where their volumes can be, the others never read storage objects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from scheduler_core.plugins.nodevolumelimits import NodeVolumeLimits
+from scheduler_core.plugins.volumebinding import VolumeBinding
+from scheduler_core.plugins.volumerestrictions import VolumeRestrictions
+from scheduler_core.plugins.volumezone import VolumeZone
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.simulator.manifests import load_texts
+from scheduler_core.simulator.run import Simulation, simulate
+from tests.builders import node, pod
+from tests.unit.plugins.volumebinding.support import csi_node, pv, pvc, storage_class
+
+HOSTNAME = "kubernetes.io/hostname"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def registry() -> dict[str, Any]:
+    reg: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
+    for plugin in (VolumeBinding, VolumeZone, VolumeRestrictions, NodeVolumeLimits):
+        reg[plugin.name] = plugin
+    return reg
+
+
+def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:
+    return simulate(load_texts([("cluster.yaml", yaml.safe_dump_all(objects))]), registry=registry(), batch=batch)
+
+
+def claim_pod(name: str, *claims: str, **kw: Any) -> dict[str, Any]:
+    return pod(name, volumes=[{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims], **kw)
+
+
+def placements(sim: Simulation) -> dict[str, str | None]:
+    return {p.name: p.node for p in sim.pods}
+
+
+def local_pv(name: str, host: str, size: str = "1Gi") -> dict[str, Any]:
+    return pv(name, "local", capacity=size, node_affinity={HOSTNAME: [host]}, access_modes=["ReadWriteOnce"])
+
+
+LOCAL_SC = storage_class("local", provisioner="kubernetes.io/no-provisioner")
+
+
+def local_claim(name: str) -> dict[str, Any]:
+    return pvc(name, "local", request="1Gi", access_modes=["ReadWriteOnce"])
+
+
+def test_local_volumes_place_pods_on_their_nodes_and_are_taken_once() -> None:
+    sim = run(
+        node("n1"),
+        node("n2"),
+        LOCAL_SC,
+        local_pv("pv-n2", "n2"),
+        local_claim("c1"),
+        local_claim("c2"),
+        claim_pod("db1", "c1"),
+        claim_pod("db2", "c2"),
+    )
+    assert placements(sim) == {"db1": "n2", "db2": None}
+    db2 = sim.pods[1]
+    assert db2.message.startswith(
+        "0/2 nodes are available: 2 node(s) didn't find available persistent volumes to bind."
+    )
+
+
+def test_bound_claims_follow_their_volume_zone_and_node_affinity() -> None:
+    zonal = pv("pv-a", "", capacity="1Gi", labels={ZONE: "a"}, phase="Bound")
+    affine = pv("pv-b", "", capacity="1Gi", node_affinity={ZONE: ["b"]}, phase="Bound")
+    sim = run(
+        node("na", labels={ZONE: "a"}),
+        node("nb", labels={ZONE: "b"}),
+        zonal,
+        affine,
+        pvc("ca", "", bound_pv="pv-a"),
+        pvc("cb", "", bound_pv="pv-b"),
+        claim_pod("in-a", "ca"),
+        claim_pod("in-b", "cb"),
+        claim_pod("nowhere", "ca", "cb"),
+    )
+    assert placements(sim) == {"in-a": "na", "in-b": "nb", "nowhere": None}
+    filtered = sim.pods[2].filtered
+    assert filtered["na"] == ["node(s) didn't match PersistentVolume's node affinity"]
+    assert filtered["nb"] == ["node(s) had no available volume zone"]
+
+
+def test_missing_claim_and_rwop_conflict() -> None:
+    sim = run(
+        node("n1"),
+        pvc("solo", "", bound_pv="pv-solo", access_modes=["ReadWriteOncePod"]),
+        pv("pv-solo", "", capacity="1Gi", phase="Bound"),
+        claim_pod("first", "solo"),
+        claim_pod("second", "solo"),
+        claim_pod("orphan", "missing"),
+    )
+    assert placements(sim) == {"first": "n1", "second": None, "orphan": None}
+    assert "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode" in sim.pods[1].message
+    assert 'persistentvolumeclaim "missing" not found' in sim.pods[2].message
+
+
+def test_csi_attach_limits() -> None:
+    def csi_pv(i: int) -> dict[str, Any]:
+        return pv(f"pv{i}", "", capacity="1Gi", phase="Bound", csi={"driver": "d.csi", "volumeHandle": f"h{i}"})
+
+    sim = run(
+        node("n1"),
+        csi_node("n1", {"d.csi": 2}),
+        *(csi_pv(i) for i in range(3)),
+        *(pvc(f"c{i}", "", bound_pv=f"pv{i}") for i in range(3)),
+        claim_pod("a", "c0", "c1"),
+        claim_pod("b", "c2"),
+    )
+    assert placements(sim) == {"a": "n1", "b": None}
+    assert sim.pods[1].message.startswith("0/1 nodes are available: 1 node(s) exceed max volume count.")
+
+
+@pytest.mark.parametrize("batch", [True, False])
+def test_pods_without_volumes_are_unaffected(batch: bool) -> None:
+    sim = run(node("n1"), node("n2"), LOCAL_SC, pod("plain", cpu="1"), batch=batch)
+    assert sim.pods[0].node in ("n1", "n2")
+    assert sim.pods[0].filtered == {}

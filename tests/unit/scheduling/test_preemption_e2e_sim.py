@@ -1,0 +1,168 @@
+"""Preemption end to end through ``simulate``: the real scheduler loop over the in-memory cluster,
+with DefaultPreemption in the registry (so in the default profile, as upstream's default plugins).
+
+A high-priority pod fits nowhere; DefaultPreemption picks the node whose eviction violates no
+PodDisruptionBudget and costs the least (upstream pickOneNodeForPreemption), evicts only the
+victims the pod needs gone (the more important one is reprieved), nominates the pod there; the
+victims' deletion requeues it, and it binds to the nominated node.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import PodInfo, PodUID, Status
+from scheduler_core.plugins.defaultpreemption import DefaultPreemption
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.simulator.manifests import load_texts
+from scheduler_core.simulator.run import Simulation, simulate
+
+
+def priority_class(name: str, value: int) -> dict[str, Any]:
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value}
+
+
+CLASSES = [priority_class("low", 100), priority_class("mid", 500), priority_class("high", 1000)]
+
+
+def node(name: str, cpu: str = "2") -> dict[str, Any]:
+    resources = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+def pod(name: str, cls: str, cpu: str, node_name: str | None = None, app: str = "x", **spec: Any) -> dict[str, Any]:
+    container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
+    full_spec: dict[str, Any] = {"schedulerName": "crd-scheduler", "priorityClassName": cls, "containers": [container]}
+    if node_name:
+        full_spec["nodeName"] = node_name
+    full_spec.update(spec)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", "uid": name, "labels": {"app": app}},
+        "spec": full_spec,
+    }
+
+
+DB_PDB = {
+    "apiVersion": "policy/v1",
+    "kind": "PodDisruptionBudget",
+    "metadata": {"name": "db", "namespace": "default"},
+    "spec": {"selector": {"matchLabels": {"app": "db"}}, "minAvailable": 2},
+    "status": {"disruptionsAllowed": 0, "currentHealthy": 2, "desiredHealthy": 2, "expectedPods": 2},
+}
+
+
+class RecordingPreemption(DefaultPreemption):
+    """DefaultPreemption recording its PreEnqueue answers (True: the pod is held)."""
+
+    held: list[tuple[str, bool]] = []
+
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        status = super().pre_enqueue(pod)
+        RecordingPreemption.held.append((pod.name, status is not None))
+        return status
+
+
+def run(
+    *docs: dict[str, Any] | list[dict[str, Any]], plugin: type[DefaultPreemption] = DefaultPreemption
+) -> Simulation:
+    registry: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
+    registry[DefaultPreemption.name] = plugin
+    items = [d for doc in docs for d in (doc if isinstance(doc, list) else [doc])]
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    return simulate(load_texts([("cluster.json", text)]), registry=registry)
+
+
+def events(sim: Simulation, name: str) -> list[tuple[str, str]]:
+    return [(e.reason, e.message) for e in sim.cluster.events_for("default", name)]
+
+
+def test_high_priority_pod_preempts_the_right_victims_and_binds_to_its_nominated_node() -> None:
+    sim = run(
+        CLASSES,
+        node("node-a"),
+        node("node-b"),
+        node("node-c"),
+        # node-a: evicting would break the db PodDisruptionBudget.
+        pod("db-1", "low", "1", "node-a", app="db"),
+        pod("db-2", "low", "1", "node-a", app="db"),
+        # node-b: evicting web is enough; the more important cache is reprieved.
+        pod("web", "low", "1", "node-b"),
+        pod("cache", "mid", "500m", "node-b"),
+        # node-c: nothing of lower priority.
+        pod("critical", "high", "2", "node-c"),
+        DB_PDB,
+        pod("urgent", "high", "1500m"),
+    )
+    (report,) = sim.pods
+    assert (report.name, report.status, report.node) == ("urgent", "Scheduled", "node-b")
+    assert [(p.get("metadata") or {}).get("name") for p, _ in sim.cluster.deleted] == ["web"]
+    assert [reason for _, reason in sim.cluster.deleted] == [
+        "crd-scheduler: preempting to accommodate a higher priority pod"
+    ]
+    assert events(sim, "urgent") == [
+        ("FailedScheduling", "0/3 nodes are available: 3 Insufficient cpu."),
+        ("Scheduled", "Successfully assigned default/urgent to node-b"),
+    ]
+    stored = sim.cluster.pod("default", "urgent")
+    assert stored is not None and stored["status"]["nominatedNodeName"] == "node-b"
+    # The nomination is over once the pod is bound.
+    assert sim.scheduler.queue.nominator.nominated_pods_for_node("node-b") == []
+    # The preemption task has finished, and no longer holds the pod.
+    (plugin,) = [fwk.plugins[DefaultPreemption.name] for _, fwk in sim.scheduler.profiles]
+    assert isinstance(plugin, DefaultPreemption)
+    assert not plugin.executor.tasks
+    assert not plugin.executor.is_running_preemption(PodUID("urgent"))
+
+
+def test_several_victims_are_evicted_before_the_pod_is_retried() -> None:
+    """The first deletion finds the pod held by PreEnqueue (its preemption still runs); the last
+    one releases it, and it binds where the victims were."""
+    RecordingPreemption.held = []
+    sim = run(
+        CLASSES,
+        node("node-a"),
+        pod("w1", "low", "700m", "node-a"),
+        pod("w2", "low", "700m", "node-a"),
+        pod("w3", "mid", "600m", "node-a"),
+        pod("urgent", "high", "2"),
+        plugin=RecordingPreemption,
+    )
+    (report,) = sim.pods
+    assert (report.status, report.node, report.attempts) == ("Scheduled", "node-a", 2)
+    assert sorted(p["metadata"]["name"] for p, _ in sim.cluster.deleted) == ["w1", "w2", "w3"]
+    # Admitted on arrival; held after the first two deletions; released by the last one.
+    assert RecordingPreemption.held == [("urgent", False), ("urgent", True), ("urgent", True), ("urgent", False)]
+
+
+def test_preemption_policy_never_keeps_the_pod_pending() -> None:
+    sim = run(
+        CLASSES,
+        node("node-a"),
+        pod("web", "low", "2", "node-a"),
+        pod("polite", "high", "1", preemptionPolicy="Never"),
+    )
+    (report,) = sim.pods
+    assert (report.status, report.node) == ("Unschedulable", None)
+    assert sim.cluster.deleted == []
+    assert report.message.startswith(
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+    )
+
+
+def test_no_victims_message_is_upstreams() -> None:
+    sim = run(CLASSES, node("node-a"), pod("big", "high", "2", "node-a"), pod("also-big", "high", "1"))
+    (report,) = sim.pods
+    assert report.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    )
