@@ -116,23 +116,28 @@ class ImageLocality:
         return calculate_priority(sum_image_scores(node, images, total_num_nodes), num_containers), None
 
     def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
-        total_num_nodes = len(self._handle.snapshot().list())
         images, num_containers = _pod_images(pod)
-        # Summaries are shared by every node holding the image: scale each one once.
-        scaled: dict[int, int] = {}
-        infos = columns.infos
-        out = np.empty(len(rows), np.int64)
-        for i, row in enumerate(rows.tolist()):
-            states = infos[row].image_states
-            total = 0
-            if states:
-                for image in images:
-                    summary = states.get(image)
-                    if summary is not None:
-                        key = id(summary)
-                        value = scaled.get(key)
-                        if value is None:
-                            value = scaled[key] = scaled_image_score(summary, total_num_nodes)
-                        total += value
-            out[i] = calculate_priority(total, num_containers)
-        return out
+        if num_containers == 0:
+            return None  # image volumes only: the per-node form handles the degenerate thresholds
+        total_num_nodes = len(self._handle.snapshot().list())
+        infos, names = columns.infos, columns.names
+        row_list = rows.tolist()
+        totals = np.zeros(len(row_list), np.int64)
+        for image in images:
+            # One summary per image, shared by every node holding it (the cache's ImageStates):
+            # find it once, then test membership by name.
+            summary = None
+            for row in row_list:
+                states = infos[row].image_states
+                if states and (summary := states.get(image)) is not None:
+                    break
+            if summary is None:
+                continue
+            holders = summary.nodes
+            held = np.fromiter((names[row] in holders for row in row_list), np.bool_, len(row_list))
+            totals += scaled_image_score(summary, total_num_nodes) * held
+        max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+        clamped = np.clip(totals, MIN_THRESHOLD, max_threshold)
+        # Non-negative after the clamp, so floor division is Go's truncation.
+        scores: IntArray = MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+        return scores

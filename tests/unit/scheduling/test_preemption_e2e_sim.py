@@ -12,8 +12,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
 from scheduler_core.framework import PodInfo, PodUID, Status
 from scheduler_core.plugins.defaultpreemption import DefaultPreemption
 from scheduler_core.runtime.registry import default_registry
