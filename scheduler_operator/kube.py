@@ -90,7 +90,3 @@ def read_json(raw: object) -> Any:
         return json.loads(response.data) if response.data else None
     finally:
         response.release_conn()
-
-
-def is_status(error: BaseException, *codes: HTTPStatus) -> bool:
-    return isinstance(error, client.ApiException) and error.status in codes

@@ -95,4 +95,7 @@ def namespace(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator
     try:
         yield name
     finally:
+        # Without kubelets, bound pods never finish terminating gracefully: force them, so
+        # the namespace controller can finish deleting the namespace.
+        core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         core.delete_namespace(name)

@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Side by side on the test cluster: the crd-scheduler operator against the real kube-scheduler.
+
+    python bench/cluster.py --nodes 500 --pods 2000
+
+Starts (or reuses) the dev cluster of ``scripts/dev-cluster``, creates ``--nodes`` Nodes (4 CPU,
+16 GiB, 110 pods, labelled for the run), then for each scheduler in turn creates ``--pods``
+pods (100m CPU, 128 MiB, a nodeSelector on the run's label) in a namespace of its own, as fast
+as ``--creators`` threads can, and watches them until every one is bound:
+
+* ``crd-scheduler``: ``python -m scheduler_operator run`` (admin credentials, a fresh home
+  namespace with the default SchedulerProfile), leading and synced before the first pod;
+* ``kube-scheduler``: ``scripts/dev-cluster kube-scheduler up --config`` with a
+  KubeSchedulerConfiguration whose ``clientConnection`` qps/burst are 5000, schedulerName
+  ``default-scheduler``; stopped again at the end.
+
+Two modes (``--mode``, both by default), each bound time observed via a watch:
+
+* ``stream``: the scheduler runs while the pods are created; throughput is
+  pods / (last pod bound - first pod created). On a small machine pod creation itself can be
+  the bound: ``creation_seconds`` tells.
+* ``backlog``: every pod exists before the scheduler starts (the operator process, or
+  kube-scheduler, is started then); throughput is pods / (last bound - scheduler start), which
+  includes its start and cache sync. ``bind_span_pods_per_second`` (first to last binding)
+  leaves start-up out.
+
+Prints one JSON object with ``ratio`` = crd-scheduler / kube-scheduler per mode. The nodes and
+namespaces are deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import yaml
+from kubernetes import client, config
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV_CLUSTER = ROOT / "scripts" / "dev-cluster"
+CRDS = (ROOT / "crds" / "schedulerprofiles.yaml", ROOT / "crds" / "pluginconfigs.yaml")
+GROUP, VERSION = "scheduling.crd-scheduler.io", "v1alpha1"
+KUBE_SCHEDULER_QPS = 5000
+TIMEOUT = 600.0
+
+
+def dev_cluster(*args: str) -> str:
+    done = subprocess.run([sys.executable, str(DEV_CLUSTER), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"scripts/dev-cluster {' '.join(args)} failed:\n{done.stderr}")
+    lines = done.stdout.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Bench:
+    def __init__(self, kubeconfig: str, nodes: int, pods: int, creators: int) -> None:
+        self.kubeconfig = kubeconfig
+        configuration = client.Configuration()
+        config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
+        configuration.connection_pool_maxsize = creators + 4
+        self.api = client.ApiClient(configuration)
+        self.core: Any = client.CoreV1Api(self.api)
+        self.run_id = uuid.uuid4().hex[:6]
+        self.label = {"bench-run": self.run_id}
+        self.node_count, self.pod_count, self.creators = nodes, pods, creators
+        self.nodes: list[str] = []
+        self.namespaces: list[str] = []
+
+    def _post(self, path: str, body: dict[str, Any]) -> None:
+        """POST without the generated client's per-call model validation (it would cost the
+        benchmark's creators more CPU than the schedulers under test get)."""
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        params = self.api.param_serialize("POST", path, header_params=headers, body=body, auth_settings=["BearerToken"])
+        response = self.api.call_api(*params)
+        response.read()  # type: ignore[no-untyped-call]
+        if response.status >= 300:
+            raise client.ApiException(status=response.status, reason=response.reason)
+
+    # -- setup ---------------------------------------------------------------------------------
+    def install_crds(self) -> None:
+        extensions: Any = client.ApiextensionsV1Api(self.api)
+        for path in CRDS:
+            try:
+                extensions.create_custom_resource_definition(yaml.safe_load(path.read_text()))
+            except client.ApiException as error:
+                if error.status != 409:
+                    raise
+
+    def create_nodes(self) -> None:
+        def create(i: int) -> None:
+            name = f"bench-{self.run_id}-n{i:04d}"
+            alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+            labels = {"kubernetes.io/hostname": name, **self.label}
+            body = {"metadata": {"name": name, "labels": labels}, "status": {"allocatable": alloc, "capacity": alloc}}
+            self._post("/api/v1/nodes", body)
+            self.nodes.append(name)
+
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(create, range(self.node_count)))
+
+    def namespace(self, stem: str) -> str:
+        name = f"bench-{stem}-{self.run_id}"
+        self.core.create_namespace({"metadata": {"name": name}})
+        self.namespaces.append(name)
+        deadline = time.monotonic() + 60
+        while True:  # ServiceAccount admission refuses pods until `default` exists
+            try:
+                self.core.read_namespaced_service_account("default", name)
+                return name
+            except client.ApiException:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    # -- one measured run ----------------------------------------------------------------------
+    def measure(self, namespace: str, scheduler_name: str, start: Callable[[], None] | None = None) -> dict[str, Any]:
+        """Create the pods and time them until bound. With ``start`` (backlog mode) the scheduler
+        is started only once every pod exists, and throughput counts from its start."""
+        start_rv = self.core.list_namespaced_pod(namespace).metadata.resource_version
+        bound: dict[str, float] = {}
+        all_bound = threading.Event()
+        watcher = threading.Thread(target=self._watch, args=(namespace, start_rv, bound, all_bound), daemon=True)
+        watcher.start()
+
+        def create(i: int) -> None:
+            body = {
+                "metadata": {"name": f"p{i:05d}"},
+                "spec": {
+                    "schedulerName": scheduler_name,
+                    "nodeSelector": self.label,
+                    "containers": [
+                        {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m", "memory": "128Mi"}}}
+                    ],
+                },
+            }
+            self._post(f"/api/v1/namespaces/{namespace}/pods", body)
+
+        first_created = time.time()
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(create, range(self.pod_count)))
+        last_created = time.time()
+        origin = first_created
+        if start is not None:
+            origin = time.time()
+            start()
+        finished = all_bound.wait(TIMEOUT)
+        result: dict[str, Any] = {"bound": len(bound), "timed_out": not finished}
+        if bound:
+            last_bound, first_bound = max(bound.values()), min(bound.values())
+            result.update(
+                seconds=round(last_bound - origin, 3),
+                pods_per_second=round(len(bound) / (last_bound - origin), 1),
+                creation_seconds=round(last_created - first_created, 3),
+                bind_span_seconds=round(last_bound - first_bound, 3),
+                bind_span_pods_per_second=round(len(bound) / max(last_bound - first_bound, 1e-3), 1),
+            )
+        return result
+
+    def _watch(self, namespace: str, rv: str, bound: dict[str, float], done: threading.Event) -> None:
+        """Raw watch (JSON lines): the generated models would cost more than the schedulers."""
+        while not done.is_set():
+            response = self.core.list_namespaced_pod(
+                namespace, watch=True, resource_version=rv, timeout_seconds=300,
+                allow_watch_bookmarks=True, _preload_content=False,
+            )  # fmt: skip
+            buffer = b""
+            for chunk in response.stream(65536):
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if not line:
+                        continue
+                    event = json.loads(line)
+                    obj = event["object"]
+                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                    name = str((obj.get("metadata") or {}).get("name"))
+                    if event["type"] in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
+                        bound.setdefault(name, time.time())
+                        if len(bound) >= self.pod_count:
+                            done.set()
+                            response.close()
+                            return
+            response.release_conn()
+
+    # -- the two schedulers --------------------------------------------------------------------
+    def crd_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
+        mode = "backlog" if backlog else "stream"
+        home = self.namespace(f"crd-{mode}")
+        scheduler_name = f"crd-scheduler-bench-{self.run_id}-{mode}"
+        custom: Any = client.CustomObjectsApi(self.api)
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}", "kind": "SchedulerProfile",
+            "metadata": {"name": "default"}, "spec": {"schedulerName": scheduler_name},
+        }  # fmt: skip
+        custom.create_namespaced_custom_object(GROUP, VERSION, home, "schedulerprofiles", body)
+        log_path = log_dir / f"crd-scheduler-{mode}.log"
+        log = log_path.open("w")
+        argv = [
+            sys.executable, "-m", "scheduler_operator", "run", "--home-namespace", home,
+            "--identity", f"bench-{self.run_id}", "--liveness", f"http://127.0.0.1:{free_port()}/healthz",
+        ]  # fmt: skip
+        env = {**os.environ, "KUBECONFIG": self.kubeconfig, "PYTHONUNBUFFERED": "1"}
+        operators: list[subprocess.Popen[bytes]] = []
+
+        def start() -> None:
+            operators.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
+
+        try:
+            if backlog:
+                return self.measure(home, scheduler_name, start)
+            start()
+            self._wait_log(log_path, "leading: scheduling", operators[0])
+            return self.measure(home, scheduler_name)
+        finally:
+            for operator in operators:
+                operator.send_signal(signal.SIGTERM)
+                try:
+                    operator.wait(30)
+                except subprocess.TimeoutExpired:
+                    operator.kill()
+            log.close()
+
+    def kube_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
+        namespace = self.namespace("kube-backlog" if backlog else "kube-stream")
+        configuration = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {"qps": KUBE_SCHEDULER_QPS, "burst": KUBE_SCHEDULER_QPS},
+            "profiles": [{"schedulerName": "default-scheduler"}],
+        }
+        path = log_dir / "kube-scheduler.yaml"
+        path.write_text(yaml.safe_dump(configuration))
+
+        def start() -> None:
+            dev_cluster("kube-scheduler", "up", "--config", str(path))
+
+        try:
+            if backlog:
+                return self.measure(namespace, "default-scheduler", start)
+            start()
+            time.sleep(3)  # its informers sync (it schedules nothing before)
+            return self.measure(namespace, "default-scheduler")
+        finally:
+            dev_cluster("kube-scheduler", "down")
+
+    @staticmethod
+    def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes]) -> None:
+        deadline = time.monotonic() + 120
+        while text not in path.read_text():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise SystemExit(f"the operator did not start leading:\n{path.read_text()[-3000:]}")
+            time.sleep(0.1)
+
+    def cleanup(self) -> None:
+        for namespace in self.namespaces:
+            try:  # bound pods wait for a kubelet to confirm deletion: there is none
+                self.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+                self.core.delete_namespace(namespace)
+            except client.ApiException:
+                pass
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(self._delete_node, self.nodes))
+
+    def _delete_node(self, name: str) -> None:
+        with contextlib.suppress(client.ApiException):
+            self.core.delete_node(name)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=500)
+    parser.add_argument("--pods", type=int, default=2000)
+    parser.add_argument("--creators", type=int, default=16, help="threads creating objects (16)")
+    parser.add_argument("--only", choices=("crd-scheduler", "kube-scheduler"), help="run one side only")
+    parser.add_argument(
+        "--mode", choices=("stream", "backlog", "both"), default="both",
+        help="stream: the scheduler runs while pods are created (first created -> last bound); "
+        "backlog: it starts once all exist (its start -> last bound); both (default)",
+    )  # fmt: skip
+    args = parser.parse_args()
+
+    kubeconfig = dev_cluster("up")
+    bench = Bench(kubeconfig, args.nodes, args.pods, args.creators)
+    result: dict[str, Any] = {"nodes": args.nodes, "pods": args.pods}
+    sides = {"crd_scheduler": Bench.crd_scheduler, "kube_scheduler": Bench.kube_scheduler}
+    modes = {"stream": False, "backlog": True} if args.mode == "both" else {args.mode: args.mode == "backlog"}
+    with tempfile.TemporaryDirectory(prefix="bench-cluster-") as tmp:
+        try:
+            bench.install_crds()
+            bench.create_nodes()
+            for mode, backlog in modes.items():
+                for side, run in sides.items():
+                    if args.only in (None, side.replace("_", "-")):
+                        result.setdefault(mode, {})[side] = run(bench, Path(tmp), backlog=backlog)
+        finally:
+            bench.cleanup()
+    for figures in (result.get(mode) or {} for mode in modes):
+        ours = (figures.get("crd_scheduler") or {}).get("pods_per_second")
+        theirs = (figures.get("kube_scheduler") or {}).get("pods_per_second")
+        if ours and theirs:
+            figures["ratio"] = round(ours / theirs, 3)  # crd-scheduler / kube-scheduler
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

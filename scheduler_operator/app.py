@@ -1,0 +1,285 @@
+"""The operator: Kopf watches feeding a Scheduler, a Lease deciding who schedules.
+
+Wiring, as the simulator wires its in-memory twin (``scheduler_core.simulator.run``): the
+default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`.
+Every replica runs the watches (pods, nodes, the custom resources, and the kinds plugins read,
+``resources.OBJECT_KINDS``; changes of the storage kinds are cluster events for the queue, as
+in upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
+frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
+replica starts leading it first waits until its stores hold everything a fresh list of nodes,
+pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
+cache would overcommit nodes whose pods it has not seen yet. It stops scheduling the moment the
+lease is lost, and stands as a candidate again.
+
+A restart or failover loses no pod (the new leader finds every pending pod in its watch) and
+binds none twice (pods/binding refuses a second binding with 409; the backend takes a pod
+found bound as bound).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import kopf
+from kubernetes import client
+
+from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import events as ev
+from scheduler_core.runtime.registry import default_registry
+from scheduler_core.scheduler import Scheduler
+from scheduler_operator import kube
+from scheduler_operator.backend import KubeBackend
+from scheduler_operator.calls import Lanes
+from scheduler_operator.handlers import build_registry
+from scheduler_operator.informer import Body, Store, name_of, namespaced_name_of, uid_of
+from scheduler_operator.kopfsettings import kopf_settings
+from scheduler_operator.leader import KubeLeaseLock, LeaderElector
+from scheduler_operator.options import Options
+from scheduler_operator.reconciler import Reconciler
+from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.resources import (
+    GROUP,
+    OBJECT_KINDS,
+    PLUGIN_CONFIG_KIND,
+    PLUGIN_CONFIG_PLURAL,
+    PROFILE_KIND,
+    PROFILE_PLURAL,
+    VERSION,
+    ObjectKind,
+)
+from scheduler_operator.writer import StatusWriter
+
+log = logging.getLogger(__name__)
+
+SYNC_TIMEOUT = 120.0
+UNSCHEDULABLE_FLUSH_PERIOD = 30.0  # upstream flushUnschedulablePodsLeftover runs every 30 s
+LIST_PAGE = 500
+
+Lister = tuple[Store, Callable[..., Any], tuple[Any, ...], Callable[[Body], str]]  # store, list call, args, key
+
+
+class Operator:
+    def __init__(self, options: Options, api_client: client.ApiClient | None = None) -> None:
+        self.options = options
+        self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
+        self.api_client = api_client or kube.new_api_client(max_connections=self.lanes.max_in_flight + 4)
+        self.recorder = EventRecorder(self.api_client, self.lanes, instance=options.identity)
+        self.backend = KubeBackend(self.api_client, self.lanes, self.recorder)
+        registry = default_registry()
+        self.scheduler = Scheduler(
+            self.backend,
+            registry=registry,
+            default_multi_point=default_plugins(registry),
+            home_namespace=options.home_namespace,
+        )
+        self.writer = StatusWriter(self.api_client, self.recorder)
+        self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
+        scheduler, reconciler = self.scheduler, self.reconciler
+        self.nodes = Store(
+            "Node", key=name_of,
+            on_add=scheduler.on_node_add, on_update=scheduler.on_node_update, on_delete=scheduler.on_node_delete,
+        )  # fmt: skip
+        self.pods = Store(
+            "Pod", key=uid_of, on_add=scheduler.on_pod_add, on_update=self._pod_updated, on_delete=self._pod_deleted
+        )
+        self.profiles = Store(
+            PROFILE_KIND, key=namespaced_name_of,
+            on_add=reconciler.profile_changed, on_update=lambda _, new: reconciler.profile_changed(new),
+            on_delete=reconciler.profile_deleted,
+        )  # fmt: skip
+        self.plugin_configs = Store(
+            PLUGIN_CONFIG_KIND, key=namespaced_name_of,
+            on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
+            on_delete=reconciler.plugin_config_deleted,
+        )  # fmt: skip
+        self.objects = {kind.kind: self._object_store(kind) for kind in OBJECT_KINDS}
+        self.backend.attach(pods=self.pods, nodes=self.nodes, objects=self.objects)
+        lock = KubeLeaseLock(
+            self.api_client, options.home_namespace, options.lease_name, timeout=options.election.renew_deadline
+        )
+        self.elector = LeaderElector(lock, options.identity, options.election)
+        self.leading_since: float | None = None
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector.is_leader
+
+    def _pod_updated(self, old: Body, new: Body) -> None:
+        self.scheduler.on_pod_update(old, new)
+        if (new.get("spec") or {}).get("nodeName") and not (old.get("spec") or {}).get("nodeName"):
+            self.backend.forget(uid_of(new))
+
+    def _pod_deleted(self, pod: Body) -> None:
+        self.scheduler.on_pod_delete(pod)
+        self.backend.forget(uid_of(pod))
+
+    def _object_store(self, kind: ObjectKind) -> Store:
+        """A store of what plugins read; a change is a cluster event when plugins may care."""
+        if kind.event_resource is None:
+            return Store(kind.kind, key=namespaced_name_of, on_add=_ignore, on_update=_ignore, on_delete=_ignore)
+        resource = ev.EventResource(kind.event_resource)
+        queue = self.scheduler.queue
+
+        def event(action: ev.ActionType, label: str, old: Body | None, new: Body | None) -> None:
+            queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, f"{resource.value}{label}"), old, new)
+
+        return Store(
+            kind.kind, key=namespaced_name_of,
+            on_add=lambda new: event(ev.ActionType.ADD, "Add", None, new),
+            on_update=lambda old, new: event(ev.ActionType.UPDATE, "Update", old, new),
+            on_delete=lambda old: event(ev.ActionType.DELETE, "Delete", old, None),
+        )  # fmt: skip
+
+    # -- listing (cache sync, resync) ----------------------------------------------------------
+    def _listers(self) -> list[Lister]:
+        core = client.CoreV1Api(self.api_client)
+        custom: Callable[..., Any] = client.CustomObjectsApi(self.api_client).list_cluster_custom_object
+        core_lists: dict[str, Callable[..., Any]] = {
+            "namespaces": core.list_namespace,
+            "services": core.list_service_for_all_namespaces,
+            "replicationcontrollers": core.list_replication_controller_for_all_namespaces,
+            "persistentvolumeclaims": core.list_persistent_volume_claim_for_all_namespaces,
+            "persistentvolumes": core.list_persistent_volume,
+        }
+        objects: list[Lister] = [
+            (self.objects[k.kind], core_lists[k.plural], (), namespaced_name_of)
+            if not k.group
+            else (self.objects[k.kind], custom, (k.group, k.version, k.plural), namespaced_name_of)
+            for k in OBJECT_KINDS
+        ]
+        return [
+            (self.nodes, core.list_node, (), name_of),
+            (self.pods, core.list_pod_for_all_namespaces, (), uid_of),
+            (self.profiles, custom, (GROUP, VERSION, PROFILE_PLURAL), namespaced_name_of),
+            (self.plugin_configs, custom, (GROUP, VERSION, PLUGIN_CONFIG_PLURAL), namespaced_name_of),
+            *objects,
+        ]
+
+    async def _list(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Body]:
+        items: list[Body] = []
+        token: str | None = None
+        while True:
+            kwargs: dict[str, Any] = {"limit": LIST_PAGE}
+            if token:
+                kwargs["_continue"] = token
+            page = await self.lanes.critical.call(kube.call_json, fn, *args, **kwargs)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+
+    async def wait_synced(self, timeout: float = SYNC_TIMEOUT) -> None:
+        """Wait until every store holds what a fresh list holds (upstream WaitForCacheSync)."""
+        started = time.monotonic()
+        listed = []
+        for store, fn, args, key in self._listers():
+            items = await self._list(fn, args)
+            listed.append((store, {key(item): uid_of(item) for item in items}))
+        while True:
+            counts = {store.kind: len(store.missing(keys)) for store, keys in listed}
+            missing = {kind: count for kind, count in counts.items() if count}
+            if not missing:
+                break
+            if time.monotonic() - started > timeout:
+                log.warning("caches not synced after %.0f s (missing %s): scheduling anyway", timeout, missing)
+                break
+            await asyncio.sleep(0.1)
+        log.info(
+            "caches synced in %.2f s: %s",
+            time.monotonic() - started, ", ".join(f"{store.kind}={len(keys)}" for store, keys in listed),
+        )  # fmt: skip
+
+    async def resync(self) -> None:
+        """Every resync period, drop what vanished while a watch was re-listed (Kopf does not say)."""
+        while True:
+            await asyncio.sleep(self.options.resync_period)
+            for store, fn, args, key in self._listers():
+                since = time.monotonic()
+                try:
+                    items = await self._list(fn, args)
+                except Exception as error:
+                    log.warning("resync of %ss: %s", store.kind, error)
+                    continue
+                for body in store.resync({key(item) for item in items}, since):
+                    log.warning("resync: %s %s was deleted unseen", store.kind, namespaced_name_of(body))
+
+    # -- leading -------------------------------------------------------------------------------
+    async def lead(self) -> None:
+        """Candidate, then leader, then candidate again when the lease is lost; forever."""
+        try:
+            while True:
+                await self.elector.acquire()
+                await self._serve()
+        finally:
+            await self.elector.release()
+
+    async def _serve(self) -> None:
+        stop = asyncio.Event()
+        holder = asyncio.ensure_future(self.elector.hold())
+        tasks: list[asyncio.Future[Any]] = []
+        try:
+            while True:  # no scheduling on a partial cache; the lease may be lost meanwhile
+                synced = asyncio.ensure_future(self.wait_synced())
+                await asyncio.wait({holder, synced}, return_when=asyncio.FIRST_COMPLETED)
+                if holder.done():
+                    synced.cancel()
+                    return
+                if synced.exception() is None:
+                    break
+                log.warning("cache sync failed (%s); retrying", synced.exception())
+                await asyncio.sleep(self.options.election.retry_period)
+            self.writer.lead(True)
+            self.leading_since = time.monotonic()
+            log.info("leading: scheduling as %r", self.options.identity)
+            loop = asyncio.ensure_future(self.scheduler.run(stop))
+            tasks = [loop, asyncio.ensure_future(self._flush_unschedulable(stop))]
+            await asyncio.wait({holder, loop}, return_when=asyncio.FIRST_COMPLETED)
+            if loop.done() and loop.exception() is not None:
+                log.error("the scheduling loop failed", exc_info=loop.exception())
+        finally:
+            stop.set()
+            self.writer.lead(False)
+            self.leading_since = None
+            holder.cancel()
+            for task in tasks[1:]:  # the loop itself ends on stop, after its current cycle
+                task.cancel()
+            await asyncio.gather(holder, *tasks, return_exceptions=True)
+            log.info("stopped scheduling")
+
+    async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(UNSCHEDULABLE_FLUSH_PERIOD)
+            self.scheduler.queue.flush_unschedulable_leftover()
+
+    def close(self) -> None:
+        self.lanes.shutdown()
+        self.writer.close()
+        self.api_client.close()  # type: ignore[no-untyped-call]
+
+
+async def run(options: Options) -> None:
+    """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
+    operator = Operator(options)
+    leader = asyncio.ensure_future(operator.lead())
+    resync = asyncio.ensure_future(operator.resync())
+    try:
+        await kopf.operator(
+            registry=build_registry(operator),
+            settings=kopf_settings(),
+            clusterwide=True,
+            standalone=True,
+            liveness_endpoint=options.liveness or None,
+        )
+    finally:
+        resync.cancel()
+        leader.cancel()
+        await asyncio.gather(leader, resync, return_exceptions=True)
+        operator.close()
+
+
+def _ignore(*_: Body) -> None:
+    return None

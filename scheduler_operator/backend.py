@@ -1,0 +1,201 @@
+"""The scheduler's backend over the Kubernetes API: the twin of ``scheduler_core.simulator.backend``.
+
+Same contract (:class:`scheduler_core.scheduler.Backend` and the plugins' ``ClusterAPI``), with
+the API server in place of the in-memory store. Writes are not fed back by hand here: the
+watch (``scheduler_operator.informer``) brings them back, as upstream's informers do.
+
+* ``bind``: the pods/binding subresource with the pod's UID as precondition
+  (``kube.bind_pod``). A 409 Conflict whose pod is found bound under the same UID (another
+  replica got there first during a failover, or a watch event is late) is not an error: the
+  binding cycle ends as bound, the watch event moves the pod to where it really is, and no
+  Scheduled event is posted for it. A 409 for a pod re-created under the same name, or a 404, is
+  an error: the scheduler forgets the pod.
+* ``delete_pod`` (preemption): upstream's DisruptionTarget condition first, then a delete with
+  the UID as precondition; a pod already gone is not an error.
+* ``set_nominated_node``: a status patch of ``nominatedNodeName``.
+* ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
+  ``schedule_one.go``), skipped when the pod already carries the same reason and message or
+  is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
+* ``report_scheduled``: a Normal Scheduled event, "Successfully assigned ns/name to node".
+
+Every call runs on a bounded lane (``scheduler_operator.calls``): binding and preemption on the
+critical lane, reports on the report lane.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from http import HTTPStatus
+from typing import Any
+
+from kubernetes import client
+
+from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_operator import kube
+from scheduler_operator.calls import Lanes
+from scheduler_operator.informer import Store
+from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
+
+log = logging.getLogger(__name__)
+
+POD_SCHEDULED = "PodScheduled"
+DISRUPTION_TARGET = "DisruptionTarget"
+REASON_PREEMPTION = "PreemptionByScheduler"  # upstream v1.PodReasonPreemptionByScheduler
+ACTION_SCHEDULING = "Scheduling"
+ACTION_BINDING = "Binding"
+
+
+def rfc3339(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> dict[str, Any] | None:
+    """The PodScheduled=False condition to write, or None when the pod carries it already."""
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    current = next((c for c in conditions if c.get("type") == POD_SCHEDULED), None)
+    if (
+        current is not None
+        and current.get("status") == "False"
+        and (current.get("reason"), current.get("message")) == (reason, message)
+    ):
+        return None
+    condition: dict[str, Any] = {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message}
+    if current is not None and current.get("status") == "False" and current.get("lastTransitionTime"):
+        condition["lastTransitionTime"] = current["lastTransitionTime"]
+    return condition
+
+
+class KubeBackend:
+    def __init__(self, api_client: client.ApiClient, lanes: Lanes, recorder: EventRecorder) -> None:
+        self._api_client = api_client
+        self._core = client.CoreV1Api(api_client)
+        self._lanes = lanes
+        self.recorder = recorder
+        self._pods: Store | None = None
+        self._stores: Mapping[str, Store] = {}
+        self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
+        self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
+        self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self.binds = 0
+        self.bind_conflicts = 0
+
+    def attach(self, *, pods: Store, nodes: Store, objects: Mapping[str, Store]) -> None:
+        """The stores ``objects(kind)`` reads: pods, nodes, and the kinds plugins list."""
+        self._pods = pods
+        self._stores = {"Pod": pods, "Node": nodes, **objects}
+
+    def forget(self, uid: str) -> None:
+        """The pod is gone or bound: drop what was kept to report on it."""
+        self._reported.pop(uid, None)
+        self.recorder.spam.forget(uid)
+
+    def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
+        kube.call(
+            self._core.patch_namespaced_pod_status, pod.name, pod.namespace, body,
+            _content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH,
+        )  # fmt: skip
+
+    # -- Backend ---------------------------------------------------------------------------------
+    @property
+    def api(self) -> ClusterAPI:
+        return self
+
+    def objects(self, kind: str) -> Iterable[Any]:
+        store = self._stores.get(kind)
+        return store.values() if store is not None else ()
+
+    def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
+        current = (self._pods.get(pod.uid) if self._pods is not None else None) or pod.pod
+        if (current.get("spec") or {}).get("nodeName"):
+            return  # bound meanwhile (upstream: "Pod has been assigned to node. Abort adding it back")
+        self.recorder.record(current, WARNING, "FailedScheduling", ACTION_SCHEDULING, message)
+        condition = scheduled_condition(current, reason, message)
+        nominated_now = (current.get("status") or {}).get("nominatedNodeName")
+        wanted = (reason, message, nominated_node)
+        if self._reported.get(pod.uid) == wanted or (condition is None and nominated_node in (None, nominated_now)):
+            return
+        self._reported[pod.uid] = wanted
+        if condition is not None:
+            condition.setdefault("lastTransitionTime", rfc3339(self.now()))
+        status: dict[str, Any] = {"conditions": [condition]} if condition is not None else {}
+        if nominated_node:
+            status["nominatedNodeName"] = nominated_node
+        body = {"metadata": {"uid": pod.uid}, "status": status}  # uid: a precondition of the patch
+
+        def patch() -> None:
+            try:
+                self._patch_status(pod, body)
+            except client.ApiException as error:
+                if error.status not in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # gone, or re-created
+                    raise
+
+        self._lanes.report(f"PodScheduled condition of {pod.key}", patch)
+
+    def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
+        if pod.uid in self._conflicted:
+            self._conflicted.discard(pod.uid)
+            return
+        note = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
+        self.recorder.record(pod.pod, NORMAL, "Scheduled", ACTION_BINDING, note)
+
+    # -- ClusterAPI ------------------------------------------------------------------------------
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        try:
+            bound = await self._lanes.critical.call(
+                kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name
+            )
+            if bound:
+                self.binds += 1
+                log.info("bound %s uid=%s node=%s", pod.key, pod.uid, node_name)
+                return None
+            current = await self._lanes.critical.call(
+                kube.call_json, self._core.read_namespaced_pod, pod.name, pod.namespace
+            )
+        except client.ApiException as error:
+            if error.status == HTTPStatus.NOT_FOUND:
+                return Status(Code.ERROR, f'pods "{pod.name}" not found')
+            return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason or ''}")
+        except Exception as error:  # network and the like: the scheduler retries the pod
+            return Status.as_error(error)
+        meta, spec = current.get("metadata") or {}, current.get("spec") or {}
+        if meta.get("uid") == pod.uid and spec.get("nodeName"):
+            self.bind_conflicts += 1
+            self._conflicted.add(pod.uid)
+            log.info("already bound %s uid=%s node=%s (wanted %s)", pod.key, pod.uid, spec["nodeName"], node_name)
+            return None
+        return Status(Code.ERROR, f'Operation cannot be fulfilled on pods/binding "{pod.name}": the pod was re-created')
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        condition = {
+            "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION,
+            "message": reason, "lastTransitionTime": rfc3339(self.now()),
+        }  # fmt: skip
+        patch = {"metadata": {"uid": pod.uid}, "status": {"conditions": [condition]}}
+        options = {"preconditions": {"uid": pod.uid}}
+        try:
+            await self._lanes.critical.call(self._patch_status, pod, patch)
+            await self._lanes.critical.call(
+                kube.call, self._core.delete_namespaced_pod, pod.name, pod.namespace, body=options
+            )
+        except client.ApiException as error:
+            if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):
+                return None  # gone already (or re-created: not the victim chosen)
+            return Status(Code.ERROR, f"preempting {pod.key}: HTTP {error.status} {error.reason or ''}")
+        except Exception as error:
+            return Status.as_error(error)
+        log.info("preempted %s uid=%s: %s", pod.key, pod.uid, reason)
+        return None
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
+        body = {"metadata": {"uid": pod.uid}, "status": {"nominatedNodeName": node_name or None}}
+        try:
+            await self._lanes.critical.call(self._patch_status, pod, body)
+        except client.ApiException as error:
+            if error.status == HTTPStatus.NOT_FOUND:
+                return Status(Code.ERROR, f'pods "{pod.name}" not found')
+            return Status(Code.ERROR, f"nominating {pod.key}: HTTP {error.status} {error.reason or ''}")
+        except Exception as error:
+            return Status.as_error(error)
+        return None

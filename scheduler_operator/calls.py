@@ -1,0 +1,107 @@
+"""Blocking API calls, run off the event loop with bounded concurrency.
+
+The official ``kubernetes`` client is synchronous and has no client-side rate limiter (client-go
+has QPS/burst). Every call therefore goes through a :class:`Lane`: a thread pool of ``limit``
+workers behind a semaphore of the same size, so at most ``limit`` requests of the lane are in
+flight and the event loop (watch events, scheduling cycles) never waits on the network.
+
+The operator uses two lanes so that reports cannot starve binding: ``critical`` (bind, preemption,
+nomination) and ``reports`` (events, pod conditions, custom-resource status), 16 in flight each
+by default. The report lane also has a backlog bound: past it, a report is dropped (and counted)
+rather than queued, as client-go's event broadcaster drops events under pressure.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+DEFAULT_CRITICAL_LIMIT = 16
+DEFAULT_REPORTS_LIMIT = 16
+DEFAULT_REPORTS_BACKLOG = 2000
+
+
+class Lane:
+    """At most ``limit`` calls in flight; ``backlog``: how many may wait (None: unbounded)."""
+
+    def __init__(self, name: str, limit: int, *, backlog: int | None = None) -> None:
+        self.name = name
+        self.limit = limit
+        self.backlog = backlog
+        self._executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix=f"api-{name}")
+        self._semaphore = asyncio.Semaphore(limit)
+        self.dropped = 0
+
+    async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        await self._semaphore.acquire()
+        try:
+            loop = asyncio.get_running_loop()
+            bound = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
+            return await loop.run_in_executor(self._executor, bound)
+        finally:
+            self._semaphore.release()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class Lanes:
+    def __init__(
+        self,
+        *,
+        critical: int = DEFAULT_CRITICAL_LIMIT,
+        reports: int = DEFAULT_REPORTS_LIMIT,
+        reports_backlog: int = DEFAULT_REPORTS_BACKLOG,
+    ) -> None:
+        self.critical = Lane("critical", critical)
+        self.reports = Lane("reports", reports, backlog=reports_backlog)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def max_in_flight(self) -> int:
+        return self.critical.limit + self.reports.limit
+
+    def report(self, what: str, fn: Callable[[], None]) -> bool:
+        """Run ``fn`` on the report lane in the background; False if dropped under pressure."""
+        if len(self._tasks) >= self.reports.limit + (self.reports.backlog or 0):
+            self.reports.dropped += 1
+            if self.reports.dropped % 100 == 1:
+                log.warning("report backlog full: dropped %s (%d dropped so far)", what, self.reports.dropped)
+            return False
+        task = asyncio.ensure_future(self._report(what, fn))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return True
+
+    async def _report(self, what: str, fn: Callable[[], None]) -> None:
+        try:
+            await self.reports.call(fn)
+        except Exception as exc:  # a lost report must never take the operator down
+            log.warning("%s failed: %s", what, _short(exc))
+
+    async def drain(self) -> None:
+        """Wait for the background reports started so far (tests, shutdown)."""
+        while self._tasks:
+            await asyncio.wait(set(self._tasks))
+
+    def shutdown(self) -> None:
+        self.critical.shutdown()
+        self.reports.shutdown()
+
+
+def _short(exc: BaseException) -> str:
+    status = getattr(exc, "status", None)
+    reason = getattr(exc, "reason", None)
+    if status is not None:
+        return f"HTTP {status} {reason or ''}".strip()
+    return f"{type(exc).__name__}: {exc}"

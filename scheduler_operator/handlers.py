@@ -1,0 +1,82 @@
+"""The Kopf handlers: thin, each hands a watch event to a store (``scheduler_operator.informer``).
+
+Only ``@kopf.on.event`` handlers, for every kind: Kopf writes nothing on the objects (no
+finalizers, no last-handled annotations, no progress in status), so the operator needs no
+write access to pods or nodes beyond what scheduling itself does, and deleting a profile is
+never blocked. Creation, update, resume after a restart (Kopf lists every object first) and
+deletion all arrive as events; the stores turn them into add/update/delete calls.
+
+Handlers are coroutines so they run on the event loop, between scheduling cycles, never
+concurrently with one (Kopf would run plain functions in threads).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+import kopf
+
+from scheduler_operator.informer import Store
+from scheduler_operator.resources import GROUP, OBJECT_KINDS, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION, ObjectKind
+
+log = logging.getLogger(__name__)
+
+
+class Stores(Protocol):
+    pods: Store
+    nodes: Store
+    profiles: Store
+    plugin_configs: Store
+    objects: dict[str, Store]  # by kind: what plugins read (resources.OBJECT_KINDS)
+
+    @property
+    def is_leader(self) -> bool: ...
+
+
+def _feed(store: Store, event: dict[str, Any]) -> None:
+    try:
+        store.handle(event.get("type"), event["object"])
+    except Exception:  # one bad object must not stop the stream of the others
+        meta = (event.get("object") or {}).get("metadata") or {}
+        log.exception("%s event for %s/%s failed", store.kind, meta.get("namespace") or "", meta.get("name"))
+
+
+def build_registry(stores: Stores) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+
+    @kopf.on.login(registry=registry)
+    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+        """In-cluster service account, else ``KUBECONFIG``: as the kubernetes client does."""
+        return kopf.login_via_client(**kwargs)
+
+    @kopf.on.event("v1", "nodes", registry=registry)
+    async def node_event(**kwargs: Any) -> None:
+        _feed(stores.nodes, kwargs["event"])
+
+    @kopf.on.event("v1", "pods", registry=registry)
+    async def pod_event(**kwargs: Any) -> None:
+        _feed(stores.pods, kwargs["event"])
+
+    @kopf.on.event(GROUP, VERSION, PROFILE_PLURAL, registry=registry)
+    async def profile_event(**kwargs: Any) -> None:
+        _feed(stores.profiles, kwargs["event"])
+
+    @kopf.on.event(GROUP, VERSION, PLUGIN_CONFIG_PLURAL, registry=registry)
+    async def plugin_config_event(**kwargs: Any) -> None:
+        _feed(stores.plugin_configs, kwargs["event"])
+
+    for kind in OBJECT_KINDS:
+        _watch(registry, kind, stores.objects[kind.kind])
+
+    @kopf.on.probe(id="leader", registry=registry)
+    def leader(**_: Any) -> bool:
+        return stores.is_leader
+
+    return registry
+
+
+def _watch(registry: kopf.OperatorRegistry, kind: ObjectKind, store: Store) -> None:
+    @kopf.on.event(group=kind.group, version=kind.version, plural=kind.plural, id=kind.plural, registry=registry)
+    async def object_event(**kwargs: Any) -> None:
+        _feed(store, kwargs["event"])

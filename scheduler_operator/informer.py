@@ -1,0 +1,123 @@
+"""Watch events in, add/update/delete calls out: the informer between Kopf and the scheduler.
+
+Kopf hands each watch event to a handler with the object's new body only; the scheduler's
+entry points (``on_pod_update(old, new)``...) want the previous one too, so a :class:`Store`
+keeps the last body seen per object, as client-go's informer store does, and turns events into
+calls:
+
+* a listed object (Kopf's event type ``None``) or ADDED/MODIFIED → ``add`` the first time,
+  ``update(old, new)`` after (skipped when the resourceVersion did not change: a re-list);
+* DELETED → ``delete(last body)``, only for an object the store holds.
+
+Objects are keyed by ``key`` (pods by uid, nodes by name). When an object is deleted and
+re-created under the same key, Kopf's per-object workers may deliver the new object's ADDED
+before the old one's DELETED: the store then treats ADDED as an update from the old body, and
+ignores the DELETED whose uid no longer matches.
+
+Kopf re-lists after a watch expires (410 Gone) without announcing what vanished meanwhile;
+:meth:`Store.resync` compares the store with a fresh list and deletes the objects gone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Collection, Iterator, Mapping
+from typing import Any
+
+Body = Mapping[str, Any]
+DELETED = "DELETED"
+MAX_REMEMBERED_DELETIONS = 10_000
+
+
+def uid_of(body: Body) -> str:
+    return str((body.get("metadata") or {}).get("uid") or "")
+
+
+def name_of(body: Body) -> str:
+    return str((body.get("metadata") or {}).get("name") or "")
+
+
+def namespaced_name_of(body: Body) -> str:
+    meta = body.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def _resource_version(body: Body) -> str | None:
+    rv = (body.get("metadata") or {}).get("resourceVersion")
+    return str(rv) if rv is not None else None
+
+
+class Store:
+    def __init__(
+        self,
+        kind: str,
+        *,
+        key: Callable[[Body], str],
+        on_add: Callable[[Body], None],
+        on_update: Callable[[Body, Body], None],
+        on_delete: Callable[[Body], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kind = kind
+        self._key = key
+        self._on_add = on_add
+        self._on_update = on_update
+        self._on_delete = on_delete
+        self._clock = clock
+        self._bodies: dict[str, Body] = {}
+        self._seen: dict[str, float] = {}
+        # uids seen deleted lately (for the sync check), oldest first, bounded
+        self._deleted_uids: dict[str, None] = {}
+
+    def handle(self, event_type: str | None, body: Body) -> None:
+        key = self._key(body)
+        if event_type == DELETED:
+            self._deleted_uids[uid_of(body)] = None
+            if len(self._deleted_uids) > MAX_REMEMBERED_DELETIONS:
+                del self._deleted_uids[next(iter(self._deleted_uids))]
+            old = self._bodies.get(key)
+            if old is None or uid_of(old) != uid_of(body):
+                return
+            del self._bodies[key]
+            self._seen.pop(key, None)
+            self._on_delete(body)
+            return
+        old = self._bodies.get(key)
+        self._bodies[key] = body
+        self._seen[key] = self._clock()
+        if old is None:
+            self._on_add(body)
+        elif _resource_version(old) != _resource_version(body) or _resource_version(body) is None:
+            self._on_update(old, body)
+
+    def resync(self, listed_keys: Collection[str], listed_since: float) -> list[Body]:
+        """Delete what a list started at ``listed_since`` no longer holds; return what was deleted.
+
+        An object seen after the list started may be newer than the list: it is kept."""
+        gone = [k for k, seen in self._seen.items() if seen < listed_since and k not in listed_keys]
+        deleted = []
+        for key in gone:
+            body = self._bodies.pop(key)
+            self._seen.pop(key, None)
+            self._on_delete(body)
+            deleted.append(body)
+        return deleted
+
+    def missing(self, listed: Mapping[str, str]) -> list[str]:
+        """Keys of a list (key → uid) the store has not caught up with yet."""
+        return [
+            key for key, uid in listed.items()
+            if uid not in self._deleted_uids and uid_of(self._bodies.get(key) or {}) != uid
+        ]  # fmt: skip
+
+    def get(self, key: str) -> Body | None:
+        return self._bodies.get(key)
+
+    def values(self) -> list[Body]:
+        return list(self._bodies.values())
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._bodies))

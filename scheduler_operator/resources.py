@@ -1,0 +1,58 @@
+"""The API resources the operator watches and writes, named once.
+
+The custom resources are those of ``crds/`` (generated from ``scheduler_core.config``); the
+built-in ones are the pods it schedules, the nodes it places them on, and the objects plugins
+read (``OBJECT_KINDS``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+GROUP = "scheduling.crd-scheduler.io"
+VERSION = "v1alpha1"
+API_VERSION = f"{GROUP}/{VERSION}"
+PROFILE_KIND = "SchedulerProfile"
+PROFILE_PLURAL = "schedulerprofiles"
+PLUGIN_CONFIG_KIND = "PluginConfig"
+PLUGIN_CONFIG_PLURAL = "pluginconfigs"
+
+COMPONENT = "crd-scheduler"  # reportingController of events, fieldManager of writes
+DEFAULT_LEASE_NAME = "crd-scheduler"
+
+
+@dataclass(frozen=True)
+class ObjectKind:
+    """A kind the plugins read through ``Handle.objects(kind)`` (upstream: the scheduler's
+    informers and listers), and the cluster event its changes are, if plugins register any."""
+
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+    event_resource: str | None = None  # an ``EventResource`` value
+
+
+# Upstream kube-scheduler's informers besides pods and nodes (pkg/scheduler/eventhandlers.go,
+# and the listers of PodTopologySpread's default selector, InterPodAffinity's namespace
+# selector, DefaultPreemption's PDBs and the volume plugins).
+OBJECT_KINDS: tuple[ObjectKind, ...] = (
+    ObjectKind("Namespace", "", "v1", "namespaces", False),
+    ObjectKind("Service", "", "v1", "services", True),
+    ObjectKind("ReplicationController", "", "v1", "replicationcontrollers", True),
+    ObjectKind("ReplicaSet", "apps", "v1", "replicasets", True),
+    ObjectKind("StatefulSet", "apps", "v1", "statefulsets", True),
+    ObjectKind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
+    ObjectKind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True, "PersistentVolumeClaim"),
+    ObjectKind("PersistentVolume", "", "v1", "persistentvolumes", False, "PersistentVolume"),
+    ObjectKind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False, "storage.k8s.io/StorageClass"),
+    ObjectKind("CSINode", "storage.k8s.io", "v1", "csinodes", False, "storage.k8s.io/CSINode"),
+    ObjectKind("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False, "storage.k8s.io/CSIDriver"),
+    ObjectKind(
+        "CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True, "storage.k8s.io/CSIStorageCapacity"
+    ),
+    ObjectKind(
+        "VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, "storage.k8s.io/VolumeAttachment"
+    ),
+)

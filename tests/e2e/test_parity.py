@@ -1,0 +1,48 @@
+"""Differential parity with the real kube-scheduler: 20 fixed-seed scenarios must agree fully.
+
+The harness (``bench/parity``) runs its own dev cluster (``.devcluster/parity``, sharing the
+built binaries) rather than the session's ``cluster``: kube-scheduler would also weigh every
+Node other tests leave on the shared cluster, and other sessions may restart its one
+kube-scheduler. Each scenario runs on kube-scheduler v1.36.3 (same plugins, all nodes scored)
+and through ``simulate``; feasibility, filter reasons and every plugin's weighted score per node
+must be equal. ``python bench/parity.py --scenarios N --seed S`` runs more.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from bench.parity.cli import report
+from bench.parity.harness import Harness, Summary, comparable_features
+from bench.parity.kube import ClusterUnavailable
+
+pytestmark = pytest.mark.e2e
+
+FIRST_SEED = 1
+SCENARIOS = 20
+# Features whose disagreements have a known cause in our code, pinned by the xfail(strict)
+# cases of tests/unit/parity/test_regressions.py; drop a feature from here once they pass.
+KNOWN_OPEN = frozenset({"pod_level_resources"})
+
+
+@pytest.fixture(scope="module")
+def harness() -> Iterator[Harness]:
+    wanted = comparable_features() - KNOWN_OPEN
+    try:
+        with Harness(features=wanted) as running:
+            yield running
+    except ClusterUnavailable as error:
+        if not error.toolchain_missing or os.environ.get("CI", "").lower() == "true":
+            raise
+        pytest.skip(f"e2e: no dev cluster: {error}")
+
+
+def test_fixed_seed_scenarios_agree_with_kube_scheduler(harness: Harness) -> None:
+    started = time.monotonic()
+    summary = Summary([harness.run(FIRST_SEED + i) for i in range(SCENARIOS)])
+    lines = report(summary, show=50, seconds=time.monotonic() - started, out=None)
+    assert summary.agreed == SCENARIOS, "\n".join(lines)
