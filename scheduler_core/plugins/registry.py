@@ -18,6 +18,7 @@ from scheduler_core.plugins.nodeports import NodePorts
 from scheduler_core.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
 from scheduler_core.plugins.nodeunschedulable import NodeUnschedulable
 from scheduler_core.plugins.nodevolumelimits import NodeVolumeLimits
+from scheduler_core.plugins.podtopologyspread import PodTopologySpread
 from scheduler_core.plugins.queuesort import PrioritySort
 from scheduler_core.plugins.schedulinggates import SchedulingGates
 from scheduler_core.plugins.tainttoleration import TaintToleration
@@ -45,6 +46,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         NodeVolumeLimits,  # type: ignore[list-item]
         DefaultPreemption,  # type: ignore[list-item]
         InterPodAffinity,  # type: ignore[list-item]
+        PodTopologySpread,  # type: ignore[list-item]
     ]
     return {factory.name: factory for factory in factories}
 

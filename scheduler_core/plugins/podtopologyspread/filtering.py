@@ -23,7 +23,15 @@ import numpy as np
 
 from scheduler_core.framework import BoolArray, NodeColumns, NodeInfo, PodInfo
 from scheduler_core.plugins.nodeaffinity import selector as node_selector
-from scheduler_core.plugins.podtopologyspread.common import Constraint, MatchCounter, node_labels_match
+from scheduler_core.plugins.podtopologyspread.common import Constraint, node_labels_match
+from scheduler_core.plugins.podtopologyspread.counting import (
+    InclusionMasks,
+    MatchCounter,
+    RowCounter,
+    all_keys_present,
+    generations,
+    sum_by_value,
+)
 
 MAX_INT32 = 2**31 - 1
 
@@ -86,7 +94,7 @@ class PreFilterState:
 def compute(
     pod: PodInfo, constraints: list[Constraint], nodes: Sequence[NodeInfo], counter: MatchCounter
 ) -> PreFilterState:
-    """``calPreFilterState`` once the constraints are known (non-empty)."""
+    """``calPreFilterState`` once the constraints are known (non-empty), node by node."""
     required = node_selector.required_node_affinity(pod)
     namespace = pod.namespace
     tp: list[dict[str, int]] = [{} for _ in constraints]
@@ -101,6 +109,29 @@ def compute(
             value = labels[c.topology_key]
             counts = tp[i]
             counts[value] = counts.get(value, 0) + counter.count(memos[i], info, c.selector, namespace)
+    return _with_critical_paths(constraints, tp)
+
+
+def compute_columns(
+    pod: PodInfo, constraints: list[Constraint], columns: NodeColumns, counter: RowCounter
+) -> PreFilterState:
+    """:func:`compute` over all the nodes of a snapshot's columns, vectorized."""
+    keys = all_keys_present(columns, constraints)
+    masks = InclusionMasks(pod, columns)
+    gens = generations(columns)
+    tp = [
+        sum_by_value(
+            columns,
+            c.topology_key,
+            masks.eligible(c, keys),
+            counter.counts(columns, gens, c.selector, pod.namespace),
+        )
+        for c in constraints
+    ]
+    return _with_critical_paths(constraints, tp)
+
+
+def _with_critical_paths(constraints: list[Constraint], tp: list[dict[str, int]]) -> PreFilterState:
     paths = []
     for counts in tp:
         critical = CriticalPaths()

@@ -45,14 +45,14 @@ from scheduler_core.plugins.podtopologyspread.common import (
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
-    MatchCounter,
-    default_selector,
     filter_constraints,
     node_labels_match,
     own_constraints,
     pod_constraints_raw,
     pod_labels_match,
 )
+from scheduler_core.plugins.podtopologyspread.counting import MatchCounter, RowCounter
+from scheduler_core.plugins.podtopologyspread.defaults import default_selector
 
 NAME = names.POD_TOPOLOGY_SPREAD
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -80,6 +80,7 @@ class PodTopologySpread:
             else tuple(c.as_manifest() for c in args.default_constraints)
         )
         self._counter = MatchCounter()
+        self._row_counter = RowCounter()
 
     # -- constraints -------------------------------------------------------------------------
 
@@ -172,7 +173,12 @@ class PodTopologySpread:
             return None, Status.as_error(f"get constraints from pod: {error}")
         if not constraints:
             return None, Status.skip()
-        state.write(PRE_FILTER_STATE_KEY, filtering.compute(pod, constraints, nodes, self._counter))
+        snapshot = self._handle.snapshot()
+        if nodes is snapshot.list():
+            data = filtering.compute_columns(pod, constraints, snapshot.columns, self._row_counter)
+        else:
+            data = filtering.compute(pod, constraints, nodes, self._counter)
+        state.write(PRE_FILTER_STATE_KEY, data)
         return None, None
 
     def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
@@ -209,8 +215,8 @@ class PodTopologySpread:
     # -- PreScore / Score --------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        all_nodes = self._handle.snapshot().list()
-        if not all_nodes:
+        snapshot = self._handle.snapshot()
+        if not snapshot.list():
             return Status.skip()
         try:
             constraints = self._constraints(pod, SCHEDULE_ANYWAY)
@@ -222,7 +228,7 @@ class PodTopologySpread:
         # Only non-system-default spreading requires nodes to have every topology key, so
         # nodes without a zone label still spread by hostname.
         require_all = bool(pod_constraints_raw(pod)) or not self._system_defaulted
-        data = scoring.compute(pod, constraints, nodes, all_nodes, require_all, self._counter)
+        data = scoring.compute(pod, constraints, nodes, snapshot.columns, require_all, self._row_counter)
         state.write(PRE_SCORE_STATE_KEY, data)
         return None
 
@@ -236,7 +242,7 @@ class PodTopologySpread:
         data = _pre_score_state(state)
         if isinstance(data, Status):
             return None  # the per-node form reports the error
-        return scoring.score_rows(data, pod, columns, rows, self._counter)
+        return scoring.score_rows(data, pod, columns, rows, self._row_counter)
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         data = _pre_score_state(state)

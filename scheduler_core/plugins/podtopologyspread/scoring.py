@@ -21,12 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.framework import MAX_NODE_SCORE, IntArray, NodeColumns, NodeInfo, NodeScore, PodInfo
-from scheduler_core.plugins.nodeaffinity import selector as node_selector
-from scheduler_core.plugins.podtopologyspread.common import (
-    LABEL_HOSTNAME,
-    Constraint,
+from scheduler_core.plugins.podtopologyspread.common import LABEL_HOSTNAME, Constraint, node_labels_match
+from scheduler_core.plugins.podtopologyspread.counting import (
+    InclusionMasks,
     MatchCounter,
-    node_labels_match,
+    RowCounter,
+    all_keys_present,
+    generations,
+    sum_by_value,
 )
 from scheduler_core.plugins.podtopologyspread.gomath import go_log, go_round, go_round_array
 
@@ -56,13 +58,14 @@ def compute(
     pod: PodInfo,
     constraints: list[Constraint],
     filtered_nodes: Sequence[NodeInfo],
-    all_nodes: Sequence[NodeInfo],
+    columns: NodeColumns,
     require_all_topologies: bool,
-    counter: MatchCounter,
+    counter: RowCounter,
 ) -> PreScoreState:
-    """``initPreScoreState`` over the candidates, then the counting over all nodes."""
+    """``initPreScoreState`` over the candidates, then the counting over all the nodes of the
+    snapshot (``columns``), vectorized."""
     ignored: set[str] = set()
-    counts: list[dict[str, int]] = [{} for _ in constraints]
+    domains: list[dict[str, int]] = [{} for _ in constraints]
     for info in filtered_nodes:
         labels = info.labels
         if require_all_topologies and not node_labels_match(labels, constraints):
@@ -70,27 +73,37 @@ def compute(
             continue
         for i, c in enumerate(constraints):
             if c.topology_key != LABEL_HOSTNAME:
-                counts[i].setdefault(labels.get(c.topology_key, ""), 0)
+                domains[i].setdefault(labels.get(c.topology_key, ""), 0)
     weights = []
     for i, c in enumerate(constraints):
-        size = len(filtered_nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(counts[i])
+        size = len(filtered_nodes) - len(ignored) if c.topology_key == LABEL_HOSTNAME else len(domains[i])
         weights.append(topology_normalizing_weight(size))
 
-    required = node_selector.required_node_affinity(pod)
-    namespace = pod.namespace
-    memos = [counter.counts_for(c.selector, namespace) for c in constraints]
-    for info in all_nodes:
-        labels = info.labels
-        if require_all_topologies and not node_labels_match(labels, constraints):
+    base = all_keys_present(columns, constraints) if require_all_topologies else np.ones(columns.size, np.bool_)
+    masks = InclusionMasks(pod, columns)
+    gens: IntArray | None = None
+    for c, domain in zip(constraints, domains, strict=True):
+        # Domains of no candidate are not counted (hostname ones are counted at Score).
+        if not domain:
             continue
-        for i, c in enumerate(constraints):
-            domain = counts[i]
-            value = labels.get(c.topology_key, "")
-            # Domains of no candidate are not counted (hostname ones are counted at Score).
-            if value not in domain or not c.match_node_inclusion_policies(pod, info, required):
-                continue
-            domain[value] += counter.count(memos[i], info, c.selector, namespace)
-    return PreScoreState(constraints, ignored, counts, weights)
+        column = columns.label(c.topology_key)
+        # A node without the key is in the "" domain (only when keys are not all required).
+        wanted = np.zeros(len(column.vocab) + 1, dtype=np.bool_)
+        for value, code in column.vocab.items():
+            wanted[code] = value in domain
+        wanted[-1] = "" in domain
+        rows = masks.eligible(c, base) & wanted[column.codes]
+        if not rows.any():
+            continue
+        if gens is None:
+            gens = generations(columns)
+        counts = counter.counts(columns, gens, c.selector, pod.namespace)
+        absent = rows & (column.codes < 0)
+        for value, total in sum_by_value(columns, c.topology_key, rows & ~absent, counts).items():
+            domain[value] += total
+        if absent.any():
+            domain[""] += int(counts[absent].sum())
+    return PreScoreState(constraints, ignored, domains, weights)
 
 
 def score_node(state: PreScoreState, pod: PodInfo, node: NodeInfo, counter: MatchCounter) -> int:
@@ -112,26 +125,20 @@ def score_node(state: PreScoreState, pod: PodInfo, node: NodeInfo, counter: Matc
 
 
 def score_rows(
-    state: PreScoreState, pod: PodInfo, columns: NodeColumns, rows: IntArray, counter: MatchCounter
+    state: PreScoreState, pod: PodInfo, columns: NodeColumns, rows: IntArray, counter: RowCounter
 ) -> IntArray:
     """:func:`score_node` for the nodes at ``rows`` of the columns."""
     n = len(rows)
     total = np.zeros(n, dtype=np.float64)
-    infos = columns.infos
+    gens: IntArray | None = None
     for i, c in enumerate(state.constraints):
         column = columns.label(c.topology_key)
         codes = column.codes[rows]
         has = codes >= 0
         if c.topology_key == LABEL_HOSTNAME:
-            memo = counter.counts_for(c.selector, pod.namespace)
-            cnt = np.fromiter(
-                (
-                    counter.count(memo, infos[row], c.selector, pod.namespace) if present else 0
-                    for row, present in zip(rows.tolist(), has.tolist(), strict=True)
-                ),
-                dtype=np.int64,
-                count=n,
-            )
+            if gens is None:
+                gens = generations(columns)
+            cnt = counter.counts(columns, gens, c.selector, pod.namespace)[rows]
         else:
             domain = state.topology_value_to_pod_counts[i]
             lut = np.zeros(len(column.vocab) + 1, dtype=np.int64)

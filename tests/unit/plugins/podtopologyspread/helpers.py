@@ -99,7 +99,7 @@ class FakeHandle:
 
 def build_snapshot(nodes: Iterable[Json], pods: Iterable[Json] = ()) -> Snapshot:
     infos = [NodeInfo(n) for n in nodes]
-    by_name = {info.name: info for info in infos}
+    by_name: dict[str, NodeInfo] = {info.name: info for info in infos}
     for p in pods:
         target = by_name.get((p.get("spec") or {}).get("nodeName") or "")
         if target is not None:

@@ -5,8 +5,8 @@ run through this plugin and compared with what upstream's own plugin returned fo
 ``golden/regenerate.py`` with v1.36's feature gates: PreFilter status and state (matching
 pods per domain, critical paths), AddPod/RemovePod, Filter status and reasons on every node,
 PreScore status and state (ignored nodes, pod counts per domain, topology weights), raw and
-normalized scores. Test ids are upstream's ``TestName/case name``. The batch forms are checked
-against the same expectations.
+normalized scores. Test ids are upstream's ``TestName/case name``. The batch forms, and the
+node-by-node PreFilter, are checked against the same expectations.
 """
 
 from __future__ import annotations
@@ -61,6 +61,13 @@ def test_upstream_case(case: dict[str, Any]) -> None:
     assert code_of(status) == case["preFilter"]["code"]
     assert list(status.reasons if status else ()) == case["preFilter"].get("reasons", [])
     if status is None:
+        # The node-by-node PreFilter (for node lists other than the snapshot's) agrees.
+        per_node = CycleState()
+        assert plugin.pre_filter(per_node, pod, list(snapshot.list())) == (None, None)
+        assert (
+            per_node.read_as(PRE_FILTER_STATE_KEY, PreFilterState).tp_value_to_match_num
+            == state.read_as(PRE_FILTER_STATE_KEY, PreFilterState).tp_value_to_match_num
+        )
         if "update" in case:
             update = case["update"]
             info = snapshot.get(update["node"])
@@ -70,7 +77,9 @@ def test_upstream_case(case: dict[str, Any]) -> None:
             assert extension(state, pod, other, info) is None
         data = state.read_as(PRE_FILTER_STATE_KEY, PreFilterState)
         assert data.tp_value_to_match_num == case["tpValueToMatchNum"]
-        for paths, want, counts in zip(data.critical_paths, case["criticalPaths"], data.tp_value_to_match_num, strict=True):
+        for paths, want, counts in zip(
+            data.critical_paths, case["criticalPaths"], data.tp_value_to_match_num, strict=True
+        ):
             _check_paths(sorted(paths.paths, key=lambda p: p[1]), sorted(want, key=lambda p: p[1]), counts)
         got = {}
         for info in snapshot.list():

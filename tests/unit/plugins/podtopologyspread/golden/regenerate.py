@@ -64,7 +64,9 @@ def patch(source: str) -> str:
 
 def main() -> None:
     gomodcache = subprocess.run(["go", "env", "GOMODCACHE"], check=True, capture_output=True, text=True).stdout.strip()
-    package = pathlib.Path(gomodcache) / f"k8s.io/kubernetes@{VERSION}/pkg/scheduler/framework/plugins/podtopologyspread"
+    package = (
+        pathlib.Path(gomodcache) / f"k8s.io/kubernetes@{VERSION}/pkg/scheduler/framework/plugins/podtopologyspread"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         root = pathlib.Path(scratch)
         devcluster = REPO / "hack/devcluster"
@@ -80,19 +82,27 @@ def main() -> None:
             text = src.read_text()
             (pkg / src.name).write_text(patch(text) if src.name.endswith("_test.go") else text)
         shutil.copy(HERE / "zz_golden_test.go.txt", pkg / "zz_golden_test.go")
-        env = dict(os.environ, GOPROXY="off", GOFLAGS="-mod=mod", GOSUMDB="off", GOLDEN_OUT=str(HERE / "upstream_cases.json"))
+        env = dict(
+            os.environ, GOPROXY="off", GOFLAGS="-mod=mod", GOSUMDB="off", GOLDEN_OUT=str(HERE / "upstream_cases.json")
+        )
         subprocess.run(["go", "test", "./pts/", "-count=1", "-run", "|".join(HOOKS)], cwd=root, env=env, check=True)
     compact(HERE / "upstream_cases.json")
 
 
 _NODE_STATUS_NOISE = ("daemonEndpoints", "nodeInfo")
+_FIXED_TIME = "2024-01-01T00:00:00Z"
 
 
 def _prune(value: Any) -> Any:
     """Drop ``null`` fields and the node status fields the builders fill with zeroes, so the
-    file stays small; empty maps and strings stay (``labelSelector: {}`` selects all)."""
+    file stays small; empty maps and strings stay (``labelSelector: {}`` selects all). The
+    builders' ``time.Now()`` deletion timestamps are pinned, so reruns give the same file."""
     if isinstance(value, dict):
-        return {k: _prune(v) for k, v in value.items() if v is not None and k not in _NODE_STATUS_NOISE}
+        return {
+            k: _FIXED_TIME if k == "deletionTimestamp" else _prune(v)
+            for k, v in value.items()
+            if v is not None and k not in _NODE_STATUS_NOISE
+        }
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
@@ -105,6 +115,10 @@ def compact(path: pathlib.Path) -> None:
         n = seen[case["id"]] = seen.get(case["id"], 0) + 1
         if n > 1:
             case["id"] += f" #{n}"
+        for paths in case.get("criticalPaths") or ():
+            # Go's map order picks among tied domains; list ties by name.
+            if paths[0][1] == paths[1][1]:
+                paths.sort()
     lines = [json.dumps(_prune(case), sort_keys=True) for case in cases]
     path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
 
