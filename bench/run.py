@@ -39,7 +39,9 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[index]
 
 
-async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: int) -> dict[str, Any]:
+async def run(
+    workload_name: str, nodes: int, pods: int, init_pods: int, seed: int, max_attempts: int = 20
+) -> dict[str, Any]:
     workload = WORKLOADS[workload_name]
     cluster = InMemoryCluster()
     registry = default_registry()
@@ -63,7 +65,7 @@ async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: i
 
     for i in range(init_pods):
         create(workload.init_pod(i))
-    await scheduler.run_until_idle()
+    await scheduler.run_until_idle(max_attempts_per_pod=max_attempts)
     init_scheduled = scheduler.scheduled_count
 
     started: dict[str, float] = {}
@@ -86,7 +88,7 @@ async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: i
     for i in range(pods):
         create(workload.measure_pod(i))
     begin = time.perf_counter()
-    await scheduler.run_until_idle()
+    await scheduler.run_until_idle(max_attempts_per_pod=max_attempts)
     elapsed = time.perf_counter() - begin
     measured = scheduler.scheduled_count - init_scheduled
     latencies.sort()
@@ -102,26 +104,36 @@ async def run(workload_name: str, nodes: int, pods: int, init_pods: int, seed: i
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "upstream_threshold_pods_per_second": workload.upstream_threshold,
+        "upstream_workload": workload.upstream,
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("workload", choices=sorted(WORKLOADS))
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--pods", type=int, default=10000)
-    parser.add_argument("--init-pods", type=int, default=None, help="pods scheduled before measuring (upstream: 1000)")
+    parser.add_argument("--nodes", type=int, default=None, help="default: the workload's (upstream's params)")
+    parser.add_argument("--pods", type=int, default=None, help="measured pods; default: the workload's")
+    parser.add_argument("--init-pods", type=int, default=None, help="pods scheduled first; default: the workload's")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--max-attempts",
+        type=int,
+        default=20,
+        help="run_until_idle drops a pod after this many attempts (its default: 20)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    init_pods = args.init_pods if args.init_pods is not None else WORKLOADS[args.workload].default_init_pods
-    result = asyncio.run(run(args.workload, args.nodes, args.pods, init_pods, args.seed))
+    workload = WORKLOADS[args.workload]
+    nodes = args.nodes if args.nodes is not None else workload.default_nodes
+    pods = args.pods if args.pods is not None else workload.default_pods
+    init_pods = args.init_pods if args.init_pods is not None else workload.default_init_pods
+    result = asyncio.run(run(args.workload, nodes, pods, init_pods, args.seed, args.max_attempts))
     if args.json:
         print(json.dumps(result))
     else:
         for key, value in result.items():
             print(f"{key:>36}: {value}")
-    return 0 if result["scheduled"] == args.pods else 1
+    return 0 if result["scheduled"] == pods else 1
 
 
 if __name__ == "__main__":

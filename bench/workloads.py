@@ -1,14 +1,21 @@
 """Benchmark workloads, after upstream scheduler_perf (test/integration/scheduler_perf/config).
 
 Templates are upstream's ``node-default.yaml`` (4 CPU, 32Gi, 110 pods) and
-``pod-default.yaml`` (one container requesting and limited to 100m CPU, 500Mi memory).
+``pod-default.yaml`` (one container requesting and limited to 100m CPU, 500Mi memory), and
+for the other workloads ``pod-with-topology-spreading.yaml``, ``pod-with-pod-anti-affinity.yaml``,
+``pod-low-priority.yaml`` (900m CPU, no priority) and ``pod-high-priority.yaml`` (3000m CPU,
+``spec.priority: 10``; set directly, as the in-memory cluster runs no admission).
+Each workload's default sizes are upstream's params for the variant named in ``upstream``.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+ZONE_KEY = "topology.kubernetes.io/zone"
 
 
 def node_default(i: int) -> dict[str, Any]:
@@ -28,13 +35,35 @@ def node_default(i: int) -> dict[str, Any]:
     }
 
 
-def pod_default(i: int, namespace: str = "sched-0", prefix: str = "pod") -> dict[str, Any]:
-    resources = {"cpu": "100m", "memory": "500Mi"}
+def node_with_zone(i: int) -> dict[str, Any]:
+    """``node-default.yaml`` plus upstream's ``labelNodePrepareStrategy`` for TopologySpreading:
+    ``topology.kubernetes.io/zone`` one of moon-1..3. Upstream picks each node's value at
+    random; here a fixed pseudo-random pick per node index (reproducible)."""
+    node = node_default(i)
+    zone = random.Random(i).randrange(3) + 1
+    node["metadata"]["labels"][ZONE_KEY] = f"moon-{zone}"
+    return node
+
+
+def pod_default(
+    i: int,
+    namespace: str = "sched-0",
+    prefix: str = "pod",
+    *,
+    cpu: str = "100m",
+    labels: dict[str, str] | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    resources = {"cpu": cpu, "memory": "500Mi"}
+    metadata: dict[str, Any] = {"name": f"{prefix}-{i}", "namespace": namespace, "uid": f"{prefix}-{namespace}-{i}"}
+    if labels:
+        metadata["labels"] = dict(labels)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": f"{prefix}-{i}", "namespace": namespace, "uid": f"{prefix}-{namespace}-{i}"},
+        "metadata": metadata,
         "spec": {
+            **spec,
             "schedulerName": "crd-scheduler",
             "containers": [
                 {
@@ -48,6 +77,51 @@ def pod_default(i: int, namespace: str = "sched-0", prefix: str = "pod") -> dict
     }
 
 
+def pod_with_topology_spreading(i: int, namespace: str = "sched-1") -> dict[str, Any]:
+    """``pod-with-topology-spreading.yaml``: label color=blue, maxSkew 5 over zones, DoNotSchedule."""
+    return pod_default(
+        i,
+        namespace,
+        prefix="spreading-pod",
+        labels={"color": "blue"},
+        topologySpreadConstraints=[
+            {
+                "maxSkew": 5,
+                "topologyKey": ZONE_KEY,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"color": "blue"}},
+            }
+        ],
+    )
+
+
+def pod_with_pod_anti_affinity(i: int, namespace: str) -> dict[str, Any]:
+    """``pod-with-pod-anti-affinity.yaml``: label color=green, required anti-affinity to
+    color=green on ``kubernetes.io/hostname`` over namespaces sched-1 and sched-0."""
+    term = {
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "namespaces": ["sched-1", "sched-0"],
+    }
+    return pod_default(
+        i,
+        namespace,
+        prefix="anti-affinity-pod",
+        labels={"color": "green"},
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+def pod_low_priority(i: int) -> dict[str, Any]:
+    """``pod-low-priority.yaml``: 900m CPU, no priority (0), terminationGracePeriodSeconds 0."""
+    return pod_default(i, "sched-0", prefix="low", cpu="900m", terminationGracePeriodSeconds=0)
+
+
+def pod_high_priority(i: int) -> dict[str, Any]:
+    """``pod-high-priority.yaml``: 3000m CPU, priority 10."""
+    return pod_default(i, "sched-1", prefix="high", cpu="3000m", priority=10)
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     name: str
@@ -55,8 +129,13 @@ class Workload:
     init_pod: Callable[[int], dict[str, Any]]
     measure_pod: Callable[[int], dict[str, Any]]
     default_init_pods: int
-    # upstream scheduler_perf's pods/s threshold for 5000 nodes (performance-config.yaml)
+    # upstream scheduler_perf's pods/s threshold for the variant in ``upstream``
+    # (its performance-config.yaml); None where upstream sets none
     upstream_threshold: float | None
+    default_nodes: int = 5000
+    default_pods: int = 10000
+    # upstream variant whose params are the defaults, e.g. "SchedulingBasic/5000Nodes_10000Pods"
+    upstream: str = ""
 
 
 WORKLOADS: dict[str, Workload] = {
@@ -67,5 +146,45 @@ WORKLOADS: dict[str, Workload] = {
         measure_pod=pod_default,
         default_init_pods=1000,
         upstream_threshold=680.0,
+        upstream="SchedulingBasic/5000Nodes_10000Pods",
+    ),
+    # topology_spreading/performance-config.yaml
+    "TopologySpreading": Workload(
+        name="TopologySpreading",
+        node=node_with_zone,
+        init_pod=lambda i: pod_default(i, prefix="init"),
+        measure_pod=pod_with_topology_spreading,
+        default_nodes=5000,
+        default_init_pods=5000,
+        default_pods=5000,
+        upstream_threshold=460.0,
+        upstream="TopologySpreading/5000Nodes_5000Pods",
+    ),
+    # affinity/performance-config.yaml (init pods in sched-0, measured in sched-1)
+    "SchedulingPodAntiAffinity": Workload(
+        name="SchedulingPodAntiAffinity",
+        node=node_default,
+        init_pod=lambda i: pod_with_pod_anti_affinity(i, "sched-0"),
+        measure_pod=lambda i: pod_with_pod_anti_affinity(i, "sched-1"),
+        default_nodes=5000,
+        default_init_pods=1000,
+        default_pods=2000,
+        upstream_threshold=60.0,
+        upstream="SchedulingPodAntiAffinity/5000Nodes_2000Pods",
+    ),
+    # default_preemption/performance-config.yaml: 4 low-priority pods (3.6 CPU) fill each
+    # 4-CPU node; each measured pod (3 CPU, priority 10) must preempt 3 of them. Upstream's
+    # largest variant is 1000Nodes (its 5000Nodes one is commented out, issue #108308) and
+    # has no threshold.
+    "PreemptionBasic": Workload(
+        name="PreemptionBasic",
+        node=node_default,
+        init_pod=pod_low_priority,
+        measure_pod=pod_high_priority,
+        default_nodes=1000,
+        default_init_pods=4000,
+        default_pods=1000,
+        upstream_threshold=None,
+        upstream="PreemptionBasic/1000Nodes",
     ),
 }
