@@ -79,6 +79,8 @@ def _uses(scenario: Any) -> set[str]:
         used.add("images")
     if any("ports" in c for p in pods for c in _containers(p)):
         used.add("host_ports")
+    if any(p["spec"].get("volumes") for p in pods):
+        used.add("disk_conflicts")
     return used
 
 

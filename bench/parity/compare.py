@@ -1,0 +1,148 @@
+"""Comparing our outcome with kube-scheduler's: every difference, named by node and plugin.
+
+Compared: which nodes are feasible; the filter reasons of each node both find infeasible (or,
+where kube-scheduler's are known only together, the multiset over those nodes); each plugin's
+weighted score on each node both scored; and the chosen node, but only when kube-scheduler's
+best total is unique (on a tie both pick at random).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from bench.parity.outcome import Outcome
+
+FEASIBLE = "feasible"
+
+# Filter reasons -> plugin, kubernetes v1.36.3 pkg/scheduler/framework/plugins/*/ (ErrReason*).
+REASON_PLUGINS = {
+    "node(s) were unschedulable": "NodeUnschedulable",
+    "node(s) had unknown conditions": "NodeUnschedulable",
+    "node(s) didn't match the requested node name": "NodeName",
+    "node(s) had untolerated taint(s)": "TaintToleration",
+    "node(s) didn't match Pod's node affinity/selector": "NodeAffinity",
+    "pod affinity terms conflict": "NodeAffinity",
+    "node(s) didn't have free ports for the requested pod ports": "NodePorts",
+    "Too many pods": "NodeResourcesFit",
+    "node(s) didn't match pod topology spread constraints": "PodTopologySpread",
+    "node(s) didn't match pod topology spread constraints (missing required label)": "PodTopologySpread",
+    "node(s) didn't match pod affinity rules": "InterPodAffinity",
+    "node(s) didn't match pod anti-affinity rules": "InterPodAffinity",
+    "node(s) didn't satisfy existing pods anti-affinity rules": "InterPodAffinity",
+    "node(s) had no available disk": "VolumeRestrictions",
+    "node(s) exceed max volume count": "NodeVolumeLimits",
+    "node(s) had no available volume zone": "VolumeZone",
+    "node(s) did not have enough free storage": "VolumeBinding",
+}
+
+
+def plugin_of(reasons: list[str]) -> str:
+    plugins = sorted({_plugin(reason) for reason in reasons})
+    return "/".join(plugins) if plugins else "Filter"
+
+
+def _plugin(reason: str) -> str:
+    if reason.startswith("Insufficient "):
+        return "NodeResourcesFit"
+    return REASON_PLUGINS.get(reason, "Filter")
+
+
+@dataclass(frozen=True)
+class Disagreement:
+    seed: int
+    node: str  # "" when it concerns the scenario, several names joined by "," for pooled reasons
+    plugin: str
+    aspect: str  # feasibility | reasons | pooled reasons | score | chosen node
+    ours: str
+    theirs: str
+
+    def __str__(self) -> str:
+        return (
+            f"seed {self.seed}  node {self.node or '-'}  plugin {self.plugin}  {self.aspect}: "
+            f"ours {self.ours}  theirs {self.theirs}"
+        )
+
+
+def _describe(outcome: Outcome, node: str) -> str:
+    if node in outcome.feasible:
+        return FEASIBLE
+    if node in outcome.reasons:
+        return "; ".join(sorted(outcome.reasons[node]))
+    if node in outcome.pooled_nodes:
+        return "infeasible (reasons known only over several nodes)"
+    return "not evaluated"
+
+
+def _same_reasons(ours: list[str], theirs: list[str]) -> bool:
+    # A PreFilter rejection is one status whose message joins its reasons with ", ".
+    return sorted(ours) == sorted(theirs) or ", ".join(ours) == ", ".join(theirs)
+
+
+def compare(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
+    found: list[Disagreement] = []
+    nodes = sorted(
+        set(ours.feasible) | set(ours.reasons) | set(theirs.feasible) | set(theirs.reasons) | set(theirs.pooled_nodes)
+    )
+    for node in nodes:
+        mine, upstream = node in ours.feasible, node in theirs.feasible
+        if mine != upstream:
+            rejected = ours.reasons.get(node) or theirs.reasons.get(node) or []
+            found.append(
+                Disagreement(
+                    seed, node, plugin_of(rejected), "feasibility", _describe(ours, node), _describe(theirs, node)
+                )
+            )
+        elif (
+            not mine and node in theirs.reasons and not _same_reasons(ours.reasons.get(node, []), theirs.reasons[node])
+        ):
+            plugin = plugin_of([*ours.reasons.get(node, []), *theirs.reasons[node]])
+            found.append(Disagreement(seed, node, plugin, "reasons", _describe(ours, node), _describe(theirs, node)))
+    found.extend(_compare_pooled(seed, ours, theirs))
+    found.extend(_compare_scores(seed, ours, theirs))
+    winners = theirs.winners()
+    if len(winners) == 1 and ours.node != winners[0] and not found:
+        found.append(Disagreement(seed, "", "selection", "chosen node", str(ours.node), winners[0]))
+    return found
+
+
+def _compare_pooled(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
+    pooled = sorted(n for n in theirs.pooled_nodes if n not in ours.feasible)
+    if not pooled:
+        return []
+    mine: Counter[str] = Counter(reason for node in pooled for reason in ours.reasons.get(node, []))
+    if mine == theirs.pooled_reasons:
+        return []
+    plugin = plugin_of(sorted(set(mine) | set(theirs.pooled_reasons)))
+    return [
+        Disagreement(seed, ",".join(pooled), plugin, "pooled reasons", _counts(mine), _counts(theirs.pooled_reasons))
+    ]
+
+
+def _counts(counter: Counter[str]) -> str:
+    return "; ".join(f"{count}x {reason}" for reason, count in sorted(counter.items())) or "none"
+
+
+def _compare_scores(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
+    found = []
+    for node in sorted(set(ours.scores) & set(theirs.scores)):
+        mine, upstream = ours.scores[node], theirs.scores[node]
+        for plugin in sorted(set(mine) | set(upstream)):
+            if mine.get(plugin) != upstream.get(plugin):
+                found.append(
+                    Disagreement(
+                        seed,
+                        node,
+                        plugin,
+                        "score",
+                        str(mine.get(plugin, "not scored")),
+                        str(upstream.get(plugin, "not scored")),
+                    )
+                )
+    if bool(ours.scores) != bool(theirs.scores) and ours.feasible == theirs.feasible:
+        found.append(
+            Disagreement(
+                seed, "", "Score", "score", f"{len(ours.scores)} nodes scored", f"{len(theirs.scores)} nodes scored"
+            )
+        )
+    return found

@@ -1,0 +1,73 @@
+"""A filter extender for kube-scheduler: it records which nodes passed the filter plugins.
+
+kube-scheduler calls an extender's filter verb after its filter plugins, with the nodes that
+passed them all (``nodeCacheCapable``: names only) — exactly the feasible set, which its log
+does not print when one node or none is feasible. For ordinary pods the extender passes every
+node on. Probe pods (annotated :data:`PROBE_ANNOTATION`) exist only to make kube-scheduler
+report filter reasons: the extender rejects every node that reaches it, as unresolvable so that
+no PostFilter acts, with :data:`PASSED_MESSAGE`, and the probe stays pending without changing
+the cluster. Request and answer shapes: k8s.io/kube-scheduler v0.36.3 ``extender/v1/types.go``
+(``ExtenderArgs``, ``ExtenderFilterResult``; Go field names, no JSON tags).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+PROBE_ANNOTATION = "parity.crd-scheduler.io/probe"
+PASSED_MESSAGE = "parity-probe: passed the filters"
+
+
+class Extender:
+    """An HTTP server on 127.0.0.1 (a free port); ``calls[pod key]`` lists the node names of each call."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[list[str]]] = {}
+        self._lock = threading.Lock()
+        extender = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # http.server's naming
+                length = int(self.headers.get("Content-Length") or 0)
+                answer = extender.filter(json.loads(self.rfile.read(length)))
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="parity-extender", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def first_call(self, pod: str) -> list[str] | None:
+        with self._lock:
+            calls = self.calls.get(pod)
+            return list(calls[0]) if calls else None
+
+    def filter(self, args: dict[str, Any]) -> dict[str, Any]:
+        metadata = (args.get("Pod") or {}).get("metadata") or {}
+        names = list(args.get("NodeNames") or [])
+        with self._lock:
+            self.calls.setdefault(f"{metadata.get('namespace')}/{metadata.get('name')}", []).append(names)
+        if PROBE_ANNOTATION in (metadata.get("annotations") or {}):
+            return {"NodeNames": [], "FailedAndUnresolvableNodes": dict.fromkeys(names, PASSED_MESSAGE)}
+        return {"NodeNames": names}

@@ -1,0 +1,69 @@
+"""Which scenario features the generator may use: those whose plugins this build registers.
+
+A feature is a family of API fields (taints and tolerations, topology spread constraints, ...)
+that only makes sense to compare when every plugin reading it runs on both sides. The parity
+profile is upstream's default plugin list restricted to our registry
+(:func:`bench.parity.profile.parity_plugins`), so a feature is available when all the plugins it
+needs are in that list; when another engineer registers a plugin, its features turn on by
+themselves at the next run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+
+from scheduler_core.plugins import names
+
+
+@dataclass(frozen=True)
+class Feature:
+    name: str
+    plugins: frozenset[str]
+    description: str
+
+
+def _feature(name: str, plugins: Iterable[str], description: str) -> Feature:
+    return Feature(name, frozenset(plugins), description)
+
+
+_FIT = (names.NODE_RESOURCES_FIT,)
+
+FEATURES: tuple[Feature, ...] = (
+    _feature("unschedulable", [names.NODE_UNSCHEDULABLE], "cordoned nodes; pods tolerating the cordon taint"),
+    _feature("taints", [names.TAINT_TOLERATION], "node taints (all effects), pod tolerations"),
+    _feature("node_affinity", [names.NODE_AFFINITY], "nodeSelector, required and preferred node affinity"),
+    _feature("extended_resources", _FIT, "an extended resource on some nodes, requested by pods"),
+    _feature("ephemeral_storage", _FIT, "ephemeral-storage allocatable and requests"),
+    _feature("init_containers", _FIT, "init containers and restartable (sidecar) init containers"),
+    _feature("pod_level_resources", _FIT, "pod-level spec.resources requests"),
+    _feature("pod_count", _FIT, "nodes with room for only a few pods"),
+    _feature("topology_spread", [names.POD_TOPOLOGY_SPREAD], "topologySpreadConstraints on the pending pod"),
+    _feature("services", [names.POD_TOPOLOGY_SPREAD], "Services selecting the pods (system default spreading)"),
+    _feature("pod_affinity", [names.INTER_POD_AFFINITY], "pod affinity and anti-affinity, incoming and existing"),
+    _feature("images", [names.IMAGE_LOCALITY], "node status.images and container images"),
+    _feature("host_ports", [names.NODE_PORTS], "container hostPorts"),
+    _feature("disk_conflicts", [names.VOLUME_RESTRICTIONS], "inline GCE PD, EBS, iSCSI and RBD volumes shared by pods"),
+)
+BY_NAME = {feature.name: feature for feature in FEATURES}
+
+
+def available(plugins: Collection[str]) -> frozenset[str]:
+    """Names of the features all of whose plugins are in ``plugins``."""
+    return frozenset(f.name for f in FEATURES if f.plugins <= set(plugins))
+
+
+def select(plugins: Collection[str], wanted: Iterable[str] | None = None) -> frozenset[str]:
+    """The features to use: ``wanted`` (all available ones when None), refused when unavailable."""
+    usable = available(plugins)
+    if wanted is None:
+        return usable
+    chosen = frozenset(wanted)
+    unknown = sorted(chosen - set(BY_NAME))
+    if unknown:
+        raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(BY_NAME)}")
+    missing = sorted(chosen - usable)
+    if missing:
+        needs = {name: sorted(BY_NAME[name].plugins - set(plugins)) for name in missing}
+        raise ValueError(f"feature(s) need plugins this build lacks: {needs}")
+    return chosen

@@ -1,0 +1,202 @@
+"""Random scenarios from a seed: 3-12 nodes, some pods already on them, one pod to place.
+
+``generate(seed, features)`` is deterministic: the same seed and features give the same
+manifests, so a disagreement is reproduced by its seed alone. Names are derived from a prefix
+(``s<seed>`` unless given) so that scenarios never share a node name on the cluster.
+
+Nodes carry zone, hostname and custom labels (``parity.example/*``), capacity and allocatable
+(a little reserved), a Ready condition and, with the features, taints, cordons, an extended
+resource, ephemeral storage, a small pod count and ``status.images``. Existing pods are bound
+with ``spec.nodeName`` (labels, requests, priority classes, and their own host ports, images and
+pod (anti-)affinity). The pending pod names the parity scheduler and a priority class.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Set
+from dataclasses import dataclass, field
+from typing import Any
+
+from bench.parity import pods
+from bench.parity import vocabulary as v
+from bench.parity.profile import SCHEDULER_NAME
+
+Json = dict[str, Any]
+MIN_NODES, MAX_NODES = 3, 12
+CPU_CAPACITY_MILLIS = (2000, 4000, 8000, 16000, 3500)
+MEMORY_CAPACITY_MIB = (4096, 8192, 16384, 32768, 6000)
+PENDING_POD = "pending"
+FEATURE_ODDS = 0.6
+
+
+@dataclass
+class Scenario:
+    seed: int
+    features: frozenset[str]
+    namespace: str
+    nodes: list[Json]
+    pods: list[Json]  # bound with spec.nodeName
+    pending: Json
+    services: list[Json] = field(default_factory=list)
+
+    @property
+    def node_names(self) -> list[str]:
+        return [n["metadata"]["name"] for n in self.nodes]
+
+    def priority_classes(self) -> list[Json]:
+        return v.priority_classes()
+
+    def manifests(self) -> list[Json]:
+        """Everything to create, in creation order (cluster-scoped first, the pending pod last)."""
+        return [*self.priority_classes(), *self.nodes, *self.services, *self.pods, self.pending]
+
+
+def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix: str | None = None) -> Scenario:
+    rng = random.Random(seed)
+    # Each scenario uses a random part of the enabled features: fewer constraints at once keep
+    # most pods schedulable on several nodes (so scores are compared), and single features get
+    # scenarios of their own.
+    features = frozenset(f for f in sorted(features) if rng.random() < FEATURE_ODDS)
+    stem = prefix if prefix is not None else f"s{seed}"
+    nodes = [_node(rng, features, f"{stem}-n{i}", _zones(rng)) for i in range(rng.randint(MIN_NODES, MAX_NODES))]
+    names = [n["metadata"]["name"] for n in nodes]
+    bound = [
+        _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names))
+        for j in range(_pod_count(rng, nodes))
+    ]
+    pending = _pending_pod(rng, features, namespace, stem)
+    services = _services(rng, namespace, stem) if "services" in features else []
+    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services)
+
+
+def _zones(rng: random.Random) -> tuple[str, ...]:
+    return v.ZONES[: rng.choice((1, 2, 3, 3))]
+
+
+def _pod_count(rng: random.Random, nodes: list[Json]) -> int:
+    return rng.randint(0, 2 * len(nodes))
+
+
+def _quantity_millis(millis: int) -> str:
+    return f"{millis // 1000}" if millis % 1000 == 0 else f"{millis}m"
+
+
+def _node(rng: random.Random, features: Set[str], name: str, zones: tuple[str, ...]) -> Json:
+    labels = {v.HOSTNAME: name, "kubernetes.io/os": "linux"}
+    if rng.random() < 0.92:
+        labels[v.ZONE] = rng.choice(zones)
+    if rng.random() < 0.7:
+        labels[v.DISK] = rng.choice(v.DISKS)
+    if rng.random() < 0.7:
+        labels[v.TIER] = rng.choice(v.TIERS)
+    if rng.random() < 0.3:
+        labels[v.ACCEL] = rng.choice(v.ACCELS)
+    cpu = rng.choice(CPU_CAPACITY_MILLIS)
+    memory = rng.choice(MEMORY_CAPACITY_MIB)
+    capacity: Json = {"cpu": _quantity_millis(cpu), "memory": f"{memory}Mi", "pods": "110"}
+    allocatable: Json = {
+        "cpu": _quantity_millis(cpu - rng.choice((0, 0, 100, 250))),
+        "memory": f"{memory - rng.choice((0, 0, 256, 512))}Mi",
+        "pods": "110",
+    }
+    if "pod_count" in features and rng.random() < 0.3:
+        capacity["pods"] = allocatable["pods"] = str(rng.randint(1, 4))
+    if "ephemeral_storage" in features and rng.random() < 0.95:
+        capacity["ephemeral-storage"] = allocatable["ephemeral-storage"] = f"{rng.choice((20, 50, 100))}Gi"
+    if "extended_resources" in features and rng.random() < 0.5:
+        capacity[v.EXTENDED_RESOURCE] = allocatable[v.EXTENDED_RESOURCE] = str(rng.choice((1, 2, 4)))
+    spec: Json = {}
+    if "taints" in features and rng.random() < 0.3:
+        spec["taints"] = _taints(rng)
+    if "unschedulable" in features and rng.random() < 0.12:
+        spec["unschedulable"] = True
+    status: Json = {
+        "capacity": capacity,
+        "allocatable": allocatable,
+        "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "parity scenario"}],
+    }
+    if "images" in features and rng.random() < 0.8:
+        status["images"] = [{"names": list(names), "sizeBytes": size} for _, names, size in _sample(rng, v.IMAGES)]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": spec,
+        "status": status,
+    }
+
+
+def _sample(rng: random.Random, items: tuple[Any, ...]) -> list[Any]:
+    return rng.sample(items, rng.randint(1, len(items)))
+
+
+def _taints(rng: random.Random) -> list[Json]:
+    taints: dict[tuple[str, str], Json] = {}
+    for _ in range(rng.choice((1, 1, 2))):
+        key, effect = rng.choice(v.TAINT_KEYS), rng.choice(v.TAINT_EFFECTS)
+        taint: Json = {"key": key, "effect": effect}
+        value = rng.choice(v.TAINT_VALUES)
+        if value:
+            taint["value"] = value
+        taints[(key, effect)] = taint  # the API refuses two taints with the same key and effect
+    return list(taints.values())
+
+
+def _pod_base(rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, *, scale: float) -> Json:
+    own = pods.labels(rng)
+    spec: Json = pods.containers(rng, features, scale=scale)
+    spec["automountServiceAccountToken"] = False  # no token volume: the pod is only what we wrote
+    spec["terminationGracePeriodSeconds"] = 0
+    if "pod_level_resources" in features and rng.random() < 0.3:
+        pods.pod_level_resources(rng, spec)
+    # The scenario label keeps a Service of another scenario (still in a lagging informer) from
+    # selecting this pod; no generated selector reads it otherwise.
+    metadata: Json = {"name": name, "namespace": namespace, "labels": {**own, v.SCENARIO: stem}}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
+
+
+def _bound_pod(rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str) -> Json:
+    pod = _pod_base(rng, features, name, namespace, stem, scale=0.5)
+    spec = pod["spec"]
+    spec["nodeName"] = node
+    if rng.random() < 0.5:
+        spec["priorityClassName"] = rng.choice(v.PRIORITY_CLASSES)[0]
+    if "pod_affinity" in features:
+        pods.pod_affinity(rng, spec, pod["metadata"]["labels"], namespace, incoming=False)
+    if "disk_conflicts" in features and rng.random() < 0.3:
+        pods.inline_disks(rng, spec)
+    return pod
+
+
+def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: str) -> Json:
+    pod = _pod_base(rng, features, f"{stem}-{PENDING_POD}", namespace, stem, scale=1.0)
+    spec = pod["spec"]
+    own = pod["metadata"]["labels"]
+    spec["schedulerName"] = SCHEDULER_NAME
+    spec["priorityClassName"] = rng.choice(v.PRIORITY_CLASSES)[0]
+    tolerations = pods.tolerations(rng, features)
+    if tolerations:
+        spec["tolerations"] = tolerations
+    if "node_affinity" in features:
+        pods.node_affinity(rng, spec)
+    if "pod_affinity" in features:
+        pods.pod_affinity(rng, spec, own, namespace, incoming=True)
+    if "topology_spread" in features and rng.random() < 0.6:
+        spec["topologySpreadConstraints"] = pods.spread_constraints(rng, own)
+    if "disk_conflicts" in features and rng.random() < 0.7:
+        pods.inline_disks(rng, spec)
+    return pod
+
+
+def _services(rng: random.Random, namespace: str, stem: str) -> list[Json]:
+    chosen = rng.sample(v.APPS, rng.choice((0, 1, 1, 2)))
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": f"{stem}-{app}", "namespace": namespace},
+            "spec": {"selector": {v.APP: app, v.SCENARIO: stem}, "ports": [{"port": 80}]},
+        }
+        for app in chosen
+    ]

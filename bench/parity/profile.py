@@ -1,0 +1,73 @@
+"""One profile, written twice: a KubeSchedulerConfiguration and an equivalent SchedulerProfile.
+
+Both enable exactly upstream's default multiPoint plugins, with upstream's weights, restricted
+to the plugins of our registry (every other default, e.g. DynamicResources or a plugin another
+engineer has not landed yet, is disabled through ``multiPoint.disabled: ["*"]``), and score every
+feasible node (``percentageOfNodesToScore: 100``), so both schedulers see the same nodes and run
+the same plugins in the same order. Plugin args stay at their defaults on both sides.
+
+The kube-scheduler side also names the filter extender (:mod:`bench.parity.extender`); an
+extender runs after every filter plugin and never changes what a plugin reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from scheduler_core.plugins.registry import UPSTREAM_DEFAULT_PLUGINS
+
+SCHEDULER_NAME = "parity-scheduler"
+PROFILE_NAME = "parity"
+HOME_NAMESPACE = "crd-scheduler"
+PERCENTAGE_OF_NODES_TO_SCORE = 100
+EXTENDER_FILTER_VERB = "filter"
+
+
+def parity_plugins(registered: Collection[str]) -> list[tuple[str, int | None]]:
+    """Upstream's default plugins (name, weight) in upstream order, those we have only."""
+    return [(name, weight) for name, weight in UPSTREAM_DEFAULT_PLUGINS if name in registered]
+
+
+def plugin_set(registered: Collection[str]) -> dict[str, Any]:
+    """The ``plugins`` stanza shared by both configurations."""
+    enabled: list[dict[str, Any]] = []
+    for name, weight in parity_plugins(registered):
+        enabled.append({"name": name} if weight is None else {"name": name, "weight": weight})
+    return {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}}
+
+
+def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": SCHEDULER_NAME,
+                "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+                "plugins": plugin_set(registered),
+            }
+        ],
+        "extenders": [
+            {
+                "urlPrefix": extender_url,
+                "filterVerb": EXTENDER_FILTER_VERB,
+                "nodeCacheCapable": True,
+                "httpTimeout": "30s",
+            }
+        ],
+    }
+
+
+def scheduler_profile(registered: Collection[str]) -> dict[str, Any]:
+    """The SchedulerProfile ``crd-scheduler simulate`` serves the scenario's pod with."""
+    return {
+        "apiVersion": "scheduling.crd-scheduler.io/v1alpha1",
+        "kind": "SchedulerProfile",
+        "metadata": {"name": PROFILE_NAME, "namespace": HOME_NAMESPACE},
+        "spec": {
+            "schedulerName": SCHEDULER_NAME,
+            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+            "plugins": plugin_set(registered),
+        },
+    }

@@ -1,0 +1,279 @@
+"""kube-scheduler's side: one scenario on the API server, read back from the log and the extender.
+
+One kube-scheduler (started once per run, with the parity profile and the extender) and one
+namespace serve every scenario. For a scenario:
+
+1. create its Nodes (status included: the Node create strategy keeps it), Services and bound
+   Pods, and wait until the log shows kube-scheduler's cache holding them, and no longer holding
+   the previous scenario's nodes (unique node names per scenario);
+2. create the probe pods (:mod:`bench.parity.probes`) and wait for each one's first attempt;
+3. create the pending pod and wait for its first attempt to end (bound, or a FitError);
+4. read the outcome: feasible nodes from the extender's call for the pending pod, weighted
+   scores and totals from its V10 lines, reasons from the probes;
+5. delete the scenario's pods, Services and Nodes (grace period 0: no kubelet would finish a
+   graceful deletion), in the background while the next scenario is created.
+
+The objects as the API server stored them (server-only metadata removed) are returned as the
+input for our side.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import sys
+import time
+import uuid
+from collections.abc import Callable, Collection
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from bench.parity import probes, reading
+from bench.parity import vocabulary as v
+from bench.parity.extender import Extender
+from bench.parity.generator import Scenario
+from bench.parity.klog import LogTail, SchedulerLog
+from bench.parity.kube import Api, ApiError, DevCluster
+from bench.parity.outcome import Outcome
+from bench.parity.profile import kube_scheduler_config
+
+Json = dict[str, Any]
+VERBOSITY = 10
+POLL_SECONDS = 0.005
+PARALLEL_REQUESTS = 8
+RUN_LABEL = "parity.example/run"
+SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
+
+
+def _exclusive(path: Path) -> IO[str]:
+    """Hold ``path`` locked until closed: two runs would restart each other's kube-scheduler
+    and delete each other's nodes, so a second run waits for the first."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    stream = path.open("w")
+    try:
+        fcntl.flock(stream, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"parity: another run holds {path}; waiting for it", file=sys.stderr)
+        fcntl.flock(stream, fcntl.LOCK_EX)
+    return stream
+
+
+class HarnessError(RuntimeError):
+    """The scenario could not be run or read back (not a disagreement)."""
+
+
+@dataclass
+class UpstreamResult:
+    outcome: Outcome
+    objects: list[Json]  # as stored by the API server, for the simulator
+    anomalies: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)  # seconds per step, cleanup excluded
+
+
+class _Phases:
+    def __init__(self) -> None:
+        self.phases: dict[str, float] = {}
+        self._last = time.monotonic()
+
+    def mark(self, name: str) -> None:
+        now = time.monotonic()
+        self.phases[name] = now - self._last
+        self._last = now
+
+
+def stored(obj: Json) -> Json:
+    """An object as the API server stored it, minus what only the server tracks."""
+    metadata = obj.get("metadata") or {}
+    for key in SERVER_FIELDS:
+        metadata.pop(key, None)
+    if obj.get("kind") == "Service":
+        obj.pop("status", None)
+    return obj
+
+
+class KubeScheduler:
+    """The real kube-scheduler on the harness's dev cluster, ready to run scenarios."""
+
+    def __init__(
+        self, cluster: DevCluster, api: Api, registered: Collection[str], workdir: Path, *, timeout: float = 60.0
+    ) -> None:
+        self.cluster = cluster
+        self.api = api
+        self.registered = registered
+        self.workdir = workdir
+        self.timeout = timeout
+        self.namespace = f"parity-{uuid.uuid4().hex[:6]}"
+        self.extender = Extender()
+        self._tail: LogTail | None = None
+        self._pool = ThreadPoolExecutor(PARALLEL_REQUESTS, thread_name_prefix="parity-api")
+        self._cleaning: Future[None] | None = None
+        self._lock: IO[str] | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> None:
+        self._lock = _exclusive(self.cluster.state / "harness.lock")
+        self._remove_leftovers()
+        for manifest in v.priority_classes():
+            try:
+                self.api.create(manifest)
+            except ApiError as error:
+                if error.status != 409:
+                    raise
+        namespace = {"name": self.namespace, "labels": {RUN_LABEL: "true"}}
+        self.api.create({"apiVersion": "v1", "kind": "Namespace", "metadata": namespace})
+        self._until(self._service_account_ready, "the namespace's default ServiceAccount")
+        self.extender.start()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        config = self.workdir / "kube-scheduler.json"
+        config.write_text(json.dumps(kube_scheduler_config(self.registered, self.extender.url), indent=2))
+        self._tail = LogTail(self.cluster.kube_scheduler_up(config, VERBOSITY))
+
+    def stop(self) -> None:
+        try:
+            self._finish_cleaning()
+            self._pool.shutdown()
+            self.cluster.kube_scheduler_down()
+        finally:
+            self.extender.stop()
+            with contextlib.suppress(ApiError):
+                self.api.request("DELETE", f"/api/v1/namespaces/{self.namespace}")
+            if self._lock is not None:
+                self._lock.close()
+
+    def _remove_leftovers(self) -> None:
+        """Nodes of an interrupted run would be considered by every scenario; its namespace is litter."""
+        self.api.delete_collection("/api/v1/nodes", v.SCENARIO)
+        for namespace in self.api.request("GET", "/api/v1/namespaces", query={"labelSelector": RUN_LABEL})["items"]:
+            with contextlib.suppress(ApiError):
+                self.api.request("DELETE", f"/api/v1/namespaces/{namespace['metadata']['name']}")
+
+    def _service_account_ready(self) -> bool:
+        try:
+            self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/serviceaccounts/default")
+        except ApiError:
+            return False
+        return True
+
+    # -- one scenario ----------------------------------------------------------------------------
+    def run(self, scenario: Scenario) -> UpstreamResult:
+        if scenario.namespace != self.namespace:
+            raise HarnessError(f"scenario namespace {scenario.namespace!r} is not the run's {self.namespace!r}")
+        stem = scenario.pending["metadata"]["labels"][v.SCENARIO]
+        clock = _Phases()
+        try:
+            objects = self._create_cluster(scenario, stem)
+            clock.mark("cluster")
+            names = scenario.node_names
+            node_probes = [probes.node_probe(scenario.pending, f"{stem}-probe-{i}", n) for i, n in enumerate(names)]
+            spreading = probes.spreads_when_filtering(scenario.pending)
+            pod_probe = probes.pod_probe(scenario.pending, f"{stem}-probe-all") if spreading else None
+            all_probes = [*node_probes, *([pod_probe] if pod_probe else [])]
+            self._create_all(all_probes)
+            self._wait_attempts([self._key(p) for p in all_probes])
+            clock.mark("probes")
+            pending = stored(self.api.create(scenario.pending))
+            self._wait_attempts([self._key(pending)])
+            clock.mark("pending pod")
+            outcome, anomalies = self._outcome(scenario, pending, node_probes, pod_probe)
+            return UpstreamResult(outcome, [*objects, pending], anomalies, clock.phases)
+        finally:
+            # Deleting takes as long as creating: it runs while the next scenario is created,
+            # which waits until kube-scheduler has seen these nodes go.
+            self._cleaning = self._pool.submit(self._clean, scenario, stem)
+
+    def _create_all(self, manifests: list[Json]) -> list[Json]:
+        """Create in parallel (no order matters to the API server); the stored objects, in order."""
+        return [stored(obj) for obj in self._pool.map(self.api.create, manifests)]
+
+    def _create_cluster(self, scenario: Scenario, stem: str) -> list[Json]:
+        for node in scenario.nodes:
+            node["metadata"]["labels"][v.SCENARIO] = stem
+        for service in scenario.services:
+            service["metadata"].setdefault("labels", {})[v.SCENARIO] = stem
+        self._finish_cleaning()
+        objects = [
+            *scenario.priority_classes(),
+            *self._create_all([*scenario.nodes, *scenario.services, *scenario.pods]),
+        ]
+        log = self._log()
+        wanted = set(scenario.node_names)
+        bound = {self._key(p) for p in scenario.pods}
+        # The scheduler must hold exactly this scenario's nodes: any other (a previous scenario's
+        # still being deleted, or one not made by the harness) would take part in the cycle.
+        self._until(
+            lambda: log.nodes == wanted and bound <= log.scheduled_pods,
+            lambda: (
+                f"kube-scheduler's cache to hold exactly the scenario's nodes and pods (it holds nodes "
+                f"{sorted(log.nodes - wanted)} too, misses {sorted(wanted - log.nodes)} and pods "
+                f"{sorted(bound - log.scheduled_pods)})"
+            ),
+        )
+        return objects
+
+    def _finish_cleaning(self) -> None:
+        cleaning, self._cleaning = self._cleaning, None
+        if cleaning is not None:
+            cleaning.result()
+
+    def _clean(self, scenario: Scenario, stem: str) -> None:
+        selector = f"{v.SCENARIO}={stem}"
+        base = f"/api/v1/namespaces/{self.namespace}"
+        self.api.delete_collection(f"{base}/pods", selector)
+        for service in scenario.services:
+            try:
+                self.api.request("DELETE", f"{base}/services/{service['metadata']['name']}")
+            except ApiError as error:
+                if error.status != 404:
+                    raise
+        self.api.delete_collection("/api/v1/nodes", selector)
+
+    # -- reading kube-scheduler ------------------------------------------------------------------
+    def _outcome(
+        self, scenario: Scenario, pending: Json, node_probes: list[Json], pod_probe: Json | None
+    ) -> tuple[Outcome, list[str]]:
+        log = self._log()
+        key = self._key(pending)
+        main = log.first(key)
+        if main is None:
+            raise HarnessError(f"{key}: no attempt in kube-scheduler's log")
+        seen = reading.Observed(
+            pod=key,
+            nodes=scenario.node_names,
+            main=main,
+            passed=self.extender.first_call(key),
+            node_probes=[log.first(self._key(p)) for p in node_probes],
+            pod_probe=log.first(self._key(pod_probe)) if pod_probe else None,
+            spreading=pod_probe is not None,
+        )
+        return reading.read(seen)
+
+    def _wait_attempts(self, keys: list[str]) -> None:
+        log = self._log()
+
+        def done() -> bool:
+            return all((a := log.first(k)) is not None and a.finished for k in keys)
+
+        self._until(done, f"first scheduling attempts of {', '.join(keys)}")
+
+    def _log(self) -> SchedulerLog:
+        if self._tail is None:
+            raise HarnessError("kube-scheduler is not started")
+        return self._tail.log
+
+    def _until(self, check: Callable[[], bool], what: str | Callable[[], str]) -> None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            if self._tail is not None:
+                self._tail.poll()
+            if check():
+                return
+            if time.monotonic() > deadline:
+                raise HarnessError(f"timed out waiting for {what if isinstance(what, str) else what()}")
+            time.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def _key(pod: Json) -> str:
+        return f"{pod['metadata']['namespace']}/{pod['metadata']['name']}"
