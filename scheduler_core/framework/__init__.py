@@ -65,6 +65,7 @@ from scheduler_core.framework.resource import (
     is_extended_resource_name,
     is_hugepage_resource_name,
     is_scalar_resource_name,
+    pod_level_requests,
     pod_requests,
 )
 from scheduler_core.framework.status import Code, Status, is_success
@@ -172,6 +173,7 @@ __all__ = [
     "is_success",
     "milli_value",
     "parse_quantity",
+    "pod_level_requests",
     "pod_requests",
     "tolerations_tolerate_taint",
     "value",

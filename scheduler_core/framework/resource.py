@@ -12,7 +12,7 @@ pod overhead is added. Sums are taken on exact quantities and converted once, as
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -135,14 +135,16 @@ def _ceil(value: Fraction) -> int:
     return -((-value.numerator) // value.denominator)
 
 
-def _container_requests(container: Mapping[str, Any], non_missing: bool) -> dict[str, Fraction]:
+_DEFAULTS = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
+
+
+def _container_requests(container: Mapping[str, Any], non_missing: bool | Sequence[str]) -> dict[str, Fraction]:
     resources = container.get("resources") or {}
     requests = {name: parse_quantity(q) for name, q in (resources.get("requests") or {}).items()}
     if non_missing:
-        if CPU not in requests:
-            requests[CPU] = Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000)
-        if MEMORY not in requests:
-            requests[MEMORY] = Fraction(DEFAULT_MEMORY_REQUEST)
+        for name in (CPU, MEMORY) if non_missing is True else non_missing:
+            if name not in requests:
+                requests[name] = _DEFAULTS[name]
     return requests
 
 
@@ -157,11 +159,18 @@ def _max_into(total: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
             total[name] = quantity
 
 
-def pod_requests(pod: Mapping[str, Any], *, non_missing: bool = False) -> dict[str, Fraction]:
+def pod_requests(
+    pod: Mapping[str, Any],
+    *,
+    non_missing: bool | Sequence[str] = False,
+    pod_level: bool = True,
+) -> dict[str, Fraction]:
     """Exact pod requests as upstream ``PodRequests``.
 
     With ``non_missing`` every container lacking a CPU or memory request counts the
-    scheduler's defaults (100m, 200Mi), as for scoring (``NonMissingContainerRequests``).
+    scheduler's defaults (100m, 200Mi), as for scoring (``NonMissingContainerRequests``); a
+    sequence of names limits the defaults to those resources. ``pod_level=False`` ignores
+    pod-level requests (``SkipPodLevelResources``).
     """
     spec = pod.get("spec") or {}
     requests: dict[str, Fraction] = {}
@@ -185,10 +194,9 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing: bool = False) -> dict[s
 
     # Pod-level resources (PodLevelResources, on by default in 1.36): where the pod sets a
     # request for a supported resource, it replaces the containers' aggregate.
-    pod_level = (spec.get("resources") or {}).get("requests") or {}
-    for name in _POD_LEVEL_RESOURCES:
-        if name in pod_level:
-            requests[name] = parse_quantity(pod_level[name])
+    if pod_level:
+        for name, quantity in pod_level_requests(pod).items():
+            requests[name] = quantity
 
     overhead = spec.get("overhead")
     if overhead:
@@ -196,10 +204,28 @@ def pod_requests(pod: Mapping[str, Any], *, non_missing: bool = False) -> dict[s
     return requests
 
 
+def pod_level_requests(pod: Mapping[str, Any]) -> dict[str, Fraction]:
+    """The pod-level requests of supported resources (cpu, memory, hugepages-*)."""
+    raw = ((pod.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    return {
+        name: parse_quantity(q)
+        for name, q in raw.items()
+        if name in _POD_LEVEL_RESOURCES or is_hugepage_resource_name(name)
+    }
+
+
 def compute_pod_resources(pod: Mapping[str, Any]) -> tuple[Resource, int, int]:
-    """The pod's requests, and its non-zero milli-CPU and memory (upstream ``calculateResource``)."""
+    """The pod's requests, and its non-zero milli-CPU and memory (upstream ``calculateResource``).
+
+    With pod-level requests, the 100m/200Mi defaults are added (per container lacking them)
+    only for cpu or memory missing from the whole request (``getNonMissingContainerRequests``)."""
     res = Resource()
-    res.add_fractions(pod_requests(pod))
-    non_zero = pod_requests(pod, non_missing=True)
+    requests = pod_requests(pod)
+    res.add_fractions(requests)
+    if pod_level_requests(pod):
+        missing = [name for name in (CPU, MEMORY) if name not in requests]
+        non_zero = pod_requests(pod, non_missing=missing) if missing else requests
+    else:
+        non_zero = pod_requests(pod, non_missing=True)
     zero = Fraction(0)
     return res, _ceil(non_zero.get(CPU, zero) * 1000), _ceil(non_zero.get(MEMORY, zero))

@@ -90,6 +90,7 @@ PINNED = {
     "is_success",
     "milli_value",
     "parse_quantity",
+    "pod_level_requests",
     "pod_requests",
     "tolerations_tolerate_taint",
     "value",

@@ -81,7 +81,9 @@ class NodeResourcesFit:
         self._handle = handle
         self._ignored = ignore_predicate(frozenset(args.ignored_resources), frozenset(args.ignored_resource_groups))
         strategy = args.scoring_strategy
-        self._scorer = ResourceAllocationScorer(strategy.resources, build_strategy(strategy), use_requested=False)
+        self._scorer = ResourceAllocationScorer(
+            strategy.resources, build_strategy(strategy), use_requested=False, pod_level=False
+        )
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return queueing.fit_events()

@@ -30,9 +30,12 @@ from scheduler_core.framework import (
     NodeColumns,
     NodeInfo,
     PodInfo,
+    Resource,
     Status,
     is_scalar_resource_name,
+    pod_level_requests,
 )
+from scheduler_core.framework import pod_requests as framework_pod_requests
 from scheduler_core.plugins.noderesources.args import ResourceSpec
 from scheduler_core.plugins.noderesources.strategies import Strategy, Term
 
@@ -40,6 +43,7 @@ _KIND_CPU, _KIND_MEMORY, _KIND_EPHEMERAL, _KIND_OTHER = range(4)
 _KINDS = {CPU: _KIND_CPU, MEMORY: _KIND_MEMORY, EPHEMERAL_STORAGE: _KIND_EPHEMERAL}
 
 RESOURCES_NOT_FOUND = "resources not found"
+_CONTAINER_ONLY_KEY = "noderesources/container-only-requests"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +57,24 @@ class _Resource:
 class ResourceAllocationScorer:
     """Computes a strategy's inputs for a pod, per node or over rows of the columns."""
 
-    def __init__(self, resources: Sequence[ResourceSpec], strategy: Strategy, *, use_requested: bool) -> None:
+    def __init__(
+        self, resources: Sequence[ResourceSpec], strategy: Strategy, *, use_requested: bool, pod_level: bool = True
+    ) -> None:
         self.resources = tuple(
             _Resource(r.name, r.weight, _KINDS.get(r.name, _KIND_OTHER), is_scalar_resource_name(r.name))
             for r in resources
         )
         self.strategy = strategy
         self.use_requested = use_requested
+        # v1.36 fit.go builds its scorer without enablePodLevelResources, so NodeResourcesFit's
+        # score reads the incoming pod's container requests only; BalancedAllocation reads both.
+        self.pod_level = pod_level
 
     # -- the pod ------------------------------------------------------------------------
     def pod_requests(self, pod: PodInfo) -> tuple[int, ...]:
         """Upstream ``calculatePodResourceRequestList``, in the order of the resources."""
+        if not self.pod_level and pod_level_requests(pod.pod):
+            return self._container_only_requests(pod)
         requests = pod.requests
         values = []
         for resource in self.resources:
@@ -76,6 +87,17 @@ class ResourceAllocationScorer:
             else:
                 values.append(requests.scalar_resources.get(resource.name, 0))
         return tuple(values)
+
+    def _container_only_requests(self, pod: PodInfo) -> tuple[int, ...]:
+        key = f"{_CONTAINER_ONLY_KEY}/{self.use_requested}/{[r.name for r in self.resources]}"
+        memo = pod.extra.get(key)
+        if memo is None:
+            exact = framework_pod_requests(pod.pod, non_missing=not self.use_requested, pod_level=False)
+            total = Resource()
+            total.add_fractions(exact)
+            memo = pod.extra[key] = tuple(total.get(resource.name) for resource in self.resources)
+        values: tuple[int, ...] = memo
+        return values
 
     # -- one node -----------------------------------------------------------------------
     def score(self, node: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:

@@ -23,16 +23,11 @@ from scheduler_core.runtime.registry import default_registry
 
 SCENARIOS = Path(__file__).parent / "scenarios"
 
-FIT_SCORE_POD_LEVEL = (
-    "NodeResourcesFit score: upstream v1.36.3 ignores the incoming pod's pod-level requests (fit.go getScorer builds "
-    "the resourceAllocationScorer without enablePodLevelResources, so calculatePodResourceRequest skips them) and "
-    "counts its containers with the 100m/200Mi defaults; we use the pod-level requests"
-)
-NON_ZERO_POD_LEVEL = (
-    "non-zero requests of a pod with pod-level requests: upstream v1.36.3 (framework/types.go "
-    "getNonMissingContainerRequests) adds the 100m/200Mi defaults only for cpu/memory missing from the pod's whole "
-    "request; compute_pod_resources adds them per container"
-)
+# Fixed causes, kept as comments on the cases that found them:
+# - NodeResourcesFit's score ignores the incoming pod's pod-level requests (v1.36.3 fit.go getScorer
+#   builds the resourceAllocationScorer without enablePodLevelResources);
+# - a pod with pod-level requests gets the 100m/200Mi non-zero defaults only for cpu/memory missing
+#   from its whole request (framework/types.go getNonMissingContainerRequests).
 
 CASES = [
     # A control that agrees (scores of four plugins, reasons of three filters): the comparison
@@ -40,28 +35,23 @@ CASES = [
     pytest.param("control-seed-1-agrees", id="control-seed-1-agrees"),
     pytest.param(
         "fit-score-ignores-incoming-pod-level-requests",
-        marks=pytest.mark.xfail(strict=True, reason=FIT_SCORE_POD_LEVEL),
         id="fit-score-ignores-incoming-pod-level-requests",
     ),
     pytest.param(
         "non-zero-requests-with-pod-level-resources",
-        marks=pytest.mark.xfail(strict=True, reason=NON_ZERO_POD_LEVEL),
         id="non-zero-requests-with-pod-level-resources",
     ),
     # Found by `python bench/parity.py --scenarios 500 --seed 1`.
     pytest.param(
         "random-seed-51-incoming-pod-level-requests",
-        marks=pytest.mark.xfail(strict=True, reason=FIT_SCORE_POD_LEVEL),
         id="random-seed-51-incoming-pod-level-requests",
     ),
     pytest.param(
         "random-seed-5-existing-pod-level-requests",
-        marks=pytest.mark.xfail(strict=True, reason=NON_ZERO_POD_LEVEL),
         id="random-seed-5-existing-pod-level-requests",
     ),
     pytest.param(
         "random-seed-468-both-causes",
-        marks=pytest.mark.xfail(strict=True, reason=f"{FIT_SCORE_POD_LEVEL}; and {NON_ZERO_POD_LEVEL}"),
         id="random-seed-468-both-causes",
     ),
 ]
