@@ -24,9 +24,9 @@ pytestmark = pytest.mark.e2e
 
 FIRST_SEED = 1
 SCENARIOS = 20
-# Features whose disagreements have a known cause in our code, pinned by the xfail(strict)
-# cases of tests/unit/parity/test_regressions.py; drop a feature from here once they pass.
-KNOWN_OPEN = frozenset({"pod_level_resources"})
+# Features whose disagreements have a known, still open cause in our code (pinned by xfail(strict)
+# cases of tests/unit/parity/test_regressions.py); none today.
+KNOWN_OPEN: frozenset[str] = frozenset()
 
 
 @pytest.fixture(scope="module")

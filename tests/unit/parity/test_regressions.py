@@ -54,6 +54,13 @@ CASES = [
         "random-seed-468-both-causes",
         id="random-seed-468-both-causes",
     ),
+    # Pod-level cpu, memory requested nowhere: upstream still gives every container 200Mi, so a pod
+    # with pod-level requests keeps per-container defaults for a resource missing everywhere
+    # (`--scenarios 2000 --seed 10001`).
+    pytest.param(
+        "random-seed-11660-missing-memory-defaults-per-container",
+        id="random-seed-11660-missing-memory-defaults-per-container",
+    ),
 ]
 
 
