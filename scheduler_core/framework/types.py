@@ -185,6 +185,21 @@ class PodInfo:
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
 
+    @classmethod
+    def of(cls, obj: object) -> PodInfo:
+        """A queueing hint's event object as a PodInfo: a PodInfo as is, a manifest parsed.
+        Anything else raises TypeError, which the queue counts as QUEUE (as upstream)."""
+        if isinstance(obj, PodInfo):
+            return obj
+        if isinstance(obj, Mapping):
+            return cls(obj)
+        raise TypeError(f"expected a Pod, got {type(obj).__name__}")
+
+    @classmethod
+    def of_optional(cls, obj: object) -> PodInfo | None:
+        """:meth:`of`, with ``None`` (the missing side of an add or delete event) kept."""
+        return None if obj is None else cls.of(obj)
+
     @property
     def has_affinity(self) -> bool:
         """Upstream checks presence: ``podAffinity: {}`` counts."""

@@ -92,14 +92,6 @@ class InterPodAffinityArgs(BaseModel):
         return value
 
 
-def _as_pod(obj: Any) -> PodInfo | None:
-    if obj is None or isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
-
-
 def _node_labels(obj: Any) -> Mapping[str, str] | None:
     if obj is None:
         return None
@@ -138,7 +130,7 @@ class InterPodAffinity:
 
     def is_schedulable_after_pod_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
         """``isSchedulableAfterPodChange``; an unparsable term raises (the queue then queues)."""
-        original, modified = _as_pod(old), _as_pod(new)
+        original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
         if modified is not None and original is not None and pod.uid == modified.uid:
             return QueueingHint.QUEUE  # the pod's own labels changed
         # A change of nodeName or nominatedNodeName comes as Add/Delete.

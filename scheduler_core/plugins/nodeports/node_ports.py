@@ -96,14 +96,6 @@ def fits(pod: PodInfo, node: NodeInfo) -> bool:
     return fits_ports(pod_host_ports(pod), node.used_ports)
 
 
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
-
-
 class NodePorts:
     name = NAME
     args_model = None
@@ -124,7 +116,7 @@ class NodePorts:
         ]
 
     def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        deleted = _as_pod(old)
+        deleted = PodInfo.of(old)
         if not deleted.node_name and not deleted.nominated_node_name:
             return QueueingHint.SKIP  # an unscheduled pod held no port
         freed = pod_host_ports(deleted)

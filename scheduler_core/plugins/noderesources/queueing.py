@@ -35,14 +35,6 @@ POD_ACTIONS = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
 NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
 
 
-def _as_pod(obj: Any) -> PodInfo | None:
-    if obj is None or isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
-
-
 def _as_allocatable(obj: Any) -> Resource | None:
     if obj is None:
         return None
@@ -55,7 +47,7 @@ def _as_allocatable(obj: Any) -> Resource | None:
 
 def is_schedulable_after_pod_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
     """A pod was deleted or scaled down: Queue when that can free resources for ``pod``."""
-    original, modified = _as_pod(old), _as_pod(new)
+    original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
     if modified is None:
         if original is None:
             raise TypeError("pod event without a pod")

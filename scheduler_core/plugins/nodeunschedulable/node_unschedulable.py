@@ -53,14 +53,6 @@ def _node_unschedulable(obj: object) -> bool:
     raise TypeError(f"expected a Node, got {type(obj).__name__}")
 
 
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
-
-
 class NodeUnschedulable:
     name = NAME
     args_model = None
@@ -87,9 +79,9 @@ class NodeUnschedulable:
         return QueueingHint.QUEUE if was_unschedulable and not now_unschedulable else QueueingHint.SKIP
 
     def _is_schedulable_after_pod_toleration_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        modified = _as_pod(new)
+        modified = PodInfo.of(new)
         if old is not None:
-            _as_pod(old)  # a wrong object type raises, and the pod is queued, as upstream
+            PodInfo.of(old)  # a wrong object type raises, and the pod is queued, as upstream
         # Tolerations can only be added, so the pod was rejected without this toleration.
         if modified.uid == pod.uid and tolerates_unschedulable(modified.tolerations):
             return QueueingHint.QUEUE

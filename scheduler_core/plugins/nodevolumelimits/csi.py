@@ -92,14 +92,6 @@ def _as_manifest(obj: object, kind: str) -> Mapping[str, Any]:
     raise TypeError(f"unexpected objects: expected a {kind}, got {type(obj).__name__}")
 
 
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"unexpected objects in isSchedulableAfterPodDeleted: {type(obj).__name__}")
-
-
 def volume_limits(csi_node: Manifest | None) -> dict[str, int]:
     """``getVolumeLimits``: driver name -> allocatable count."""
     limits: dict[str, int] = {}
@@ -287,7 +279,7 @@ class NodeVolumeLimits:
 
 # -- queueing hints -------------------------------------------------------------------------------------
 def is_schedulable_after_pod_deleted(pod: PodInfo, old: object, new: object) -> QueueingHint:
-    deleted = _as_pod(old)
+    deleted = PodInfo.of(old)
     volumes = pod_volumes(deleted)
     if not volumes:
         return QueueingHint.SKIP

@@ -120,7 +120,7 @@ class PodTopologySpread:
         ]
 
     def is_schedulable_after_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        original, modified = _as_pod(old), _as_pod(new)
+        original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
         if (modified is not None and not _involved(modified, pod)) or (
             original is not None and not _involved(original, pod)
         ):
@@ -263,14 +263,6 @@ def _involved(incoming: PodInfo, pod_with_spreading: PodInfo) -> bool:
     if not incoming.node_name and not incoming.nominated_node_name:
         return False
     return incoming.namespace == pod_with_spreading.namespace
-
-
-def _as_pod(obj: object) -> PodInfo | None:
-    if obj is None or isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
 
 
 def _as_node(obj: object) -> tuple[Mapping[str, str], list[Any]] | None:

@@ -9,8 +9,6 @@ UpdatePodSchedulingGatesEliminated then); the hint queues it only for that very 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
@@ -24,14 +22,6 @@ from scheduler_core.framework import (
 from scheduler_core.plugins import names
 
 NAME = names.SCHEDULING_GATES
-
-
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
 
 
 class SchedulingGates:
@@ -52,10 +42,10 @@ class SchedulingGates:
     def _is_schedulable_after_scheduling_gates_eliminated(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
         # util.As: a wrong object type is an error, and the queue then queues the pod.
         if old is not None:
-            _as_pod(old)
+            PodInfo.of(old)
         if new is None:
             return QueueingHint.QUEUE  # upstream dereferences nil here; queueing is the safe side
-        modified = _as_pod(new)
+        modified = PodInfo.of(new)
         return QueueingHint.QUEUE if modified.uid == pod.uid else QueueingHint.SKIP
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:

@@ -94,14 +94,6 @@ def _node_taints(obj: object) -> tuple[Taint, ...]:
     raise TypeError(f"expected a Node, got {type(obj).__name__}")
 
 
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"expected a Pod, got {type(obj).__name__}")
-
-
 class TaintToleration:
     name = NAME
     args_model = None
@@ -128,8 +120,8 @@ class TaintToleration:
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
 
     def _is_schedulable_after_pod_toleration_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        modified = _as_pod(new)
-        original = None if old is None else _as_pod(old)
+        modified = PodInfo.of(new)
+        original = None if old is None else PodInfo.of(old)
         # Only a new toleration on the unschedulable pod itself may change the verdict (the
         # API allows adding tolerations, not changing or removing them).
         if modified.uid == pod.uid and (original is None or original.tolerations != modified.tolerations):

@@ -143,14 +143,6 @@ def satisfy_volume_conflicts(pod: PodInfo, pods_on_node: Sequence[PodInfo]) -> b
     return True
 
 
-def _as_pod(obj: object) -> PodInfo:
-    if isinstance(obj, PodInfo):
-        return obj
-    if isinstance(obj, Mapping):
-        return PodInfo(obj)
-    raise TypeError(f"unexpected objects in isSchedulableAfterPodDeleted: expected a Pod, got {type(obj).__name__}")
-
-
 class VolumeRestrictions:
     name = NAME
     args_model = None
@@ -183,7 +175,7 @@ class VolumeRestrictions:
         return QueueingHint.QUEUE if name_of(new) in _pvc_claim_names(pod) else QueueingHint.SKIP
 
     def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        deleted = _as_pod(old)
+        deleted = PodInfo.of(old)
         if deleted.namespace != pod.namespace:
             return QueueingHint.SKIP
         if not satisfy_volume_conflicts(pod, [deleted]):
