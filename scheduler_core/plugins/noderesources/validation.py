@@ -13,9 +13,10 @@ Label-key checks follow ``apimachinery/pkg/api/validate/content`` (``IsLabelKey`
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from scheduler_core.plugins.nodeaffinity.validation import label_key_errors
 
 if TYPE_CHECKING:
     from scheduler_core.plugins.noderesources.args import (
@@ -72,62 +73,7 @@ def aggregate(errors: Sequence[str]) -> str:
     return "[" + ", ".join(unique) + "]"
 
 
-# -- content.IsLabelKey -------------------------------------------------------------------
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_ERR = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_LABEL_KEY_RE = re.compile(f"^{_LABEL_KEY_FMT}$")
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-_DNS1123_SUBDOMAIN_ERR = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-
-
-def _regex_error(msg: str, regex: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{regex}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{regex}')"
-
-
-def _dns1123_subdomain(value: str) -> list[str]:
-    errs = []
-    if len(value.encode()) > 253:
-        errs.append("must be no more than 253 bytes")
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_ERR, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def label_key_errors(value: str) -> list[str]:
-    """Upstream ``content.IsLabelKey`` (what ``ValidateLabelName`` checks)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in _dns1123_subdomain(prefix))
-    else:
-        return [
-            "a valid label key "
-            + _regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        errs.append("name part must be no more than 63 bytes")
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
+# content.IsLabelKey is shared with NodeAffinity's validation (one copy of upstream's rules).
 
 
 # -- the validators ---------------------------------------------------------------------
