@@ -15,20 +15,19 @@ last needed feasible node varies from run to run; here it is exactly up to that 
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
 
 from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, PodInfo, Status
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import SnapshotLister
 from scheduler_core.runtime.framework import Framework, ScoreOutcome
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
@@ -43,55 +42,6 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
             pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
     num = num_all_nodes * pct // 100
     return max(num, MIN_FEASIBLE_NODES_TO_FIND)
-
-
-@dataclass(slots=True)
-class Diagnosis:
-    """Why nodes were rejected: per-node statuses, and the statuses of nodes not listed."""
-
-    node_to_status: dict[str, Status] = field(default_factory=dict)
-    absent_status: Status | None = None
-    unschedulable_plugins: set[str] = field(default_factory=set)
-    pending_plugins: set[str] = field(default_factory=set)
-    pre_filter_msg: str = ""
-    post_filter_msg: str = ""
-
-    def add_plugin_status(self, status: Status) -> None:
-        if not status.plugin:
-            return
-        if status.code is Code.PENDING:
-            self.pending_plugins.add(status.plugin)
-        elif status.is_rejected():
-            self.unschedulable_plugins.add(status.plugin)
-
-
-class FitError(Exception):
-    """The pod fits no node; ``str()`` is upstream's FailedScheduling message."""
-
-    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
-        super().__init__()
-        self.pod = pod
-        self.num_all_nodes = num_all_nodes
-        self.diagnosis = diagnosis
-
-    def __str__(self) -> str:
-        d = self.diagnosis
-        message = NO_NODE_AVAILABLE_MSG.format(self.num_all_nodes) + ":"
-        if d.pre_filter_msg:
-            message += f" {d.pre_filter_msg}."
-        else:
-            histogram: Counter[str] = Counter()
-            for status in d.node_to_status.values():
-                histogram.update(status.reasons)
-            absent = self.num_all_nodes - len(d.node_to_status)
-            if absent > 0 and d.absent_status is not None:
-                for reason in d.absent_status.reasons:
-                    histogram[reason] += absent
-            if histogram:
-                message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
-        if d.post_filter_msg:
-            message += f" {d.post_filter_msg}"  # the message carries its own period (v1.36 types.go)
-        return message
 
 
 @dataclass(slots=True)

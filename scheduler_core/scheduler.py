@@ -35,11 +35,12 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.framework import events as ev
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.schedule_one import Algorithm, Diagnosis, FitError, ScheduleError, ScheduleResult
+from scheduler_core.schedule_one import Algorithm, ScheduleError, ScheduleResult
 
 log = logging.getLogger(__name__)
 

@@ -24,6 +24,7 @@ from scheduler_core.framework.status import Status
 from scheduler_core.framework.types import (
     NodeInfo,
     NodeScore,
+    NodeToStatus,
     PodInfo,
     PostFilterResult,
     PreFilterResult,
@@ -84,7 +85,7 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
 
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 

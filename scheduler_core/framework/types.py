@@ -11,7 +11,7 @@ every assume and forget at once.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
@@ -19,7 +19,7 @@ from scheduler_core.framework.resource import Resource, compute_pod_resources
 
 if TYPE_CHECKING:
     from scheduler_core.framework.columns import NodeColumns
-    from scheduler_core.framework.status import Status
+    from scheduler_core.framework.status import Code, Status
 
 NodeName = NewType("NodeName", str)
 PodUID = NewType("PodUID", str)
@@ -109,6 +109,21 @@ class HostPort:
     port: int
 
 
+def host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
+    """Upstream ``util.GetHostPorts``: host ports of restartable (sidecar) init containers, then
+    of containers, sanitized as ``HostPortInfo`` does (an empty IP is 0.0.0.0, an empty protocol
+    TCP); ports without a positive hostPort are not host ports."""
+    return tuple(
+        HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
+        for c in itertools.chain(
+            (c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"),
+            spec.get("containers") or (),
+        )
+        for p in c.get("ports") or ()
+        if int(p.get("hostPort") or 0) > 0
+    )
+
+
 class PodInfo:
     """A pod with the fields the scheduler needs, parsed once."""
 
@@ -164,16 +179,7 @@ class PodInfo:
         self.tolerations: tuple[Toleration, ...] = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or ())
         self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
         self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
-        # Upstream GetHostPorts: regular containers and restartable (sidecar) init containers.
-        self.host_ports: tuple[HostPort, ...] = tuple(
-            HostPort(p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(p["hostPort"]))
-            for c in itertools.chain(
-                (c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"),
-                spec.get("containers") or (),
-            )
-            for p in c.get("ports") or ()
-            if p.get("hostPort")
-        )
+        self.host_ports: tuple[HostPort, ...] = host_ports(spec)
         self.scheduling_gates: tuple[str, ...] = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ())
         self.creation_timestamp: str = meta.get("creationTimestamp") or ""
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
@@ -393,12 +399,40 @@ class PreFilterResult:
 
 class NodeToStatus(dict[str, "Status"]):
     """Statuses of the nodes a cycle filtered out, by node name; nodes not listed have
-    ``absent_status`` (upstream ``NodeToStatus``; the default is UnschedulableAndUnresolvable)."""
+    ``absent_status`` (upstream ``NodeToStatus`` in ``pkg/scheduler/framework/types.go``; when
+    it is unset, UnschedulableAndUnresolvable: nodes never filtered cannot be helped)."""
 
     absent_status: Status | None = None
 
-    def status_of(self, node_name: str) -> Status | None:
-        return self.get(node_name, self.absent_status)
+    def __init__(self, statuses: Mapping[str, Status] | None = None, absent_status: Status | None = None) -> None:
+        super().__init__(statuses or {})
+        if absent_status is None and isinstance(statuses, NodeToStatus):
+            absent_status = statuses.absent_status
+        if absent_status is not None:
+            self.absent_status = absent_status
+
+    def absent(self) -> Status:
+        """``AbsentNodesStatus``."""
+        if self.absent_status is not None:
+            return self.absent_status
+        from scheduler_core.framework.status import Code, Status
+
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def status_of(self, node_name: str) -> Status:
+        """``NodeToStatus.Get``: the node's status, or the absent nodes' status."""
+        status = self.get(node_name)
+        return status if status is not None else self.absent()
+
+    def nodes_for_status_code(self, nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
+        """``NodesForStatusCode``: all nodes (in ``nodes`` order) when absent nodes have
+        ``code``, else the listed nodes with ``code``, in this mapping's order."""
+        if self.absent().code is code:
+            if not self:
+                return list(nodes)
+            return [n for n in nodes if self.status_of(n.name).code is code]
+        by_name: dict[str, NodeInfo] = {n.name: n for n in nodes}
+        return [by_name[name] for name, s in self.items() if s.code is code and name in by_name]
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, pod_requests
+from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, affinity, pod_requests
 from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
 
 NamespaceLabels = Callable[[str], Mapping[str, str]]
@@ -80,83 +79,13 @@ def _generated_resource_claim_change(new: PodInfo, old: PodInfo) -> ActionType |
     return None
 
 
-# Label selectors (k8s.io/apimachinery metav1.LabelSelectorAsSelector): None selects nothing.
-@dataclass(frozen=True, slots=True)
-class _Requirement:
-    key: str
-    operator: str
-    values: frozenset[str]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.operator == "In":
-            return self.key in labels and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return self.key not in labels or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return self.key in labels
-        if self.operator == "DoesNotExist":
-            return self.key not in labels
-        return False
-
-
-def _selector(raw: Mapping[str, Any] | None) -> tuple[_Requirement, ...] | None:
-    if raw is None:
-        return None
-    reqs = [_Requirement(k, "In", frozenset({v})) for k, v in (raw.get("matchLabels") or {}).items()]
-    reqs += [
-        _Requirement(e["key"], e["operator"], frozenset(e.get("values") or ()))
-        for e in raw.get("matchExpressions") or ()
-    ]
-    return tuple(reqs)
-
-
-def _selects(selector: tuple[_Requirement, ...] | None, labels: Mapping[str, str]) -> bool:
-    return selector is not None and all(r.matches(labels) for r in selector)
-
-
-@dataclass(frozen=True, slots=True)
-class AffinityTerm:
-    namespaces: frozenset[str]
-    selector: tuple[_Requirement, ...] | None
-    namespace_selector: tuple[_Requirement, ...] | None
-
-    def matches(self, pod: PodInfo, ns_labels: Mapping[str, str]) -> bool:
-        if pod.namespace in self.namespaces or _selects(self.namespace_selector, ns_labels):
-            return _selects(self.selector, pod.labels)
-        return False
-
-
-def required_affinity_terms(pod: PodInfo) -> list[AffinityTerm]:
-    """The pod's required pod-affinity terms (not anti-affinity), parsed as upstream."""
-    affinity = pod.affinity.get("podAffinity") or {}
-    terms: list[AffinityTerm] = []
-    for raw in affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or ():
-        # matchLabelKeys/mismatchLabelKeys are merged into labelSelector by the API server.
-        selector = _selector(raw.get("labelSelector"))
-        ns_raw = raw.get("namespaceSelector")
-        namespaces = raw.get("namespaces") or ()
-        if not namespaces and ns_raw is None:
-            namespaces = (pod.namespace,)
-        terms.append(AffinityTerm(frozenset(namespaces), selector, _selector(ns_raw)))
-    return terms
-
-
-_TERMS_KEY = "queue.required_affinity_terms"
-
-
-def cached_required_affinity_terms(pod: PodInfo) -> list[AffinityTerm]:
-    terms = pod.extra.get(_TERMS_KEY)
-    if terms is None:
-        terms = pod.extra[_TERMS_KEY] = required_affinity_terms(pod)
-    return list(terms)
-
-
 def may_unblock(
     pending: PodInfo, unschedulable_plugins: set[str], assigned: PodInfo, ns_labels: Mapping[str, str]
 ) -> bool:
     """Whether ``assigned`` (added to or updated on a node) may make ``pending`` schedulable:
     PodTopologySpread rejected it in the same namespace, or one of its required affinity
-    terms matches ``assigned``."""
+    terms (upstream ``PodInfo.RequiredAffinityTerms``, empty when they do not parse) matches
+    ``assigned``."""
     if POD_TOPOLOGY_SPREAD in unschedulable_plugins and assigned.namespace == pending.namespace:
         return True
-    return any(term.matches(assigned, ns_labels) for term in cached_required_affinity_terms(pending))
+    return any(term.matches(assigned, ns_labels) for term in affinity.pod_terms(pending).required_affinity)

@@ -32,6 +32,7 @@ from scheduler_core.framework import (
     NodeColumns,
     NodeInfo,
     NodeScore,
+    NodeToStatus,
     PermitPlugin,
     Plugin,
     PodInfo,
@@ -260,7 +261,7 @@ class Framework:
 
     # -- PostFilter ----------------------------------------------------------------------
     def run_post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
         reasons: list[str] = []
         result: PostFilterResult | None = None

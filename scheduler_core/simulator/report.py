@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import PodInfo
+from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.runtime.framework import Framework
-from scheduler_core.schedule_one import Diagnosis, ScheduleResult
+from scheduler_core.schedule_one import ScheduleResult
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"

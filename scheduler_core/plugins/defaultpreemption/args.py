@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from scheduler_core.framework import validation
+
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
 
@@ -25,12 +27,6 @@ ABSOLUTE_FIELD = "minCandidateNodesAbsolute"
 
 def _invalid(path: str, value: int, detail: str) -> str:
     return f"{path}: Invalid value: {value}: {detail}"
-
-
-def _aggregate(errors: list[str]) -> str:
-    """``utilerrors.Aggregate.Error()``: one error as is, several bracketed, duplicates once."""
-    unique = list(dict.fromkeys(errors))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
 def args_errors(percentage: int, absolute: int) -> list[str]:
@@ -73,5 +69,5 @@ class DefaultPreemptionArgs(BaseModel):
     def _validate(self) -> DefaultPreemptionArgs:
         errors = args_errors(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
         if errors:
-            raise ValueError(_aggregate(errors))
+            raise ValueError(validation.aggregate(errors))
         return self

@@ -32,6 +32,7 @@ from scheduler_core.framework import (
     CycleState,
     Handle,
     NodeInfo,
+    NodeToStatus,
     PodInfo,
     PostFilterResult,
     QueueingHint,
@@ -104,7 +105,7 @@ class DefaultPreemption:
 
     # -- PostFilter -----------------------------------------------------------------------------
     def post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         result, status, best = self.evaluator.preempt(state, pod, statuses, self.clock_ns())
         if best is not None:

@@ -24,12 +24,22 @@ past the offset is deterministic. Extenders are not consulted (the plugin API ha
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from scheduler_core.framework import Code, CycleState, Handle, NodeInfo, PodInfo, PostFilterResult, Status
+from scheduler_core.framework import (
+    Code,
+    CycleState,
+    Handle,
+    NodeInfo,
+    NodeToStatus,
+    PodInfo,
+    PostFilterResult,
+    Status,
+    validation,
+)
+from scheduler_core.framework.diagnosis import reasons_histogram
 from scheduler_core.plugins.defaultpreemption.candidates import (
     Candidate,
     CandidateList,
@@ -37,7 +47,6 @@ from scheduler_core.plugins.defaultpreemption.candidates import (
 )
 from scheduler_core.plugins.defaultpreemption.pdb import PodDisruptionBudget, budgets
 
-NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
 PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_CANDIDATE = "no candidate node for preemption"
 PDB_KIND = "PodDisruptionBudget"
@@ -57,53 +66,6 @@ class PreemptionPolicy(Protocol):
     ) -> tuple[list[PodInfo], int, Status | None]: ...
 
 
-# -- node statuses ----------------------------------------------------------------------------
-def absent_status(statuses: Mapping[str, Status]) -> Status:
-    """The status of nodes missing from ``statuses``: the mapping's ``absent_status`` attribute
-    when the scheduler provides one (upstream ``NodeToStatus.AbsentNodesStatus``), else
-    UnschedulableAndUnresolvable (upstream's default: nodes never filtered cannot be helped)."""
-    absent = getattr(statuses, "absent_status", None)
-    return absent if isinstance(absent, Status) else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
-
-def status_of(statuses: Mapping[str, Status], node_name: str) -> Status:
-    """Upstream ``NodeToStatus.Get``."""
-    status = statuses.get(node_name)
-    return status if status is not None else absent_status(statuses)
-
-
-def nodes_for_status_code(statuses: Mapping[str, Status], nodes: Sequence[NodeInfo], code: Code) -> list[NodeInfo]:
-    """Upstream ``NodeToStatus.NodesForStatusCode``: all nodes (in snapshot order) when absent
-    nodes have ``code``, else the listed nodes with ``code``, in the statuses' order."""
-    if absent_status(statuses).code is code:
-        if not statuses:
-            return list(nodes)
-        return [n for n in nodes if status_of(statuses, n.name).code is code]
-    by_name: dict[str, NodeInfo] = {n.name: n for n in nodes}
-    return [by_name[name] for name, s in statuses.items() if s.code is code and name in by_name]
-
-
-def fit_error_message(num_all_nodes: int, statuses: Mapping[str, Status], absent: Status) -> str:
-    """Upstream ``FitError.Error`` without PreFilter/PostFilter messages: the sorted histogram
-    of reasons, absent nodes counting the absent status's reasons."""
-    message = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
-    histogram: Counter[str] = Counter()
-    for status in statuses.values():
-        histogram.update(status.reasons)
-    if len(statuses) < num_all_nodes:
-        for reason in absent.reasons:
-            histogram[reason] += num_all_nodes - len(statuses)
-    if histogram:
-        message += " " + ", ".join(sorted(f"{count} {reason}" for reason, count in histogram.items())) + "."
-    return message
-
-
-def aggregate_errors(messages: Sequence[str]) -> str:
-    """``utilerrors.NewAggregate(errs).Error()``."""
-    unique = list(dict.fromkeys(messages))
-    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
-
-
 # -- the evaluator ----------------------------------------------------------------------------
 @dataclass(slots=True)
 class DryRun:
@@ -118,13 +80,13 @@ class Evaluator:
         self._policy = policy
 
     def preempt(
-        self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status], now: int
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus, now: int
     ) -> tuple[PostFilterResult | None, Status | None, Candidate | None]:
         """Steps 1-4 but the actuation: the result, the status (None: a node was found) and the
         chosen candidate, which the caller actuates."""
         nominated = _nominated_node_name(pod)
         eligible, reason = self._policy.pod_eligible_to_preempt_others(
-            pod, status_of(statuses, nominated) if nominated else None
+            pod, statuses.status_of(nominated) if nominated else None
         )
         if not eligible:
             return None, Status(Code.UNSCHEDULABLE, reason), None
@@ -137,7 +99,7 @@ class Evaluator:
             return None, Status(Code.ERROR, run.error), None
         if not run.candidates:
             absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREEMPTION_NOT_HELPFUL)
-            message = fit_error_message(len(all_nodes), run.statuses, absent)
+            message = reasons_histogram(len(all_nodes), run.statuses, absent)
             # A result with no node clears the pod's nomination.
             return PostFilterResult(""), Status(Code.UNSCHEDULABLE, message), None
 
@@ -147,9 +109,9 @@ class Evaluator:
         return PostFilterResult(best.name), None, best
 
     def find_candidates(
-        self, state: CycleState, pod: PodInfo, all_nodes: Sequence[NodeInfo], statuses: Mapping[str, Status], now: int
+        self, state: CycleState, pod: PodInfo, all_nodes: Sequence[NodeInfo], statuses: NodeToStatus, now: int
     ) -> DryRun:
-        potential = nodes_for_status_code(statuses, all_nodes, Code.UNSCHEDULABLE)
+        potential = statuses.nodes_for_status_code(all_nodes, Code.UNSCHEDULABLE)
         if not potential:
             return DryRun([])
         pdbs = budgets(self._handle.objects(PDB_KIND))
@@ -185,7 +147,7 @@ class Evaluator:
             if status.code is Code.ERROR:
                 errors.append(status.message())
             statuses[node.name] = status
-        return DryRun(non_violating.items + violating.items, statuses, aggregate_errors(errors) if errors else "")
+        return DryRun(non_violating.items + violating.items, statuses, validation.aggregate(errors) if errors else "")
 
     def select_candidate(self, candidates: Sequence[Candidate], now: int) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

@@ -11,86 +11,23 @@ Exists/DoesNotExist with values, a bad key or value) matches nothing either.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import PodInfo
-
-_IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST = "In", "NotIn", "Exists", "DoesNotExist"
-_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+from scheduler_core.framework import PodInfo, labels
+from scheduler_core.framework.labels import Selector
 
 
-def _valid_key(key: str) -> bool:
-    """``validation.IsQualifiedName`` (label keys)."""
-    parts = key.split("/")
-    if len(parts) > 2:
-        return False
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            return False
-    name = parts[-1]
-    return 0 < len(name) <= 63 and bool(_NAME_RE.match(name))
-
-
-def _valid_value(value: str) -> bool:
-    """``validation.IsValidLabelValue``."""
-    return value == "" or (len(value) <= 63 and bool(_NAME_RE.match(value)))
-
-
-@dataclass(frozen=True, slots=True)
-class _Requirement:
-    key: str
-    operator: str
-    values: frozenset[str]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.operator == _IN:
-            return self.key in labels and labels[self.key] in self.values
-        if self.operator == _NOT_IN:
-            return self.key not in labels or labels[self.key] not in self.values
-        if self.operator == _EXISTS:
-            return self.key in labels
-        return self.key not in labels
-
-
-def _requirement(key: str, operator: str, values: Sequence[str]) -> _Requirement | None:
-    """``labels.NewRequirement``; None when it does not validate."""
-    if not _valid_key(key) or not all(isinstance(v, str) and _valid_value(v) for v in values):
+def parse_selector(raw: Mapping[str, Any] | None) -> Selector | None:
+    """A budget's selector; None for one that matches nothing (null, empty or invalid)."""
+    try:
+        selector = labels.parse(raw)
+    except labels.SelectorError:
         return None
-    if operator in (_IN, _NOT_IN) and not values:
-        return None
-    if operator in (_EXISTS, _DOES_NOT_EXIST) and values:
-        return None
-    return _Requirement(key, operator, frozenset(values))
-
-
-def parse_selector(raw: Mapping[str, Any] | None) -> tuple[_Requirement, ...] | None:
-    """A selector's requirements; None for a selector that matches nothing (null, empty or invalid)."""
-    if not raw:
-        return None
-    match_labels: Mapping[str, Any] = raw.get("matchLabels") or {}
-    expressions: Sequence[Mapping[str, Any]] = raw.get("matchExpressions") or ()
-    if not match_labels and not expressions:
-        return None  # labels.Everything(): Empty(), which the caller treats as matching nothing
-    requirements: list[_Requirement] = []
-    for key, value in match_labels.items():
-        req = _requirement(str(key), _IN, [value] if isinstance(value, str) else [])
-        if req is None:
-            return None
-        requirements.append(req)
-    for expr in expressions:
-        operator = expr.get("operator")
-        if operator not in (_IN, _NOT_IN, _EXISTS, _DOES_NOT_EXIST):
-            return None
-        req = _requirement(str(expr.get("key") or ""), operator, list(expr.get("values") or ()))
-        if req is None:
-            return None
-        requirements.append(req)
-    return tuple(requirements)
+    if selector.nothing or selector.empty():
+        return None  # labels.Everything() is Empty(), which the caller treats as matching nothing
+    return selector
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +35,7 @@ class PodDisruptionBudget:
     """What preemption needs of a budget: where it applies and how many disruptions it allows."""
 
     namespace: str
-    selector: tuple[_Requirement, ...] | None
+    selector: Selector | None
     disruptions_allowed: int
     disrupted_pods: frozenset[str]
 
@@ -117,7 +54,7 @@ class PodDisruptionBudget:
     def selects(self, pod: PodInfo) -> bool:
         if self.selector is None or pod.namespace != self.namespace:
             return False
-        return all(r.matches(pod.labels) for r in self.selector)
+        return self.selector.matches(pod.labels)
 
 
 def budgets(manifests: Iterable[Mapping[str, Any]]) -> list[PodDisruptionBudget]:

@@ -30,6 +30,7 @@ from scheduler_core.framework import (
     PodInfo,
     Status,
 )
+from scheduler_core.framework.gomath import go_div
 from scheduler_core.plugins import names
 
 NAME = names.IMAGE_LOCALITY
@@ -49,12 +50,6 @@ def normalized_image_name(name: str) -> str:
     return name
 
 
-def _go_div(a: int, b: int) -> int:
-    """Go's int64 division, truncating toward zero (operands may be negative here)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
 def calculate_priority(sum_scores: int, num_containers: int) -> int:
     """Upstream ``calculatePriority``: clamp the sum, then scale it to 0..MAX_NODE_SCORE."""
     max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
@@ -62,7 +57,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
         sum_scores = MIN_THRESHOLD
     elif sum_scores > max_threshold:
         sum_scores = max_threshold
-    return _go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
 
 
 def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:

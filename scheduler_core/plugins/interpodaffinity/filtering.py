@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.framework import BoolArray, NodeColumns, NodeInfo, PodInfo
-from scheduler_core.plugins.interpodaffinity.terms import AffinityTerm, matches_all, pod_terms
+from scheduler_core.framework.affinity import AffinityTerm, matches_all, pod_terms
 
 TopologyPair = tuple[str, str]
 Counts = dict[TopologyPair, int]

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.framework.affinity import AffinityTerm, WeightedAffinityTerm, matches_all, pod_terms
 from scheduler_core.plugins.interpodaffinity.scoring import ScoreSink
-from scheduler_core.plugins.interpodaffinity.terms import AffinityTerm, WeightedAffinityTerm, matches_all, pod_terms
 
 TopologyPair = tuple[str, str]
 Counts = dict[TopologyPair, int]

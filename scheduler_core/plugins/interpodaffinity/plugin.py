@@ -3,7 +3,7 @@
 Upstream (k8s.io/kubernetes v1.36.3): ``pkg/scheduler/framework/plugins/interpodaffinity/``
 ``plugin.go`` (args, events and queueing hints), ``filtering.go`` (PreFilter, AddPod/RemovePod,
 Filter: see :mod:`.filtering`) and ``scoring.go`` (PreScore, Score, NormalizeScore: see
-:mod:`.scoring`); terms as ``pkg/scheduler/framework/types.go`` parses them (:mod:`.terms`).
+:mod:`.scoring`); terms as ``pkg/scheduler/framework/types.go`` parses them (:mod:`scheduler_core.framework.affinity`).
 
 Cost: PreFilter skips at once for a pod without required terms when no existing pod has
 required anti-affinity; PreScore skips for a pod without preferred terms when no existing pod
@@ -38,8 +38,9 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
+from scheduler_core.framework import affinity as terms
 from scheduler_core.plugins import names
-from scheduler_core.plugins.interpodaffinity import filtering, scoring, terms
+from scheduler_core.plugins.interpodaffinity import filtering, scoring
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.index import PodIndex
 from scheduler_core.plugins.interpodaffinity.scoring import PreScoreState

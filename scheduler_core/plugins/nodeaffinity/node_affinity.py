@@ -40,9 +40,10 @@ from scheduler_core.framework import (
     Status,
     default_normalize_score,
     default_normalize_score_batch,
+    validation,
 )
+from scheduler_core.framework import node_selector as selector
 from scheduler_core.plugins import names
-from scheduler_core.plugins.nodeaffinity import selector, validation
 
 NAME = names.NODE_AFFINITY
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

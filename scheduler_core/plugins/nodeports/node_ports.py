@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scheduler_core.framework import (
     ASSIGNED_POD_DELETE,
@@ -39,7 +38,6 @@ PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
-_EXTRA_KEY = NAME  # PodInfo.extra memo of the pod's host ports
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,31 +47,6 @@ class _PreFilterState:
     def clone(self) -> _PreFilterState:
         # Adding or removing other pods does not change the pod's own ports.
         return self
-
-
-def _sanitize(raw: Mapping[str, Any]) -> HostPort:
-    # HostPortInfo.sanitize: an empty IP means all addresses, an empty protocol TCP.
-    return HostPort(raw.get("hostIP") or DEFAULT_BIND_ALL_HOST_IP, raw.get("protocol") or "TCP", int(raw["hostPort"]))
-
-
-def host_ports_of(pod: Mapping[str, Any]) -> tuple[HostPort, ...]:
-    """Upstream ``util.GetHostPorts``: host ports of restartable init containers, then of
-    containers; ports without a positive hostPort are not host ports."""
-    spec: Mapping[str, Any] = pod.get("spec") or {}
-    containers: list[Mapping[str, Any]] = [
-        c for c in spec.get("initContainers") or () if c.get("restartPolicy") == "Always"
-    ]
-    containers.extend(spec.get("containers") or ())
-    return tuple(_sanitize(p) for c in containers for p in c.get("ports") or () if int(p.get("hostPort") or 0) > 0)
-
-
-def pod_host_ports(pod: PodInfo) -> tuple[HostPort, ...]:
-    """:func:`host_ports_of` memoised on the PodInfo."""
-    ports = pod.extra.get(_EXTRA_KEY)
-    if ports is None:
-        ports = pod.extra[_EXTRA_KEY] = host_ports_of(pod.pod)
-    result: tuple[HostPort, ...] = ports
-    return result
 
 
 def check_conflict(used: Mapping[HostPort, int] | Iterable[HostPort], want: HostPort) -> bool:
@@ -93,7 +66,7 @@ def fits_ports(want: Sequence[HostPort], used: Mapping[HostPort, int] | Iterable
 
 def fits(pod: PodInfo, node: NodeInfo) -> bool:
     """Whether ``pod`` has no host port conflicting with ``node``'s (upstream ``Fits``)."""
-    return fits_ports(pod_host_ports(pod), node.used_ports)
+    return fits_ports(pod.host_ports, node.used_ports)
 
 
 class NodePorts:
@@ -119,16 +92,16 @@ class NodePorts:
         deleted = PodInfo.of(old)
         if not deleted.node_name and not deleted.nominated_node_name:
             return QueueingHint.SKIP  # an unscheduled pod held no port
-        freed = pod_host_ports(deleted)
+        freed = deleted.host_ports
         if not freed:
             return QueueingHint.SKIP
         # Queue only when the deleted pod held one of the ports this pod wants.
-        return QueueingHint.SKIP if fits_ports(pod_host_ports(pod), set(freed)) else QueueingHint.QUEUE
+        return QueueingHint.SKIP if fits_ports(pod.host_ports, set(freed)) else QueueingHint.QUEUE
 
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        ports = pod_host_ports(pod)
+        ports = pod.host_ports
         if not ports:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(ports))

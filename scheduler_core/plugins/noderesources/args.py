@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from scheduler_core.framework.validation import aggregate
 from scheduler_core.plugins.noderesources import validation
 from scheduler_core.plugins.noderesources.validation import LEAST_ALLOCATED
 
@@ -83,7 +84,7 @@ class NodeResourcesFitArgs(_Args):
     def _validate(self) -> NodeResourcesFitArgs:
         errors = validation.fit_args_errors(self)
         if errors:
-            raise ValueError(validation.aggregate(errors))
+            raise ValueError(aggregate(errors))
         return self
 
 
@@ -101,5 +102,5 @@ class NodeResourcesBalancedAllocationArgs(_Args):
             self.resources = default_resources()
         errors = validation.balanced_allocation_args_errors(self)
         if errors:
-            raise ValueError(validation.aggregate(errors))
+            raise ValueError(aggregate(errors))
         return self

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler_core.framework import MAX_NODE_SCORE, BoolArray, IntArray
+from scheduler_core.framework.gomath import go_div, go_div_array, go_round
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -76,23 +77,6 @@ class Strategy(Protocol):
     def score(self, requested: Sequence[int], allocated: Sequence[int], allocatable: Sequence[int]) -> int: ...
 
     def score_batch(self, terms: Sequence[Term], size: int) -> IntArray: ...
-
-
-def go_div(a: int, b: int) -> int:
-    """Go's int64 division, truncating toward zero."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
-
-
-def go_div_batch(a: IntArray, b: int) -> IntArray:
-    """:func:`go_div` over an array divided by a positive constant."""
-    return np.where(a >= 0, a // b, -((-a) // b))
-
-
-def go_round(x: float) -> int:
-    """Go's ``math.Round`` (half away from zero) for a non-negative float."""
-    floor = math.floor(x)
-    return floor + (1 if x - floor >= 0.5 else 0)
 
 
 class LeastAllocated:
@@ -193,7 +177,7 @@ class RequestedToCapacityRatio:
                 weight_sum += weight
         if weight_sum == 0:
             return 0
-        return go_round(float(node_score) / float(weight_sum))
+        return int(go_round(float(node_score) / float(weight_sum)))
 
     def score_batch(self, terms: Sequence[Term], size: int) -> IntArray:
         node_score = np.zeros(size, np.int64)
@@ -288,4 +272,4 @@ class BalancedAllocation:
         with_pod = _balanced_resource_score_batch(_fractions([t.requested for t in terms], terms), terms, size)
         without_pod = _balanced_resource_score_batch(_fractions([t.allocated for t in terms], terms), terms, size)
         half = MAX_NODE_SCORE // 2
-        return half + go_div_batch(half + with_pod - without_pod, 2)
+        return half + go_div_array(half + with_pod - without_pod, 2)

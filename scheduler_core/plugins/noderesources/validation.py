@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scheduler_core.plugins.nodeaffinity.validation import label_key_errors
+from scheduler_core.framework.validation import label_key_errors
 
 if TYPE_CHECKING:
     from scheduler_core.plugins.noderesources.args import (
@@ -63,14 +63,6 @@ def duplicate(path: str, value: object) -> str:
 def not_supported(path: str, value: object, valid: Sequence[str]) -> str:
     quoted = ", ".join(json.dumps(v) for v in valid)
     return f"{path}: Unsupported value: {_go_value(value)}: supported values: {quoted}"
-
-
-def aggregate(errors: Sequence[str]) -> str:
-    """``field.ErrorList.ToAggregate().Error()``: duplicates dropped, several bracketed."""
-    unique = list(dict.fromkeys(errors))
-    if len(unique) == 1:
-        return unique[0]
-    return "[" + ", ".join(unique) + "]"
 
 
 # content.IsLabelKey is shared with NodeAffinity's validation (one copy of upstream's rules).

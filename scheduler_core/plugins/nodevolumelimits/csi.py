@@ -36,9 +36,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.plugins import names
-from scheduler_core.plugins.nodevolumelimits import translation
-from scheduler_core.plugins.volumebinding.storage import (
+from scheduler_core.framework.storage import (
     VOLUME_ATTACHMENT,
     Manifest,
     NotFound,
@@ -52,6 +50,8 @@ from scheduler_core.plugins.volumebinding.storage import (
     storage_view,
     volume_is_for_pod,
 )
+from scheduler_core.plugins import names
+from scheduler_core.plugins.nodevolumelimits import translation
 
 NAME = names.NODE_VOLUME_LIMITS
 STATE_KEY = "PreFilter" + NAME

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.plugins.volumebinding.storage import labels_of
+from scheduler_core.framework.storage import labels_of
 
 LABEL_FAILURE_DOMAIN_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"

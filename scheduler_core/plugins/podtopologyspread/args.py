@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.plugins.nodeaffinity import validation as v
+from scheduler_core.framework import validation as v
 from scheduler_core.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
 
 SYSTEM_DEFAULTING = "System"

@@ -24,11 +24,11 @@ from scheduler_core.framework import (
     PodInfo,
     Taint,
     Toleration,
+    node_selector,
     tolerations_tolerate_taint,
 )
-from scheduler_core.plugins import labelselector
-from scheduler_core.plugins.labelselector import Selector
-from scheduler_core.plugins.nodeaffinity import selector as node_selector
+from scheduler_core.framework import labels as labelselector
+from scheduler_core.framework.labels import Selector
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
@@ -94,7 +94,7 @@ def filter_constraints(
     raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
 ) -> list[Constraint]:
     """``filterTopologySpreadConstraints``: the constraints with ``whenUnsatisfiable ==
-    action``; raises :class:`~scheduler_core.plugins.labelselector.SelectorError`."""
+    action``; raises :class:`~scheduler_core.framework.labels.SelectorError`."""
     result: list[Constraint] = []
     for c in raw:
         if c.get("whenUnsatisfiable") != action:

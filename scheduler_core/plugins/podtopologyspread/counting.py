@@ -25,10 +25,10 @@ from scheduler_core.framework import (
     NodeColumns,
     NodeInfo,
     PodInfo,
+    node_selector,
     tolerations_tolerate_taint,
 )
-from scheduler_core.plugins.labelselector import Selector
-from scheduler_core.plugins.nodeaffinity import selector as node_selector
+from scheduler_core.framework.labels import Selector
 from scheduler_core.plugins.podtopologyspread.common import HONOR, Constraint
 
 

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from scheduler_core.framework import PodInfo
-from scheduler_core.plugins import labelselector
-from scheduler_core.plugins.labelselector import Selector
+from scheduler_core.framework import labels as labelselector
+from scheduler_core.framework.labels import Selector
 
 Objects = Callable[[str], Iterable[Any]]
 

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scheduler_core.framework import BoolArray, NodeColumns, NodeInfo, PodInfo
-from scheduler_core.plugins.nodeaffinity import selector as node_selector
+from scheduler_core.framework import BoolArray, NodeColumns, NodeInfo, PodInfo, node_selector
 from scheduler_core.plugins.podtopologyspread.common import Constraint, node_labels_match
 from scheduler_core.plugins.podtopologyspread.counting import (
     InclusionMasks,

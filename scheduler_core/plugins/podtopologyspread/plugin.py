@@ -36,7 +36,8 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.plugins import labelselector, names
+from scheduler_core.framework import labels as labelselector
+from scheduler_core.plugins import names
 from scheduler_core.plugins.podtopologyspread import filtering, scoring
 from scheduler_core.plugins.podtopologyspread.args import SYSTEM_DEFAULTING, PodTopologySpreadArgs
 from scheduler_core.plugins.podtopologyspread.common import (

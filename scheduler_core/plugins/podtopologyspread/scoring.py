@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.framework import MAX_NODE_SCORE, IntArray, NodeColumns, NodeInfo, NodeScore, PodInfo
+from scheduler_core.framework.gomath import go_log, go_round, go_round_array
 from scheduler_core.plugins.podtopologyspread.common import LABEL_HOSTNAME, Constraint, node_labels_match
 from scheduler_core.plugins.podtopologyspread.counting import (
     InclusionMasks,
@@ -30,7 +31,6 @@ from scheduler_core.plugins.podtopologyspread.counting import (
     generations,
     sum_by_value,
 )
-from scheduler_core.plugins.podtopologyspread.gomath import go_log, go_round, go_round_array
 
 INVALID_SCORE = -1
 _MAX_INT64 = 2**63 - 1

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from scheduler_core.plugins.volumebinding.storage import Manifest, meta, name_of, namespace_of
+from scheduler_core.framework.storage import Manifest, meta, name_of, namespace_of
 
 
 def resource_version(obj: Manifest) -> str:

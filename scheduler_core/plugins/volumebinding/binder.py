@@ -28,8 +28,8 @@ from fractions import Fraction
 from typing import Any
 
 from scheduler_core.framework import PodInfo, value
-from scheduler_core.plugins.volumebinding.assume_cache import AssumeCache, pv_key, pvc_key, resource_version
-from scheduler_core.plugins.volumebinding.storage import (
+from scheduler_core.framework import labels as label_selector
+from scheduler_core.framework.storage import (
     ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     BINDING_WAIT_FOR_FIRST_CONSUMER,
@@ -55,7 +55,6 @@ from scheduler_core.plugins.volumebinding.storage import (
     meta,
     name_of,
     namespace_of,
-    parse_label_selector,
     pod_volumes,
     spec,
     volume_capacity,
@@ -63,6 +62,7 @@ from scheduler_core.plugins.volumebinding.storage import (
     volume_is_for_pod,
     volume_phase,
 )
+from scheduler_core.plugins.volumebinding.assume_cache import AssumeCache, pv_key, pvc_key, resource_version
 
 # Conflict reasons, in the order FindPodVolumes reports them.
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"
@@ -328,8 +328,8 @@ def find_matching_volume(
     selector = None
     if claim_spec.get("selector") is not None:
         try:
-            selector = parse_label_selector(claim_spec["selector"])
-        except ValueError as error:
+            selector = label_selector.parse(claim_spec["selector"])
+        except label_selector.SelectorError as error:
             raise BinderError(
                 f"error creating internal label selector for claim: {namespace_of(claim)}/{name_of(claim)}: {error}"
             ) from None
@@ -424,8 +424,8 @@ def _node_has_access(capacity: Manifest, node_labels: Mapping[str, str]) -> bool
     if topology is None:
         return False
     try:
-        return parse_label_selector(topology).matches(node_labels)
-    except ValueError:
+        return label_selector.parse(topology).matches(node_labels)
+    except label_selector.SelectorError:
         return False
 
 

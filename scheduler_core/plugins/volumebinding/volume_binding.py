@@ -46,10 +46,7 @@ from scheduler_core.framework import (
     Status,
     value,
 )
-from scheduler_core.plugins import names
-from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
-from scheduler_core.plugins.volumebinding.binder import Binder, BinderError, PodVolumeClaims, PodVolumes
-from scheduler_core.plugins.volumebinding.storage import (
+from scheduler_core.framework.storage import (
     CLAIM_LOST,
     MIGRATED_PLUGINS_ANNOTATION,
     Manifest,
@@ -66,6 +63,9 @@ from scheduler_core.plugins.volumebinding.storage import (
     storage_view,
     volume_is_for_pod,
 )
+from scheduler_core.plugins import names
+from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
+from scheduler_core.plugins.volumebinding.binder import Binder, BinderError, PodVolumeClaims, PodVolumes
 
 NAME = names.VOLUME_BINDING
 STATE_KEY = NAME

@@ -34,8 +34,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.plugins import names
-from scheduler_core.plugins.volumebinding.storage import (
+from scheduler_core.framework.storage import (
     READ_WRITE_ONCE_POD,
     NotFound,
     access_modes,
@@ -44,6 +43,7 @@ from scheduler_core.plugins.volumebinding.storage import (
     pod_volumes,
     storage_view,
 )
+from scheduler_core.plugins import names
 
 NAME = names.VOLUME_RESTRICTIONS
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

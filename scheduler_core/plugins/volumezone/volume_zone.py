@@ -33,8 +33,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.plugins import names
-from scheduler_core.plugins.volumebinding.storage import (
+from scheduler_core.framework.storage import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     Manifest,
     NotFound,
@@ -48,6 +47,7 @@ from scheduler_core.plugins.volumebinding.storage import (
     spec,
     storage_view,
 )
+from scheduler_core.plugins import names
 
 NAME = names.VOLUME_ZONE
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from scheduler_core.framework import storage
 from scheduler_core.framework.events import EventResource
 from scheduler_core.plugins.defaultpreemption.evaluator import PDB_KIND
-from scheduler_core.plugins.volumebinding import storage
 from scheduler_operator.resources import OBJECT_KINDS, ObjectKind
 
 READ_BY_PLUGINS = {

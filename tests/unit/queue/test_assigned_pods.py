@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import ASSIGNED_POD_ADD, ActionType, ClusterEvent, EventResource, PodInfo
+from scheduler_core.framework import ASSIGNED_POD_ADD, ActionType, ClusterEvent, EventResource, PodInfo, affinity
 from scheduler_core.plugins.names import INTER_POD_AFFINITY, NODE_RESOURCES_FIT, POD_TOPOLOGY_SPREAD
-from scheduler_core.queue.pod_events import required_affinity_terms
 
 from .support import make_queue, names, pod, pop_and_fail, register
 
@@ -105,7 +104,7 @@ def test_namespace_selector_uses_the_namespace_labels() -> None:
 def test_anti_affinity_terms_are_not_cross_topology_terms() -> None:
     anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
-    assert required_affinity_terms(pod("p", affinity=anti)) == []
+    assert affinity.pod_terms(pod("p", affinity=anti)).required_affinity == ()
 
 
 def test_assigned_pod_scale_down_moves_every_interested_pod() -> None:

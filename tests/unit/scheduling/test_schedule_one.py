@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from scheduler_core.framework import CycleState, PodInfo, Status
-from scheduler_core.schedule_one import FitError, num_feasible_nodes_to_find
+from scheduler_core.framework.diagnosis import FitError
+from scheduler_core.schedule_one import num_feasible_nodes_to_find
 from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
 
@@ -221,7 +222,7 @@ async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
 
 
 def test_fit_error_with_prefilter_message() -> None:
-    from scheduler_core.schedule_one import Diagnosis
+    from scheduler_core.framework.diagnosis import Diagnosis
 
     diagnosis = Diagnosis(pre_filter_msg="node(s) didn't satisfy plugin NodeAffinity")
     assert str(FitError(PodInfo(pod("p")), 3, diagnosis)) == (

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import Code, PodInfo, PostFilterResult, Status
+from scheduler_core.framework import Code, NodeToStatus, PodInfo, PostFilterResult, Status
 from scheduler_core.plugins.defaultpreemption.default_preemption import pod_terminating_by_preemption
 from tests.unit.plugins.defaultpreemption.harness import (
     HIGH,
@@ -130,7 +130,7 @@ def test_tenant_victims(tenant: str | None, want_node: str, want_victims: list[s
     statuses = {"node1": Status(Code.UNSCHEDULABLE), "node2": Status(Code.UNSCHEDULABLE)}
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
-        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus(statuses))
         await env.plugin.executor.wait()
         return answer
 
@@ -146,7 +146,7 @@ def test_tenant_profile_without_own_victims() -> None:
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
         return env.plugin.post_filter(
-            env.pre_filtered_state(preemptor), preemptor, {"node1": Status(Code.UNSCHEDULABLE)}
+            env.pre_filtered_state(preemptor), preemptor, NodeToStatus({"node1": Status(Code.UNSCHEDULABLE)})
         )
 
     result, status = run(attempt())

@@ -147,4 +147,4 @@ def test_selectors_that_match_nothing(selector: dict[str, Any] | None) -> None:
 
 def test_prefixed_keys_and_empty_values_are_valid() -> None:
     selector = parse_selector({"matchLabels": {"example.com/app": ""}})
-    assert selector is not None and selector[0].matches({"example.com/app": ""})
+    assert selector is not None and selector.matches({"example.com/app": ""})

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import Code, PodInfo, PostFilterResult, Status
+from scheduler_core.framework import Code, NodeToStatus, PodInfo, PostFilterResult, Status
 from scheduler_core.plugins.noderesources import NodeResourcesFit
 from tests.unit.plugins.defaultpreemption.harness import (
     HIGH,
@@ -32,14 +32,6 @@ U = Status(Code.UNSCHEDULABLE)
 UU = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
 VIOLATING = {"test.kubernetes.io/is-violating-pdb": "violating"}
 NON_VIOLATING = {"test.kubernetes.io/is-violating-pdb": "non-violating"}
-
-
-class NodeToStatus(dict[str, Status]):
-    """Statuses with the status of absent nodes (upstream ``NodeToStatus``)."""
-
-    def __init__(self, statuses: dict[str, Status], absent: Status) -> None:
-        super().__init__(statuses)
-        self.absent_status = absent
 
 
 POST_FILTER_CASES = [
@@ -167,7 +159,7 @@ def test_post_filter(
     preemptor = PodInfo(pod)
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
-        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus(statuses))
         await env.plugin.executor.wait()
         return answer
 
@@ -195,7 +187,7 @@ def test_post_filter_error_from_a_pre_filter_extension() -> None:
     preemptor = PodInfo(mkpod("p", priority=HIGH, req=LARGE))
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
-        return env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, {"node1": U})
+        return env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus({"node1": U}))
 
     result, status = run(attempt())
     assert result is None
@@ -250,7 +242,7 @@ def test_preempt(policy: str | None, want_node: str | None, want_victims: list[s
     statuses = {n: U for n in ("node1", "node2", "node3")}
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
-        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, statuses)
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus(statuses))
         await env.plugin.executor.wait()
         return answer
 
@@ -275,7 +267,7 @@ def test_preempt(policy: str | None, want_node: str | None, want_victims: list[s
     env.api.deleted.clear()
 
     async def again() -> tuple[PostFilterResult | None, Status | None]:
-        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, {})
+        answer = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus())
         await env.plugin.executor.wait()
         return answer
 

@@ -12,6 +12,7 @@ import pytest
 
 from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import CycleState, PodInfo, Status
+from scheduler_core.framework.affinity import pod_terms
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState, incoming_affinity_counts
 from scheduler_core.plugins.interpodaffinity.plugin import (
@@ -20,7 +21,6 @@ from scheduler_core.plugins.interpodaffinity.plugin import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
 )
-from scheduler_core.plugins.interpodaffinity.terms import pod_terms
 from tests.unit.plugins.interpodaffinity.helpers import (
     NAMESPACES,
     Json,

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import CycleState, Handle, NodeInfo, PodInfo, Status
-from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs, filtering, terms
+from scheduler_core.framework import affinity as terms
+from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs, filtering
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.interpodaffinity.scoring import PreScoreState

@@ -17,9 +17,9 @@ from scheduler_core.framework import (
     PodInfo,
     QueueingHint,
 )
+from scheduler_core.framework.affinity import TermsError
 from scheduler_core.plugins import names
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs
-from scheduler_core.plugins.interpodaffinity.terms import TermsError
 from tests.unit.plugins.interpodaffinity.helpers import Json, MakePod, make_node, selector, setup
 
 QUEUE = QueueingHint.QUEUE

@@ -12,16 +12,16 @@ import pytest
 
 from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import CycleState, Handle, PodInfo, Status
-from scheduler_core.plugins.interpodaffinity import InterPodAffinity
-from scheduler_core.plugins.interpodaffinity import selector as sel
-from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
-from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
-from scheduler_core.plugins.interpodaffinity.terms import (
+from scheduler_core.framework import labels as sel
+from scheduler_core.framework.affinity import (
     merge_namespaces,
     namespaces_from_term,
     new_affinity_term,
     pod_terms,
 )
+from scheduler_core.plugins.interpodaffinity import InterPodAffinity
+from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
+from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
 from tests.unit.plugins.interpodaffinity.helpers import (
     NAMESPACES,
     FakeHandle,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, NodeScore
-from scheduler_core.plugins.nodeaffinity import NodeAffinity, NodeAffinityArgs, selector
+from scheduler_core.framework import node_selector as selector
+from scheduler_core.plugins.nodeaffinity import NodeAffinity, NodeAffinityArgs
 from tests.builders import pod_info
 
 KEYS = ["zone", "rack", "gen"]

@@ -8,8 +8,8 @@ import re
 import pytest
 
 from scheduler_core.framework import NodeColumns, NodeInfo
-from scheduler_core.plugins.nodeaffinity import selector
-from scheduler_core.plugins.nodeaffinity.validation import parse_go_int
+from scheduler_core.framework import node_selector as selector
+from scheduler_core.framework.gomath import parse_go_int
 from tests.unit.plugins.nodeaffinity.helpers import Json, bare_node, expr, name_in, required, term
 
 

@@ -6,13 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scheduler_core.plugins.noderesources.strategies import (
-    RequestedToCapacityRatio,
-    broken_linear_function,
-    go_div,
-    go_div_batch,
-    go_round,
-)
+from scheduler_core.framework.gomath import go_div, go_div_array, go_round
+from scheduler_core.plugins.noderesources.strategies import RequestedToCapacityRatio, broken_linear_function
 
 
 @pytest.mark.parametrize(
@@ -72,7 +67,7 @@ def test_requested_to_capacity_ratio_scales_shape_scores_to_max_node_score() -> 
 def test_go_div_truncates_toward_zero(a: int, b: int, want: int) -> None:
     assert go_div(a, b) == want
     if b > 0:
-        assert go_div_batch(np.array([a], np.int64), b).tolist() == [want]
+        assert go_div_array(np.array([a], np.int64), b).tolist() == [want]
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.framework import CycleState, NodeInfo, PodInfo
-from scheduler_core.plugins.nodeaffinity.selector import required_node_affinity
+from scheduler_core.framework.node_selector import required_node_affinity
 from scheduler_core.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,

@@ -1,5 +1,5 @@
 """Default selectors (upstream ``plugins/helper/spread_test.go``, v1.36.3), the shared label
-selector (``scheduler_core/plugins/labelselector.py``, apimachinery's ``LabelSelectorAsSelector``),
+selector (``scheduler_core/framework/labels.py``, apimachinery's ``LabelSelectorAsSelector``),
 constraint parsing and the memoised pod counts."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.framework import PodInfo
-from scheduler_core.plugins import labelselector
+from scheduler_core.framework import labels as labelselector
 from scheduler_core.plugins.podtopologyspread.common import filter_constraints
 from scheduler_core.plugins.podtopologyspread.counting import MatchCounter, RowCounter, generations
 from scheduler_core.plugins.podtopologyspread.defaults import default_selector

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.framework import CycleState, NodeScore, PodInfo, Status
-from scheduler_core.plugins.podtopologyspread.gomath import go_log, go_round, go_round_array
+from scheduler_core.framework.gomath import go_log, go_round, go_round_array
 from scheduler_core.plugins.podtopologyspread.plugin import PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.podtopologyspread.scoring import PreScoreState
 from tests.unit.plugins.podtopologyspread.helpers import (

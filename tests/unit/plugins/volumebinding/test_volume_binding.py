@@ -12,6 +12,7 @@ from typing import Any, cast
 import pytest
 
 from scheduler_core.framework import Code, CycleState, Handle, NodeInfo, PodInfo, Status
+from scheduler_core.framework.storage import VIEW_STATE_KEY, StorageView
 from scheduler_core.plugins.volumebinding import VolumeBinding
 from scheduler_core.plugins.volumebinding.binder import (
     ERR_REASON_BIND_CONFLICT,
@@ -19,7 +20,6 @@ from scheduler_core.plugins.volumebinding.binder import (
     ERR_REASON_NOT_ENOUGH_SPACE,
     ERR_REASON_PV_NOT_EXIST,
 )
-from scheduler_core.plugins.volumebinding.storage import VIEW_STATE_KEY, StorageView
 from scheduler_core.plugins.volumebinding.volume_binding import _StateData
 from tests.builders import pod
 from tests.unit.plugins.volumebinding.support import (

@@ -27,8 +27,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from scheduler_core.framework import BoolArray, IntArray, NodeColumns, PodInfo
-from scheduler_core.plugins.nodeaffinity import validation as v
+from scheduler_core.framework import gomath
+from scheduler_core.framework import validation as v
+from scheduler_core.framework.columns import BoolArray, IntArray, NodeColumns
+from scheduler_core.framework.types import PodInfo
 
 IN = "In"
 NOT_IN = "NotIn"
@@ -89,7 +91,7 @@ class LabelRequirement:
             return value is None
         if value is None:
             return False
-        number = v.parse_go_int(value)
+        number = gomath.parse_go_int(value)
         if number is None:
             return False
         return number > self.bound if op == GT else number < self.bound
@@ -108,7 +110,7 @@ class LabelRequirement:
         # Gt/Lt: parse each distinct label value once; the last slot is "absent" (code -1).
         lut = np.zeros(len(column.vocab) + 1, dtype=np.bool_)
         for value, code in column.vocab.items():
-            number = v.parse_go_int(value)
+            number = gomath.parse_go_int(value)
             if number is not None and (number > self.bound if op == GT else number < self.bound):
                 lut[code] = True
         return lut[column.codes]
@@ -272,7 +274,7 @@ def _label_requirement(raw: Mapping[str, Any], path: str) -> tuple[LabelRequirem
         if len(values) != 1:
             errs.append(v.invalid(values_path, bad_values, "for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, value in enumerate(values):
-            number = v.parse_go_int(value)
+            number = gomath.parse_go_int(value)
             if number is None:
                 detail = "for 'Gt', 'Lt' operators, the value must be an integer"
                 errs.append(v.invalid(v.index(values_path, i), v.go_quote(value), detail))

@@ -16,21 +16,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-_DECIMAL = re.compile(r"[+-]?[0-9]+")
-
-
-def parse_go_int(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: an optional sign and ASCII digits, within int64."""
-    if _DECIMAL.fullmatch(text) is None:
-        return None
-    number = int(text)
-    if number < _INT64_MIN or number > _INT64_MAX:
-        return None
-    return number
-
-
 # -- field paths and errors (field/path.go, field/errors.go) ----------------------------
 
 

@@ -22,11 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scheduler_core.framework import PodInfo
-from scheduler_core.plugins.interpodaffinity import selector
-from scheduler_core.plugins.interpodaffinity.selector import Selector, SelectorError
+from scheduler_core.framework import labels as selector
+from scheduler_core.framework import validation
+from scheduler_core.framework.labels import Selector, SelectorError
+from scheduler_core.framework.types import PodInfo
 
-_MEMO = "interpodaffinity.terms"
+_MEMO = "framework.affinity_terms"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -82,8 +83,7 @@ class PodTerms:
         ]
         if not errors:
             return None
-        unique = list(dict.fromkeys(errors))
-        return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+        return validation.aggregate(errors)
 
     def checked_required_affinity(self) -> tuple[AffinityTerm, ...]:
         if self.required_affinity_error is not None:

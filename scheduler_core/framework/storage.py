@@ -20,12 +20,14 @@ Two readings of hand-written manifests, documented because ``simulate`` takes th
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from scheduler_core.framework import CycleState, Handle, PodInfo, QuantityError, parse_quantity
-from scheduler_core.plugins.nodeaffinity.selector import NodeSelector, parse_node_selector
+from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.framework.interface import Handle
+from scheduler_core.framework.node_selector import NodeSelector, parse_node_selector
+from scheduler_core.framework.quantity import QuantityError, parse_quantity
+from scheduler_core.framework.types import PodInfo
 
 Manifest = Mapping[str, Any]
 
@@ -192,54 +194,6 @@ def volume_is_for_pod(pod: PodInfo, pvc: Manifest) -> str | None:
 
 
 # -- selectors --------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Requirement:
-    key: str
-    operator: str
-    values: frozenset[str]
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        present = self.key in labels
-        if self.operator == "In":
-            return present and labels[self.key] in self.values
-        if self.operator == "NotIn":
-            return not present or labels[self.key] not in self.values
-        if self.operator == "Exists":
-            return present
-        return not present  # DoesNotExist
-
-
-@dataclass(frozen=True, slots=True)
-class LabelSelector:
-    """A parsed ``metav1.LabelSelector`` (``LabelSelectorAsSelector``)."""
-
-    requirements: tuple[_Requirement, ...]
-    nothing: bool = False
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return not self.nothing and all(r.matches(labels) for r in self.requirements)
-
-
-def parse_label_selector(selector: Mapping[str, Any] | None) -> LabelSelector:
-    """nil selects nothing, empty everything; raises ValueError for an operator or value list
-    the API would refuse."""
-    if selector is None:
-        return LabelSelector((), nothing=True)
-    requirements = [
-        _Requirement(str(key), "In", frozenset([str(val)])) for key, val in (selector.get("matchLabels") or {}).items()
-    ]
-    for expr in selector.get("matchExpressions") or ():
-        key, op, values = str(expr.get("key", "")), str(expr.get("operator", "")), list(expr.get("values") or ())
-        if op in ("In", "NotIn") and not values:
-            raise ValueError(f"{key}: for 'in', 'notin' operators, values set can't be empty")
-        if op in ("Exists", "DoesNotExist") and values:
-            raise ValueError(f"{key}: values set must be empty for exists and does not exist")
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            raise ValueError(f'"{op}" is not a valid label selector operator')
-        requirements.append(_Requirement(key, op, frozenset(str(v) for v in values)))
-    return LabelSelector(tuple(requirements))
-
-
 def match_topology_selector_terms(terms: Sequence[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
     """``v1helper.MatchTopologySelectorTerms``: no terms match everything; terms are ORed, a
     term's ``matchLabelExpressions`` (key In values) ANDed; an empty term, or one with an empty

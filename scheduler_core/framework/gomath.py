@@ -1,6 +1,10 @@
-"""Go's ``math.Log`` and ``math.Round``, bit for bit, for PodTopologySpread's scores.
+"""Go's integer and float arithmetic, bit for bit, for scores and args that must match upstream.
 
-Scoring weighs each topology by ``math.Log(size + 2)`` and rounds the float sum with
+One contract per function, as Go's: :func:`go_div` is int64 division (truncating toward zero),
+:func:`go_round` is ``math.Round`` returning a float (callers convert with ``int()`` where Go
+converts with ``int64()``), :func:`parse_go_int` is ``strconv.ParseInt(s, 10, 64)``.
+
+PodTopologySpread scoring weighs each topology by ``math.Log(size + 2)`` and rounds the float sum with
 ``math.Round``. Python's ``math.log`` (the C library's) differs from Go's in the last bit for
 about 1% of integer arguments (e.g. ``log(3)``), which can move a score across ``.5``; and
 Python's ``round`` rounds half to even. So both are reimplemented here:
@@ -17,9 +21,36 @@ Go compiles ``float64(cnt)*w + float64(maxSkew-1)`` without fused multiply-add o
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import numpy.typing as npt
+
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+_DECIMAL = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_go_int(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: an optional sign and ASCII digits, within int64."""
+    if _DECIMAL.fullmatch(text) is None:
+        return None
+    number = int(text)
+    if number < _INT64_MIN or number > _INT64_MAX:
+        return None
+    return number
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's int64 division ``a / b``, truncating toward zero (either operand may be negative)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def go_div_array(a: npt.NDArray[np.int64], b: int) -> npt.NDArray[np.int64]:
+    """:func:`go_div` over an array divided by a positive constant."""
+    result: npt.NDArray[np.int64] = np.where(a >= 0, a // b, -((-a) // b))
+    return result
 
 _HSQRT2 = 7.07106781186547524401e-01
 _LN2_HI = 6.93147180369123816490e-01

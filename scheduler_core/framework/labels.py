@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.plugins.nodeaffinity import validation as v
+from scheduler_core.framework import validation as v
 
 IN = "In"
 NOT_IN = "NotIn"
