@@ -55,6 +55,14 @@ READ_WRITE_ONCE_POD = "ReadWriteOncePod"
 DEFAULT_NAMESPACE = "default"
 
 
+def manifest_of(obj: object, kind: str) -> Manifest:
+    """A queueing hint's storage event object: the manifest as is; anything else raises
+    TypeError, which the queue counts as QUEUE (as upstream)."""
+    if isinstance(obj, Mapping):
+        return obj
+    raise TypeError(f"expected a {kind}, got {type(obj).__name__}")
+
+
 class NotFound(LookupError):
     """An object a lister did not find; ``str`` is the lister's message."""
 

@@ -279,6 +279,22 @@ class NodeInfo:
         if node is not None:
             self.set_node(node)
 
+    @classmethod
+    def of(cls, obj: object) -> NodeInfo:
+        """A queueing hint's Node event object as a NodeInfo: a NodeInfo as is, a manifest parsed
+        (the queue converts each event once; plugins' unit tests pass manifests). Anything else
+        raises TypeError, which the queue counts as QUEUE (as upstream)."""
+        if isinstance(obj, NodeInfo):
+            return obj
+        if isinstance(obj, Mapping):
+            return cls(obj)
+        raise TypeError(f"expected a Node, got {type(obj).__name__}")
+
+    @classmethod
+    def of_optional(cls, obj: object) -> NodeInfo | None:
+        """:meth:`of`, with ``None`` (the missing side of an add or delete event) kept."""
+        return None if obj is None else cls.of(obj)
+
     def set_node(self, node: Mapping[str, Any]) -> None:
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}

@@ -28,6 +28,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    NodeInfo,
     PodInfo,
     QueueingHint,
     QueueingHintFn,
@@ -46,6 +47,24 @@ class QueueingStrategy(enum.IntEnum):
 def is_wildcard(event: ClusterEvent) -> bool:
     """Upstream ``ClusterEventIsWildCard``."""
     return event.resource is EventResource.WILDCARD and event.action == ActionType.ALL
+
+
+def hint_objects(event: ClusterEvent, old: object, new: object) -> tuple[object, object]:
+    """An event's objects as hints receive them, converted once per event rather than once per
+    pod and plugin: a Node's as :class:`NodeInfo`, a Pod's as :class:`PodInfo` (upstream hands
+    hints typed ``*v1.Node``/``*v1.Pod``); other kinds stay manifests. An object that does not
+    convert is passed as is: the hint's own ``NodeInfo.of``/``PodInfo.of`` raises, which counts
+    as QUEUE."""
+    if event.resource is EventResource.NODE:
+        convert: type[NodeInfo] | type[PodInfo] = NodeInfo
+    elif event.resource in (EventResource.POD, EventResource.ASSIGNED_POD):
+        convert = PodInfo
+    else:
+        return old, new
+    try:
+        return convert.of_optional(old), convert.of_optional(new)
+    except TypeError:
+        return old, new
 
 
 @dataclass(frozen=True, slots=True)

@@ -55,7 +55,7 @@ from scheduler_core.framework import (
 from scheduler_core.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from scheduler_core.queue.active import ActiveQueue
 from scheduler_core.queue.backoff import BackoffQueue
-from scheduler_core.queue.hints import HintRegistry, QueueingStrategy, is_wildcard
+from scheduler_core.queue.hints import HintRegistry, QueueingStrategy, hint_objects, is_wildcard
 from scheduler_core.queue.nominator import Nominator, PodLookup
 from scheduler_core.queue.pod_events import NamespaceLabels, may_unblock, pod_scheduling_properties_change
 from scheduler_core.queue.pre_enqueue import PreEnqueueRunner
@@ -352,6 +352,7 @@ class SchedulingQueue:
     ) -> None:
         if not self._hints.is_event_of_interest(event):
             return
+        old, new = hint_objects(event, old, new)
         pods = [qp for qp in self._unschedulable if pre_check is None or pre_check(qp.pod_info)]
         self._move_pods(pods, event, old, new)
 

@@ -93,15 +93,9 @@ class InterPodAffinityArgs(BaseModel):
         return value
 
 
-def _node_labels(obj: Any) -> Mapping[str, str] | None:
-    if obj is None:
-        return None
-    if isinstance(obj, NodeInfo):
-        return obj.labels
-    if isinstance(obj, Mapping):
-        labels: Mapping[str, str] = (obj.get("metadata") or {}).get("labels") or {}
-        return labels
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
+def _node_labels(obj: object) -> Mapping[str, str] | None:
+    node = NodeInfo.of_optional(obj)
+    return None if node is None else node.labels
 
 
 def _unscheduled(pod: PodInfo | None) -> bool:

@@ -13,7 +13,7 @@ PodTopologySpread.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,16 +143,6 @@ class _PreScoreState:
         return self
 
 
-def _node_labels_and_name(obj: object) -> tuple[Mapping[str, str], str]:
-    """What a selector reads of a node event's object: a manifest (watch events) or a NodeInfo."""
-    if isinstance(obj, NodeInfo):
-        return obj.labels, obj.name
-    if isinstance(obj, Mapping):
-        meta = obj.get("metadata") or {}
-        return meta.get("labels") or {}, meta.get("name") or ""
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
-
-
 class NodeAffinity:
     name = NAME
     args_model = NodeAffinityArgs
@@ -172,18 +162,18 @@ class NodeAffinity:
         ]
 
     def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        modified = _node_labels_and_name(new)
-        original = None if old is None else _node_labels_and_name(old)
-        if self._added_selector is not None and not self._added_selector.match(*modified):
+        modified = NodeInfo.of(new)
+        original = NodeInfo.of_optional(old)
+        if self._added_selector is not None and not self._added_selector.match(modified.labels, modified.name):
             return QueueingHint.SKIP
         required = selector.required_node_affinity(pod)
         try:
-            if not required.match_or_error(*modified):
+            if not required.match_or_error(modified.labels, modified.name):
                 return QueueingHint.SKIP
             if original is None:
                 return QueueingHint.QUEUE
             # An update queues the pod only when it turns the node from unmatched to matched.
-            was_matched = required.match_or_error(*original)
+            was_matched = required.match_or_error(original.labels, original.name)
         except selector.SelectorError:
             return QueueingHint.QUEUE  # upstream: (Queue, err)
         return QueueingHint.SKIP if was_matched else QueueingHint.QUEUE

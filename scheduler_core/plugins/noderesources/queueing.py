@@ -16,7 +16,6 @@ queue treats as Queue (upstream returns Queue with an error).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.framework import (
@@ -33,16 +32,6 @@ from scheduler_core.plugins.noderesources.requests import compute_fit_request, i
 
 POD_ACTIONS = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
 NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
-
-
-def _as_allocatable(obj: Any) -> Resource | None:
-    if obj is None:
-        return None
-    if isinstance(obj, NodeInfo):
-        return obj.allocatable
-    if isinstance(obj, Mapping):
-        return NodeInfo(obj).allocatable
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
 
 
 def is_schedulable_after_pod_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
@@ -77,9 +66,14 @@ def _scaled_down_for(target: PodInfo, original: PodInfo, modified: PodInfo) -> b
     )
 
 
+def _allocatable(obj: object) -> Resource | None:
+    node = NodeInfo.of_optional(obj)
+    return None if node is None else node.allocatable
+
+
 def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
     """A node was added or its allocatable changed: Queue when ``pod`` may now fit on it."""
-    original, modified = _as_allocatable(old), _as_allocatable(new)
+    original, modified = _allocatable(old), _allocatable(new)
     request = compute_fit_request(pod.requests)
     # isFit: an empty NodeInfo of the new node, checked without ignored resources (upstream Fits).
     if modified is None or insufficient_resources(request, modified, Resource(), 0):

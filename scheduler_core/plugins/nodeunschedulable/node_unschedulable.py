@@ -8,8 +8,6 @@ uncordon a node. The batch form reads the snapshot's ``unschedulable`` column.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 
 from scheduler_core.framework import (
@@ -44,15 +42,6 @@ def tolerates_unschedulable(tolerations: tuple[Toleration, ...]) -> bool:
     return bool(tolerations) and tolerations_tolerate_taint(tolerations, _UNSCHEDULABLE_TAINT)
 
 
-def _node_unschedulable(obj: object) -> bool:
-    """``spec.unschedulable`` of a node event's object: a manifest (watch events) or a NodeInfo."""
-    if isinstance(obj, NodeInfo):
-        return obj.unschedulable
-    if isinstance(obj, Mapping):
-        return bool((obj.get("spec") or {}).get("unschedulable"))
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
-
-
 class NodeUnschedulable:
     name = NAME
     args_model = None
@@ -73,8 +62,8 @@ class NodeUnschedulable:
         ]
 
     def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        now_unschedulable = _node_unschedulable(new)
-        was_unschedulable = True if old is None else _node_unschedulable(old)
+        now_unschedulable = NodeInfo.of(new).unschedulable
+        was_unschedulable = True if old is None else NodeInfo.of(old).unschedulable
         # Queue when a node is uncordoned, or a schedulable node is added.
         return QueueingHint.QUEUE if was_unschedulable and not now_unschedulable else QueueingHint.SKIP
 

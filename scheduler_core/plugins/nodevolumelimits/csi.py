@@ -43,6 +43,7 @@ from scheduler_core.framework.storage import (
     StorageView,
     claim_class,
     claim_name,
+    manifest_of,
     name_of,
     namespace_of,
     pod_volumes,
@@ -84,12 +85,6 @@ def _counts(volume: Mapping[str, Any]) -> bool:
         or volume.get("ephemeral") is not None
         or translation.is_inline_migratable(volume)
     )
-
-
-def _as_manifest(obj: object, kind: str) -> Mapping[str, Any]:
-    if isinstance(obj, Mapping):
-        return obj
-    raise TypeError(f"unexpected objects: expected a {kind}, got {type(obj).__name__}")
 
 
 def volume_limits(csi_node: Manifest | None) -> dict[str, int]:
@@ -289,7 +284,7 @@ def is_schedulable_after_pod_deleted(pod: PodInfo, old: object, new: object) -> 
 
 
 def is_schedulable_after_pvc_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
-    pvc = _as_manifest(new, "PersistentVolumeClaim")
+    pvc = manifest_of(new, "PersistentVolumeClaim")
     if namespace_of(pvc) != pod.namespace:
         return QueueingHint.SKIP
     wanted = {name for volume in pod_volumes(pod) if (name := claim_name(pod, volume)[0]) is not None}
@@ -298,8 +293,8 @@ def is_schedulable_after_pvc_added(pod: PodInfo, old: object, new: object) -> Qu
 
 def is_schedulable_after_csi_node_updated(pod: PodInfo, old: object, new: object) -> QueueingHint:
     """Queue when some driver's attach limit grew."""
-    old_limits = _driver_counts(_as_manifest(old, "CSINode"))
-    for driver, count in _driver_counts(_as_manifest(new, "CSINode")).items():
+    old_limits = _driver_counts(manifest_of(old, "CSINode"))
+    for driver, count in _driver_counts(manifest_of(new, "CSINode")).items():
         if count > old_limits.get(driver, 0):
             return QueueingHint.QUEUE
     return QueueingHint.SKIP

@@ -267,15 +267,11 @@ def _involved(incoming: PodInfo, pod_with_spreading: PodInfo) -> bool:
 
 
 def _as_node(obj: object) -> tuple[Mapping[str, str], list[Any]] | None:
-    """A node event's object (a manifest or a NodeInfo) as (labels, spec.taints)."""
-    if obj is None:
+    """A node event's object as (labels, spec.taints as written: upstream compares them deeply)."""
+    node = NodeInfo.of_optional(obj)
+    if node is None:
         return None
-    if isinstance(obj, NodeInfo):
-        obj = obj.node if obj.node is not None else {}
-    if isinstance(obj, Mapping):
-        labels = (obj.get("metadata") or {}).get("labels") or {}
-        return labels, list((obj.get("spec") or {}).get("taints") or ())
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
+    return node.labels, list(((node.node or {}).get("spec") or {}).get("taints") or ())
 
 
 def _pre_filter_state(state: CycleState) -> filtering.PreFilterState | Status:

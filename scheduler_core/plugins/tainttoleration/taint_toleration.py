@@ -13,7 +13,7 @@ cluster without taints costs one array allocation.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -85,15 +85,6 @@ def _count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: 
     )
 
 
-def _node_taints(obj: object) -> tuple[Taint, ...]:
-    """The taints of a node event's object: a manifest (watch events) or a NodeInfo."""
-    if isinstance(obj, NodeInfo):
-        return obj.taints
-    if isinstance(obj, Mapping):
-        return tuple(Taint.from_dict(t) for t in (obj.get("spec") or {}).get("taints") or ())
-    raise TypeError(f"expected a Node, got {type(obj).__name__}")
-
-
 class TaintToleration:
     name = NAME
     args_model = None
@@ -114,8 +105,8 @@ class TaintToleration:
         ]
 
     def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        modified = _node_taints(new)
-        was_untolerated = old is None or find_untolerated_taint(_node_taints(old), pod.tolerations) is not None
+        modified = NodeInfo.of(new).taints
+        was_untolerated = old is None or find_untolerated_taint(NodeInfo.of(old).taints, pod.tolerations) is not None
         is_untolerated = find_untolerated_taint(modified, pod.tolerations) is not None
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
 

@@ -28,7 +28,7 @@ CSIDriver/Update and CSIStorageCapacity/Add|Update (their hints are
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,7 @@ from scheduler_core.framework.storage import (
     annotations_of,
     claim_name,
     has_claims,
+    manifest_of,
     meta,
     name_of,
     namespace_of,
@@ -84,12 +85,6 @@ class _StateData:
     def clone(self) -> _StateData:
         # As upstream: Filter results are shared by what-if evaluations of the same cycle.
         return self
-
-
-def _as_manifest(obj: object, kind: str) -> Manifest:
-    if isinstance(obj, Mapping):
-        return obj
-    raise TypeError(f"expected a {kind}, got {type(obj).__name__}")
 
 
 def _claim_names(pod: PodInfo) -> set[str]:
@@ -246,7 +241,7 @@ def _pod_claims_problem(view: StorageView, pod: PodInfo) -> str | None:
 def is_schedulable_after_csi_node_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
     if old is None:
         return QueueingHint.QUEUE
-    before, after = _as_manifest(old, "CSINode"), _as_manifest(new, "CSINode")
+    before, after = manifest_of(old, "CSINode"), manifest_of(new, "CSINode")
     if annotations_of(before).get(MIGRATED_PLUGINS_ANNOTATION) != annotations_of(after).get(
         MIGRATED_PLUGINS_ANNOTATION
     ):
@@ -256,18 +251,18 @@ def is_schedulable_after_csi_node_change(pod: PodInfo, old: object, new: object)
 
 def is_schedulable_after_pvc_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
     if old is not None:
-        _as_manifest(old, "PersistentVolumeClaim")
-    pvc = _as_manifest(new, "PersistentVolumeClaim")
+        manifest_of(old, "PersistentVolumeClaim")
+    pvc = manifest_of(new, "PersistentVolumeClaim")
     if namespace_of(pvc) != pod.namespace:
         return QueueingHint.SKIP
     return QueueingHint.QUEUE if name_of(pvc) in _claim_names(pod) else QueueingHint.SKIP
 
 
 def is_schedulable_after_storage_class_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
-    after = _as_manifest(new, "StorageClass")
+    after = manifest_of(new, "StorageClass")
     if old is None:
         return QueueingHint.QUEUE
-    before = _as_manifest(old, "StorageClass")
+    before = manifest_of(old, "StorageClass")
     # Only allowedTopologies may change in an update (volumeBindingMode is immutable).
     changed = (before.get("allowedTopologies") or None) != (after.get("allowedTopologies") or None)
     return QueueingHint.QUEUE if changed else QueueingHint.SKIP
@@ -281,17 +276,17 @@ def _volume_limit(capacity: Manifest) -> int | None:
 
 
 def is_schedulable_after_csi_storage_capacity_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
-    after = _as_manifest(new, "CSIStorageCapacity")
+    after = manifest_of(new, "CSIStorageCapacity")
     if old is None:
         return QueueingHint.QUEUE
-    old_limit, new_limit = _volume_limit(_as_manifest(old, "CSIStorageCapacity")), _volume_limit(after)
+    old_limit, new_limit = _volume_limit(manifest_of(old, "CSIStorageCapacity")), _volume_limit(after)
     if new_limit is not None and (old_limit is None or new_limit > old_limit):
         return QueueingHint.QUEUE
     return QueueingHint.SKIP
 
 
 def is_schedulable_after_csi_driver_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
-    before, after = _as_manifest(old, "CSIDriver"), _as_manifest(new, "CSIDriver")
+    before, after = manifest_of(old, "CSIDriver"), manifest_of(new, "CSIDriver")
     driver = name_of(after)
     for volume in pod_volumes(pod):
         csi = volume.get("csi")

@@ -17,7 +17,7 @@ cannot happen here: a class without a mode binds Immediate, as the API server de
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from scheduler_core.framework import (
@@ -41,6 +41,7 @@ from scheduler_core.framework.storage import (
     binding_mode,
     claim_class,
     labels_of,
+    manifest_of,
     name_of,
     namespace_of,
     pod_volumes,
@@ -112,12 +113,6 @@ def _claim_names(pod: PodInfo) -> list[str]:
     ]
 
 
-def _as_manifest(obj: object, kind: str) -> Manifest:
-    if isinstance(obj, Mapping):
-        return obj
-    raise TypeError(f"unexpected objects: expected a {kind}, got {type(obj).__name__}")
-
-
 class VolumeZone:
     name = NAME
     args_model = None
@@ -144,22 +139,22 @@ class VolumeZone:
 
     def _is_schedulable_after_pvc_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
         if old is not None:
-            _as_manifest(old, "PersistentVolumeClaim")
-        pvc = None if new is None else _as_manifest(new, "PersistentVolumeClaim")
+            manifest_of(old, "PersistentVolumeClaim")
+        pvc = None if new is None else manifest_of(new, "PersistentVolumeClaim")
         if pvc is not None and namespace_of(pvc) == pod.namespace and name_of(pvc) in _claim_names(pod):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
     def _is_schedulable_after_storage_class_added(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        sc = _as_manifest(new, "StorageClass")
+        sc = manifest_of(new, "StorageClass")
         # A new class without a mode binds Immediate (API defaulting).
         return QueueingHint.QUEUE if binding_mode(sc) == BINDING_WAIT_FOR_FIRST_CONSUMER else QueueingHint.SKIP
 
     def _is_schedulable_after_pv_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
-        modified = _as_manifest(new, "PersistentVolume")
+        modified = manifest_of(new, "PersistentVolume")
         if old is None:
             return QueueingHint.QUEUE
-        original = _as_manifest(old, "PersistentVolume")
+        original = manifest_of(old, "PersistentVolume")
         changed = pv_topologies(original) != pv_topologies(modified)
         return QueueingHint.QUEUE if changed else QueueingHint.SKIP
 

@@ -13,6 +13,7 @@ from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
     EventResource,
+    NodeInfo,
     PodInfo,
     QueueingHint,
     QueueingHintFn,
@@ -110,8 +111,28 @@ def test_hints_see_the_pod_and_both_objects() -> None:
     q, _ = make_queue(hints={"P": register(NODE_LABEL, hint)})
     q.add(pod("a"))
     pop_and_fail(q, "P")
-    q.move_all_to_active_or_backoff(NODE_LABEL, {"old": 1}, {"new": 2})
-    assert seen == [("a", {"old": 1}, {"new": 2})]
+    old_node, new_node = {"metadata": {"name": "n", "labels": {}}}, {"metadata": {"name": "n", "labels": {"a": "b"}}}
+    q.move_all_to_active_or_backoff(NODE_LABEL, old_node, new_node)
+    assert [(name, old.node, new.node) for name, old, new in seen] == [("a", old_node, new_node)]
+
+
+def test_node_event_objects_are_converted_once_per_event() -> None:
+    """Every hint of every pod gets the same NodeInfo: the queue converts a Node event's
+    manifests once (upstream hands hints a typed ``*v1.Node``)."""
+    seen: list[tuple[str, Any, Any]] = []
+
+    def hint(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        seen.append((pod.name, old, new))
+        return QueueingHint.SKIP
+
+    q, _ = make_queue(hints={"P": register(NODE_LABEL, hint)})
+    for name in ("a", "b"):
+        q.add(pod(name))
+        pop_and_fail(q, "P")
+    q.move_all_to_active_or_backoff(NODE_LABEL, None, {"metadata": {"name": "n"}})
+    assert sorted(name for name, _, _ in seen) == ["a", "b"]
+    assert all(old is None and isinstance(new, NodeInfo) for _, old, new in seen)
+    assert seen[0][2] is seen[1][2]
 
 
 @pytest.mark.parametrize(
