@@ -23,6 +23,7 @@ from scheduler_core.framework.events import ClusterEventWithHint
 from scheduler_core.framework.status import Status
 from scheduler_core.framework.types import (
     NodeInfo,
+    NodeName,
     NodeScore,
     NodeToStatus,
     PodInfo,
@@ -103,6 +104,13 @@ class ScoreExtensions(Protocol):
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None: ...
 
 
+class BatchScoreExtensions(Protocol):
+    """Optional on a Score plugin with ``normalize_score``: the same over an int64 array of
+    raw scores, rewritten in place (it must agree exactly with ``normalize_score``)."""
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None: ...
+
+
 class BatchScorePlugin(ScorePlugin, Protocol):
     """A Score plugin that can also score rows of the columns at once.
 
@@ -115,25 +123,25 @@ class BatchScorePlugin(ScorePlugin, Protocol):
 
 
 class ReservePlugin(Plugin, Protocol):
-    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> Status | None: ...
 
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> None: ...
 
 
 class PermitPlugin(Plugin, Protocol):
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]: ...
+    def permit(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> tuple[Status | None, float]: ...
 
 
 class PreBindPlugin(Plugin, Protocol):
-    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> Status | None: ...
 
 
 class BindPlugin(Plugin, Protocol):
-    async def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None: ...
+    async def bind(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> Status | None: ...
 
 
 class PostBindPlugin(Plugin, Protocol):
-    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None: ...
+    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> None: ...
 
 
 class WaitingPod(Protocol):
@@ -230,8 +238,11 @@ class PluginFactory(Protocol):
     """Builds a plugin from its validated args. ``args_model`` is a pydantic model with
     defaults (or ``None`` for a plugin without args); ``name`` is the registered name."""
 
-    name: str
-    args_model: type[BaseModel] | None
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def args_model(self) -> type[BaseModel] | None: ...
 
     def __call__(self, args: Any, handle: Handle) -> Plugin: ...
 

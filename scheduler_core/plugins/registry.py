@@ -29,24 +29,24 @@ from scheduler_core.plugins.volumezone import VolumeZone
 
 def in_tree_registry() -> dict[str, PluginFactory]:
     factories: list[PluginFactory] = [
-        PrioritySort,  # type: ignore[list-item]
-        NodeUnschedulable,  # type: ignore[list-item]
-        NodeName,  # type: ignore[list-item]
-        TaintToleration,  # type: ignore[list-item]
-        NodeAffinity,  # type: ignore[list-item]
-        NodeResourcesFit,  # type: ignore[list-item]
-        NodeResourcesBalancedAllocation,  # type: ignore[list-item]
-        DefaultBinder,  # type: ignore[list-item]
-        ImageLocality,  # type: ignore[list-item]
-        NodePorts,  # type: ignore[list-item]
-        SchedulingGates,  # type: ignore[list-item]
-        VolumeBinding,  # type: ignore[list-item]
-        VolumeRestrictions,  # type: ignore[list-item]
-        VolumeZone,  # type: ignore[list-item]
-        NodeVolumeLimits,  # type: ignore[list-item]
-        DefaultPreemption,  # type: ignore[list-item]
-        InterPodAffinity,  # type: ignore[list-item]
-        PodTopologySpread,  # type: ignore[list-item]
+        PrioritySort,
+        NodeUnschedulable,
+        NodeName,
+        TaintToleration,
+        NodeAffinity,
+        NodeResourcesFit,
+        NodeResourcesBalancedAllocation,
+        DefaultBinder,
+        ImageLocality,
+        NodePorts,
+        SchedulingGates,
+        VolumeBinding,
+        VolumeRestrictions,
+        VolumeZone,
+        NodeVolumeLimits,
+        DefaultPreemption,
+        InterPodAffinity,
+        PodTopologySpread,
     ]
     return {factory.name: factory for factory in factories}
 

@@ -22,22 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from scheduler_core.config import PluginRef, Plugins, PluginSet, SchedulerProfileSpec
 from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin
-
-# (field in Plugins, camelCase field, method that marks a plugin as serving the point)
-EXTENSION_POINTS: tuple[tuple[str, str, str], ...] = (
-    ("pre_enqueue", "preEnqueue", "pre_enqueue"),
-    ("queue_sort", "queueSort", "less"),
-    ("pre_filter", "preFilter", "pre_filter"),
-    ("filter", "filter", "filter"),
-    ("post_filter", "postFilter", "post_filter"),
-    ("pre_score", "preScore", "pre_score"),
-    ("score", "score", "score"),
-    ("reserve", "reserve", "reserve"),
-    ("permit", "permit", "permit"),
-    ("pre_bind", "preBind", "pre_bind"),
-    ("bind", "bind", "bind"),
-    ("post_bind", "postBind", "post_bind"),
-)
+from scheduler_core.framework.extension_points import EXTENSION_POINTS, plugin_problems
 
 
 class ProfileError(ValueError):
@@ -122,7 +107,7 @@ def build_profile(
 
     # Which plugins are needed, and where each was named first (for messages).
     needed: dict[str, str] = {}
-    for field, camel, _ in (*EXTENSION_POINTS, ("multi_point", "multiPoint", "")):
+    for field, camel in (*((p.field, p.config_name) for p in EXTENSION_POINTS), ("multi_point", "multiPoint")):
         plugin_set: PluginSet = getattr(plugins_cfg, field)
         for i, ref in enumerate(plugin_set.enabled):
             needed.setdefault(ref.name, f"plugins.{camel}.enabled[{i}].name")
@@ -146,7 +131,12 @@ def build_profile(
         args_path = f"pluginConfig[{index}].args" if index >= 0 else f"pluginConfig({name}).args"
         try:
             args = validate_args(name, getattr(factory, "args_model", None), raw_args, args_path)
-            instances[name] = factory(args, handle)
+            instance = factory(args, handle)
+            # A factory function's plugin is first seen here; a class was checked at registration.
+            instance_problems = plugin_problems(name, instance)
+            if instance_problems:
+                raise ProfileError([(path, problem) for problem in instance_problems])
+            instances[name] = instance
         except ProfileError as exc:
             problems.extend(exc.problems)
         except Exception as exc:  # a plugin factory refusing its args is a profile problem, not a crash
@@ -155,7 +145,8 @@ def build_profile(
         raise ProfileError(problems)
 
     points: dict[str, list[Plugin]] = {}
-    for field, camel, method in EXTENSION_POINTS:
+    for point in EXTENSION_POINTS:
+        field, camel, method = point.field, point.config_name, point.method
         plugin_set = getattr(plugins_cfg, field)
         enabled: list[str] = []
         for i, ref in enumerate(plugin_set.enabled):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TypeGuard
 
 import numpy as np
 
@@ -23,7 +23,6 @@ from scheduler_core.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BatchFilterPlugin,
-    BindPlugin,
     ClusterEventWithHint,
     Code,
     CycleState,
@@ -31,26 +30,19 @@ from scheduler_core.framework import (
     IntArray,
     NodeColumns,
     NodeInfo,
+    NodeName,
     NodeScore,
     NodeToStatus,
-    PermitPlugin,
     Plugin,
     PodInfo,
-    PostBindPlugin,
-    PostFilterPlugin,
     PostFilterResult,
-    PreBindPlugin,
-    PreEnqueuePlugin,
-    PreFilterPlugin,
     PreFilterResult,
-    PreScorePlugin,
     QueuedPodInfo,
-    QueueSortPlugin,
-    ReservePlugin,
     ScorePlugin,
     Status,
 )
 from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
+from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.runtime.build import BuiltProfile
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPodImpl
@@ -79,6 +71,10 @@ def _error(message: str, plugin: str = "") -> Status:
     return Status(Code.ERROR, message, plugin=plugin)
 
 
+def _batch(plugin: FilterPlugin) -> TypeGuard[BatchFilterPlugin]:
+    return callable(getattr(plugin, "filter_batch", None))
+
+
 def _with_plugin(status: Status, plugin: str) -> Status:
     return Status(status.code, *status.reasons, plugin=plugin, error=status.error)
 
@@ -102,26 +98,23 @@ class Framework:
         self.handle = handle
         handle.attach(self)
         self.plugins = built.plugins
-        points = built.points
-        # The build checked that each plugin has the method of each point it is listed at.
-        self.pre_enqueue_plugins = cast(list[PreEnqueuePlugin], points["pre_enqueue"])
-        self.queue_sort_plugin = cast(QueueSortPlugin, points["queue_sort"][0])
-        self.pre_filter_plugins = cast(list[PreFilterPlugin], points["pre_filter"])
-        self.filter_plugins = cast(list[FilterPlugin], points["filter"])
-        self.post_filter_plugins = cast(list[PostFilterPlugin], points["post_filter"])
-        self.pre_score_plugins = cast(list[PreScorePlugin], points["pre_score"])
-        self.score_plugins = cast(list[ScorePlugin], points["score"])
-        self.reserve_plugins = cast(list[ReservePlugin], points["reserve"])
-        self.permit_plugins = cast(list[PermitPlugin], points["permit"])
-        self.pre_bind_plugins = cast(list[PreBindPlugin], points["pre_bind"])
-        self.bind_plugins = cast(list[BindPlugin], points["bind"])
-        self.post_bind_plugins = cast(list[PostBindPlugin], points["post_bind"])
+        sets = ExtensionPointSets.of(built.points)
+        self.pre_enqueue_plugins = sets.pre_enqueue
+        self.queue_sort_plugin = sets.queue_sort[0]
+        self.pre_filter_plugins = sets.pre_filter
+        self.filter_plugins = sets.filter
+        self.post_filter_plugins = sets.post_filter
+        self.pre_score_plugins = sets.pre_score
+        self.score_plugins = sets.score
+        self.reserve_plugins = sets.reserve
+        self.permit_plugins = sets.permit
+        self.pre_bind_plugins = sets.pre_bind
+        self.bind_plugins = sets.bind
+        self.post_bind_plugins = sets.post_bind
         self.score_weights = built.score_weights
         self.batch = batch
-        self.batch_filter_plugins = [
-            cast(BatchFilterPlugin, p) for p in self.filter_plugins if batch and hasattr(p, "filter_batch")
-        ]
-        self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and hasattr(p, "filter_batch"))]
+        self.batch_filter_plugins: list[BatchFilterPlugin] = [p for p in self.filter_plugins if batch and _batch(p)]
+        self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and _batch(p))]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
 
     # -- queueing ------------------------------------------------------------------------
@@ -356,7 +349,7 @@ class Framework:
     # -- Reserve / Permit ------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.reserve_plugins:
-            status = plugin.reserve(state, pod, node_name)
+            status = plugin.reserve(state, pod, NodeName(node_name))
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return _with_plugin(status, plugin.name)
@@ -365,12 +358,12 @@ class Framework:
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in reversed(self.reserve_plugins):
-            plugin.unreserve(state, pod, node_name)
+            plugin.unreserve(state, pod, NodeName(node_name))
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
         for plugin in self.permit_plugins:
-            status, timeout = plugin.permit(state, pod, node_name)
+            status, timeout = plugin.permit(state, pod, NodeName(node_name))
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -401,7 +394,7 @@ class Framework:
     # -- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.pre_bind_plugins:
-            status = await plugin.pre_bind(state, pod, node_name)
+            status = await plugin.pre_bind(state, pod, NodeName(node_name))
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     continue
@@ -412,7 +405,7 @@ class Framework:
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         for plugin in self.bind_plugins:
-            status = await plugin.bind(state, pod, node_name)
+            status = await plugin.bind(state, pod, NodeName(node_name))
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -424,7 +417,7 @@ class Framework:
 
     async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         for plugin in self.post_bind_plugins:
-            await plugin.post_bind(state, pod, node_name)
+            await plugin.post_bind(state, pod, NodeName(node_name))
 
     def describe(self) -> dict[str, list[dict[str, object]]]:
         """The resolved plugins per extension point, with weights for Score (for status)."""

@@ -16,12 +16,15 @@ from importlib import metadata
 from pydantic import BaseModel
 
 from scheduler_core.framework import PluginFactory
+from scheduler_core.framework.extension_points import plugin_problems
 
 ENTRY_POINT_GROUP = "crd_scheduler.plugins"
 
 
 class RegistryError(ValueError):
-    """A plugin that cannot be registered: duplicate name, or not a plugin factory."""
+    """A plugin that cannot be registered: duplicate name, not a plugin factory, or a plugin
+    class whose methods do not match the extension-point Protocols (misspelt or wrong
+    signature); the message names the plugin and the method."""
 
 
 class Registry(Mapping[str, PluginFactory]):
@@ -38,6 +41,10 @@ class Registry(Mapping[str, PluginFactory]):
         args_model = getattr(factory, "args_model", None)
         if args_model is not None and not (inspect.isclass(args_model) and issubclass(args_model, BaseModel)):
             raise RegistryError(f"plugin {name!r}: args_model must be a pydantic model class, got {args_model!r}")
+        if inspect.isclass(factory):  # a factory function's plugin is checked when it is built
+            problems = plugin_problems(name, factory)
+            if problems:
+                raise RegistryError("; ".join(problems))
         self._factories[name] = factory
 
     def merge(self, other: Mapping[str, PluginFactory]) -> None:

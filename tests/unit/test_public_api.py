@@ -28,6 +28,7 @@ PINNED = {
     "PREFER_NO_SCHEDULE",
     "ActionType",
     "BatchFilterPlugin",
+    "BatchScoreExtensions",
     "BatchScorePlugin",
     "BindPlugin",
     "BoolArray",
