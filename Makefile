@@ -5,8 +5,10 @@ STAMP := .stamp-install
 .PHONY: install test unit e2e lint simulate bench crds clean
 
 install: $(STAMP)
-$(STAMP): pyproject.toml
-	$(PY) -m pip install --quiet -e '.[dev]'
+# The sample out-of-tree plugin (tests/sample_plugin) is part of the dev install: its tests load
+# it through the real crd_scheduler.plugins entry-point group.
+$(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml
+	$(PY) -m pip install --quiet -e '.[dev]' -e tests/sample_plugin
 	@touch $@
 
 ## test: every test, the real-API-server ones included (builds the dev cluster binaries on first use)

@@ -18,7 +18,7 @@ from kubernetes import client
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector
 from scheduler_operator.options import ElectionConfig
 from tests.e2e import Cluster, eventually
-from tests.e2e.test_operator_support import (
+from tests.e2e.operator_support import (
     Env,
     assert_no_overcommit,
     environment,

@@ -24,7 +24,7 @@ from kubernetes import client, watch
 
 from tests import builders
 from tests.e2e import Cluster, eventually
-from tests.e2e.test_operator_support import (
+from tests.e2e.operator_support import (
     Env,
     _plain,
     assert_no_overcommit,

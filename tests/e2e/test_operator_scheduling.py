@@ -16,7 +16,7 @@ from kubernetes import client
 
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from tests.e2e import Cluster, eventually
-from tests.e2e.test_operator_support import (
+from tests.e2e.operator_support import (
     MOST_ALLOCATED,
     RELOAD_LINE,
     Env,

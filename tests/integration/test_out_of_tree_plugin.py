@@ -1,0 +1,85 @@
+"""The sample out-of-tree plugin (``tests/sample_plugin``), pip-installed by ``make install``,
+is found through the real ``crd_scheduler.plugins`` entry-point group and used from a
+SchedulerProfile by ``crd-scheduler simulate`` run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tests.integration.test_simulate_cli import HOME, PROFILE_API, cli, write
+
+SAMPLE = "SampleNodeLabel"
+KEY = "sample.crd-scheduler.io/pool"
+
+
+def node(name: str, pool: str | None) -> dict[str, Any]:
+    labels = {"kubernetes.io/hostname": name} | ({KEY: pool} if pool else {})
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+    }
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "schedulerName": "crd-scheduler",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+        },
+    }
+
+
+PROFILE: dict[str, Any] = {
+    "apiVersion": PROFILE_API,
+    "kind": "SchedulerProfile",
+    "metadata": {"name": "sample", "namespace": HOME},
+    "spec": {
+        "schedulerName": "crd-scheduler",
+        "plugins": {"multiPoint": {"enabled": [{"name": SAMPLE, "weight": 50}]}},
+        "pluginConfig": [{"name": SAMPLE, "args": {"preferredValues": ["silver", "gold"]}}],
+    },
+}
+
+
+def test_the_sample_plugin_is_installed_through_the_entry_point_group() -> None:
+    entries = {e.name: e.value for e in metadata.entry_points(group="crd_scheduler.plugins")}
+    assert entries.get(SAMPLE) == "crd_scheduler_sample.node_label:NodeLabel"
+
+
+def test_simulate_uses_the_out_of_tree_plugin_from_a_scheduler_profile(tmp_path: Path) -> None:
+    manifests = write(
+        tmp_path / "cluster.yaml",
+        node("gold-1", "gold"),
+        node("silver-1", "silver"),
+        node("plain-1", None),
+        pod("web-1"),
+        pod("web-2"),
+        PROFILE,
+    )
+    done = cli("simulate", "-f", manifests, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    pods = {p["name"]: p for p in json.loads(done.stdout)["pods"]}
+    for name in ("web-1", "web-2"):
+        entry = pods[name]
+        assert entry["profile"] == f"{HOME}/sample"
+        # Its Filter keeps the unlabelled node out; its Score (weight 50) prefers silver.
+        assert entry["node"] == "silver-1"
+        assert entry["filtered"] == {"plain-1": [f"node(s) didn't have the label {KEY}"]}
+        assert entry["scores"]["silver-1"][SAMPLE] == 100 * 50
+        assert entry["scores"]["gold-1"][SAMPLE] == 50 * 50
+
+
+def test_bad_args_for_the_out_of_tree_plugin_name_the_plugin_and_field(tmp_path: Path) -> None:
+    bad = {**PROFILE, "spec": {**PROFILE["spec"], "pluginConfig": [{"name": SAMPLE, "args": {"key": ""}}]}}
+    manifests = write(tmp_path / "bad.yaml", node("n", "gold"), bad)
+    done = cli("simulate", "-f", manifests)
+    assert done.returncode == 2
+    assert f"SchedulerProfile {HOME}/sample: pluginConfig[0].args.key: plugin '{SAMPLE}'" in done.stderr

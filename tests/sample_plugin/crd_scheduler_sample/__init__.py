@@ -1,0 +1,1 @@
+"""A sample out-of-tree crd-scheduler plugin package (see docs/writing-a-plugin.md)."""
