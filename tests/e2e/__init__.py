@@ -28,7 +28,8 @@ class Cluster:
         path = self.operator_kubeconfig if operator else self.kubeconfig
         if path is None:
             pytest.skip("no unprivileged identity: set CRD_SCHEDULER_TEST_OPERATOR_KUBECONFIG")
-        return config.new_client_from_config(config_file=str(path))
+        api: client.ApiClient = config.new_client_from_config(config_file=str(path))  # type: ignore[no-untyped-call]
+        return api
 
 
 def eventually(check: Callable[[], T], *, timeout: float = 30.0, interval: float = 0.2) -> T:

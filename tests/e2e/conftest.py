@@ -23,7 +23,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import pytest
 from kubernetes import client
@@ -86,7 +86,7 @@ def api(cluster: Cluster) -> Iterator[client.ApiClient]:
 @pytest.fixture
 def namespace(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator[str]:
     """A fresh namespace, ready for pods (its ``default`` ServiceAccount exists); deleted after."""
-    core = client.CoreV1Api(api)
+    core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
     stem = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].rstrip("-")
     name = f"e2e-{stem}-{uuid.uuid4().hex[:6]}"
     core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})

@@ -31,12 +31,12 @@ OPERATOR_USER = "system:serviceaccount:crd-scheduler:crd-scheduler"
 
 
 @pytest.fixture
-def core(api: client.ApiClient) -> client.CoreV1Api:
+def core(api: client.ApiClient) -> Any:  # the generated client's model types are too strict for plain manifests
     return client.CoreV1Api(api)
 
 
 @pytest.fixture
-def make_node(core: client.CoreV1Api) -> Iterator[Callable[..., str]]:
+def make_node(core: Any) -> Iterator[Callable[..., str]]:
     """Create uniquely named Nodes (cluster-scoped, so deleted here rather than with a namespace)."""
     created: list[str] = []
 
@@ -51,11 +51,11 @@ def make_node(core: client.CoreV1Api) -> Iterator[Callable[..., str]]:
         core.delete_node(name)
 
 
-def _pending_pod(core: client.CoreV1Api, namespace: str, name: str, **kwargs: Any) -> client.V1Pod:
+def _pending_pod(core: Any, namespace: str, name: str, **kwargs: Any) -> Any:
     return core.create_namespaced_pod(namespace, builders.pod(name, namespace, scheduler_name=UNHANDLED, **kwargs))
 
 
-def test_node_is_stored_as_given(core: client.CoreV1Api, make_node: Callable[..., str], cluster: Cluster) -> None:
+def test_node_is_stored_as_given(core: Any, make_node: Callable[..., str], cluster: Cluster) -> None:
     name = make_node(cpu="8", memory="16Gi", labels={"zone": "a"})
 
     node = core.read_node(name)
@@ -67,7 +67,7 @@ def test_node_is_stored_as_given(core: client.CoreV1Api, make_node: Callable[...
 
 
 def test_pod_for_an_unhandled_scheduler_stays_pending(
-    core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+    core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     make_node()
 
@@ -82,7 +82,7 @@ def test_pod_for_an_unhandled_scheduler_stays_pending(
 
 
 def test_binding_sets_node_name_once(
-    api: client.ApiClient, core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+    api: client.ApiClient, core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     first, second = make_node(), make_node()
     uid = _pending_pod(core, namespace, "bound").metadata.uid
@@ -97,7 +97,7 @@ def test_binding_sets_node_name_once(
 
 
 def test_binding_checks_the_pod_uid(
-    api: client.ApiClient, core: client.CoreV1Api, namespace: str, make_node: Callable[..., str]
+    api: client.ApiClient, core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     node = make_node()
     _pending_pod(core, namespace, "recreated")
@@ -113,13 +113,13 @@ def test_binding_a_missing_pod_raises(api: client.ApiClient, namespace: str, mak
     assert error.value.status == 404
 
 
-def test_watch_sees_a_pod_added_then_modified(core: client.CoreV1Api, namespace: str) -> None:
+def test_watch_sees_a_pod_added_then_modified(core: Any, namespace: str) -> None:
     start = core.list_namespaced_pod(namespace).metadata.resource_version
     _pending_pod(core, namespace, "watched")
     core.patch_namespaced_pod("watched", namespace, {"metadata": {"labels": {"stage": "two"}}})
 
     seen = []
-    stream = watch.Watch()
+    stream: Any = watch.Watch()  # type: ignore[no-untyped-call]
     for event in stream.stream(core.list_namespaced_pod, namespace, resource_version=start, timeout_seconds=30):
         pod = event["object"]
         seen.append((event["type"], pod.metadata.name, (pod.metadata.labels or {}).get("stage")))
@@ -155,8 +155,8 @@ def _widget_crd(group: str) -> dict[str, Any]:
 
 def test_custom_resource_round_trip(api: client.ApiClient, namespace: str) -> None:
     group = f"t{uuid.uuid4().hex[:8]}.e2e.crd-scheduler.io"
-    extensions = client.ApiextensionsV1Api(api)
-    custom = client.CustomObjectsApi(api)
+    extensions: Any = client.ApiextensionsV1Api(api)
+    custom: Any = client.CustomObjectsApi(api)
     extensions.create_custom_resource_definition(_widget_crd(group))
     try:
 
@@ -183,12 +183,13 @@ def test_custom_resource_round_trip(api: client.ApiClient, namespace: str) -> No
 
 
 def test_operator_identity_has_only_what_rbac_grants(cluster: Cluster, api: client.ApiClient) -> None:
-    rbac = client.RbacAuthorizationV1Api(api)
+    rbac: Any = client.RbacAuthorizationV1Api(api)
     name = f"e2e-node-reader-{uuid.uuid4().hex[:6]}"
     with cluster.api_client(operator=True) as operator_api:
         review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
-        user = client.AuthenticationV1Api(operator_api).create_self_subject_review(review).status.user_info.username
-        nodes = client.CoreV1Api(operator_api)
+        authentication: Any = client.AuthenticationV1Api(operator_api)
+        user = authentication.create_self_subject_review(review).status.user_info.username
+        nodes: Any = client.CoreV1Api(operator_api)
 
         def forbidden() -> None:
             try:
@@ -284,8 +285,9 @@ def test_second_cluster_up_is_idempotent_runs_kube_scheduler_and_down_leaves_not
     assert _status(env)["processes"] == first["processes"]
 
     log = Path(_run("kube-scheduler", "up", "--v", "2", env=env).stdout.strip().splitlines()[-1])
-    with config.new_client_from_config(config_file=kubeconfig) as second_api:
-        core = client.CoreV1Api(second_api)
+    second: Any = config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+    with second as second_api:
+        core: Any = client.CoreV1Api(second_api)
         core.create_node(builders.node("n1"))
         core.create_namespaced_pod("default", builders.pod("p", "default", scheduler_name="default-scheduler"))
 

@@ -77,7 +77,7 @@ def make_plugin(
     permit: tuple[Status | None, float] | None = None,
     points: Sequence[str] = (),
     args_model: type[BaseModel] | None = None,
-) -> type:
+) -> type[Any]:
     """A plugin class named ``name`` serving ``points`` with canned answers."""
     log = journal or Journal()
     methods: dict[str, Any] = {"name": name, "args_model": args_model}

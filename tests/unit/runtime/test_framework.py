@@ -19,9 +19,10 @@ from tests.unit.runtime.fakes import Binder, Journal, SkipBinder, Sort, make_plu
 
 
 def framework(
-    *plugins: type, weights: dict[str, int] | None = None, binders: tuple[type, ...] = (Binder,)
+    *plugins: type[Any], weights: dict[str, int] | None = None, binders: tuple[type[Any], ...] = (Binder,)
 ) -> Framework:
-    registry: dict[str, Any] = {p.name: p for p in (Sort, *binders, *plugins)}
+    factories: tuple[type[Any], ...] = (Sort, *binders, *plugins)
+    registry: dict[str, Any] = {p.name: p for p in factories}
     enabled = (
         [PluginRef(name="Sort")]
         + [PluginRef(name=p.name, weight=(weights or {}).get(p.name)) for p in plugins]
@@ -173,6 +174,7 @@ def test_skipped_score_plugin_contributes_nothing() -> None:
     state.skip_score_plugins.add("S1")
     nodes = [node_info("a")]
     outcome, _ = fwk.run_score(state, pod_info(), nodes, NodeColumns(nodes), np.arange(1))
+    assert outcome is not None
     assert outcome.names == [] and outcome.totals.tolist() == [0]
 
 

@@ -174,7 +174,8 @@ async def test_rejection_after_assume_unreserves_forgets_and_reports(mode: str, 
     await scheduler.run_until_idle()
     assert Rejector.journal[-1] == "unreserve"
     assert cluster.events_for("default", "p")[-1].message == message
-    assert scheduler.cache.update_snapshot().get("n").requested.milli_cpu == 0  # forgotten
+    node_n = scheduler.cache.update_snapshot().get("n")
+    assert node_n is not None and node_n.requested.milli_cpu == 0  # forgotten
     assert node_of(cluster, "p") is None
 
 
@@ -211,7 +212,7 @@ async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
             return Status.as_error("apiserver unavailable")
         return await original_bind(p, node_name)
 
-    cluster.bind = flaky_bind  # type: ignore[method-assign]
+    cluster.bind = flaky_bind  # type: ignore[method-assign, assignment]
     await scheduler.run_until_idle()
     assert calls == ["n", "n"]
     assert node_of(cluster, "p") == "n"

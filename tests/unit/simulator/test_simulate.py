@@ -240,7 +240,7 @@ class Hold:
 
 def test_pod_held_at_pre_enqueue_is_reported_without_an_attempt() -> None:
     registry = default_registry(with_out_of_tree=False)
-    registry.register(Hold.name, Hold)  # type: ignore[arg-type]
+    registry.register(Hold.name, Hold)
     held = profile("held", schedulerName=SCHED, plugins={"preEnqueue": {"enabled": [{"name": "Hold"}]}})
     (report,) = simulate(load(node("a"), _pod("p"), held), registry=registry).pods
     assert (report.status, report.node, report.attempts) == ("Unschedulable", None, 0)
@@ -262,7 +262,7 @@ class Broken:
 
 def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
     registry = default_registry(with_out_of_tree=False)
-    registry.register(Broken.name, Broken)  # type: ignore[arg-type]
+    registry.register(Broken.name, Broken)
     broken = profile("broken", schedulerName=SCHED, plugins={"filter": {"enabled": [{"name": "Broken"}]}})
     result = simulate(load(node("a"), _pod("p"), broken), registry=registry)
     (report,) = result.pods
