@@ -17,6 +17,7 @@ from scheduler_core.plugins.defaultpreemption import DefaultPreemption
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
+from tests.wrappers import make_node, make_pod
 
 
 def priority_class(name: str, value: int) -> dict[str, Any]:
@@ -27,27 +28,12 @@ CLASSES = [priority_class("low", 100), priority_class("mid", 500), priority_clas
 
 
 def node(name: str, cpu: str = "2") -> dict[str, Any]:
-    resources = {"cpu": cpu, "memory": "8Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"allocatable": resources, "capacity": resources},
-    }
+    return make_node().name(name).capacity(cpu=cpu, memory="8Gi").obj()
 
 
 def pod(name: str, cls: str, cpu: str, node_name: str | None = None, app: str = "x", **spec: Any) -> dict[str, Any]:
-    container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": cpu}}}
-    full_spec: dict[str, Any] = {"schedulerName": "crd-scheduler", "priorityClassName": cls, "containers": [container]}
-    if node_name:
-        full_spec["nodeName"] = node_name
-    full_spec.update(spec)
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default", "uid": name, "labels": {"app": app}},
-        "spec": full_spec,
-    }
+    wrapper = make_pod().name(name).uid(name).label("app", app).priority_class(cls).req(cpu=cpu).spec(**spec)
+    return (wrapper.node(node_name) if node_name else wrapper).obj()
 
 
 DB_PDB = {
