@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Differential parity with the real kube-scheduler; see bench/parity/ and bench/README.md.
+"""Differential parity with the real kube-scheduler; see bench/parity_harness/ and bench/README.md.
 
     python bench/parity.py --scenarios 500 --seed 1
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.parity.cli import main  # after the path is set
+from bench.parity_harness.cli import main  # after the path is set
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from bench.parity.cli import report
-from bench.parity.harness import Harness, Summary, comparable_features
-from bench.parity.kube import ClusterUnavailable
+from bench.parity_harness.cli import report
+from bench.parity_harness.harness import Harness, Summary, comparable_features
+from bench.parity_harness.kube import ClusterUnavailable
 
 pytestmark = pytest.mark.e2e
 

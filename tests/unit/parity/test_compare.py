@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from bench.parity.compare import Disagreement, compare, plugin_of
-from bench.parity.outcome import SCHEDULED, UNSCHEDULABLE, Outcome
+from bench.parity_harness.compare import Disagreement, compare, plugin_of
+from bench.parity_harness.outcome import SCHEDULED, UNSCHEDULABLE, Outcome
 
 CPU = "Insufficient cpu"
 TAINT = "node(s) had untolerated taint(s)"

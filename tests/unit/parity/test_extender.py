@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from bench.parity.extender import PASSED_MESSAGE, PROBE_ANNOTATION, Extender
+from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION, Extender
 
 
 @pytest.fixture

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.parity import features
-from bench.parity.profile import (
+from bench.parity_harness import features
+from bench.parity_harness.profile import (
     PERCENTAGE_OF_NODES_TO_SCORE,
     SCHEDULER_NAME,
     kube_scheduler_config,

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from bench.parity.fiterror import FitError, parse
+from bench.parity_harness.fiterror import FitError, parse
 
 
 @pytest.mark.parametrize(

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from bench.parity import vocabulary as v
-from bench.parity.features import FEATURES
-from bench.parity.generator import MAX_NODES, MIN_NODES, generate
-from bench.parity.profile import SCHEDULER_NAME
+from bench.parity_harness import vocabulary as v
+from bench.parity_harness.features import FEATURES
+from bench.parity_harness.generator import MAX_NODES, MIN_NODES, generate
+from bench.parity_harness.profile import SCHEDULER_NAME
 
 ALL = frozenset(f.name for f in FEATURES)
 SEEDS = range(150)

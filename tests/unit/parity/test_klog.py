@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.parity.klog import LogTail, Record, SchedulerLog, go_unquote, parse_line
+from bench.parity_harness.klog import LogTail, Record, SchedulerLog, go_unquote, parse_line
 
 # Lines as kube-scheduler v1.36.3 wrote them at --v=10 (pkg/scheduler/schedule_one.go, eventhandlers.go).
 ADD_NODE = 'I1122 10:29:01.882579   14605 eventhandlers.go:63] "Add event for node" node="px1-n0"'

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from bench.parity import ours
-from bench.parity.generator import generate
-from bench.parity.outcome import SCHEDULED, UNSCHEDULABLE
-from bench.parity.profile import SCHEDULER_NAME
+from bench.parity_harness import ours
+from bench.parity_harness.generator import generate
+from bench.parity_harness.outcome import SCHEDULED, UNSCHEDULABLE
+from bench.parity_harness.profile import SCHEDULER_NAME
 from scheduler_core.runtime.registry import default_registry
 from tests.builders import node, pod
 

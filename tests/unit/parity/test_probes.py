@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bench.parity.extender import PASSED_MESSAGE, PROBE_ANNOTATION
-from bench.parity.fiterror import FitError
-from bench.parity.probes import (
+from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
+from bench.parity_harness.fiterror import FitError
+from bench.parity_harness.probes import (
     ABSENT_FROM_CYCLE,
     isolation_safe,
     node_probe,

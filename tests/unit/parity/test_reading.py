@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 
-from bench.parity.extender import PASSED_MESSAGE
-from bench.parity.klog import Attempt
-from bench.parity.outcome import SCHEDULED, UNSCHEDULABLE
-from bench.parity.probes import ABSENT_FROM_CYCLE
-from bench.parity.reading import Observed, ReadError, read
+from bench.parity_harness.extender import PASSED_MESSAGE
+from bench.parity_harness.klog import Attempt
+from bench.parity_harness.outcome import SCHEDULED, UNSCHEDULABLE
+from bench.parity_harness.probes import ABSENT_FROM_CYCLE
+from bench.parity_harness.reading import Observed, ReadError, read
 
 NODES = ["a", "b", "c"]
 CPU = "Insufficient cpu"

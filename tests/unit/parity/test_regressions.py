@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from bench.parity import ours
-from bench.parity.compare import compare
-from bench.parity.outcome import Outcome
+from bench.parity_harness import ours
+from bench.parity_harness.compare import compare
+from bench.parity_harness.outcome import Outcome
 from scheduler_core.runtime.registry import default_registry
 
 SCENARIOS = Path(__file__).parent / "scenarios"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from bench.parity.outcome import Outcome
+from bench.parity_harness.outcome import Outcome
 
 FEASIBLE = "feasible"
 

@@ -1,8 +1,8 @@
-"""Turning what kube-scheduler showed of one scenario into an :class:`~bench.parity.outcome.Outcome`.
+"""Turning what kube-scheduler showed of one scenario into an :class:`~bench.parity_harness.outcome.Outcome`.
 
 Inputs: the pending pod's first attempt (scores, totals and binding, or its FitError, from the
 log), the nodes the extender saw pass every filter for it, each node probe's first attempt and,
-for a pod that spreads when filtering, the pod probe's (see :mod:`bench.parity.probes`). The
+for a pod that spreads when filtering, the pod probe's (see :mod:`bench.parity_harness.probes`). The
 feasible set is the extender's; each probed node's reasons are its probe's, except where a
 spreading pod makes a probe untrustworthy: those nodes' reasons are pooled from the pod's own
 FitError (or the pod probe's, minus the nodes the extender saw). Where two sources should agree
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from bench.parity import fiterror, probes
-from bench.parity.extender import PASSED_MESSAGE
-from bench.parity.klog import Attempt
-from bench.parity.outcome import SCHEDULED, UNSCHEDULABLE, Outcome
+from bench.parity_harness import fiterror, probes
+from bench.parity_harness.extender import PASSED_MESSAGE
+from bench.parity_harness.klog import Attempt
+from bench.parity_harness.outcome import SCHEDULED, UNSCHEDULABLE, Outcome
 
 
 class ReadError(RuntimeError):

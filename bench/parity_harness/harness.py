@@ -20,14 +20,14 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from bench.parity import features as feature_set
-from bench.parity import ours
-from bench.parity.compare import Disagreement, compare
-from bench.parity.generator import Scenario, generate
-from bench.parity.kube import DEFAULT_STATE, ROOT, Api, DevCluster
-from bench.parity.outcome import Outcome
-from bench.parity.profile import parity_plugins
-from bench.parity.upstream import KubeScheduler
+from bench.parity_harness import features as feature_set
+from bench.parity_harness import ours
+from bench.parity_harness.compare import Disagreement, compare
+from bench.parity_harness.generator import Scenario, generate
+from bench.parity_harness.kube import DEFAULT_STATE, ROOT, Api, DevCluster
+from bench.parity_harness.outcome import Outcome
+from bench.parity_harness.profile import parity_plugins
+from bench.parity_harness.upstream import KubeScheduler
 from scheduler_core.runtime.registry import default_registry
 
 DEFAULT_WORKDIR = ROOT / "bench" / "results" / "parity"

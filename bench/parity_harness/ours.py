@@ -12,8 +12,8 @@ from typing import Any
 
 import yaml
 
-from bench.parity.outcome import Outcome
-from bench.parity.profile import scheduler_profile
+from bench.parity_harness.outcome import Outcome
+from bench.parity_harness.profile import scheduler_profile
 from scheduler_core.simulator import load_texts, simulate
 from scheduler_core.simulator.report import TOTAL
 

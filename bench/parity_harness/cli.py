@@ -12,9 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from bench.parity.features import BY_NAME
-from bench.parity.harness import DEFAULT_WORKDIR, Harness, ScenarioResult, Summary
-from bench.parity.kube import DEFAULT_STATE, ClusterUnavailable
+from bench.parity_harness.features import BY_NAME
+from bench.parity_harness.harness import DEFAULT_WORKDIR, Harness, ScenarioResult, Summary
+from bench.parity_harness.kube import DEFAULT_STATE, ClusterUnavailable
 
 SHOWN_DISAGREEMENTS = 20
 

@@ -6,7 +6,7 @@ namespace serve every scenario. For a scenario:
 1. create its Nodes (status included: the Node create strategy keeps it), Services and bound
    Pods, and wait until the log shows kube-scheduler's cache holding them, and no longer holding
    the previous scenario's nodes (unique node names per scenario);
-2. create the probe pods (:mod:`bench.parity.probes`) and wait for each one's first attempt;
+2. create the probe pods (:mod:`bench.parity_harness.probes`) and wait for each one's first attempt;
 3. create the pending pod and wait for its first attempt to end (bound, or a FitError);
 4. read the outcome: feasible nodes from the extender's call for the pending pod, weighted
    scores and totals from its V10 lines, reasons from the probes;
@@ -31,14 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.parity import probes, reading
-from bench.parity import vocabulary as v
-from bench.parity.extender import Extender
-from bench.parity.generator import Scenario
-from bench.parity.klog import LogTail, SchedulerLog
-from bench.parity.kube import Api, ApiError, DevCluster
-from bench.parity.outcome import Outcome
-from bench.parity.profile import kube_scheduler_config
+from bench.parity_harness import probes, reading
+from bench.parity_harness import vocabulary as v
+from bench.parity_harness.extender import Extender
+from bench.parity_harness.generator import Scenario
+from bench.parity_harness.klog import LogTail, SchedulerLog
+from bench.parity_harness.kube import Api, ApiError, DevCluster
+from bench.parity_harness.outcome import Outcome
+from bench.parity_harness.profile import kube_scheduler_config
 
 Json = dict[str, Any]
 VERBOSITY = 10

@@ -3,7 +3,7 @@
 A feature is a family of API fields (taints and tolerations, topology spread constraints, ...)
 that only makes sense to compare when every plugin reading it runs on both sides. The parity
 profile is upstream's default plugin list restricted to our registry
-(:func:`bench.parity.profile.parity_plugins`), so a feature is available when all the plugins it
+(:func:`bench.parity_harness.profile.parity_plugins`), so a feature is available when all the plugins it
 needs are in that list; when another engineer registers a plugin, its features turn on by
 themselves at the next run.
 """

@@ -6,7 +6,7 @@ engineer has not landed yet, is disabled through ``multiPoint.disabled: ["*"]``)
 feasible node (``percentageOfNodesToScore: 100``), so both schedulers see the same nodes and run
 the same plugins in the same order. Plugin args stay at their defaults on both sides.
 
-The kube-scheduler side also names the filter extender (:mod:`bench.parity.extender`); an
+The kube-scheduler side also names the filter extender (:mod:`bench.parity_harness.extender`); an
 extender runs after every filter plugin and never changes what a plugin reports.
 """
 

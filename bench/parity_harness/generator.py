@@ -18,9 +18,9 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.parity import pods
-from bench.parity import vocabulary as v
-from bench.parity.profile import SCHEDULER_NAME
+from bench.parity_harness import pods
+from bench.parity_harness import vocabulary as v
+from bench.parity_harness.profile import SCHEDULER_NAME
 
 Json = dict[str, Any]
 MIN_NODES, MAX_NODES = 3, 12

@@ -12,7 +12,7 @@ import random
 from collections.abc import Set
 from typing import Any
 
-from bench.parity import vocabulary as v
+from bench.parity_harness import vocabulary as v
 
 Json = dict[str, Any]
 

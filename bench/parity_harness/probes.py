@@ -5,7 +5,7 @@ A *node probe* is the pending pod plus a required node-affinity ``matchFields`` 
 ``metadata.name`` for one node N (added to every term, so NodeAffinity's PreFilter narrows the
 cycle to N; the other nodes get the absent-nodes status "node(s) didn't satisfy plugin(s)
 [NodeAffinity]"): its histogram holds N's reasons alone. The extender rejects whatever passes
-the filters with :data:`~bench.parity.extender.PASSED_MESSAGE`, so a probe never binds.
+the filters with :data:`~bench.parity_harness.extender.PASSED_MESSAGE`, so a probe never binds.
 
 Narrowing the nodes changes nothing for per-node filters, nor for InterPodAffinity (it reads
 the pod's pod affinity and the pods on nodes, not node affinity), but it does change
@@ -23,8 +23,8 @@ import copy
 from collections import Counter
 from typing import Any
 
-from bench.parity.extender import PASSED_MESSAGE, PROBE_ANNOTATION
-from bench.parity.fiterror import FitError
+from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
+from bench.parity_harness.fiterror import FitError
 
 Json = dict[str, Any]
 
