@@ -138,17 +138,20 @@ class Workload:
     upstream: str = ""
 
 
+# Thresholds and params are those of the pinned k8s.io/kubernetes v1.36.3,
+# test/integration/scheduler_perf/<dir>/performance-config.yaml (checked against the module cache).
 WORKLOADS: dict[str, Workload] = {
+    # misc/performance-config.yaml: SchedulingBasic/5000Nodes_10000Pods, threshold 270
     "SchedulingBasic": Workload(
         name="SchedulingBasic",
         node=node_default,
         init_pod=lambda i: pod_default(i, prefix="init"),
         measure_pod=pod_default,
         default_init_pods=1000,
-        upstream_threshold=680.0,
+        upstream_threshold=270.0,
         upstream="SchedulingBasic/5000Nodes_10000Pods",
     ),
-    # topology_spreading/performance-config.yaml
+    # topology_spreading/performance-config.yaml: TopologySpreading/5000Nodes_5000Pods, threshold 85
     "TopologySpreading": Workload(
         name="TopologySpreading",
         node=node_with_zone,
@@ -157,10 +160,11 @@ WORKLOADS: dict[str, Workload] = {
         default_nodes=5000,
         default_init_pods=5000,
         default_pods=5000,
-        upstream_threshold=460.0,
+        upstream_threshold=85.0,
         upstream="TopologySpreading/5000Nodes_5000Pods",
     ),
-    # affinity/performance-config.yaml (init pods in sched-0, measured in sched-1)
+    # affinity/performance-config.yaml: SchedulingPodAntiAffinity/5000Nodes_2000Pods, threshold 60
+    # (init pods in sched-0, measured in sched-1)
     "SchedulingPodAntiAffinity": Workload(
         name="SchedulingPodAntiAffinity",
         node=node_default,
@@ -172,7 +176,7 @@ WORKLOADS: dict[str, Workload] = {
         upstream_threshold=60.0,
         upstream="SchedulingPodAntiAffinity/5000Nodes_2000Pods",
     ),
-    # default_preemption/performance-config.yaml: 4 low-priority pods (3.6 CPU) fill each
+    # misc/performance-config.yaml (PreemptionBasic): 4 low-priority pods (3.6 CPU) fill each
     # 4-CPU node; each measured pod (3 CPU, priority 10) must preempt 3 of them. Upstream's
     # largest variant is 1000Nodes (its 5000Nodes one is commented out, issue #108308) and
     # has no threshold.

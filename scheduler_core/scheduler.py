@@ -484,7 +484,8 @@ def _terminal(pod: PodInfo) -> bool:
 
 
 def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[ev.ClusterEvent]:
-    """Upstream ``nodeSchedulingPropertiesChange``: which node properties changed."""
+    """Upstream ``NodeSchedulingPropertiesChange`` (``pkg/scheduler/framework/events.go``):
+    which node properties changed."""
     if old is None:
         return [ev.NODE_ADD]
     events: list[ev.ClusterEvent] = []

@@ -25,9 +25,9 @@ assumed twice; a pod may be added without going through the scheduler (Add with 
 a pod that was not added is neither updated nor removed; "Expired" and "Deleted" are both
 valid end states, since a pod may change state (added, then deleted) without the cache ever
 hearing of it. An assumed pod may expire only after ``finish_binding`` and only with a
-``ttl`` above zero; the default ``ttl`` is 0, never expire, as upstream's
-``durationToExpireAssumedPod`` (``pkg/scheduler/scheduler.go``, kubernetes#106361: expiry
-raced with slow binds and double-booked nodes). ``cleanup_expired_assumed_pods`` is to be
+``ttl`` above zero; the default ``ttl`` is 0, never expire: upstream v1.36.3's cache has no
+expiry at all (``pkg/scheduler/backend/cache/cache.go`` ``New`` takes no ttl; it was 0 since
+kubernetes#106361, where expiry raced with slow binds and double-booked nodes). ``cleanup_expired_assumed_pods`` is to be
 called periodically (upstream: every :data:`CLEAN_ASSUMED_PERIOD` seconds).
 
 The caller adds only pods bound to a node and not terminated (phase Succeeded or Failed),
@@ -66,7 +66,7 @@ from scheduler_core.framework.types import NodeInfo, NodeName, PodInfo, PodUID
 log = logging.getLogger(__name__)
 
 CLEAN_ASSUMED_PERIOD = 1.0  # seconds; upstream cleanAssumedPeriod
-DEFAULT_ASSUMED_POD_TTL = 0.0  # never expire; upstream durationToExpireAssumedPod
+DEFAULT_ASSUMED_POD_TTL = 0.0  # never expire; upstream v1.36.3 has no assumed-pod expiry
 
 
 @dataclass(slots=True)

@@ -12,11 +12,10 @@ Label-key checks follow ``apimachinery/pkg/api/validate/content`` (``IsLabelKey`
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scheduler_core.framework.validation import label_key_errors
+from scheduler_core.framework.validation import go_quote, label_key_errors
 
 if TYPE_CHECKING:
     from scheduler_core.plugins.noderesources.args import (
@@ -37,10 +36,10 @@ _MIN_UTILIZATION, _MAX_UTILIZATION = 0, 100
 
 # -- field.Error rendering ----------------------------------------------------------------
 def _go_value(value: object) -> str:
-    """A bad value as ``field.Error.ErrorBody`` prints it: numbers plain, strings quoted."""
+    """A bad value as ``field.Error.ErrorBody`` prints it (apimachinery v0.36.3
+    ``util/validation/field/errors.go``): numbers plain, strings with Go's ``%q``."""
     if isinstance(value, str):
-        # %q / json.Marshal agree on the names and values these plugins see.
-        return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e")
+        return go_quote(value)
     return str(value)
 
 
@@ -61,7 +60,7 @@ def duplicate(path: str, value: object) -> str:
 
 
 def not_supported(path: str, value: object, valid: Sequence[str]) -> str:
-    quoted = ", ".join(json.dumps(v) for v in valid)
+    quoted = ", ".join(go_quote(v) for v in valid)  # strconv.Quote, as field.NotSupported
     return f"{path}: Unsupported value: {_go_value(value)}: supported values: {quoted}"
 
 

@@ -135,6 +135,12 @@ LABEL_KEY_REGEX = (
             id="ScoringStrategy: type is unsupported",
         ),
         pytest.param(
+            {"scoringStrategy": {"type": "<Most>\tAllocated"}},
+            'scoringStrategy.type: Unsupported value: "<Most>\\tAllocated": supported values: '
+            '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
+            id="own: a string bad value is quoted with Go's %q (field/errors.go ErrorBody), not json.Marshal",
+        ),
+        pytest.param(
             {"scoringStrategy": {}},
             'scoringStrategy.type: Unsupported value: "": supported values: '
             '"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"',
