@@ -1,0 +1,127 @@
+"""One contract, two backends: the same cases against the in-memory cluster of ``simulate``
+(``scheduler_core.simulator.backend.InMemoryCluster``) and the Kubernetes backend of the
+operator (``scheduler_operator.backend.KubeBackend``) on the real API server.
+
+The simulator is the API server's twin (as httpx's in-memory transport is the network's), so
+what plugins see through ``ClusterAPI`` must not depend on which one runs: binding sets
+``spec.nodeName``, a missing pod is an error naming it, preemption's delete is idempotent,
+nominations are set and cleared. One known difference is left out on purpose: binding a pod
+that is already bound under the same UID is an error in memory, but success for the operator
+(another replica bound it during a failover; see ``scheduler_operator/backend.py``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from scheduler_core.framework import ClusterAPI, Code, PodInfo
+from scheduler_core.simulator.backend import InMemoryCluster
+from scheduler_operator.backend import KubeBackend
+from scheduler_operator.calls import Lanes
+from scheduler_operator.recorder import EventRecorder
+from tests.wrappers import make_pod
+
+
+@dataclass
+class Twin:
+    """A backend under contract: its ClusterAPI, and how to create and read back pods."""
+
+    api: ClusterAPI
+    namespace: str
+    create: Callable[[dict[str, Any]], PodInfo]
+    stored: Callable[[PodInfo], dict[str, Any] | None]
+
+
+def _in_memory(namespace: str) -> Twin:
+    cluster = InMemoryCluster()
+
+    def create(manifest: dict[str, Any]) -> PodInfo:
+        info = PodInfo(manifest)
+        cluster.pods[info.uid] = manifest
+        return info
+
+    return Twin(cluster, namespace, create, lambda pod: cluster.pod(pod.namespace, pod.name))
+
+
+def _kube(api: client.ApiClient, namespace: str) -> tuple[Twin, Lanes]:
+    core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
+    lanes = Lanes()
+    backend = KubeBackend(api, lanes, EventRecorder(api, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}"))
+
+    def create(manifest: dict[str, Any]) -> PodInfo:
+        body = {**manifest, "metadata": {k: v for k, v in manifest["metadata"].items() if k != "uid"}}
+        created = api.sanitize_for_serialization(core.create_namespaced_pod(namespace, body))  # type: ignore[no-untyped-call]
+        return PodInfo(created)
+
+    def stored(pod: PodInfo) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = api.sanitize_for_serialization(core.read_namespaced_pod(pod.name, pod.namespace))  # type: ignore[no-untyped-call]
+        except client.ApiException as error:
+            if error.status == 404:
+                return None
+            raise
+        return found
+
+    return Twin(backend.api, namespace, create, stored), lanes
+
+
+@pytest.fixture(params=["in-memory", "kube-apiserver"])
+async def twin(request: pytest.FixtureRequest) -> AsyncIterator[Twin]:
+    if request.param == "in-memory":
+        yield _in_memory("default")
+        return
+    api: client.ApiClient = request.getfixturevalue("api")
+    namespace: str = request.getfixturevalue("namespace")
+    backend, lanes = _kube(api, namespace)
+    try:
+        yield backend
+    finally:
+        lanes.critical.shutdown()
+        lanes.reports.shutdown()
+
+
+def _pod(twin: Twin, name: str) -> PodInfo:
+    return twin.create(make_pod().name(name).namespace(twin.namespace).req(cpu="100m").obj())
+
+
+async def test_bind_sets_the_node_name(twin: Twin) -> None:
+    pod = _pod(twin, "bind-me")
+    assert await twin.api.bind(pod, "node-a") is None
+    stored = twin.stored(pod)
+    assert stored is not None and stored["spec"]["nodeName"] == "node-a"
+
+
+async def test_binding_a_missing_pod_is_an_error_naming_it(twin: Twin) -> None:
+    ghost = make_pod().name("ghost").namespace(twin.namespace).info()
+    status = await twin.api.bind(ghost, "node-a")
+    assert status is not None and status.code is Code.ERROR
+    assert status.message() == 'pods "ghost" not found'
+
+
+async def test_preemption_delete_removes_the_pod_and_is_idempotent(twin: Twin) -> None:
+    pod = _pod(twin, "victim")
+    assert await twin.api.delete_pod(pod, "preempted by default/urgent") is None
+    assert twin.stored(pod) is None
+    assert await twin.api.delete_pod(pod, "preempted by default/urgent") is None
+
+
+async def test_nomination_is_set_then_cleared(twin: Twin) -> None:
+    pod = _pod(twin, "nominee")
+    assert await twin.api.set_nominated_node(pod, "node-b") is None
+    stored = twin.stored(pod)
+    assert stored is not None and stored["status"].get("nominatedNodeName") == "node-b"
+    assert await twin.api.set_nominated_node(pod, "") is None
+    stored = twin.stored(pod)
+    assert stored is not None and not stored["status"].get("nominatedNodeName")
+
+
+async def test_nominating_a_missing_pod_is_an_error_naming_it(twin: Twin) -> None:
+    ghost = make_pod().name("ghost").namespace(twin.namespace).info()
+    status = await twin.api.set_nominated_node(ghost, "node-b")
+    assert status is not None and status.message() == 'pods "ghost" not found'
