@@ -27,8 +27,9 @@ valid end states, since a pod may change state (added, then deleted) without the
 hearing of it. An assumed pod may expire only after ``finish_binding`` and only with a
 ``ttl`` above zero; the default ``ttl`` is 0, never expire: upstream v1.36.3's cache has no
 expiry at all (``pkg/scheduler/backend/cache/cache.go`` ``New`` takes no ttl; it was 0 since
-kubernetes#106361, where expiry raced with slow binds and double-booked nodes). ``cleanup_expired_assumed_pods`` is to be
-called periodically (upstream: every :data:`CLEAN_ASSUMED_PERIOD` seconds).
+kubernetes#106361, where expiry raced with slow binds and double-booked nodes).
+``cleanup_expired_assumed_pods`` is to be called periodically (upstream: every
+:data:`CLEAN_ASSUMED_PERIOD` seconds).
 
 The caller adds only pods bound to a node and not terminated (phase Succeeded or Failed),
 as upstream's event handlers do; the cache itself accepts what it is given.

@@ -46,6 +46,16 @@ class CycleState:
             raise TypeError(f"{data!r} at {key!r} is not a {kind.__name__}")
         return data
 
+    def read_optional(self, key: str, kind: type[S]) -> S | None:
+        """:meth:`read_as`, with ``None`` when nothing was written at ``key`` (its PreFilter or
+        PreScore did not run, or skipped)."""
+        data = self._data.get(key)
+        if data is None:
+            return None
+        if not isinstance(data, kind):
+            raise TypeError(f"{data!r} at {key!r} is not a {kind.__name__}")
+        return data
+
     def write(self, key: str, data: StateData) -> None:
         self._data[key] = data
 

@@ -321,14 +321,8 @@ def _not_found(verb: str, key: str) -> Status:
 
 
 def _pre_filter_state(state: CycleState) -> PreFilterState | None:
-    try:
-        return state.read_as(PRE_FILTER_STATE_KEY, PreFilterState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_FILTER_STATE_KEY, PreFilterState)
 
 
 def _pre_score_state(state: CycleState) -> PreScoreState | None:
-    try:
-        return state.read_as(PRE_SCORE_STATE_KEY, PreScoreState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_SCORE_STATE_KEY, PreScoreState)

@@ -290,14 +290,8 @@ class NodeAffinity:
 
 
 def _pre_filter_state(state: CycleState) -> _PreFilterState | None:
-    try:
-        return state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_FILTER_STATE_KEY, _PreFilterState)
 
 
 def _pre_score_state(state: CycleState) -> _PreScoreState | None:
-    try:
-        return state.read_as(PRE_SCORE_STATE_KEY, _PreScoreState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_SCORE_STATE_KEY, _PreScoreState)

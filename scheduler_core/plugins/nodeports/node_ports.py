@@ -117,7 +117,4 @@ class NodePorts:
 
 
 def _pre_filter_state(state: CycleState) -> _PreFilterState | None:
-    try:
-        return state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_FILTER_STATE_KEY, _PreFilterState)

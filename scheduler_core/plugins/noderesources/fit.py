@@ -139,14 +139,8 @@ class NodeResourcesFit:
 
 
 def _pre_filter_state(state: CycleState) -> FitRequest | None:
-    try:
-        return state.read_as(PRE_FILTER_STATE_KEY, FitRequest)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_FILTER_STATE_KEY, FitRequest)
 
 
 def _pre_score_state(state: CycleState) -> PreScoreState | None:
-    try:
-        return state.read_as(PRE_SCORE_STATE_KEY, PreScoreState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_SCORE_STATE_KEY, PreScoreState)

@@ -177,7 +177,4 @@ class TaintToleration:
 
 
 def _pre_score_state(state: CycleState) -> _PreScoreState | None:
-    try:
-        return state.read_as(PRE_SCORE_STATE_KEY, _PreScoreState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_SCORE_STATE_KEY, _PreScoreState)

@@ -205,10 +205,7 @@ class VolumeBinding:
 
 
 def _state(state: CycleState) -> _StateData | None:
-    try:
-        return state.read_as(STATE_KEY, _StateData)
-    except KeyError:
-        return None
+    return state.read_optional(STATE_KEY, _StateData)
 
 
 def _pod_claims_problem(view: StorageView, pod: PodInfo) -> str | None:

@@ -250,7 +250,4 @@ class VolumeRestrictions:
 
 
 def _pre_filter_state(state: CycleState) -> _PreFilterState | None:
-    try:
-        return state.read_as(PRE_FILTER_STATE_KEY, _PreFilterState)
-    except KeyError:
-        return None
+    return state.read_optional(PRE_FILTER_STATE_KEY, _PreFilterState)

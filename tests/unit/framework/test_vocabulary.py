@@ -134,3 +134,19 @@ def test_extension_point_sets_select_plugins_by_method() -> None:
     sets = ExtensionPointSets.of({"filter": [f, s], "score": [s]})
     assert sets.filter == [f] and sets.score == [s] and sets.bind == []
     assert FILTER.serves(f) and not SCORE.serves(f)
+
+
+def test_cycle_state_read_optional() -> None:
+    from scheduler_core.framework import CycleState
+
+    class Data:
+        def clone(self) -> Data:
+            return self
+
+    state = CycleState()
+    assert state.read_optional("k", Data) is None
+    data = Data()
+    state.write("k", data)
+    assert state.read_optional("k", Data) is data
+    with pytest.raises(TypeError, match="is not a int"):
+        state.read_optional("k", int)
