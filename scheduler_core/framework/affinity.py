@@ -1,4 +1,5 @@
-"""Pod (anti-)affinity terms, parsed once per pod as upstream ``PodInfo`` holds them.
+"""Pod (anti-)affinity terms, parsed once per pod as upstream ``PodInfo`` holds them
+(``PodInfo.affinity_terms``; shared by InterPodAffinity and the queue's cross-topology check).
 
 Upstream ``k8s.io/kube-scheduler/framework/types.go`` (``AffinityTerm``, ``Matches``,
 ``GetAffinityTerms``, ``GetWeightedAffinityTerms``, ``getNamespacesFromPodAffinityTerm``) and

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NewType
 from scheduler_core.framework.resource import Resource, compute_pod_resources
 
 if TYPE_CHECKING:
+    from scheduler_core.framework.affinity import PodTerms
     from scheduler_core.framework.columns import NodeColumns
     from scheduler_core.framework.status import Code, Status
 
@@ -205,6 +206,15 @@ class PodInfo:
     def of_optional(cls, obj: object) -> PodInfo | None:
         """:meth:`of`, with ``None`` (the missing side of an add or delete event) kept."""
         return None if obj is None else cls.of(obj)
+
+    @property
+    def affinity_terms(self) -> PodTerms:
+        """The pod's four (anti-)affinity term lists, parsed on first use and kept on the pod
+        (upstream ``PodInfo.RequiredAffinityTerms`` and siblings); see
+        :mod:`scheduler_core.framework.affinity`."""
+        from scheduler_core.framework.affinity import pod_terms
+
+        return pod_terms(self)
 
     @property
     def has_affinity(self) -> bool:

@@ -57,9 +57,36 @@ def go_string_slice(values: Sequence[str] | None) -> str:
     return "[]string{" + ", ".join(go_quote(v) for v in values) + "}"
 
 
+def go_value(value: object) -> str:
+    """A bad value as ``field.Error.ErrorBody`` prints it (apimachinery v0.36.3
+    ``util/validation/field/errors.go``): numbers plain, strings with Go's ``%q``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    return str(value)
+
+
 def invalid(path: str, bad_value: str, detail: str) -> str:
     """``field.Invalid(path, value, detail).Error()``; ``bad_value`` is already formatted."""
     return f"{path}: Invalid value: {bad_value}: {detail}"
+
+
+def invalid_value(path: str, value: object, detail: str) -> str:
+    """:func:`invalid` of a plain value, formatted by :func:`go_value`."""
+    return invalid(path, go_value(value), detail)
+
+
+def required(path: str, detail: str) -> str:
+    return f"{path}: Required value: {detail}"
+
+
+def forbidden(path: str, detail: str) -> str:
+    return f"{path}: Forbidden: {detail}"
+
+
+def duplicate(path: str, value: object) -> str:
+    return f"{path}: Duplicate value: {go_value(value)}"
 
 
 def not_supported(path: str, value: str, supported: Sequence[str]) -> str:

@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, affinity, pod_requests
+from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, pod_requests
 from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
 
 NamespaceLabels = Callable[[str], Mapping[str, str]]
@@ -88,4 +88,4 @@ def may_unblock(
     ``assigned``."""
     if POD_TOPOLOGY_SPREAD in unschedulable_plugins and assigned.namespace == pending.namespace:
         return True
-    return any(term.matches(assigned, ns_labels) for term in affinity.pod_terms(pending).required_affinity)
+    return any(term.matches(assigned, ns_labels) for term in pending.affinity_terms.required_affinity)

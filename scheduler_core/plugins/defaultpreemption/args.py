@@ -25,23 +25,23 @@ PERCENTAGE_FIELD = "minCandidateNodesPercentage"
 ABSOLUTE_FIELD = "minCandidateNodesAbsolute"
 
 
-def _invalid(path: str, value: int, detail: str) -> str:
-    return f"{path}: Invalid value: {value}: {detail}"
-
-
 def args_errors(percentage: int, absolute: int) -> list[str]:
     """Upstream ``ValidateDefaultPreemptionArgs``, in its order."""
     errors: list[str] = []
     if percentage < 0 or percentage > 100:
-        errors.append(_invalid(PERCENTAGE_FIELD, percentage, "not in valid range [0, 100]"))
+        errors.append(validation.invalid_value(PERCENTAGE_FIELD, percentage, "not in valid range [0, 100]"))
     if absolute < 0:
-        errors.append(_invalid(ABSOLUTE_FIELD, absolute, "not in valid range [0, inf)"))
+        errors.append(validation.invalid_value(ABSOLUTE_FIELD, absolute, "not in valid range [0, inf)"))
     if percentage == 0 and absolute == 0:
         errors.append(
-            _invalid(PERCENTAGE_FIELD, percentage, "cannot be zero at the same time as minCandidateNodesAbsolute")
+            validation.invalid_value(
+                PERCENTAGE_FIELD, percentage, "cannot be zero at the same time as minCandidateNodesAbsolute"
+            )
         )
         errors.append(
-            _invalid(ABSOLUTE_FIELD, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+            validation.invalid_value(
+                ABSOLUTE_FIELD, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"
+            )
         )
     return errors
 

@@ -15,7 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scheduler_core.framework.validation import go_quote, label_key_errors
+from scheduler_core.framework.validation import (
+    duplicate,
+    forbidden,
+    invalid_value,
+    label_key_errors,
+    not_supported,
+    required,
+)
 
 if TYPE_CHECKING:
     from scheduler_core.plugins.noderesources.args import (
@@ -34,39 +41,6 @@ MAX_CUSTOM_PRIORITY_SCORE = 10  # pkg/scheduler/apis/config/types.go
 _MIN_UTILIZATION, _MAX_UTILIZATION = 0, 100
 
 
-# -- field.Error rendering ----------------------------------------------------------------
-def _go_value(value: object) -> str:
-    """A bad value as ``field.Error.ErrorBody`` prints it (apimachinery v0.36.3
-    ``util/validation/field/errors.go``): numbers plain, strings with Go's ``%q``."""
-    if isinstance(value, str):
-        return go_quote(value)
-    return str(value)
-
-
-def invalid(path: str, value: object, detail: str) -> str:
-    return f"{path}: Invalid value: {_go_value(value)}: {detail}"
-
-
-def required(path: str, detail: str) -> str:
-    return f"{path}: Required value: {detail}"
-
-
-def forbidden(path: str, detail: str) -> str:
-    return f"{path}: Forbidden: {detail}"
-
-
-def duplicate(path: str, value: object) -> str:
-    return f"{path}: Duplicate value: {_go_value(value)}"
-
-
-def not_supported(path: str, value: object, valid: Sequence[str]) -> str:
-    quoted = ", ".join(go_quote(v) for v in valid)  # strconv.Quote, as field.NotSupported
-    return f"{path}: Unsupported value: {_go_value(value)}: supported values: {quoted}"
-
-
-# content.IsLabelKey is shared with NodeAffinity's validation (one copy of upstream's rules).
-
-
 # -- the validators ---------------------------------------------------------------------
 def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str]:
     if not shape:
@@ -75,23 +49,25 @@ def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) ->
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
             errs.append(
-                invalid(f"{path}[{i}].utilization", shape[i].utilization, "values must be sorted in increasing order")
+                invalid_value(
+                    f"{path}[{i}].utilization", shape[i].utilization, "values must be sorted in increasing order"
+                )
             )
             break
     for i, point in enumerate(shape):
         if not _MIN_UTILIZATION <= point.utilization <= _MAX_UTILIZATION:
             detail = f"not in valid range [{_MIN_UTILIZATION}, {_MAX_UTILIZATION}]"
-            errs.append(invalid(f"{path}[{i}].utilization", point.utilization, detail))
+            errs.append(invalid_value(f"{path}[{i}].utilization", point.utilization, detail))
         if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
             errs.append(
-                invalid(f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
+                invalid_value(f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
             )
     return errs
 
 
 def _resources_errors(resources: Sequence[ResourceSpec], path: str) -> list[str]:
     return [
-        invalid(f"{path}[{i}].weight", r.weight, f"resource weight of {r.name} not in valid range (0, 100]")
+        invalid_value(f"{path}[{i}].weight", r.weight, f"resource weight of {r.name} not in valid range (0, 100]")
         for i, r in enumerate(resources)
         if r.weight <= 0 or r.weight > 100
     ]
@@ -101,12 +77,12 @@ def fit_args_errors(args: NodeResourcesFitArgs) -> list[str]:
     """Upstream ``ValidateNodeResourcesFitArgs(nil, args)``, on defaulted args."""
     errs: list[str] = []
     for i, res in enumerate(args.ignored_resources):
-        errs.extend(invalid(f"ignoredResources[{i}]", res, m) for m in label_key_errors(res))
+        errs.extend(invalid_value(f"ignoredResources[{i}]", res, m) for m in label_key_errors(res))
     for i, group in enumerate(args.ignored_resource_groups):
         path = f"ignoredResourceGroups[{i}]"
         if "/" in group:
-            errs.append(invalid(path, group, "resource group name can't contain '/'"))
-        errs.extend(invalid(path, group, m) for m in label_key_errors(group))
+            errs.append(invalid_value(path, group, "resource group name can't contain '/'"))
+        errs.extend(invalid_value(path, group, m) for m in label_key_errors(group))
     strategy = args.scoring_strategy
     if strategy.type not in SUPPORTED_SCORING_STRATEGY_TYPES:
         errs.append(not_supported("scoringStrategy.type", strategy.type, SUPPORTED_SCORING_STRATEGY_TYPES))
@@ -132,5 +108,5 @@ def balanced_allocation_args_errors(args: NodeResourcesBalancedAllocationArgs) -
         else:
             seen.add(resource.name)
         if resource.weight != 1:
-            errs.append(invalid(f"resources[{i}].weight", resource.weight, "must be 1"))
+            errs.append(invalid_value(f"resources[{i}].weight", resource.weight, "must be 1"))
     return errs

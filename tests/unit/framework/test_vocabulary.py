@@ -150,3 +150,12 @@ def test_cycle_state_read_optional() -> None:
     assert state.read_optional("k", Data) is data
     with pytest.raises(TypeError, match="is not a int"):
         state.read_optional("k", int)
+
+
+def test_affinity_terms_are_parsed_once_and_kept_on_the_pod() -> None:
+    pod = make_pod().pod_affinity("zone", {"app": "db"}).pod_affinity("zone", {"app": "web"}, anti=True).info()
+    terms = pod.affinity_terms
+    assert terms is pod.affinity_terms
+    assert [t.topology_key for t in terms.required_affinity] == ["zone"]
+    assert terms.required_anti_affinity[0].selector.matches({"app": "web"})
+    assert make_pod().info().affinity_terms.required_affinity == ()
