@@ -12,6 +12,7 @@ from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
 from tests.unit.plugins.interpodaffinity.helpers import Json, affinity, expr, make_node, selector, setup, term
+from tests.wrappers import make_pod
 
 LABEL1 = {"region": "r1", "zone": "z11"}
 LABEL2 = {"region": "r1", "zone": "z12"}
@@ -27,15 +28,8 @@ COMPLEX = [
 
 
 def pod(name: str, labels: dict[str, str] | None, node: str = "", aff: Json | None = None) -> Json:
-    meta: Json = {"name": name, "uid": name}
-    if labels:
-        meta["labels"] = labels
-    spec: Json = {}
-    if node:
-        spec["nodeName"] = node
-    if aff:
-        spec["affinity"] = aff
-    return {"metadata": meta, "spec": spec}
+    wrapper = make_pod().name(name).uid(name).labels(labels or {}).spec(**({"affinity": aff} if aff else {}))
+    return (wrapper.node(node) if node else wrapper).obj()
 
 
 def pre_filter_state(pods: list[Json], pending: Json) -> tuple[Any, CycleState, PreFilterState, Any]:

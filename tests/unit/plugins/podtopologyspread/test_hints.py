@@ -17,6 +17,7 @@ from tests.unit.plugins.podtopologyspread.helpers import (
     make_plugin,
     spread,
 )
+from tests.wrappers import make_pod
 
 QUEUE = QueueingHint.QUEUE
 SKIP = QueueingHint.SKIP
@@ -33,17 +34,12 @@ def pod(
     *constraints: dict[str, Any], uid: str = "p", labels: dict[str, str] | None = None, **spec: Any
 ) -> dict[str, Any]:
     """``st.MakePod().UID(uid).Name(uid)`` with ``labels``, constraints and spec fields."""
-    meta: dict[str, Any] = {
-        "name": uid,
-        "namespace": spec.pop("namespace", "default"),
-        "uid": uid,
-        "labels": labels or {},
-    }
-    status = {"nominatedNodeName": spec.pop("nominated")} if "nominated" in spec else {}
-    body: dict[str, Any] = {"containers": [{"name": "c"}], **spec}
+    wrapper = make_pod().name(uid).uid(uid).namespace(spec.pop("namespace", "default")).labels(labels or {})
+    if "nominated" in spec:
+        wrapper.nominated_node_name(spec.pop("nominated"))
     if constraints:
-        body["topologySpreadConstraints"] = list(constraints)
-    return {"metadata": meta, "spec": body, "status": status}
+        wrapper.spec(topologySpreadConstraints=list(constraints))
+    return wrapper.spec(**spec).obj()
 
 
 ZONE_FOO = spread(1, "zone", DNS, FOO_SELECTOR)
