@@ -19,6 +19,7 @@ point, typed by Protocol (upstream ``frameworkImpl``'s per-point slices).
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,18 +159,21 @@ def _accepts(params: Sequence[inspect.Parameter], count: int) -> bool:
 
 
 def plugin_problems(name: str, plugin: object) -> list[str]:
-    """What is wrong with ``plugin`` (a plugin class or instance) as an implementation of the
-    extension-point Protocols; each message names the plugin and the method."""
+    """What is wrong with ``plugin`` (a plugin class, or an instance: its class is checked) as an
+    implementation of the extension-point Protocols; each message names the plugin and the method."""
+    cls: type[Any] = plugin if inspect.isclass(plugin) else type(plugin)
+    return [f"plugin {name!r}: {problem}" for problem in _class_problems(cls)]
+
+
+@functools.cache
+def _class_problems(cls: type[Any]) -> tuple[str, ...]:
+    """Per class, once: a profile build checks every plugin it instantiates."""
     problems: list[str] = []
-    bound = not inspect.isclass(plugin)
-    for attr in sorted(dir(plugin)):
+    for attr in sorted(dir(cls)):
         if attr.startswith("_"):
             continue
-        try:
-            member = inspect.getattr_static(plugin, attr)
-        except AttributeError:  # pragma: no cover - dir() lists it
-            continue
-        value = getattr(plugin, attr, None)
+        member = inspect.getattr_static(cls, attr, None)
+        value = getattr(cls, attr, None)
         if not callable(value) or isinstance(member, (staticmethod, classmethod, type)):
             continue
         protocol = _METHODS.get(attr)
@@ -177,25 +181,24 @@ def plugin_problems(name: str, plugin: object) -> list[str]:
             close = difflib.get_close_matches(attr, METHOD_NAMES, n=1, cutoff=0.8)
             if close:
                 problems.append(
-                    f"plugin {name!r}: method {attr!r} matches no extension point "
+                    f"method {attr!r} matches no extension point "
                     f"(did you mean {close[0]!r}, {protocol_name(close[0])}?); rename it or make it private"
                 )
             continue
         expected = _positional(getattr(protocol, attr), bound=False)
         try:
-            got = _positional(value, bound=bound)
+            got = _positional(value, bound=False)
         except (TypeError, ValueError):  # a builtin without a signature: nothing to check
             continue
         if not _accepts(got, len(expected)):
             problems.append(
-                f"plugin {name!r}: method {attr!r} takes {_describe(got)}, but {protocol_name(attr)} "
-                f"calls it with {_describe(expected)}"
+                f"method {attr!r} takes {_describe(got)}, but {protocol_name(attr)} calls it with {_describe(expected)}"
             )
         want_async = inspect.iscoroutinefunction(getattr(protocol, attr))
         if inspect.iscoroutinefunction(value) != want_async:
             kind = "a coroutine (async def)" if want_async else "a plain function, not async"
-            problems.append(f"plugin {name!r}: method {attr!r} must be {kind}, as {protocol_name(attr)}")
-    return problems
+            problems.append(f"method {attr!r} must be {kind}, as {protocol_name(attr)}")
+    return tuple(problems)
 
 
 def protocol_name(method: str) -> str:
