@@ -19,7 +19,6 @@ point, typed by Protocol (upstream ``frameworkImpl``'s per-point slices).
 from __future__ import annotations
 
 import difflib
-import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -162,12 +161,16 @@ def plugin_problems(name: str, plugin: object) -> list[str]:
     """What is wrong with ``plugin`` (a plugin class, or an instance: its class is checked) as an
     implementation of the extension-point Protocols; each message names the plugin and the method."""
     cls: type[Any] = plugin if inspect.isclass(plugin) else type(plugin)
-    return [f"plugin {name!r}: {problem}" for problem in _class_problems(cls)]
+    problems = _checked.get(cls)
+    if problems is None:  # once per class: a profile build checks every plugin it instantiates
+        problems = _checked[cls] = _class_problems(cls)
+    return [f"plugin {name!r}: {problem}" for problem in problems]
 
 
-@functools.cache
+_checked: dict[type[Any], tuple[str, ...]] = {}
+
+
 def _class_problems(cls: type[Any]) -> tuple[str, ...]:
-    """Per class, once: a profile build checks every plugin it instantiates."""
     problems: list[str] = []
     for attr in sorted(dir(cls)):
         if attr.startswith("_"):
