@@ -3,7 +3,7 @@ selectors, Go math, NodeInfo.of and the typed extension-point sets.
 
 Upstream (k8s.io/kubernetes v1.36.3): ``pkg/scheduler/framework/types.go`` (NodeToStatus,
 FitError.Error), ``k8s.io/apimachinery/pkg/labels`` and ``apis/meta/v1/helpers.go``
-(LabelSelectorAsSelector), Go's ``math.Round`` and int64 division.
+(LabelSelectorAsSelector).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import pytest
 from scheduler_core.framework import Code, NodeInfo, NodeToStatus, PodInfo, Status, labels
 from scheduler_core.framework.diagnosis import Diagnosis, FitError, reasons_histogram
 from scheduler_core.framework.extension_points import FILTER, SCORE, ExtensionPointSets
-from scheduler_core.framework.gomath import go_div, go_round, parse_go_int
 from tests.wrappers import make_node, make_pod
 
 U = Status(Code.UNSCHEDULABLE, "too busy")
@@ -83,26 +82,6 @@ def test_label_selector_matches(raw: dict[str, Any] | None, labels_: dict[str, s
 def test_label_selector_error_is_upstreams() -> None:
     with pytest.raises(labels.SelectorError, match=r'^"Gt" is not a valid label selector operator$'):
         labels.parse({"matchExpressions": [{"key": "a", "operator": "Gt", "values": ["1"]}]})
-
-
-@pytest.mark.parametrize(
-    ("x", "want"),
-    [(0.5, 1.0), (-0.5, -1.0), (2.5, 3.0), (2.4999999999999996, 2.0), (-2.5, -3.0), (0.49999999999999994, 0.0)],
-)
-def test_go_round_is_math_round_half_away_from_zero(x: float, want: float) -> None:
-    assert go_round(x) == want and isinstance(go_round(x), float)
-
-
-@pytest.mark.parametrize(("a", "b", "want"), [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3)])
-def test_go_div_truncates(a: int, b: int, want: int) -> None:
-    assert go_div(a, b) == want
-
-
-@pytest.mark.parametrize(
-    ("text", "want"), [("12", 12), ("-3", -3), ("+4", 4), ("1e3", None), ("9223372036854775808", None)]
-)
-def test_parse_go_int(text: str, want: int | None) -> None:
-    assert parse_go_int(text) == want
 
 
 def test_node_info_of_converts_manifests_and_keeps_node_infos() -> None:

@@ -9,7 +9,6 @@ import pytest
 
 from scheduler_core.framework import NodeColumns, NodeInfo
 from scheduler_core.framework import node_selector as selector
-from scheduler_core.framework.gomath import parse_go_int
 from tests.unit.plugins.nodeaffinity.helpers import Json, bare_node, expr, name_in, required, term
 
 
@@ -124,22 +123,6 @@ def test_pod_parse_is_memoised() -> None:
     assert selector.required_node_affinity(pod) is first
     assert first.match({"a": "1", "b": ""}, "n")
     assert not first.match({"a": "2", "b": ""}, "n")
-
-
-@pytest.mark.parametrize(
-    ("text", "want"),
-    [
-        pytest.param("42", 42, id="plain"),
-        pytest.param("-9223372036854775808", -(2**63), id="int64 min"),
-        pytest.param("9223372036854775807", 2**63 - 1, id="int64 max"),
-        pytest.param("9223372036854775808", None, id="overflow"),
-        pytest.param("", None, id="empty"),
-        pytest.param("0x10", None, id="no base prefix"),
-        pytest.param("4\n", None, id="trailing newline"),
-    ],
-)
-def test_parse_go_int(text: str, want: int | None) -> None:
-    assert parse_go_int(text) == want
 
 
 def test_null_terms_are_empty_terms() -> None:

@@ -3,10 +3,8 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from scheduler_core.framework.gomath import go_div, go_div_array, go_round
 from scheduler_core.plugins.noderesources.strategies import RequestedToCapacityRatio, broken_linear_function
 
 
@@ -60,19 +58,3 @@ def test_requested_to_capacity_ratio_scales_shape_scores_to_max_node_score() -> 
     assert strategy.score([101], [0], [100]) == 10  # over capacity scores as 100% utilization
 
 
-@pytest.mark.parametrize(
-    ("a", "b", "want"),
-    [(7, 2, 3), (-7, 2, -3), (7, -2, -3), (-7, -2, 3), (0, 5, 0), (-1, 2, 0)],
-)
-def test_go_div_truncates_toward_zero(a: int, b: int, want: int) -> None:
-    assert go_div(a, b) == want
-    if b > 0:
-        assert go_div_array(np.array([a], np.int64), b).tolist() == [want]
-
-
-@pytest.mark.parametrize(
-    ("x", "want"),
-    [(0.0, 0), (2.5, 3), (3.5, 4), (3.875, 4), (3.125, 3), (0.49999999999999994, 0), (4.0, 4)],
-)
-def test_go_round_is_half_away_from_zero(x: float, want: int) -> None:
-    assert go_round(x) == want
