@@ -95,20 +95,7 @@ class ExtensionPointSets:
     @classmethod
     def of(cls, points: Mapping[str, Sequence[i.Plugin]]) -> ExtensionPointSets:
         """Typed sets from plugin lists by field name (each plugin already checked to serve)."""
-        return cls(
-            pre_enqueue=PRE_ENQUEUE.select(points.get(PRE_ENQUEUE.field, ())),
-            queue_sort=QUEUE_SORT.select(points.get(QUEUE_SORT.field, ())),
-            pre_filter=PRE_FILTER.select(points.get(PRE_FILTER.field, ())),
-            filter=FILTER.select(points.get(FILTER.field, ())),
-            post_filter=POST_FILTER.select(points.get(POST_FILTER.field, ())),
-            pre_score=PRE_SCORE.select(points.get(PRE_SCORE.field, ())),
-            score=SCORE.select(points.get(SCORE.field, ())),
-            reserve=RESERVE.select(points.get(RESERVE.field, ())),
-            permit=PERMIT.select(points.get(PERMIT.field, ())),
-            pre_bind=PRE_BIND.select(points.get(PRE_BIND.field, ())),
-            bind=BIND.select(points.get(BIND.field, ())),
-            post_bind=POST_BIND.select(points.get(POST_BIND.field, ())),
-        )
+        return cls(**{p.field: p.select(points.get(p.field, ())) for p in EXTENSION_POINTS})
 
 
 # Every method the runtime calls on a plugin, with the Protocol that defines its signature.

@@ -231,25 +231,23 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status | None:
-        for plugin in self.pre_filter_plugins:
-            add_pod = getattr(plugin, "add_pod", None)
-            if add_pod is None or plugin.name in state.skip_filter_plugins:
-                continue
-            status = add_pod(state, pod, to_add, node)
-            if status is not None and status.code is not Code.SUCCESS:
-                return _error(f"running AddPod on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
-        return None
+        return self._run_pre_filter_extension("add_pod", "AddPod", state, pod, to_add, node)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
     ) -> Status | None:
+        return self._run_pre_filter_extension("remove_pod", "RemovePod", state, pod, to_remove, node)
+
+    def _run_pre_filter_extension(
+        self, method: str, label: str, state: CycleState, pod: PodInfo, other: PodInfo, node: NodeInfo
+    ) -> Status | None:
         for plugin in self.pre_filter_plugins:
-            remove_pod = getattr(plugin, "remove_pod", None)
-            if remove_pod is None or plugin.name in state.skip_filter_plugins:
+            extension = getattr(plugin, method, None)
+            if extension is None or plugin.name in state.skip_filter_plugins:
                 continue
-            status = remove_pod(state, pod, to_remove, node)
+            status = extension(state, pod, other, node)
             if status is not None and status.code is not Code.SUCCESS:
-                return _error(f"running RemovePod on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+                return _error(f"running {label} on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
         return None
 
     # -- PostFilter ----------------------------------------------------------------------
