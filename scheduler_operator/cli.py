@@ -1,6 +1,7 @@
 """The ``crd-scheduler`` command line: a few verbs, each obvious.
 
-``simulate`` reads manifests and runs the scheduler over an in-memory cluster; ``run`` starts
+``simulate`` reads manifests and runs the scheduler over an in-memory cluster; ``validate``
+checks SchedulerProfiles and PluginConfigs with the operator's rules; ``run`` starts
 the operator (``scheduler_operator.app``). Exit codes: 0 done (a pod that does not fit is a result, not a failure),
 2 bad input or usage (with one ``error: file: Kind ns/name: field: reason`` line per problem
 on stderr, never a traceback), 3 not available in this build.
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_files, render_json, render_table
 from scheduler_core.simulator import simulate as run_simulation
+from scheduler_core.simulator.validate import validate_files
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
 from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, default_identity
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
@@ -55,6 +57,27 @@ def build_parser() -> argparse.ArgumentParser:
         f"({DEFAULT_HOME_NAMESPACE})",
     )  # fmt: skip
     sim.set_defaults(handler=_simulate)
+
+    check = verbs.add_parser(
+        "validate",
+        help="check SchedulerProfiles and PluginConfigs with the operator's rules, offline (for GitOps CI)",
+        description="Read SchedulerProfiles and PluginConfigs from files or directories (recursively; other "
+        "kinds are passed over) and check them as the API server and the operator would. Exit 0 when all are "
+        "valid, 2 with one line per problem otherwise.",
+    )
+    check.add_argument(
+        "-f", "--filename", action="append", required=True, metavar="PATH",
+        help="manifest file (YAML or JSON), directory (searched recursively), or - for stdin; repeatable",
+    )  # fmt: skip
+    check.add_argument(
+        "-o", "--output", choices=("text", "github"), default="text",
+        help="text (one line per problem) or github (workflow annotations for pull requests)",
+    )  # fmt: skip
+    check.add_argument(
+        "--home-namespace", default=DEFAULT_HOME_NAMESPACE, metavar="NS",
+        help=f"the operator's home namespace; objects without a namespace go there ({DEFAULT_HOME_NAMESPACE})",
+    )  # fmt: skip
+    check.set_defaults(handler=_validate)
 
     run = verbs.add_parser(
         "run",
@@ -107,6 +130,19 @@ def _simulate(args: argparse.Namespace) -> int:
         print(render_json(result.pods) if args.output == "json" else render_table(result.pods), flush=True)
     except BrokenPipeError:  # `| head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from scheduler_operator import annotations
+
+    cluster, problems = validate_files(args.filename, home_namespace=args.home_namespace)
+    for problem in problems:
+        print(annotations.github(problem) if args.output == "github" else str(problem), flush=True)
+    if problems:
+        return EXIT_BAD_INPUT
+    found = f"{len(cluster.profiles)} SchedulerProfile(s), {len(cluster.plugin_configs)} PluginConfig(s)"
+    print(f"{found}: valid", file=sys.stderr)
     return EXIT_OK
 
 

@@ -40,10 +40,7 @@ def kinds() -> tuple[str, ...]:
 def check(kind: str, obj: Mapping[str, Any]) -> list[Problem]:
     """apiVersion and metadata as for any object, then the CRD schema (status is not checked:
     it is the operator's to write)."""
-    problems = validate_custom_resource(obj)
-    if problems:
-        return problems
-    found: list[Problem] = []
+    found: list[Problem] = validate_custom_resource(obj)
     schema = _schema(kind)
     for name in schema.get("required", ()):
         if obj.get(name) is None:

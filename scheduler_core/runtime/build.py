@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from scheduler_core.config import PluginRef, Plugins, PluginSet, SchedulerProfileSpec
-from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin
+from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin, field
 
 # (field in Plugins, camelCase field, method that marks a plugin as serving the point)
 EXTENSION_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -98,8 +98,28 @@ def format_validation_error(prefix: str, error: ValidationError) -> list[tuple[s
     return problems
 
 
+def strip_type_meta(name: str, raw: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """Args pasted from a KubeSchedulerConfiguration carry ``apiVersion``/``kind``
+    (``kind: NodeResourcesFitArgs``), which upstream's decoder accepts; they name the type, so
+    a kind for another plugin is refused and both are dropped before the model sees the args."""
+    args = dict(raw)
+    kind = args.pop("kind", None)
+    api_version = args.pop("apiVersion", None)
+    expected = f"{name}Args"
+    if kind is not None and kind != expected:
+        raise ProfileError([_pair(field.not_supported(f"{path}.kind", kind, [expected]))])
+    if api_version is not None and (not isinstance(api_version, str) or "/" not in api_version):
+        raise ProfileError([_pair(field.invalid(f"{path}.apiVersion", api_version, "must be group/version"))])
+    return args
+
+
+def _pair(error: field.Error) -> tuple[str, str]:
+    return error.field, error.body()
+
+
 def validate_args(name: str, args_model: type[BaseModel] | None, raw: Mapping[str, Any], path: str) -> Any:
     """Validate a plugin's args with its model; raise ProfileError naming plugin and field."""
+    raw = strip_type_meta(name, raw, path)
     if args_model is None:
         if raw:
             raise ProfileError([(path, f"plugin {name!r} takes no args")])
@@ -151,6 +171,13 @@ def build_profile(
             problems.extend(exc.problems)
         except Exception as exc:  # a plugin factory refusing its args is a profile problem, not a crash
             problems.append((args_path, f"plugin {name!r} failed to initialize: {exc}"))
+    # Upstream validates the args of every pluginConfig entry, a disabled plugin's too.
+    for name, (index, raw_args) in args_by_name.items():
+        if name not in needed:
+            try:
+                validate_args(name, getattr(registry[name], "args_model", None), raw_args, f"pluginConfig[{index}].args")
+            except ProfileError as exc:
+                problems.extend(exc.problems)
     if problems:
         raise ProfileError(problems)
 

@@ -18,7 +18,7 @@ All problems of all files are collected and raised together as one :class:`Input
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -170,24 +170,69 @@ def _flatten(source: str, where: str, doc: object, problems: list[Problem], defa
 # -- loading --------------------------------------------------------------------------------
 
 
-def load_files(paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
-    return load_texts(read_sources(paths), home_namespace=home_namespace)
+def load_files(
+    paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE, kinds: Collection[str] | None = None
+) -> Cluster:
+    return load_texts(read_sources(paths), home_namespace=home_namespace, kinds=kinds)
 
 
-def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
-    """Parse, validate and default; raise :class:`InputError` listing every problem."""
+def load_texts(
+    texts: Sequence[tuple[str, str]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+) -> Cluster:
+    """Parse, validate and default; raise :class:`InputError` listing every problem.
+
+    ``kinds`` keeps only objects of those kinds (``validate`` reads SchedulerProfiles and
+    PluginConfigs from a GitOps folder and passes over everything else without a word)."""
     problems: list[Problem] = []
-    raws: list[_Raw] = []
+    documents = parse_texts(texts, problems)
+    return load_objects(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
+
+
+def parse_texts(texts: Sequence[tuple[str, str]], problems: list[Problem]) -> list[tuple[str, str, object]]:
+    """``(source, where, document)`` for every document; unreadable files go to ``problems``."""
+    documents: list[tuple[str, str, object]] = []
     for source, text in texts:
         try:
-            for i, doc in _documents(source, text):
-                raws.extend(_flatten(source, f"document {i}", doc, problems))
+            documents.extend((source, f"document {i}", doc) for i, doc in _documents(source, text))
         except InputError as exc:
             problems.extend(exc.problems)
-    loader = _Loading(home_namespace, problems)
-    loader.run(raws)
+    return documents
+
+
+def load_objects(
+    documents: Sequence[tuple[str, str, object]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+    problems: list[Problem] | None = None,
+) -> Cluster:
+    """:func:`load_texts` for parsed documents ``(source, where, document)``: the admission
+    webhook's entry, where the object comes as JSON in an AdmissionReview."""
+    problems = [] if problems is None else problems
+    cluster = load_valid(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
     if problems:
         raise InputError(problems)
+    return cluster
+
+
+def load_valid(
+    documents: Sequence[tuple[str, str, object]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+    problems: list[Problem],
+) -> Cluster:
+    """The objects that passed; the problems of the others are appended to ``problems``."""
+    raws: list[_Raw] = []
+    for source, where, doc in documents:
+        raws.extend(_flatten(source, where, doc, problems))
+    if kinds is not None:
+        raws = [raw for raw in raws if raw.kind in kinds]
+    loader = _Loading(home_namespace, problems)
+    loader.run(raws)
     return loader.cluster
 
 

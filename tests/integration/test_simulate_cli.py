@@ -100,7 +100,7 @@ def test_same_seed_same_output() -> None:
         pytest.param(
             [{"apiVersion": PROFILE_API, "kind": "SchedulerProfile", "metadata": {"name": "batch", "namespace": HOME},
               "spec": {"plugins": {"score": {"enabled": [{"name": "Foo"}]}}}}],
-            "error: {file}: SchedulerProfile crd-scheduler/batch: plugins.score.enabled[0].name: "
+            "error: {file}: SchedulerProfile crd-scheduler/batch: spec.plugins.score.enabled[0].name: "
             "plugin 'Foo' does not exist",
             id="unknown-plugin",
         ),
