@@ -39,6 +39,7 @@ __all__ = [
     "Problem",
     "UnknownField",
     "load_documents",
+    "normalize",
     "validate",
     "validate_custom_resource",
 ]
@@ -105,7 +106,13 @@ def validate(kind: str, obj: Mapping[str, Any]) -> list[Problem]:
     decoded = decode.check(kind, obj) if info.typed else []
     if decoded:
         return found + decoded
-    return found + (info.rules or _no_rules)(obj)
+    return found + (info.rules or _no_rules)(normalize(kind, obj))
+
+
+def normalize(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object as the API server stores it after decoding (nulls gone); call after
+    :func:`validate` found nothing."""
+    return decode.normalize(kind, obj) if KINDS[kind].typed else dict(obj)
 
 
 def validate_custom_resource(obj: Mapping[str, Any]) -> list[Problem]:

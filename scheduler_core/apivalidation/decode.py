@@ -142,3 +142,41 @@ def _scalar(type_expr: str, value: object) -> str | None:
             return "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
         return None
     return None
+
+
+_ZERO: dict[str, object] = {"string": "", "bytes": "", "time": "", "bool": False, "int32": 0, "int64": 0,
+                            "float64": 0, "quantity": "0", "intorstring": 0}  # fmt: skip
+
+
+def normalize(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object as Go decodes it (after :func:`check` passed): a null field is absent, a null
+    list item or map value is its type's zero value, so no reader meets a None it did not
+    expect (``requests: {cpu: null}`` is a zero quantity, as upstream)."""
+    value = _normalize(_schema()["kinds"][kind]["type"], obj)
+    assert isinstance(value, dict)
+    return value
+
+
+def _normalize(type_expr: str, value: object) -> object:
+    if type_expr == "any" or value is None:
+        return value
+    if type_expr.startswith("[]"):
+        assert isinstance(value, list)
+        return [_normalize(type_expr[2:], item) if item is not None else _zero(type_expr[2:]) for item in value]
+    if type_expr.startswith("map["):
+        assert isinstance(value, Mapping)
+        inner = type_expr[4:-1]
+        return {k: _normalize(inner, v) if v is not None else _zero(inner) for k, v in value.items()}
+    if type_expr in _ZERO:
+        return value
+    assert isinstance(value, Mapping)
+    fields = _schema()["types"][type_expr]
+    return {k: _normalize(fields[k], v) for k, v in value.items() if v is not None}
+
+
+def _zero(type_expr: str) -> object:
+    if type_expr.startswith("[]"):
+        return []
+    if type_expr.startswith("map[") or type_expr not in _ZERO:
+        return {} if type_expr != "any" else None
+    return _ZERO[type_expr]

@@ -33,6 +33,17 @@ MAX_DOCUMENT_BYTES = 8 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_NODES = 500_000
 MAX_NUMBER_CHARS = 64
+MAX_TOTAL_BYTES = 32 * 1024 * 1024  # all files of one command
+MAX_TOTAL_NODES = 1_000_000
+
+
+@dataclass(slots=True)
+class Budget:
+    """What is left for the files still to read in one command (a hundred 8 MiB files would
+    each pass the per-file limits)."""
+
+    bytes: int = MAX_TOTAL_BYTES
+    nodes: int = MAX_TOTAL_NODES
 
 
 class LimitError(ValueError):
@@ -57,14 +68,22 @@ class _Frame:
     size: int = 1
 
 
-def load_documents(text: str, *, json_only: bool = False) -> Iterator[object]:
+def load_documents(text: str, *, json_only: bool = False, budget: Budget | None = None) -> Iterator[object]:
     """The documents of a YAML (or JSON, a subset of YAML) text, checked against the limits.
 
-    ``json_only`` parses with :mod:`json` (a ``.json`` file) after the same checks."""
+    ``json_only`` parses with :mod:`json` (a ``.json`` file) after the same checks; a
+    ``budget`` shared by the files of one command bounds them together."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise LimitError(f"file is larger than {MAX_DOCUMENT_BYTES} bytes")
+    budget = budget if budget is not None else Budget()
+    budget.bytes -= len(text)
+    if budget.bytes < 0:
+        raise LimitError(f"the files together are larger than {MAX_TOTAL_BYTES} bytes")
+    nodes = _measure_json(text) if json_only else _measure_yaml(text)
+    budget.nodes -= nodes
+    if budget.nodes < 0:
+        raise LimitError(f"the files together hold more than {MAX_TOTAL_NODES} values")
     if json_only:
-        _measure_json(text)
         try:
             yield json.loads(text)
         except (json.JSONDecodeError, RecursionError, ValueError) as exc:
@@ -72,7 +91,6 @@ def load_documents(text: str, *, json_only: bool = False) -> Iterator[object]:
                 raise LimitError(f"line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
             raise LimitError("invalid JSON") from None
         return
-    _measure_yaml(text)
     try:
         yield from yaml.load_all(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -81,7 +99,7 @@ def load_documents(text: str, *, json_only: bool = False) -> Iterator[object]:
         raise LimitError(f"invalid YAML: {type(exc).__name__}") from None
 
 
-def _measure_json(text: str) -> None:
+def _measure_json(text: str) -> int:
     depth = nodes = 0
     for match in _JSON_TOKENS.finditer(text):
         token = match.group()
@@ -98,6 +116,7 @@ def _measure_json(text: str) -> None:
             raise LimitError(f"{_at(text, match.start())}number is longer than {MAX_NUMBER_CHARS} characters")
         if nodes > MAX_NODES:
             raise LimitError(f"more than {MAX_NODES} values in one file")
+    return nodes
 
 
 def _at(text: str, offset: int) -> str:
@@ -105,7 +124,7 @@ def _at(text: str, offset: int) -> str:
     return f"line {line}: "
 
 
-def _measure_yaml(text: str) -> None:
+def _measure_yaml(text: str) -> int:
     """Depth, expanded size and number lengths from the event stream; nothing is built."""
     anchors: dict[str, int] = {}
     stack: list[_Frame] = []
@@ -145,6 +164,7 @@ def _measure_yaml(text: str) -> None:
                 )
     except yaml.YAMLError as exc:
         raise LimitError(_yaml_message(exc)) from None
+    return total
 
 
 def _line(event: Any) -> str:

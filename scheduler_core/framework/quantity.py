@@ -62,7 +62,7 @@ def parse_quantity(text: str | int | float) -> Fraction:
             f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
         )
     sign, number, suffix = match.groups()
-    value = Fraction(number if not number.endswith(".") else number[:-1] or "0")
+    value = _number(number)
     if suffix in _BINARY:
         value *= _BINARY[suffix]
     elif suffix in _DECIMAL:
@@ -83,6 +83,18 @@ def parse_quantity(text: str | int | float) -> Fraction:
     elif value > MAX_INT64 and (suffix in _BINARY or value > 10**_MAX_EXPONENT):
         value = Fraction(MAX_INT64)
     return -value if sign == "-" else value
+
+
+def _number(number: str) -> Fraction:
+    """The digits as a Fraction, bounded: past 40 integer digits every value is over int64
+    (capped by the caller), and fraction digits past 40 only round up."""
+    whole, _, frac = number.partition(".")
+    whole = whole.lstrip("0")
+    if len(whole) > _MAX_EXPONENT:
+        return Fraction(10**_MAX_EXPONENT + 1)
+    if len(frac) > _MAX_EXPONENT:
+        frac = frac[:_MAX_EXPONENT] + ("1" if frac[_MAX_EXPONENT:].strip("0") else "")
+    return Fraction(f"{whole or '0'}.{frac or '0'}")
 
 
 def _ceil(value: Fraction) -> int:

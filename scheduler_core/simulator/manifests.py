@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from scheduler_core import apivalidation
-from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES
+from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES, MAX_TOTAL_BYTES, Budget
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema_check
 from scheduler_core.framework import NodeInfo, PodInfo
 from scheduler_core.profiles import ProfileKey
@@ -111,16 +111,22 @@ def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
     """(source name, text) for each file; a directory gives its manifest files, "-" stdin."""
     texts: list[tuple[str, str]] = []
     problems: list[Problem] = []
+    total = 0
     for name in paths:
         if name == "-":
-            texts.append(("-", sys.stdin.read()))
+            texts.append(("-", sys.stdin.read(MAX_TOTAL_BYTES + 1)))
             continue
         path = Path(name)
         files = sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
         for file in files:
             try:
-                if file.stat().st_size > MAX_DOCUMENT_BYTES:
-                    problems.append(Problem(str(file), "", "", f"file is larger than {MAX_DOCUMENT_BYTES} bytes"))
+                size = file.stat().st_size
+                total += size
+                if size > MAX_DOCUMENT_BYTES or total > MAX_TOTAL_BYTES:
+                    limit = f"file is larger than {MAX_DOCUMENT_BYTES} bytes" if size > MAX_DOCUMENT_BYTES else (
+                        f"the files together are larger than {MAX_TOTAL_BYTES} bytes"
+                    )
+                    problems.append(Problem(str(file), "", "", limit))
                     continue
                 texts.append((str(file), file.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as exc:
@@ -131,10 +137,11 @@ def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
     return texts
 
 
-def _documents(source: str, text: str) -> Iterator[tuple[int, object]]:
+def _documents(source: str, text: str, budget: Budget) -> Iterator[tuple[int, object]]:
     """Documents within the hostile-input limits (:mod:`scheduler_core.apivalidation.limits`)."""
     try:
-        yield from enumerate(apivalidation.load_documents(text, json_only=source.endswith(".json")), start=1)
+        documents = apivalidation.load_documents(text, json_only=source.endswith(".json"), budget=budget)
+        yield from enumerate(documents, start=1)
     except apivalidation.LimitError as exc:
         raise InputError([Problem(source, "", "", str(exc))]) from None
 
@@ -194,9 +201,10 @@ def load_texts(
 def parse_texts(texts: Sequence[tuple[str, str]], problems: list[Problem]) -> list[tuple[str, str, object]]:
     """``(source, where, document)`` for every document; unreadable files go to ``problems``."""
     documents: list[tuple[str, str, object]] = []
+    budget = Budget()
     for source, text in texts:
         try:
-            documents.extend((source, f"document {i}", doc) for i, doc in _documents(source, text))
+            documents.extend((source, f"document {i}", doc) for i, doc in _documents(source, text, budget))
         except InputError as exc:
             problems.extend(exc.problems)
     return documents
@@ -287,6 +295,8 @@ class _Loading:
             found = schema_check.check(raw.kind, raw.obj)
         else:
             found = apivalidation.validate(raw.kind, raw.obj)
+            if not found:
+                raw.obj = apivalidation.normalize(raw.kind, raw.obj)
         return self._report(raw, raw.what(self.home), [(p.field, p.body()) for p in found])
 
     def _unique(self, raw: _Raw, what: str) -> bool:
