@@ -80,7 +80,9 @@ def qualified_name(value: str) -> list[str]:
             errs.extend("prefix part " + msg for msg in dns1123_subdomain(prefix))
     else:
         example = regex_error(_LABEL_KEY_ERR, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-        return [f"a valid label key {example} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"]
+        return [
+            f"a valid label key {example} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
     if not name:
         errs.append("name part must be non-empty")
     elif _too_long(name, 63):

@@ -24,7 +24,13 @@ from scheduler_core.framework import QuantityError, field, parse_quantity
 
 _SCHEMA_FILE = Path(__file__).with_name("schema.json")
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-_TYPE_WORDS = {"string": "a string", "bool": "a boolean", "float64": "a number", "bytes": "a string", "time": "a string"}
+_TYPE_WORDS = {
+    "string": "a string",
+    "bool": "a boolean",
+    "float64": "a number",
+    "bytes": "a string",
+    "time": "a string",
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,9 +159,8 @@ def _measure_yaml(text: str) -> int:
             else:
                 total += size
             if total > MAX_NODES or (stack and stack[-1].size > MAX_NODES):
-                raise LimitError(
-                    f"{_line(event)}more than {MAX_NODES} values in one file (YAML aliases count as the copies they make)"
-                )
+                aliases = "YAML aliases count as the copies they make"
+                raise LimitError(f"{_line(event)}more than {MAX_NODES} values in one file ({aliases})")
     except yaml.YAMLError as exc:
         raise LimitError(_yaml_message(exc)) from None
     return total

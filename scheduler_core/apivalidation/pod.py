@@ -91,7 +91,9 @@ def node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool) -> E
                 errs.append(field.required(vpath, "must be specified when `operator` is 'In' or 'NotIn'"))
         elif operator in ("Exists", "DoesNotExist"):
             if values:
-                errs.append(field.forbidden(vpath, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+                errs.append(
+                    field.forbidden(vpath, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+                )
         elif operator in ("Gt", "Lt"):
             if len(values) != 1:
                 errs.append(field.required(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
@@ -112,7 +114,9 @@ def node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool) -> E
         else:
             errs.append(field.invalid(field.child(rpath, "operator"), operator, "not a valid selector operator"))
         if req.get("key") != "metadata.name":
-            errs.append(field.invalid(field.child(rpath, "key"), req.get("key") or "", "not a valid field selector key"))
+            errs.append(
+                field.invalid(field.child(rpath, "key"), req.get("key") or "", "not a valid field selector key")
+            )
         else:
             for k, value in enumerate(values):
                 vpath = field.index(field.child(rpath, "values"), k)
@@ -139,7 +143,9 @@ def _affinity(affinity: Obj | None, path: str) -> Errors:
         pref = pref or {}
         weight = pref.get("weight") or 0
         if not 1 <= weight <= 100:
-            errs.append(field.invalid(field.child(field.index(ppath, i), "weight"), weight, "must be in the range 1-100"))
+            errs.append(
+                field.invalid(field.child(field.index(ppath, i), "weight"), weight, "must be in the range 1-100")
+            )
         errs += node_selector_term(
             pref.get("preference") or {}, field.child(field.index(ppath, i), "preference"), allow_invalid_values=True
         )
@@ -249,7 +255,9 @@ def _gates(spec: Obj, path: str) -> Errors:
             errs.append(field.duplicate(field.index(gpath, i), name))
         seen.add(name)
     if spec.get("nodeName") and gates:
-        errs.append(field.forbidden(field.child(path, "nodeName"), "cannot be set until all schedulingGates have been cleared"))
+        errs.append(
+            field.forbidden(field.child(path, "nodeName"), "cannot be set until all schedulingGates have been cleared")
+        )
     return errs
 
 

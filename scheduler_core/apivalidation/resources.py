@@ -54,14 +54,16 @@ def quantity_value(name: str, raw: object, amount: Fraction, path: str) -> Error
     return []
 
 
-def resource_list(values: Mapping[str, object] | None, path: str, *, container: bool) -> tuple[Errors, dict[str, Fraction]]:
+def resource_list(
+    values: Mapping[str, object] | None, path: str, *, container: bool
+) -> tuple[Errors, dict[str, Fraction]]:
     errs: Errors = []
     parsed: dict[str, Fraction] = {}
     for name, raw in (values or {}).items():
         kpath = field.key(path, name)
         if container:
             errs += container_resource_name(name, kpath)
-        amount = parse_quantity(raw)  # type: ignore[arg-type]  # decode checked it parses
+        amount = parse_quantity(raw)  # decode checked that it parses
         found = quantity_value(name, raw, amount, kpath)
         errs += found
         if not found:

@@ -57,7 +57,7 @@ def _type_name(value: object) -> str:
 def _check(schema: Mapping[str, Any], value: object, path: str, found: list[Problem]) -> None:
     if value is None:
         if not schema.get("nullable"):
-            found.append(field.invalid(path, "null", f"{path} in body must be of type {schema.get('type')}: \"null\""))
+            found.append(field.invalid(path, "null", f'{path} in body must be of type {schema.get("type")}: "null"'))
         return
     expected = schema.get("type")
     actual = _type_name(value)

@@ -198,7 +198,9 @@ def _json(value: object, parts: list[str], budget: list[int]) -> bool:
         if not _emit(parts, budget, "{"):
             return False
         for i, k in enumerate(sorted(value, key=str)):
-            if (i and not _emit(parts, budget, ",")) or not _emit(parts, budget, go_quote(str(k)[: budget[0] + 1]) + ":"):
+            if (i and not _emit(parts, budget, ",")) or not _emit(
+                parts, budget, go_quote(str(k)[: budget[0] + 1]) + ":"
+            ):
                 return False
             if not _json(value[k], parts, budget):
                 return False

@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from scheduler_core.config import PluginRef, Plugins, PluginSet, SchedulerProfileSpec
-from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin, field
+from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin
+from scheduler_core.framework import field as field_errors
 
 # (field in Plugins, camelCase field, method that marks a plugin as serving the point)
 EXTENSION_POINTS: tuple[tuple[str, str, str], ...] = (
@@ -107,13 +108,13 @@ def strip_type_meta(name: str, raw: Mapping[str, Any], path: str) -> dict[str, A
     api_version = args.pop("apiVersion", None)
     expected = f"{name}Args"
     if kind is not None and kind != expected:
-        raise ProfileError([_pair(field.not_supported(f"{path}.kind", kind, [expected]))])
+        raise ProfileError([_pair(field_errors.not_supported(f"{path}.kind", kind, [expected]))])
     if api_version is not None and (not isinstance(api_version, str) or "/" not in api_version):
-        raise ProfileError([_pair(field.invalid(f"{path}.apiVersion", api_version, "must be group/version"))])
+        raise ProfileError([_pair(field_errors.invalid(f"{path}.apiVersion", api_version, "must be group/version"))])
     return args
 
 
-def _pair(error: field.Error) -> tuple[str, str]:
+def _pair(error: field_errors.Error) -> tuple[str, str]:
     return error.field, error.body()
 
 
@@ -175,7 +176,8 @@ def build_profile(
     for name, (index, raw_args) in args_by_name.items():
         if name not in needed:
             try:
-                validate_args(name, getattr(registry[name], "args_model", None), raw_args, f"pluginConfig[{index}].args")
+                args_model = getattr(registry[name], "args_model", None)
+                validate_args(name, args_model, raw_args, f"pluginConfig[{index}].args")
             except ProfileError as exc:
                 problems.extend(exc.problems)
     if problems:

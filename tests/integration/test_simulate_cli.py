@@ -107,7 +107,8 @@ def test_same_seed_same_output() -> None:
         pytest.param(
             [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}],
-            "error: {file}: Pod default/web: spec.containers[0].resources.requests[cpu]: Invalid value: \"lots\": quantities must match",
+            "error: {file}: Pod default/web: spec.containers[0].resources.requests[cpu]: "
+            'Invalid value: "lots": quantities must match',
             id="bad-quantity",
         ),
         pytest.param(

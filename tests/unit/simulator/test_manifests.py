@@ -213,7 +213,8 @@ def test_profiles_and_plugin_configs_are_parsed_with_the_config_models() -> None
 # -- problems --------------------------------------------------------------------------------
 
 _QUANTITY = (
-    "Invalid value: \"lots\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    'Invalid value: "lots": '
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 )
 
 
@@ -295,7 +296,8 @@ _QUANTITY = (
             id="no-name",
         ),
         pytest.param(
-            [{"apiVersion": "v1", "kind": "List", "items": [node("n1"), {"apiVersion": "v1", "kind": "Node", "metadata": {}}]}],
+            [{"apiVersion": "v1", "kind": "List",
+              "items": [node("n1"), {"apiVersion": "v1", "kind": "Node", "metadata": {}}]}],
             ["in.yaml: Node (document 1, item 2): metadata.name: Required value: name or generateName is required"],
             id="no-name-in-list",
         ),
@@ -317,7 +319,8 @@ _QUANTITY = (
         ),
         pytest.param(
             [profile("batch", plugins={"score": {"enabeld": []}})],
-            ['in.yaml: SchedulerProfile crd-scheduler/batch: strict decoding error: unknown field "spec.plugins.score.enabeld"'],
+            ["in.yaml: SchedulerProfile crd-scheduler/batch: "
+             'strict decoding error: unknown field "spec.plugins.score.enabeld"'],
             id="profile-unknown-field",
         ),
         pytest.param(
@@ -328,7 +331,8 @@ _QUANTITY = (
         ),
         pytest.param(
             [plugin_config("pc", "", {})],
-            ['in.yaml: PluginConfig crd-scheduler/pc: spec.plugin: Invalid value: "": spec.plugin in body should be at least 1 chars long'],
+            ['in.yaml: PluginConfig crd-scheduler/pc: spec.plugin: Invalid value: "": '
+             "spec.plugin in body should be at least 1 chars long"],
             id="plugin-config-without-plugin",
         ),
     ],

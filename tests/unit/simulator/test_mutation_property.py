@@ -35,9 +35,10 @@ SCALARS = st.one_of(
     st.sampled_from(["app=web", "70Mi", "16Ei", "1e400", "-1", "yes", "In", "Exists", "", "NoSchedule", "*"]),
 )
 VALUES = st.recursive(
-    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
     max_leaves=6,
-)  # fmt: skip
+)
 
 
 def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

@@ -283,7 +283,8 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
         ),
         pytest.param(
             [profile("batch", pluginConfig=[{"name": "NodeResourcesFit", "args": {"scoringStrategy": WRONG}}])],
-            ["in.yaml: SchedulerProfile crd-scheduler/batch: spec.pluginConfig[0].args: plugin 'NodeResourcesFit': Value "
+            ["in.yaml: SchedulerProfile crd-scheduler/batch: spec.pluginConfig[0].args: "
+             "plugin 'NodeResourcesFit': Value "
              'error, scoringStrategy.type: Unsupported value: "Wrong": supported values: "LeastAllocated", '
              '"MostAllocated", "RequestedToCapacityRatio"'],
             id="bad-args-in-profile",

@@ -106,7 +106,8 @@ def test_missing_claim_and_rwop_conflict() -> None:
 
 def test_csi_attach_limits() -> None:
     def csi_pv(i: int) -> dict[str, Any]:
-        return pv(f"pv{i}", "", capacity="1Gi", phase="Bound", access_modes=["ReadWriteOnce"], csi={"driver": "d.csi", "volumeHandle": f"h{i}"})
+        csi = {"driver": "d.csi", "volumeHandle": f"h{i}"}
+        return pv(f"pv{i}", "", capacity="1Gi", phase="Bound", access_modes=["ReadWriteOnce"], csi=csi)
 
     sim = run(
         node("n1"),
