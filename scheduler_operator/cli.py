@@ -19,7 +19,7 @@ from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_fi
 from scheduler_core.simulator import simulate as run_simulation
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
-from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, default_identity
+from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, WebhookOptions, default_identity
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
 HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
@@ -110,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-in-flight", type=int, default=DEFAULT_CRITICAL_LIMIT, metavar="N",
         help=f"API requests in flight for binding, and again for reports ({DEFAULT_CRITICAL_LIMIT})",
     )  # fmt: skip
+    hook = run.add_argument_group("admission webhook (off unless --webhook-port is given)")
+    hook.add_argument("--webhook-port", type=int, default=None, metavar="PORT", help="serve the webhook on this port")
+    hook.add_argument("--webhook-addr", default="0.0.0.0", metavar="ADDR", help="listen address (0.0.0.0)")
+    hook.add_argument("--webhook-cert", metavar="FILE", help="TLS certificate (PEM), e.g. cert-manager's tls.crt")
+    hook.add_argument("--webhook-key", metavar="FILE", help="its private key (PEM)")
+    hook.add_argument(
+        "--webhook-managed", metavar="NAME", default=None,
+        help="let Kopf create and keep the ValidatingWebhookConfiguration NAME (needs RBAC for it)",
+    )  # fmt: skip
     run.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
     run.set_defaults(handler=_run)
     return parser
@@ -159,7 +168,16 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    webhook = None
+    if args.webhook_port is not None:
+        if not args.webhook_cert or not args.webhook_key:
+            print("error: --webhook-port needs --webhook-cert and --webhook-key", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        webhook = WebhookOptions(
+            args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
+        )
     options = Options(
+        webhook=webhook,
         home_namespace=args.home_namespace,
         lease_name=args.lease_name,
         identity=args.identity or default_identity(),
