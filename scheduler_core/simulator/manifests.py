@@ -107,10 +107,12 @@ class _Raw:
 # -- reading --------------------------------------------------------------------------------
 
 
-def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(source name, text) for each file; a directory gives its manifest files, "-" stdin."""
+def read_sources(paths: Sequence[str], problems: list[Problem] | None = None) -> list[tuple[str, str]]:
+    """(source name, text) for each file; a directory gives its manifest files (recursively),
+    "-" stdin. Unreadable files raise :class:`InputError`, or go to ``problems`` if given."""
     texts: list[tuple[str, str]] = []
-    problems: list[Problem] = []
+    collect = problems is not None
+    problems = problems if problems is not None else []
     total = 0
     for name in paths:
         if name == "-":
@@ -132,7 +134,7 @@ def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
             except (OSError, UnicodeDecodeError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 problems.append(Problem(str(file), "", "", reason))
-    if problems:
+    if problems and not collect:
         raise InputError(problems)
     return texts
 

@@ -36,10 +36,7 @@ def validate_files(
     """The profiles and plugin configs that read well, and every problem (empty when all are
     valid): the ones that read well are built even when others did not."""
     problems: list[Problem] = []
-    try:
-        texts = read_sources(paths)
-    except InputError as exc:
-        return Cluster(), exc.problems
+    texts = read_sources(paths, problems)
     documents = parse_texts(texts, problems)
     cluster = load_valid(documents, home_namespace=home_namespace, kinds=KINDS, problems=problems)
     return cluster, problems + check(cluster, home_namespace=home_namespace, registry=registry)

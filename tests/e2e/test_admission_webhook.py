@@ -134,7 +134,8 @@ def test_invalid_plugin_config_is_refused_and_valid_objects_are_admitted(env: En
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs",
         "scoringStrategy": {"type": "MostAllocated"}}}])  # fmt: skip
     env.custom.create(env.home, good)
-    env.custom.create(env.home, plugin_config("fit", "NodeResourcesFit", {"scoringStrategy": {"type": "LeastAllocated"}}))
+    least = {"scoringStrategy": {"type": "LeastAllocated"}}
+    env.custom.create(env.home, plugin_config("fit", "NodeResourcesFit", least))
     status = env.custom.wait_status(
         PROFILE_PLURAL, env.home, "good", lambda s: condition_of(s, "Valid").get("status") == "True"
     )
