@@ -14,6 +14,7 @@ Every problem is reported with the field path it comes from, e.g.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -84,6 +85,16 @@ def merge_with_defaults(default_multi_point: PluginSet, plugins: Plugins) -> Plu
     return merged
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = field_errors.MAX_VALUE_CHARS
+_REPR.maxlong = 64
+
+
+def short_repr(value: object) -> str:
+    """``repr`` cut short: a message never embeds a whole hostile value."""
+    return _REPR.repr(value)
+
+
 def format_validation_error(prefix: str, error: ValidationError) -> list[tuple[str, str]]:
     problems = []
     for item in error.errors():
@@ -92,7 +103,7 @@ def format_validation_error(prefix: str, error: ValidationError) -> list[tuple[s
         got = item.get("input")
         detail = item["msg"]
         if item["type"] not in ("missing", "extra_forbidden") and not isinstance(got, dict):
-            detail = f"{detail} (got {got!r})"
+            detail = f"{detail} (got {short_repr(got)})"
         elif item["type"] == "extra_forbidden":
             detail = "unknown field"
         problems.append((path, detail))

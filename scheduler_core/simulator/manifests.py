@@ -30,6 +30,7 @@ from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES, MAX_TOTAL_BY
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema_check
 from scheduler_core.framework import NodeInfo, PodInfo
 from scheduler_core.profiles import ProfileKey
+from scheduler_core.runtime.build import short_repr
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClasses, default_node, default_pod
 from scheduler_core.simulator.errors import InputError, Problem
 
@@ -390,7 +391,7 @@ def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: st
             path = field_path(prefix, error["loc"])
             reason = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
             if error["type"] not in ("missing", "extra_forbidden") and not isinstance(error.get("input"), Mapping):
-                reason = f"{reason} (got {error.get('input')!r})"
+                reason = f"{reason} (got {short_repr(error.get('input'))})"
             loading.problems.append(Problem(raw.source, what, path, reason))
         return None
 

@@ -70,3 +70,13 @@ def test_unreadable_and_missing_files_are_problems(tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     assert f"{tmp_path / 'bad.yaml'}: line 2, column 1: " in out
     assert "No such file or directory" in out
+
+
+def test_a_huge_bad_value_never_grows_the_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    huge = {**BAD_CONFIG, "spec": {"plugin": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "x" * 10**6}}}}
+    _write(tmp_path / "x.yaml", huge, {**GOOD, "spec": {"schedulerName": ["y" * 10**6]}})
+    assert main(["validate", "-f", str(tmp_path)]) == 2
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert all(len(line) < 3000 for line in lines)
+    assert any("(truncated)" in line for line in lines)
