@@ -31,7 +31,7 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import events as ev
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import kube
+from scheduler_operator import admission, kube
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.handlers import build_registry
@@ -267,9 +267,18 @@ async def run(options: Options) -> None:
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
     try:
+        registry = build_registry(operator)
+        settings = kopf_settings()
+        if options.webhook is not None:
+            admission.register(
+                registry, plugins=operator.reconciler.registry, home_namespace=options.home_namespace,
+                configs=lambda namespace: list(operator.reconciler.configs.get(namespace, {}).values()),
+            )  # fmt: skip
+            settings.admission.server = admission.server(options.webhook)
+            settings.admission.managed = options.webhook.managed
         await kopf.operator(
-            registry=build_registry(operator),
-            settings=kopf_settings(),
+            registry=registry,
+            settings=settings,
             clusterwide=True,
             standalone=True,
             liveness_endpoint=options.liveness or None,

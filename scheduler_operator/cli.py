@@ -1,6 +1,7 @@
 """The ``crd-scheduler`` command line: a few verbs, each obvious.
 
-``simulate`` reads manifests and runs the scheduler over an in-memory cluster; ``run`` starts
+``simulate`` reads manifests and runs the scheduler over an in-memory cluster; ``validate``
+checks SchedulerProfiles and PluginConfigs with the operator's rules; ``run`` starts
 the operator (``scheduler_operator.app``). Exit codes: 0 done (a pod that does not fit is a result, not a failure),
 2 bad input or usage (with one ``error: file: Kind ns/name: field: reason`` line per problem
 on stderr, never a traceback), 3 not available in this build.
@@ -16,8 +17,9 @@ from collections.abc import Sequence
 
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_files, render_json, render_table
 from scheduler_core.simulator import simulate as run_simulation
+from scheduler_core.simulator.validate import validate_files
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
-from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, default_identity
+from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, WebhookOptions, default_identity
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
 HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
@@ -56,6 +58,27 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sim.set_defaults(handler=_simulate)
 
+    check = verbs.add_parser(
+        "validate",
+        help="check SchedulerProfiles and PluginConfigs with the operator's rules, offline (for GitOps CI)",
+        description="Read SchedulerProfiles and PluginConfigs from files or directories (recursively; other "
+        "kinds are passed over) and check them as the API server and the operator would. Exit 0 when all are "
+        "valid, 2 with one line per problem otherwise.",
+    )
+    check.add_argument(
+        "-f", "--filename", action="append", required=True, metavar="PATH",
+        help="manifest file (YAML or JSON), directory (searched recursively), or - for stdin; repeatable",
+    )  # fmt: skip
+    check.add_argument(
+        "-o", "--output", choices=("text", "github"), default="text",
+        help="text (one line per problem) or github (workflow annotations for pull requests)",
+    )  # fmt: skip
+    check.add_argument(
+        "--home-namespace", default=DEFAULT_HOME_NAMESPACE, metavar="NS",
+        help=f"the operator's home namespace; objects without a namespace go there ({DEFAULT_HOME_NAMESPACE})",
+    )  # fmt: skip
+    check.set_defaults(handler=_validate)
+
     run = verbs.add_parser(
         "run",
         help="run the operator: watch SchedulerProfiles, PluginConfigs, nodes and pods; schedule while leading",
@@ -87,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-in-flight", type=int, default=DEFAULT_CRITICAL_LIMIT, metavar="N",
         help=f"API requests in flight for binding, and again for reports ({DEFAULT_CRITICAL_LIMIT})",
     )  # fmt: skip
+    hook = run.add_argument_group("admission webhook (off unless --webhook-port is given)")
+    hook.add_argument("--webhook-port", type=int, default=None, metavar="PORT", help="serve the webhook on this port")
+    hook.add_argument("--webhook-addr", default="0.0.0.0", metavar="ADDR", help="listen address (0.0.0.0)")
+    hook.add_argument("--webhook-cert", metavar="FILE", help="TLS certificate (PEM), e.g. cert-manager's tls.crt")
+    hook.add_argument("--webhook-key", metavar="FILE", help="its private key (PEM)")
+    hook.add_argument(
+        "--webhook-managed", metavar="NAME", default=None,
+        help="let Kopf create and keep the ValidatingWebhookConfiguration NAME (needs RBAC for it)",
+    )  # fmt: skip
     run.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
     run.set_defaults(handler=_run)
     return parser
@@ -110,6 +142,19 @@ def _simulate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _validate(args: argparse.Namespace) -> int:
+    from scheduler_operator import annotations
+
+    cluster, problems = validate_files(args.filename, home_namespace=args.home_namespace)
+    for problem in problems:
+        print(annotations.github(problem) if args.output == "github" else str(problem), flush=True)
+    if problems:
+        return EXIT_BAD_INPUT
+    found = f"{len(cluster.profiles)} SchedulerProfile(s), {len(cluster.plugin_configs)} PluginConfig(s)"
+    print(f"{found}: valid", file=sys.stderr)
+    return EXIT_OK
+
+
 def _run(args: argparse.Namespace) -> int:
     import asyncio
 
@@ -123,7 +168,16 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    webhook = None
+    if args.webhook_port is not None:
+        if not args.webhook_cert or not args.webhook_key:
+            print("error: --webhook-port needs --webhook-cert and --webhook-key", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        webhook = WebhookOptions(
+            args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
+        )
     options = Options(
+        webhook=webhook,
         home_namespace=args.home_namespace,
         lease_name=args.lease_name,
         identity=args.identity or default_identity(),

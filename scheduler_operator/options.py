@@ -42,6 +42,18 @@ def default_identity() -> str:
 
 
 @dataclass(frozen=True)
+class WebhookOptions:
+    """Where the admission webhook listens (``scheduler_operator.admission``), and its TLS pair."""
+
+    port: int
+    certfile: str
+    keyfile: str
+    addr: str = "0.0.0.0"
+    host: str | None = None
+    managed: str | None = None  # a ValidatingWebhookConfiguration Kopf keeps up to date itself
+
+
+@dataclass(frozen=True)
 class Options:
     home_namespace: str = DEFAULT_HOME_NAMESPACE
     lease_name: str = DEFAULT_LEASE_NAME
@@ -51,3 +63,4 @@ class Options:
     critical_limit: int = DEFAULT_CRITICAL_LIMIT
     reports_limit: int = DEFAULT_REPORTS_LIMIT
     resync_period: float = RESYNC_PERIOD
+    webhook: WebhookOptions | None = None

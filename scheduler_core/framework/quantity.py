@@ -5,6 +5,12 @@ A quantity is ``<signedNumber><suffix>`` where the suffix is a binary SI suffix
 (e3, E-2). Values are kept as exact fractions; ``milli_value`` and ``value`` round up
 as ``Quantity.MilliValue``/``Quantity.Value`` do (``ScaledValue`` rounds away from zero
 toward +inf for positives).
+
+Bounds, as ``ParseQuantity`` (``quantity.go``) has them: a non-zero value below 1n is rounded
+up to 1n; a binary-suffixed value over int64 is capped at ``2^63-1``; the exponent is parsed
+as int64 and used as int32. A decimal value past int64 (``1e400``) is capped too: upstream
+keeps it exact, and its ``Value()`` then wraps around; capping keeps node columns in int64 and
+never computes ``10**2147483647``.
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ _DECIMAL = {
 # Upstream grammar: <sign><digits>[.<digits>] or <sign>.<digits>, then the suffix.
 _NUMBER = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(.*)$")
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
+MAX_INT64 = 2**63 - 1
+_NANO = Fraction(1, 10**9)
+_MAX_EXPONENT = 40  # past 10**40 every non-zero value is over int64: capped without computing
 
 
 class QuantityError(ValueError):
@@ -53,21 +62,44 @@ def parse_quantity(text: str | int | float) -> Fraction:
             f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$', got {text!r}"
         )
     sign, number, suffix = match.groups()
-    value = Fraction(number if not number.endswith(".") else number[:-1] or "0")
+    value = _number(number)
     if suffix in _BINARY:
         value *= _BINARY[suffix]
     elif suffix in _DECIMAL:
         value *= _DECIMAL[suffix]
     else:
         exp = _EXPONENT.match(suffix)
-        if not exp:
+        if not exp or len(exp.group(1)) > 20 or not -(2**63) <= int(exp.group(1)) < 2**63:
             raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
-        value *= Fraction(10) ** int(exp.group(1))
+        exponent = (int(exp.group(1)) + 2**31) % 2**32 - 2**31  # Go's int32(parsed)
+        if value and exponent > _MAX_EXPONENT:
+            value = Fraction(MAX_INT64)
+        elif value and exponent < -_MAX_EXPONENT:
+            value = _NANO
+        else:
+            value *= Fraction(10) ** exponent
+    if value and value < _NANO:
+        value = _NANO
+    elif value > MAX_INT64 and (suffix in _BINARY or value > 10**_MAX_EXPONENT):
+        value = Fraction(MAX_INT64)
     return -value if sign == "-" else value
 
 
+def _number(number: str) -> Fraction:
+    """The digits as a Fraction, bounded: past 40 integer digits every value is over int64
+    (capped by the caller), and fraction digits past 40 only round up."""
+    whole, _, frac = number.partition(".")
+    whole = whole.lstrip("0")
+    if len(whole) > _MAX_EXPONENT:
+        return Fraction(10**_MAX_EXPONENT + 1)
+    if len(frac) > _MAX_EXPONENT:
+        frac = frac[:_MAX_EXPONENT] + ("1" if frac[_MAX_EXPONENT:].strip("0") else "")
+    return Fraction(f"{whole or '0'}.{frac or '0'}")
+
+
 def _ceil(value: Fraction) -> int:
-    return math.ceil(value)
+    """Rounded up, within int64 (a decimal quantity past int64 is capped, see above)."""
+    return max(-MAX_INT64 - 1, min(MAX_INT64, math.ceil(value)))
 
 
 def milli_value(text: str | int | float) -> int:

@@ -14,6 +14,7 @@ Every problem is reported with the field path it comes from, e.g.
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from scheduler_core.config import PluginRef, Plugins, PluginSet, SchedulerProfileSpec
 from scheduler_core.framework import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Handle, Plugin
+from scheduler_core.framework import field as field_errors
 from scheduler_core.framework.extension_points import EXTENSION_POINTS, plugin_problems
 
 
@@ -68,6 +70,16 @@ def merge_with_defaults(default_multi_point: PluginSet, plugins: Plugins) -> Plu
     return merged
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = field_errors.MAX_VALUE_CHARS
+_REPR.maxlong = 64
+
+
+def short_repr(value: object) -> str:
+    """``repr`` cut short: a message never embeds a whole hostile value."""
+    return _REPR.repr(value)
+
+
 def format_validation_error(prefix: str, error: ValidationError) -> list[tuple[str, str]]:
     problems = []
     for item in error.errors():
@@ -76,15 +88,35 @@ def format_validation_error(prefix: str, error: ValidationError) -> list[tuple[s
         got = item.get("input")
         detail = item["msg"]
         if item["type"] not in ("missing", "extra_forbidden") and not isinstance(got, dict):
-            detail = f"{detail} (got {got!r})"
+            detail = f"{detail} (got {short_repr(got)})"
         elif item["type"] == "extra_forbidden":
             detail = "unknown field"
         problems.append((path, detail))
     return problems
 
 
+def strip_type_meta(name: str, raw: Mapping[str, Any], path: str) -> dict[str, Any]:
+    """Args pasted from a KubeSchedulerConfiguration carry ``apiVersion``/``kind``
+    (``kind: NodeResourcesFitArgs``), which upstream's decoder accepts; they name the type, so
+    a kind for another plugin is refused and both are dropped before the model sees the args."""
+    args = dict(raw)
+    kind = args.pop("kind", None)
+    api_version = args.pop("apiVersion", None)
+    expected = f"{name}Args"
+    if kind is not None and kind != expected:
+        raise ProfileError([_pair(field_errors.not_supported(f"{path}.kind", kind, [expected]))])
+    if api_version is not None and (not isinstance(api_version, str) or "/" not in api_version):
+        raise ProfileError([_pair(field_errors.invalid(f"{path}.apiVersion", api_version, "must be group/version"))])
+    return args
+
+
+def _pair(error: field_errors.Error) -> tuple[str, str]:
+    return error.field, error.body()
+
+
 def validate_args(name: str, args_model: type[BaseModel] | None, raw: Mapping[str, Any], path: str) -> Any:
     """Validate a plugin's args with its model; raise ProfileError naming plugin and field."""
+    raw = strip_type_meta(name, raw, path)
     if args_model is None:
         if raw:
             raise ProfileError([(path, f"plugin {name!r} takes no args")])
@@ -141,6 +173,14 @@ def build_profile(
             problems.extend(exc.problems)
         except Exception as exc:  # a plugin factory refusing its args is a profile problem, not a crash
             problems.append((args_path, f"plugin {name!r} failed to initialize: {exc}"))
+    # Upstream validates the args of every pluginConfig entry, a disabled plugin's too.
+    for name, (index, raw_args) in args_by_name.items():
+        if name not in needed:
+            try:
+                args_model = getattr(registry[name], "args_model", None)
+                validate_args(name, args_model, raw_args, f"pluginConfig[{index}].args")
+            except ProfileError as exc:
+                problems.extend(exc.problems)
     if problems:
         raise ProfileError(problems)
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from scheduler_core.framework.field import TRUNCATED
+
+MAX_REASON_CHARS = 2048
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -20,7 +24,10 @@ class Problem:
     reason: str
 
     def __str__(self) -> str:
-        return ": ".join(part for part in (self.source, self.what, self.path, self.reason) if part)
+        reason = self.reason
+        if len(reason) > MAX_REASON_CHARS:  # a last bound: no message grows with the input
+            reason = reason[:MAX_REASON_CHARS] + TRUNCATED
+        return ": ".join(part for part in (self.source, self.what, self.path, reason) if part)
 
 
 class InputError(ValueError):

@@ -1,13 +1,14 @@
 """Reading manifests for ``simulate``: files, documents, kinds, defaulting and validation.
 
 Multi-document YAML or JSON (``kubectl get -o yaml`` output included: ``kind: List`` and
-typed lists such as ``PodList`` are flattened). Nodes and Pods are validated
-(:mod:`~scheduler_core.simulator.validation`) then defaulted as the API server would
-(:mod:`~scheduler_core.simulator.defaulting`); SchedulerProfiles and PluginConfigs are parsed
-with the config models, the one source of the CRD schemas. Every other kind is carried as a
-plain object for plugins (``Handle.objects(kind)``): PodDisruptionBudgets, PriorityClasses,
-Namespaces and the kinds in-tree plugins read are expected; any other kind is carried with a
-warning, since nothing in the scheduler reads it (a Deployment makes no pods here).
+typed lists such as ``PodList`` are flattened), read within the hostile-input limits. Every
+object is validated as the API server would (:mod:`scheduler_core.apivalidation`: kind and
+apiVersion, strict decoding, the kind's rules; SchedulerProfiles and PluginConfigs against
+their CRD schema, :mod:`scheduler_core.config.schema_check`) before any is used; then Nodes
+and Pods are defaulted (:mod:`~scheduler_core.simulator.defaulting`), profiles parsed with the
+config models, and the other kinds the scheduler reads carried as plain objects for plugins
+(``Handle.objects(kind)``). A known Kubernetes kind the scheduler does not read (a Deployment
+makes no pods here) is skipped with a warning; an unknown kind is an error.
 
 A profile or plugin config without a namespace is placed in the home namespace, as an
 administrator applies it with ``kubectl apply -n <home>``: there it applies cluster-wide.
@@ -16,49 +17,32 @@ All problems of all files are collected and raised together as one :class:`Input
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
-from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
+from scheduler_core import apivalidation
+from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES, MAX_TOTAL_BYTES, Budget
+from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema_check
 from scheduler_core.framework import NodeInfo, PodInfo
 from scheduler_core.profiles import ProfileKey
-from scheduler_core.simulator import validation
+from scheduler_core.runtime.build import short_repr
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClasses, default_node, default_pod
 from scheduler_core.simulator.errors import InputError, Problem
 
 DEFAULT_HOME_NAMESPACE = "crd-scheduler"
 PROFILE_KIND = "SchedulerProfile"
 PLUGIN_CONFIG_KIND = "PluginConfig"
-# Kinds the scheduler or its plugins may read: carried without a warning.
-CARRIED_KINDS = frozenset({
-    "PodDisruptionBudget", "PriorityClass", "Namespace", "Service", "ReplicationController", "ReplicaSet",
-    "StatefulSet", "PersistentVolumeClaim", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
-    "CSIStorageCapacity", "VolumeAttachment", "ResourceClaim", "ResourceClaimTemplate", "DeviceClass",
-    "ResourceSlice",
-})  # fmt: skip
-CLUSTER_SCOPED_KINDS = frozenset({
+CLUSTER_SCOPED_KINDS = frozenset(k for k, v in apivalidation.KINDS.items() if not v.namespaced) | frozenset({
     "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
     "VolumeAttachment", "DeviceClass", "ResourceSlice", "RuntimeClass", "ClusterRole", "ClusterRoleBinding",
     "CustomResourceDefinition",
 })  # fmt: skip
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]  # libyaml when built with it
-    """Safe YAML where timestamps stay strings, as they are in the Kubernetes API."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regex) for tag, regex in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,48 +108,45 @@ class _Raw:
 # -- reading --------------------------------------------------------------------------------
 
 
-def read_sources(paths: Sequence[str]) -> list[tuple[str, str]]:
-    """(source name, text) for each file; a directory gives its manifest files, "-" stdin."""
+def read_sources(paths: Sequence[str], problems: list[Problem] | None = None) -> list[tuple[str, str]]:
+    """(source name, text) for each file; a directory gives its manifest files (recursively),
+    "-" stdin. Unreadable files raise :class:`InputError`, or go to ``problems`` if given."""
     texts: list[tuple[str, str]] = []
-    problems: list[Problem] = []
+    collect = problems is not None
+    problems = problems if problems is not None else []
+    total = 0
     for name in paths:
         if name == "-":
-            texts.append(("-", sys.stdin.read()))
+            texts.append(("-", sys.stdin.read(MAX_TOTAL_BYTES + 1)))
             continue
         path = Path(name)
-        files = sorted(p for p in path.iterdir() if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
+        files = sorted(p for p in path.rglob("*") if p.suffix in MANIFEST_SUFFIXES) if path.is_dir() else [path]
         for file in files:
             try:
+                size = file.stat().st_size
+                total += size
+                if size > MAX_DOCUMENT_BYTES or total > MAX_TOTAL_BYTES:
+                    limit = f"file is larger than {MAX_DOCUMENT_BYTES} bytes" if size > MAX_DOCUMENT_BYTES else (
+                        f"the files together are larger than {MAX_TOTAL_BYTES} bytes"
+                    )
+                    problems.append(Problem(str(file), "", "", limit))
+                    continue
                 texts.append((str(file), file.read_text(encoding="utf-8")))
             except (OSError, UnicodeDecodeError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
                 problems.append(Problem(str(file), "", "", reason))
-    if problems:
+    if problems and not collect:
         raise InputError(problems)
     return texts
 
 
-def _documents(source: str, text: str) -> Iterator[tuple[int, object]]:
-    if source.endswith(".json"):
-        try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise InputError([Problem(source, "", "", f"line {exc.lineno}, column {exc.colno}: {exc.msg}")]) from None
-        yield 1, value
-        return
+def _documents(source: str, text: str, budget: Budget) -> Iterator[tuple[int, object]]:
+    """Documents within the hostile-input limits (:mod:`scheduler_core.apivalidation.limits`)."""
     try:
-        yield from enumerate(yaml.load_all(text, Loader=_Loader), start=1)
-    except yaml.YAMLError as exc:
-        raise InputError([Problem(source, "", "", _yaml_message(exc))]) from None
-
-
-def _yaml_message(exc: yaml.YAMLError) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
-        mark = exc.problem_mark
-        problem = exc.problem or "invalid YAML"
-        context = f" ({exc.context})" if exc.context else ""
-        return f"line {mark.line + 1}, column {mark.column + 1}: {problem}{context}"
-    return f"invalid YAML: {exc}"
+        documents = apivalidation.load_documents(text, json_only=source.endswith(".json"), budget=budget)
+        yield from enumerate(documents, start=1)
+    except apivalidation.LimitError as exc:
+        raise InputError([Problem(source, "", "", str(exc))]) from None
 
 
 def _flatten(source: str, where: str, doc: object, problems: list[Problem], default_kind: str = "") -> Iterator[_Raw]:
@@ -176,17 +157,19 @@ def _flatten(source: str, where: str, doc: object, problems: list[Problem], defa
             yield from _flatten(source, f"{where}, item {j}", item, problems)
         return
     if not isinstance(doc, Mapping):
-        problems.append(Problem(source, where, "", f"must be an object, got {validation._type_name(doc)}"))
+        problems.append(Problem(source, where, "", "must be an object"))
         return
     kind = doc.get("kind") or default_kind
     if not isinstance(kind, str) or not kind:
-        problems.append(Problem(source, where, "kind", validation.REQUIRED))
+        problems.append(Problem(source, where, "kind", "Required value"))
         return
     if kind.endswith("List") and "items" in doc:
         items = doc.get("items") or []
         if not isinstance(items, list):
-            problems.append(Problem(source, where, "items", "must be an array"))
+            problems.append(Problem(source, where, "items", "Invalid value: must be an array"))
             return
+        if not doc.get("apiVersion"):
+            problems.append(Problem(source, f"{kind} ({where})", "apiVersion", "Required value"))
         item_kind = kind[: -len("List")] if kind != "List" else ""
         for j, item in enumerate(items, start=1):
             yield from _flatten(source, f"{where}, item {j}", item, problems, item_kind)
@@ -197,24 +180,70 @@ def _flatten(source: str, where: str, doc: object, problems: list[Problem], defa
 # -- loading --------------------------------------------------------------------------------
 
 
-def load_files(paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
-    return load_texts(read_sources(paths), home_namespace=home_namespace)
+def load_files(
+    paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE, kinds: Collection[str] | None = None
+) -> Cluster:
+    return load_texts(read_sources(paths), home_namespace=home_namespace, kinds=kinds)
 
 
-def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
-    """Parse, validate and default; raise :class:`InputError` listing every problem."""
+def load_texts(
+    texts: Sequence[tuple[str, str]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+) -> Cluster:
+    """Parse, validate and default; raise :class:`InputError` listing every problem.
+
+    ``kinds`` keeps only objects of those kinds (``validate`` reads SchedulerProfiles and
+    PluginConfigs from a GitOps folder and passes over everything else without a word)."""
     problems: list[Problem] = []
-    raws: list[_Raw] = []
+    documents = parse_texts(texts, problems)
+    return load_objects(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
+
+
+def parse_texts(texts: Sequence[tuple[str, str]], problems: list[Problem]) -> list[tuple[str, str, object]]:
+    """``(source, where, document)`` for every document; unreadable files go to ``problems``."""
+    documents: list[tuple[str, str, object]] = []
+    budget = Budget()
     for source, text in texts:
         try:
-            for i, doc in _documents(source, text):
-                raws.extend(_flatten(source, f"document {i}", doc, problems))
+            documents.extend((source, f"document {i}", doc) for i, doc in _documents(source, text, budget))
         except InputError as exc:
             problems.extend(exc.problems)
-    loader = _Loading(home_namespace, problems)
-    loader.run(raws)
+    return documents
+
+
+def load_objects(
+    documents: Sequence[tuple[str, str, object]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+    problems: list[Problem] | None = None,
+) -> Cluster:
+    """:func:`load_texts` for parsed documents ``(source, where, document)``: the admission
+    webhook's entry, where the object comes as JSON in an AdmissionReview."""
+    problems = [] if problems is None else problems
+    cluster = load_valid(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
     if problems:
         raise InputError(problems)
+    return cluster
+
+
+def load_valid(
+    documents: Sequence[tuple[str, str, object]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    kinds: Collection[str] | None = None,
+    problems: list[Problem],
+) -> Cluster:
+    """The objects that passed; the problems of the others are appended to ``problems``."""
+    raws: list[_Raw] = []
+    for source, where, doc in documents:
+        raws.extend(_flatten(source, where, doc, problems))
+    if kinds is not None:
+        raws = [raw for raw in raws if raw.kind in kinds]
+    loader = _Loading(home_namespace, problems)
+    loader.run(raws)
     return loader.cluster
 
 
@@ -227,11 +256,12 @@ class _Loading:
         self._pod_uids: set[str] = set()
 
     def run(self, raws: list[_Raw]) -> None:
-        # PriorityClasses resolve pod priorities wherever they appear in the input.
-        classes = PriorityClasses(
-            raw.obj for raw in raws if raw.kind == "PriorityClass" and isinstance(raw.obj.get("metadata"), Mapping)
-        )
-        for raw in raws:
+        raws = [raw for raw in raws if self._known(raw)]
+        # Every object is validated as the API server would before any is used: PriorityClasses
+        # resolve pod priorities wherever they appear in the input.
+        valid = [raw for raw in raws if self._validates(raw)]
+        classes = PriorityClasses(raw.obj for raw in valid if raw.kind == "PriorityClass")
+        for raw in valid:
             what = raw.what(self.home)
             if not self._unique(raw, what):
                 continue
@@ -246,9 +276,31 @@ class _Loading:
             else:
                 self._other(raw, what)
 
-    def _report(self, raw: _Raw, what: str, found: list[tuple[str, str]]) -> bool:
+    def _report(self, raw: _Raw, what: str, found: Sequence[tuple[str, str]]) -> bool:
         self.problems.extend(Problem(raw.source, what, path, reason) for path, reason in found)
         return not found
+
+    def _known(self, raw: _Raw) -> bool:
+        """A kind the scheduler reads; a known one it does not read is noted and skipped."""
+        if raw.kind in apivalidation.KINDS or raw.kind in (PROFILE_KIND, PLUGIN_CONFIG_KIND):
+            return True
+        what = raw.what(self.home)
+        if raw.kind in apivalidation.IGNORED_KINDS:
+            self.cluster.warnings.append(f"{raw.source}: {what}: kind {raw.kind} is ignored by the scheduler")
+            return False
+        version = raw.obj.get("apiVersion")
+        reason = f'no matches for kind "{raw.kind}" in version "{version}"' if version else "kind is not known"
+        self.problems.append(Problem(raw.source, what, "kind", reason))
+        return False
+
+    def _validates(self, raw: _Raw) -> bool:
+        if raw.kind in (PROFILE_KIND, PLUGIN_CONFIG_KIND):
+            found = schema_check.check(raw.kind, raw.obj)
+        else:
+            found = apivalidation.validate(raw.kind, raw.obj)
+            if not found:
+                raw.obj = apivalidation.normalize(raw.kind, raw.obj)
+        return self._report(raw, raw.what(self.home), [(p.field, p.body()) for p in found])
 
     def _unique(self, raw: _Raw, what: str) -> bool:
         if not raw.named:  # reported by the kind's checks
@@ -262,8 +314,6 @@ class _Loading:
         return True
 
     def _node(self, raw: _Raw, what: str) -> None:
-        if not self._report(raw, what, validation.check_node(raw.obj)):
-            return
         node = default_node(raw.obj)
         if not self._constructs(raw, what, lambda: NodeInfo(node)):
             return
@@ -276,8 +326,6 @@ class _Loading:
         self.cluster.nodes.append(node)
 
     def _pod(self, raw: _Raw, what: str, classes: PriorityClasses) -> None:
-        if not self._report(raw, what, validation.check_pod(raw.obj)):
-            return
         pod, admission = default_pod(raw.obj, classes)
         if not self._report(raw, what, admission):
             return
@@ -298,34 +346,25 @@ class _Loading:
             return False
         return True
 
-    def _namespaced_meta(self, raw: _Raw, what: str) -> tuple[str, str, Mapping[str, str]] | None:
-        checker = validation.Checker()
-        validation.check_metadata(checker, checker.mapping(raw.obj.get("metadata"), "metadata"))
-        if not self._report(raw, what, checker.problems):
-            return None
+    def _namespaced_meta(self, raw: _Raw) -> tuple[str, str, Mapping[str, str]]:
         meta = raw.obj["metadata"]
         return meta.get("namespace") or self.home, meta["name"], meta.get("labels") or {}
 
     def _profile(self, raw: _Raw, what: str) -> None:
-        meta = self._namespaced_meta(raw, what)
-        spec = _model(self, raw, what, SchedulerProfileSpec, "")
-        if meta is None or spec is None:
+        spec = _model(self, raw, what, SchedulerProfileSpec, "spec")
+        if spec is None:
             return
-        namespace, name, labels = meta
+        namespace, name, labels = self._namespaced_meta(raw)
         self.cluster.profiles.append(ProfileObject(ProfileKey(namespace, name), labels, spec, raw.source))
 
     def _plugin_config(self, raw: _Raw, what: str) -> None:
-        meta = self._namespaced_meta(raw, what)
         spec = _model(self, raw, what, PluginConfigSpec, "spec")
-        if meta is None or spec is None:
+        if spec is None:
             return
-        namespace, name, _ = meta
+        namespace, name, _ = self._namespaced_meta(raw)
         self.cluster.plugin_configs.append(PluginConfigObject(namespace, name, spec, raw.source))
 
     def _other(self, raw: _Raw, what: str) -> None:
-        if not raw.named:
-            self.problems.append(Problem(raw.source, what, "metadata.name", validation.REQUIRED))
-            return
         obj = dict(raw.obj)
         meta = obj.get("metadata")
         if (
@@ -334,8 +373,6 @@ class _Loading:
             and not meta.get("namespace")
         ):
             obj["metadata"] = {**meta, "namespace": DEFAULT_NAMESPACE}
-        if raw.kind not in CARRIED_KINDS:
-            self.cluster.warnings.append(f"{raw.source}: {what}: kind {raw.kind} is ignored by the scheduler")
         self.cluster.objects.setdefault(raw.kind, []).append(obj)
 
 
@@ -354,7 +391,7 @@ def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: st
             path = field_path(prefix, error["loc"])
             reason = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
             if error["type"] not in ("missing", "extra_forbidden") and not isinstance(error.get("input"), Mapping):
-                reason = f"{reason} (got {error.get('input')!r})"
+                reason = f"{reason} (got {short_repr(error.get('input'))})"
             loading.problems.append(Problem(raw.source, what, path, reason))
         return None
 

@@ -176,7 +176,7 @@ def _profile_problems(
                 field_path = "spec.plugin" if rest == "name" else f"spec.{rest}" if rest else "spec"
                 problems.append(Problem(config.source, config.what, field_path, reason))
                 continue
-        problems.append(Problem(profile.source, what, path, reason))
+        problems.append(Problem(profile.source, what, f"spec.{path}", reason))
     return problems
 
 

@@ -82,4 +82,4 @@ def test_bad_args_for_the_out_of_tree_plugin_name_the_plugin_and_field(tmp_path:
     manifests = write(tmp_path / "bad.yaml", node("n", "gold"), bad)
     done = cli("simulate", "-f", manifests)
     assert done.returncode == 2
-    assert f"SchedulerProfile {HOME}/sample: pluginConfig[0].args.key: plugin '{SAMPLE}'" in done.stderr
+    assert f"SchedulerProfile {HOME}/sample: spec.pluginConfig[0].args.key: plugin '{SAMPLE}'" in done.stderr

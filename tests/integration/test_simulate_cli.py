@@ -100,14 +100,15 @@ def test_same_seed_same_output() -> None:
         pytest.param(
             [{"apiVersion": PROFILE_API, "kind": "SchedulerProfile", "metadata": {"name": "batch", "namespace": HOME},
               "spec": {"plugins": {"score": {"enabled": [{"name": "Foo"}]}}}}],
-            "error: {file}: SchedulerProfile crd-scheduler/batch: plugins.score.enabled[0].name: "
+            "error: {file}: SchedulerProfile crd-scheduler/batch: spec.plugins.score.enabled[0].name: "
             "plugin 'Foo' does not exist",
             id="unknown-plugin",
         ),
         pytest.param(
             [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
               "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}],
-            "error: {file}: Pod default/web: spec.containers[0].resources.requests.cpu: quantities must match",
+            "error: {file}: Pod default/web: spec.containers[0].resources.requests[cpu]: "
+            'Invalid value: "lots": quantities must match',
             id="bad-quantity",
         ),
         pytest.param(

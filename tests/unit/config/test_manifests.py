@@ -49,8 +49,9 @@ def test_kustomization_lists_existing_files_once() -> None:
 
 def test_kustomization_lists_every_manifest() -> None:
     files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml")} - {"kustomization.yaml"}
+    overlay = {f for f in files if f.startswith("webhook/")}  # the webhook overlays, on top of the base
 
-    assert files - set(_resources()) == set()
+    assert files - overlay - set(_resources()) == set()
     assert {"crds/schedulerprofiles.yaml", "crds/pluginconfigs.yaml", "rbac.yaml"} <= set(_resources())
 
 
@@ -201,3 +202,12 @@ def test_kustomize_builds_the_base() -> None:
     kinds = [document["kind"] for document in yaml.safe_load_all(built.stdout) if document]
     assert {"Namespace", "CustomResourceDefinition", "ServiceAccount", "Deployment", "SchedulerProfile"} <= set(kinds)
     assert kinds.count("CustomResourceDefinition") == 2
+
+
+@pytest.mark.parametrize("variant", ["cert-manager", "self-signed"])
+def test_webhook_overlays_build_on_the_base_and_serve_both_kinds(variant: str) -> None:
+    overlay = yaml.safe_load((MANIFESTS / "webhook" / variant / "kustomization.yaml").read_text())
+    assert "../../" in overlay["resources"] and "../validating-webhook.yaml" in overlay["resources"]
+    hooks = yaml.safe_load((MANIFESTS / "webhook" / "validating-webhook.yaml").read_text())["webhooks"]
+    paths = {hook["clientConfig"]["service"]["path"] for hook in hooks}
+    assert paths == {"/validate-schedulerprofiles", "/validate-pluginconfigs"}  # Kopf's handler ids

@@ -131,7 +131,7 @@ def _profile(strategy: str) -> dict[str, Any]:
 @given(clusters())
 def test_batch_and_per_node_agree(cluster: tuple[list[dict[str, Any]], list[dict[str, Any]], str]) -> None:
     node_list, pod_list, strategy = cluster
-    text = json.dumps({"kind": "List", "items": [*node_list, *pod_list, _profile(strategy)]})
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [*node_list, *pod_list, _profile(strategy)]})
     loaded = load_texts([("generated.json", text)])
     batch = render_json(simulate(loaded, seed=7, batch=True).pods)
     per_node = render_json(simulate(load_texts([("generated.json", text)]), seed=7, batch=False).pods)

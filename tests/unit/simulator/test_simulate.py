@@ -277,13 +277,14 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
     [
         pytest.param(
             [profile("batch", plugins={"score": {"enabled": [{"name": "Foo"}]}})],
-            ["in.yaml: SchedulerProfile crd-scheduler/batch: plugins.score.enabled[0].name: "
+            ["in.yaml: SchedulerProfile crd-scheduler/batch: spec.plugins.score.enabled[0].name: "
              "plugin 'Foo' does not exist"],
             id="unknown-plugin",
         ),
         pytest.param(
             [profile("batch", pluginConfig=[{"name": "NodeResourcesFit", "args": {"scoringStrategy": WRONG}}])],
-            ["in.yaml: SchedulerProfile crd-scheduler/batch: pluginConfig[0].args: plugin 'NodeResourcesFit': Value "
+            ["in.yaml: SchedulerProfile crd-scheduler/batch: spec.pluginConfig[0].args: "
+             "plugin 'NodeResourcesFit': Value "
              'error, scoringStrategy.type: Unsupported value: "Wrong": supported values: "LeastAllocated", '
              '"MostAllocated", "RequestedToCapacityRatio"'],
             id="bad-args-in-profile",
@@ -300,7 +301,7 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
         ),
         pytest.param(
             [profile("one", schedulerName="s"), profile("two", schedulerName="s")],
-            ["in.yaml: SchedulerProfile crd-scheduler/two: schedulerName: schedulerName 's' is already served by "
+            ["in.yaml: SchedulerProfile crd-scheduler/two: spec.schedulerName: schedulerName 's' is already served by "
              "profile crd-scheduler/one in namespace 'crd-scheduler'"],
             id="two-profiles-one-scheduler-name",
         ),

@@ -21,7 +21,7 @@ ZONES = {"n0": "z1", "n1": "z1", "n2": "z2", "n3": "z2", "n4": "z3", "n5": "z3"}
 def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:
     registry: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
     registry[PodTopologySpread.name] = PodTopologySpread
-    text = json.dumps({"kind": "List", "items": list(objects)})
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": list(objects)})
     return simulate(load_texts([("cluster.json", text)]), seed=3, registry=registry, batch=batch)
 
 

@@ -71,15 +71,15 @@ def test_local_volumes_place_pods_on_their_nodes_and_are_taken_once() -> None:
 
 
 def test_bound_claims_follow_their_volume_zone_and_node_affinity() -> None:
-    zonal = pv("pv-a", "", capacity="1Gi", labels={ZONE: "a"}, phase="Bound")
-    affine = pv("pv-b", "", capacity="1Gi", node_affinity={ZONE: ["b"]}, phase="Bound")
+    zonal = pv("pv-a", "", capacity="1Gi", labels={ZONE: "a"}, phase="Bound", access_modes=["ReadWriteOnce"])
+    affine = pv("pv-b", "", capacity="1Gi", node_affinity={ZONE: ["b"]}, phase="Bound", access_modes=["ReadWriteOnce"])
     sim = run(
         node("na", labels={ZONE: "a"}),
         node("nb", labels={ZONE: "b"}),
         zonal,
         affine,
-        pvc("ca", "", bound_pv="pv-a"),
-        pvc("cb", "", bound_pv="pv-b"),
+        pvc("ca", "", bound_pv="pv-a", request="1Gi", access_modes=["ReadWriteOnce"]),
+        pvc("cb", "", bound_pv="pv-b", request="1Gi", access_modes=["ReadWriteOnce"]),
         claim_pod("in-a", "ca"),
         claim_pod("in-b", "cb"),
         claim_pod("nowhere", "ca", "cb"),
@@ -93,8 +93,8 @@ def test_bound_claims_follow_their_volume_zone_and_node_affinity() -> None:
 def test_missing_claim_and_rwop_conflict() -> None:
     sim = run(
         node("n1"),
-        pvc("solo", "", bound_pv="pv-solo", access_modes=["ReadWriteOncePod"]),
-        pv("pv-solo", "", capacity="1Gi", phase="Bound"),
+        pvc("solo", "", bound_pv="pv-solo", request="1Gi", access_modes=["ReadWriteOncePod"]),
+        pv("pv-solo", "", capacity="1Gi", phase="Bound", access_modes=["ReadWriteOnce"]),
         claim_pod("first", "solo"),
         claim_pod("second", "solo"),
         claim_pod("orphan", "missing"),
@@ -106,13 +106,14 @@ def test_missing_claim_and_rwop_conflict() -> None:
 
 def test_csi_attach_limits() -> None:
     def csi_pv(i: int) -> dict[str, Any]:
-        return pv(f"pv{i}", "", capacity="1Gi", phase="Bound", csi={"driver": "d.csi", "volumeHandle": f"h{i}"})
+        csi = {"driver": "d.csi", "volumeHandle": f"h{i}"}
+        return pv(f"pv{i}", "", capacity="1Gi", phase="Bound", access_modes=["ReadWriteOnce"], csi=csi)
 
     sim = run(
         node("n1"),
         csi_node("n1", {"d.csi": 2}),
         *(csi_pv(i) for i in range(3)),
-        *(pvc(f"c{i}", "", bound_pv=f"pv{i}") for i in range(3)),
+        *(pvc(f"c{i}", "", bound_pv=f"pv{i}", request="1Gi", access_modes=["ReadWriteOnce"]) for i in range(3)),
         claim_pod("a", "c0", "c1"),
         claim_pod("b", "c2"),
     )

@@ -1,0 +1,159 @@
+"""The admission webhook on a real API server: an invalid SchedulerProfile is refused at once
+with the message ``crd-scheduler validate`` prints for it; a valid one is admitted; with the
+webhook unreachable and ``failurePolicy: Ignore`` an invalid one is admitted and its status
+conditions say why (the backstop).
+
+The operator serves the webhook on loopback (the dev cluster's kube-apiserver runs on
+127.0.0.1 and calls it by URL) with a self-signed pair made by ``openssl``, the test's CA in
+the ValidatingWebhookConfiguration's ``caBundle``. The configuration selects only the test's
+namespace, so other tests on the shared cluster never meet it.
+"""
+
+from __future__ import annotations
+
+import base64
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from scheduler_operator.admission import PLUGIN_CONFIG_HANDLER, PROFILE_HANDLER
+from scheduler_operator.resources import GROUP, PROFILE_PLURAL
+from tests.e2e import Cluster, eventually
+from tests.e2e.operator_support import (
+    ROOT,
+    Env,
+    condition_of,
+    environment,
+    free_port,
+    install_crds,
+    plugin_config,
+    profile,
+    unique,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def self_signed(tmp: Path) -> tuple[Path, Path, bytes]:
+    """(cert, key, CA bundle) for 127.0.0.1, as ``hack/webhook-cert`` makes them."""
+    out = subprocess.run(
+        ["bash", str(ROOT / "hack" / "webhook-cert"), str(tmp), "127.0.0.1"], capture_output=True, text=True, check=True
+    )
+    assert out.returncode == 0, out.stderr
+    return tmp / "tls.crt", tmp / "tls.key", (tmp / "ca.crt").read_bytes()
+
+
+def webhook_configuration(name: str, namespace: str, port: int, ca: bytes, policy: str) -> dict[str, Any]:
+    """manifests/webhook/validating-webhook.yaml with a URL on loopback instead of the Service."""
+    manifest: dict[str, Any] = yaml.safe_load((ROOT / "manifests" / "webhook" / "validating-webhook.yaml").read_text())
+    manifest["metadata"] = {"name": name}
+    for hook, handler in zip(manifest["webhooks"], (PROFILE_HANDLER, PLUGIN_CONFIG_HANDLER), strict=True):
+        hook["clientConfig"] = {"url": f"https://127.0.0.1:{port}/{handler}", "caBundle": base64.b64encode(ca).decode()}
+        hook["failurePolicy"] = policy
+        hook["namespaceSelector"] = {"matchLabels": {"kubernetes.io/metadata.name": namespace}}
+    return manifest
+
+
+def validate_cli(tmp: Path, obj: dict[str, Any], namespace: str) -> list[str]:
+    """What ``crd-scheduler validate`` prints for ``obj`` (file name cut)."""
+    path = tmp / f"{obj['metadata']['name']}.yaml"
+    path.write_text(yaml.safe_dump({**obj, "metadata": {**obj["metadata"], "namespace": namespace}}))
+    result = subprocess.run(
+        [sys.executable, "-m", "scheduler_operator", "validate", "-f", str(path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    return [line.removeprefix(f"{path}: ") for line in result.stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def crds(api: client.ApiClient) -> None:
+    install_crds(api)
+
+
+@pytest.fixture
+def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path, crds: None) -> Iterator[Env]:
+    with environment(cluster, api, namespace, tmp_path) as created:
+        yield created
+
+
+@pytest.fixture
+def webhook(env: Env, api: client.ApiClient) -> Iterator[tuple[str, int, bytes]]:
+    cert, key, ca = self_signed(env.tmp)
+    port = free_port()
+    env.start_operator(
+        "--webhook-port", str(port), "--webhook-addr", "127.0.0.1", "--webhook-cert", str(cert), "--webhook-key",
+        str(key),
+    )  # fmt: skip
+    name = unique("crd-scheduler-e2e")
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    admission.create_validating_webhook_configuration(webhook_configuration(name, env.home, port, ca, "Fail"))
+    try:
+        yield name, port, ca
+    finally:
+        admission.delete_validating_webhook_configuration(name)
+
+
+def _refusal(env: Env, body: dict[str, Any]) -> client.ApiException:
+    def refused() -> client.ApiException:
+        try:
+            env.custom.create(env.home, body)
+        except client.ApiException as error:
+            if error.status == 500 or "failed calling webhook" in str(error.body):  # not serving yet
+                raise AssertionError(error.body) from error
+            return error
+        raise AssertionError("admitted")
+
+    error: client.ApiException = eventually(refused, timeout=30, interval=0.2)
+    return error
+
+
+def test_invalid_profile_is_refused_with_the_message_validate_prints(env: Env, webhook: Any) -> None:
+    bad = profile("bad", env.scheduler, plugins={"score": {"enabled": [{"name": "NoSuchPlugin", "weight": 2}]}})
+    error = _refusal(env, bad)
+    assert error.status == 422
+    message = yaml.safe_load(error.body or "")["message"]
+    expected = validate_cli(env.tmp, bad, env.home)
+    assert expected == [f"SchedulerProfile {env.home}/bad: spec.plugins.score.enabled[0].name: "
+                        "plugin 'NoSuchPlugin' does not exist"]  # fmt: skip
+    assert message == f'admission webhook "{PROFILE_HANDLER}.{GROUP}" denied the request: {expected[0]}'
+
+
+def test_invalid_plugin_config_is_refused_and_valid_objects_are_admitted(env: Env, webhook: Any) -> None:
+    bad = plugin_config("fit", "NodeResourcesFit", {"scoringStrategy": {"type": "Nope"}})
+    error = _refusal(env, bad)
+    expected = validate_cli(env.tmp, bad, env.home)
+    assert len(expected) == 1 and expected[0] in yaml.safe_load(error.body or "")["message"]
+    good = profile("good", env.scheduler, pluginConfig=[{"name": "NodeResourcesFit", "args": {
+        "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "NodeResourcesFitArgs",
+        "scoringStrategy": {"type": "MostAllocated"}}}])  # fmt: skip
+    env.custom.create(env.home, good)
+    least = {"scoringStrategy": {"type": "LeastAllocated"}}
+    env.custom.create(env.home, plugin_config("fit", "NodeResourcesFit", least))
+    status = env.custom.wait_status(
+        PROFILE_PLURAL, env.home, "good", lambda s: condition_of(s, "Valid").get("status") == "True"
+    )
+    assert condition_of(status, "Valid")["status"] == "True"
+
+
+def test_with_the_webhook_down_and_failure_policy_ignore_status_conditions_catch_it(
+    env: Env, webhook: tuple[str, int, bytes], api: client.ApiClient
+) -> None:
+    name, _, ca = webhook
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    down = webhook_configuration(name, env.home, free_port(), ca, "Ignore")  # nothing listens there
+    current = admission.read_validating_webhook_configuration(name)
+    down["metadata"]["resourceVersion"] = current.metadata.resource_version
+    admission.replace_validating_webhook_configuration(name, down)
+    bad = profile("bad", env.scheduler, plugins={"score": {"enabled": [{"name": "NoSuchPlugin"}]}})
+    eventually(lambda: env.custom.create(env.home, bad), timeout=30, interval=0.2)
+    status = env.custom.wait_status(
+        PROFILE_PLURAL, env.home, "bad", lambda s: condition_of(s, "Valid").get("status") == "False"
+    )
+    assert "plugin 'NoSuchPlugin' does not exist" in condition_of(status, "Valid")["message"]

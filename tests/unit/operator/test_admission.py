@@ -1,0 +1,63 @@
+"""The webhook's review says, for one object, what ``crd-scheduler validate`` says for it
+(less the file name), with the namespace's PluginConfigs merged into a profile."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from scheduler_core.runtime.registry import default_registry
+from scheduler_operator.admission import review
+from scheduler_operator.cli import main
+
+API_VERSION = "scheduling.crd-scheduler.io/v1alpha1"
+
+
+def _profile(name: str, spec: dict[str, Any] | None, namespace: str = "team-a") -> dict[str, Any]:
+    body: dict[str, Any] = {"apiVersion": API_VERSION, "kind": "SchedulerProfile",
+                            "metadata": {"name": name, "namespace": namespace}}  # fmt: skip
+    if spec is not None:
+        body["spec"] = spec
+    return body
+
+
+def _config(name: str, plugin: str, args: dict[str, Any], namespace: str = "team-a") -> dict[str, Any]:
+    return {"apiVersion": API_VERSION, "kind": "PluginConfig", "metadata": {"name": name, "namespace": namespace},
+            "spec": {"plugin": plugin, "args": args}}  # fmt: skip
+
+
+def _review(body: dict[str, Any], *configs: dict[str, Any]) -> list[str]:
+    return review(body, registry=default_registry(), home_namespace="crd-scheduler", configs=lambda ns: configs)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        pytest.param(_profile("nospec", None), id="no-spec"),
+        pytest.param(_profile("p", {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}}), id="unknown-plugin"),
+        pytest.param(_profile("p", {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"x": 1}}]}), id="bad-args"),
+        pytest.param(_config("c", "NodeResourcesFit", {"scoringStrategy": {"type": "Nope"}}), id="bad-config"),
+        pytest.param(_profile("Bad", {}), id="bad-name"),
+    ],
+)
+def test_review_says_what_validate_prints(body: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(body))
+    assert main(["validate", "-f", str(path)]) == 2
+    printed = [line.removeprefix(f"{path}: ") for line in capsys.readouterr().out.splitlines()]
+    assert _review(body) == printed
+
+
+def test_valid_objects_pass_and_generate_name_is_accepted() -> None:
+    assert _review(_profile("good", {"percentageOfNodesToScore": 50})) == []
+    generated = _profile("", {})
+    generated["metadata"] = {"generateName": "gen-", "namespace": "team-a"}
+    assert _review(generated) == []
+
+
+def test_a_profile_is_reviewed_with_its_namespaces_plugin_configs_merged_but_only_its_problems_count() -> None:
+    broken = _config("fit", "NodeResourcesFit", {"scoringStrategy": {"type": "Nope"}})
+    assert _review(_profile("p", {}), broken) == []  # the config's own review refused it already
