@@ -39,12 +39,17 @@ from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.runtime.build import ProfileError
 from scheduler_core.schedule_one import Algorithm, Diagnosis, FitError, ScheduleError, ScheduleResult
+from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
 
 REASON_UNSCHEDULABLE = "Unschedulable"
 REASON_SCHEDULER_ERROR = "SchedulerError"
+# Ours (no upstream equivalent): the pod's namespace has a profile for its schedulerName that
+# does not serve; the pod waits rather than fall back to the cluster-wide profile.
+REASON_PROFILE_NOT_SERVING = "ProfileNotServing"
 MAX_MESSAGE_LENGTH = 1024  # upstream truncateMessage
 
 
@@ -105,7 +110,9 @@ class Scheduler:
         self.backend = backend
         self.clock = clock or RealClock()
         self.cache = Cache(self.clock)
-        self.queue = SchedulingQueue(self.clock, self._less, pop_from_backoff=pop_from_backoff)
+        self.queue = SchedulingQueue(
+            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=lambda pod: self.profiles.profile_of(pod)
+        )
         self.algorithm = Algorithm(rng)
         self.observer = observer
         self.explain = observer is not None
@@ -118,6 +125,7 @@ class Scheduler:
         )
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
+        self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
         self._binding: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
@@ -127,12 +135,14 @@ class Scheduler:
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
         home = self.profiles.home_namespace
+        tenant = None if key.namespace == home else key.namespace
+        api = self.backend.api if tenant is None else ScopedClusterAPI(self.backend.api, namespace=tenant, profile=str(key))
         return FrameworkHandle(
             str(key),
-            tenant_namespace=None if key.namespace == home else key.namespace,
+            tenant_namespace=tenant,
             spawn=self._spawn,
             snapshot=self.cache.update_snapshot,
-            api=self.backend.api,
+            api=api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
         )
@@ -154,44 +164,86 @@ class Scheduler:
         """Build the framework for ``spec`` without serving it (raises ProfileError)."""
         return self.profiles.build(key, spec)
 
-    def apply_profile(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
-        """Validate and serve ``spec``; the last good framework keeps serving on error."""
-        fwk = self.profiles.build(key, spec)
-        old = self.profiles.install(key, fwk)
-        self._profile_changed(fwk, old)
+    def claim_profile(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
+        """Profile ``key`` exists and wants ``scheduler_name`` (see ``ProfileSet.claim``)."""
+        before = self.profiles.winner(key.namespace, scheduler_name)
+        self.profiles.claim(key, scheduler_name, created)
+        if self.profiles.winner(key.namespace, scheduler_name) != before:
+            self._profile_changed(key, scheduler_name, None, None)
+
+    def apply_profile(self, key: ProfileKey, spec: SchedulerProfileSpec, *, created: str | None = None) -> Framework:
+        """Validate and serve ``spec``; the last good framework keeps serving on error.
+
+        A profile that never served and fails holds its pods, with the reason."""
+        if created is not None:
+            self.claim_profile(key, spec.scheduler_name, created)
+        try:
+            fwk = self.profiles.build(key, spec)
+            old = self.profiles.install(key, fwk, spec)
+        except ProfileError as error:
+            if self.profiles.get(key) is None:
+                self.profiles.claim(key, spec.scheduler_name, self._created(key))
+                self.profiles.set_problem(key, str(error))
+                self._profile_changed(key, spec.scheduler_name, None, None)
+            raise
+        self._profile_changed(key, fwk.scheduler_name, fwk, old)
+        if key.namespace == self.profiles.home_namespace:
+            for tenant, broken, _ in self.profiles.recheck_tenants(fwk.scheduler_name):
+                self._profile_changed(tenant, broken.scheduler_name, None, broken)
         return fwk
 
-    def delete_profile(self, key: ProfileKey) -> None:
-        old = self.profiles.remove(key)
-        if old is not None:
-            self._profile_changed(None, old)
+    def _created(self, key: ProfileKey) -> str:
+        claim = self.profiles.claim_of(key)
+        return claim.created if claim is not None else ""
 
-    def _profile_changed(self, new: Framework | None, old: Framework | None) -> None:
+    def delete_profile(self, key: ProfileKey) -> None:
+        claim = self.profiles.claim_of(key)
+        old = self.profiles.delete(key)
+        names = {f.scheduler_name for f in (old,) if f is not None} | ({claim.scheduler_name} if claim else set())
+        for name in names:
+            self._profile_changed(key, name, None, old)
+
+    def _profile_changed(self, key: ProfileKey, scheduler_name: str, new: Framework | None, old: Framework | None) -> None:
         if new is not None:
             # One QueueSort per scheduler (checked when profiles are built).
             self._sort_less = new.queue_sort_plugin.less
             self.queue.set_less(self._less)
-            self.queue.set_profile(
-                new.scheduler_name,
-                pre_enqueue=new.pre_enqueue_plugins,
-                hints=new.enqueue_extensions(),
-            )
+            self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions())
         if old is not None:
             # Pods held at Permit by the old framework go back to the queue.
             for waiting in old.handle.waiting_pods:
                 waiting.reject("", "the scheduling profile was reloaded")
-            if new is None and not any(f.scheduler_name == old.scheduler_name for _, f in self.profiles):
-                self.queue.remove_profile(old.scheduler_name)
-        # Pods may now belong to another profile (or to none): re-sort the pending ones.
+            if new is None:
+                self.queue.remove_profile(str(key))
+        names = {scheduler_name} | {f.scheduler_name for f in (new, old) if f is not None}
+        tenant = key.namespace != self.profiles.home_namespace
+
+        def affected(pod: PodInfo) -> bool:
+            # Only the pods this profile serves, served or might serve: a change costs in
+            # proportion to its own pods, not to every pending pod of the cluster.
+            return pod.scheduler_name in names and (not tenant or pod.namespace == key.namespace)
+
+        # Pods may now belong to another profile (or to none): re-sort the affected pending ones.
         for pod in list(self._unassigned.values()):
-            handled = self.profiles.handles(pod)
-            queued = self.queue.contains(pod)
-            if handled and not queued:
-                self.queue.add(pod)
-            elif not handled and queued:
-                self.queue.delete(pod)
-        self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None)
+            if affected(pod):
+                self._sort_pending(pod)
+        self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None, pre_check=affected)
         self._wakeup.set()
+
+    def _sort_pending(self, pod: PodInfo) -> None:
+        """Queue a pending pod its profile serves; hold (and say why) one whose profile does not."""
+        handled = self.profiles.handles(pod) and not _terminal(pod)
+        queued = self.queue.contains(pod)
+        if handled and not queued:
+            self.queue.add(pod)
+        elif not handled and queued:
+            self.queue.delete(pod)
+        reason = None if handled else self.profiles.held_reason(pod)
+        if reason is None:
+            self._held.pop(pod.uid, None)
+        elif self._held.get(pod.uid) != reason:
+            self._held[pod.uid] = reason
+            self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
 
     # -- cluster events ----------------------------------------------------------------------
     # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
@@ -228,6 +280,8 @@ class Scheduler:
         self._unassigned[info.uid] = info
         if self.profiles.handles(info) and not _terminal(info):
             self.queue.add(info)
+        elif not _terminal(info):
+            self._sort_pending(info)
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         uid = (old.get("metadata") or {}).get("uid")
@@ -247,6 +301,7 @@ class Scheduler:
         if new_info.node_name:
             # Bound (by us or by someone else): out of the queue, into the cache.
             self._unassigned.pop(new_info.uid, None)
+            self._held.pop(new_info.uid, None)
             self.queue.delete(old_info)
             if not _terminal(new_info):
                 self._cache_call(self.cache.add_pod, new_info)
@@ -259,6 +314,8 @@ class Scheduler:
             self.queue.update(old_info, new_info)
         else:
             self.queue.delete(new_info)
+            if not _terminal(new_info):
+                self._sort_pending(new_info)
 
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
@@ -268,6 +325,7 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
             return
         self._unassigned.pop(info.uid, None)
+        self._held.pop(info.uid, None)
         self.queue.delete(info)
         for _, fwk in self.profiles:
             waiting = fwk.handle.waiting_pods.get(info.uid)

@@ -8,7 +8,7 @@ CRD schemas in ``crds/`` are generated from these models; field descriptions bec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -64,6 +64,50 @@ class PluginConfigEntry(_Model):
     args: dict[str, Any] = Field(default_factory=dict, description="The plugin's arguments (see the plugin's docs).")
 
 
+PluginName = Annotated[str, Field(min_length=1, max_length=253, description="Name of a plugin, as registered.")]
+ArgsField = Annotated[str, Field(min_length=1, max_length=253, description="A top-level args field (camelCase).")]
+ExtenderURL = Annotated[str, Field(min_length=1, max_length=2048, description="An extender's urlPrefix.")]
+
+
+class AllowedArgs(_Model):
+    """Top-level args fields of one plugin that tenant profiles may set."""
+
+    plugin: str = Field(min_length=1, max_length=253, description="Name of the plugin.")
+    fields: list[ArgsField] = Field(
+        default_factory=list, max_length=64, description="Top-level args fields (camelCase) tenants may set."
+    )
+
+
+class TenantPolicy(_Model):
+    """What a profile in another namespace with the same schedulerName may change (docs/tenancy.md).
+
+    Only read on a profile of the home namespace. By default a tenant profile may not disable any
+    PreEnqueue, PreFilter, Filter, Reserve, Permit, PreBind or Bind plugin of this profile, may
+    enable no plugin this profile does not run, may set only args that narrow where its own pods
+    go or how they score, and may call no extender."""
+
+    allow_disabling: list[PluginName] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Plugins of this profile's protected extension points that tenant profiles may disable.",
+    )
+    allowed_plugins: list[PluginName] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Plugins tenant profiles may enable in addition to this profile's (e.g. extra filters, scorers).",
+    )
+    allowed_args: list[AllowedArgs] = Field(
+        default_factory=list,
+        max_length=64,
+        description="Args fields tenants may set beyond the built-in narrowing ones (e.g. NodeAffinity addedAffinity).",
+    )
+    allowed_extenders: list[ExtenderURL] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Extenders (by urlPrefix) tenant profiles may call; none by default.",
+    )
+
+
 class SchedulerProfileSpec(_Model):
     """A scheduling profile: which plugins run at which extension points, with which args."""
 
@@ -83,6 +127,13 @@ class SchedulerProfileSpec(_Model):
     )
     plugin_config: list[PluginConfigEntry] = Field(
         default_factory=list, description="Arguments per plugin; one entry per plugin at most."
+    )
+    tenant_policy: TenantPolicy | None = Field(
+        default=None,
+        description=(
+            "Home namespace only: what profiles of other namespaces with this schedulerName may change "
+            "(docs/tenancy.md). Unset: the default policy."
+        ),
     )
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,9 +56,12 @@ class _Hint:
 
 
 class HintRegistry:
-    """Per-profile registrations of (event, plugin, hint function)."""
+    """Per-profile registrations of (event, plugin, hint function), keyed by the profile a
+    pod resolves to (``profile_of``), so a namespaced profile never answers for another
+    namespace's pods."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile_of: Callable[[PodInfo], str | None]) -> None:
+        self._profile_of = profile_of
         self._by_profile: dict[str, tuple[_Hint, ...]] = {}
         self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
 
@@ -99,9 +102,10 @@ class HintRegistry:
             if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
                 return QueueingStrategy.SKIP
             return QueueingStrategy.AFTER_BACKOFF
-        hints = self._by_profile.get(qp.pod_info.scheduler_name)
+        profile = self._profile_of(qp.pod_info)
+        hints = self._by_profile.get(profile) if profile is not None else None
         if hints is None:
-            log.error("no queueing hints registered for profile %r (pod %s)", qp.pod_info.scheduler_name, qp.key)
+            log.error("no queueing hints registered for profile %r (pod %s)", profile, qp.key)
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
         for hint in hints:
