@@ -37,9 +37,9 @@ from scheduler_core.framework import (
 from scheduler_core.framework import events as ev
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
+from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.runtime.build import ProfileError
 from scheduler_core.schedule_one import Algorithm, Diagnosis, FitError, ScheduleError, ScheduleResult
 from scheduler_core.tenancy import ScopedClusterAPI
 
@@ -111,7 +111,7 @@ class Scheduler:
         self.clock = clock or RealClock()
         self.cache = Cache(self.clock)
         self.queue = SchedulingQueue(
-            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=lambda pod: self.profiles.profile_of(pod)
+            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=self._profile_of
         )
         self.algorithm = Algorithm(rng)
         self.observer = observer
@@ -136,7 +136,9 @@ class Scheduler:
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
         home = self.profiles.home_namespace
         tenant = None if key.namespace == home else key.namespace
-        api = self.backend.api if tenant is None else ScopedClusterAPI(self.backend.api, namespace=tenant, profile=str(key))
+        api = self.backend.api
+        if tenant is not None:
+            api = ScopedClusterAPI(api, namespace=tenant, profile=str(key))
         return FrameworkHandle(
             str(key),
             tenant_namespace=tenant,
@@ -146,6 +148,9 @@ class Scheduler:
             nominator=self.queue.nominator,
             objects=self.backend.objects,
         )
+
+    def _profile_of(self, pod: PodInfo) -> str | None:
+        return self.profiles.profile_of(pod)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -181,16 +186,22 @@ class Scheduler:
             fwk = self.profiles.build(key, spec)
             old = self.profiles.install(key, fwk, spec)
         except ProfileError as error:
-            if self.profiles.get(key) is None:
-                self.profiles.claim(key, spec.scheduler_name, self._created(key))
-                self.profiles.set_problem(key, str(error))
-                self._profile_changed(key, spec.scheduler_name, None, None)
+            self.hold_profile(key, spec.scheduler_name, self._created(key) if created is None else created, str(error))
             raise
         self._profile_changed(key, fwk.scheduler_name, fwk, old)
         if key.namespace == self.profiles.home_namespace:
             for tenant, broken, _ in self.profiles.recheck_tenants(fwk.scheduler_name):
                 self._profile_changed(tenant, broken.scheduler_name, None, broken)
         return fwk
+
+    def hold_profile(self, key: ProfileKey, scheduler_name: str, created: str, reason: str) -> None:
+        """Profile ``key`` exists but does not build: unless a last good framework of it serves,
+        it claims ``scheduler_name`` and its pods wait, told ``reason``."""
+        if self.profiles.get(key) is not None:
+            return
+        self.profiles.claim(key, scheduler_name, created)
+        self.profiles.set_problem(key, reason)
+        self._profile_changed(key, scheduler_name, None, None)
 
     def _created(self, key: ProfileKey) -> str:
         claim = self.profiles.claim_of(key)
@@ -203,7 +214,9 @@ class Scheduler:
         for name in names:
             self._profile_changed(key, name, None, old)
 
-    def _profile_changed(self, key: ProfileKey, scheduler_name: str, new: Framework | None, old: Framework | None) -> None:
+    def _profile_changed(
+        self, key: ProfileKey, scheduler_name: str, new: Framework | None, old: Framework | None
+    ) -> None:
         if new is not None:
             # One QueueSort per scheduler (checked when profiles are built).
             self._sort_less = new.queue_sort_plugin.less

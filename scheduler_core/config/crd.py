@@ -106,6 +106,15 @@ class PluginConfigStatus(_Status):
     message: str | None = Field(default=None, description="Why the args are invalid, or where they apply.")
 
 
+class LastGood(_Status):
+    """The last generation that served, kept so a restart or failover serves it again."""
+
+    generation: int | None = Field(default=None, ge=0, description="Its metadata.generation.")
+    spec: SchedulerProfileSpec = Field(
+        description="Its spec with the namespace's PluginConfigs merged in, as it was built."
+    )
+
+
 class SchedulerProfileStatus(_Status):
     """What the operator observed of this SchedulerProfile."""
 
@@ -120,6 +129,9 @@ class SchedulerProfileStatus(_Status):
     )
     message: str | None = Field(
         default=None, description="Why the spec is invalid (the last valid one keeps serving), or a summary."
+    )
+    last_good: LastGood | None = Field(
+        default=None, description="The last generation that served; built from at start when the current one fails."
     )
 
 

@@ -187,7 +187,9 @@ def test_defaults_are_scalars_that_validate(kind: crd.Kind) -> None:
         assert isinstance(value, str | int | float | bool), path
         assert len(value) >= node.get("minLength", 0) if isinstance(value, str) else True, path
     assert {path: node["default"] for path, node in defaults.items()} == (
-        {".spec.schedulerName": "crd-scheduler"} if kind is SCHEDULER_PROFILE else {}
+        {".spec.schedulerName": "crd-scheduler", ".status.lastGood.spec.schedulerName": "crd-scheduler"}
+        if kind is SCHEDULER_PROFILE
+        else {}
     )
 
 
@@ -281,7 +283,7 @@ def _without_nones(value: Any) -> Any:
 def test_plugin_config_status_has_no_plugins() -> None:
     assert set(_at(PLUGIN_CONFIG, ".status")["properties"]) == {"observedGeneration", "conditions", "message"}
     assert set(_at(SCHEDULER_PROFILE, ".status")["properties"]) == {
-        "observedGeneration", "conditions", "plugins", "message",
+        "observedGeneration", "conditions", "plugins", "message", "lastGood",
     }  # fmt: skip
 
 
