@@ -31,7 +31,7 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import events as ev
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import kube
+from scheduler_operator import decoding, kube
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.handlers import build_registry
@@ -263,6 +263,7 @@ class Operator:
 
 async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
+    decoding.install_in_kopf()
     operator = Operator(options)
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
