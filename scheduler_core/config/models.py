@@ -14,6 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 
+# Bounds on list lengths (maxItems in the CRDs): far above any real profile, far below what
+# would make a profile expensive to build or to store.
+MAX_PLUGINS = 64
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -21,7 +26,7 @@ class _Model(BaseModel):
 class PluginRef(_Model):
     """A plugin by name, with its score weight where it scores."""
 
-    name: str = Field(min_length=1, description="Name of the plugin, as registered.")
+    name: str = Field(min_length=1, max_length=253, description="Name of the plugin, as registered.")
     weight: int | None = Field(
         default=None,
         ge=0,
@@ -33,8 +38,12 @@ class PluginSet(_Model):
     """Plugins enabled and disabled at one extension point. A disabled name ``*`` disables all
     default plugins of the point; enabled plugins run after the remaining defaults, in order."""
 
-    enabled: list[PluginRef] = Field(default_factory=list, description="Plugins to enable, in order.")
-    disabled: list[PluginRef] = Field(default_factory=list, description="Default plugins to disable ('*' for all).")
+    enabled: list[PluginRef] = Field(
+        default_factory=list, max_length=MAX_PLUGINS, description="Plugins to enable, in order."
+    )
+    disabled: list[PluginRef] = Field(
+        default_factory=list, max_length=MAX_PLUGINS, description="Default plugins to disable ('*' for all)."
+    )
 
 
 class Plugins(_Model):
@@ -126,7 +135,7 @@ class SchedulerProfileSpec(_Model):
         default_factory=Plugins, description="Plugins per extension point, merged with the defaults."
     )
     plugin_config: list[PluginConfigEntry] = Field(
-        default_factory=list, description="Arguments per plugin; one entry per plugin at most."
+        default_factory=list, max_length=MAX_PLUGINS, description="Arguments per plugin; one entry per plugin at most."
     )
     tenant_policy: TenantPolicy | None = Field(
         default=None,

@@ -383,3 +383,23 @@ def test_untranslatable_models_are_refused(model: type[BaseModel], message: str)
         structural_schema(model)
 
     assert str(refused.value).startswith(message)
+
+
+def test_args_are_typed_for_in_tree_plugins_bounded_and_never_defaulted() -> None:
+    for kind, path in ((PLUGIN_CONFIG, ".spec.args"), (SCHEDULER_PROFILE, ".spec.pluginConfig[].args")):
+        args = _at(kind, path)
+        assert args["x-kubernetes-preserve-unknown-fields"] is True and args["maxProperties"] == crd.MAX_ARGS_FIELDS
+        assert args["properties"]["addedAffinity"]["type"] == "object"
+        assert args["properties"]["scoringStrategy"]["properties"]["type"]["type"] == "string"
+        assert args["properties"]["bindTimeoutSeconds"]["type"] == "integer"
+        # A default would be written into the args of every plugin, in-tree or not.
+        assert not [p for p, node in _nodes(args) if "default" in node]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".spec.plugins.filter.enabled", ".spec.plugins.filter.disabled", ".spec.pluginConfig",
+     ".spec.tenantPolicy.allowDisabling", ".spec.tenantPolicy.allowedPlugins"],
+)  # fmt: skip
+def test_lists_are_bounded(path: str) -> None:
+    assert _at(SCHEDULER_PROFILE, path)["maxItems"] == 64

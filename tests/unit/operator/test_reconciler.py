@@ -231,7 +231,8 @@ def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: R
 def test_a_tighter_policy_stops_a_serving_tenant_profile_that_breaks_it(reconciler: Reconciler) -> None:
     allow = {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}}
     reconciler.profile_changed(profile(HOME, "default", allow))
-    reconciler.profile_changed(profile("team", "own", {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}))
+    spec = {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}
+    reconciler.profile_changed(profile("team", "own", spec))
     assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
 
     reconciler.profile_changed(profile(HOME, "default", {}, generation=2))
