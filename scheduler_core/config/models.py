@@ -13,7 +13,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-
 # Bounds on list lengths (maxItems in the CRDs): far above any real profile, far below what
 # would make a profile expensive to build or to store.
 MAX_PLUGINS = 64
