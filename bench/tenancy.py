@@ -123,7 +123,7 @@ async def lease(profiles: int) -> dict[str, Any]:
     started = time.perf_counter()  # (b) one PluginConfig edit: every profile of the namespace rebuilds
     reconciler.plugin_config_changed(
         _config("team-a", "fit", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}}, 1)
-    )  # noqa: E501
+    )
     await _settle(reconciler)
     await asyncio.sleep(2 * PROBE_PERIOD)
     config_seconds = time.perf_counter() - started
