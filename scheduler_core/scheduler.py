@@ -109,7 +109,7 @@ class Scheduler:
     ) -> None:
         self.backend = backend
         self.clock = clock or RealClock()
-        self.cache = Cache(self.clock)
+        self.cache = Cache()
         self.queue = SchedulingQueue(
             self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=self._profile_of
         )
@@ -495,7 +495,6 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
-        self.cache.finish_binding(assumed)
         self._unassigned.pop(assumed.uid, None)
         self.scheduled_count += 1
         if self.observer is not None:
