@@ -1,10 +1,12 @@
 """The scheduler loop: serial scheduling cycles, concurrent binding cycles.
 
 Upstream: ``pkg/scheduler/schedule_one.go`` (``ScheduleOne``, ``schedulingCycle``,
-``bindingCycle``, ``handleSchedulingFailure``) and ``eventhandlers.go``.
+``bindingCycle``, ``handleSchedulingFailure``); the event handlers, as upstream's
+``eventhandlers.go``, are in :mod:`scheduler_core.eventhandlers`.
 
 A backend (the in-memory simulator, or the Kopf operator over the API server) feeds
-cluster events in (``on_node_*``, ``on_pod_*``) and profile changes (``apply_profile``),
+cluster events in (``on_object_*(kind, ...)``, ``on_node_*``, ``on_pod_*``) and profile
+changes (``apply_profile``),
 and carries decisions out (``Backend``: bind through the Handle's API, report failures
 and placements). No scheduling logic lives in a backend.
 
@@ -22,9 +24,10 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
-from scheduler_core.cache import Cache, CacheError
+from scheduler_core.cache import Cache
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
+from scheduler_core.eventhandlers import EventHandlers
 from scheduler_core.framework import (
     ClusterAPI,
     Code,
@@ -37,6 +40,12 @@ from scheduler_core.framework import (
 from scheduler_core.framework import events as ev
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
+from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
+from scheduler_core.reporting import (
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    truncate_message,
+)
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -44,21 +53,6 @@ from scheduler_core.schedule_one import Algorithm, Diagnosis, FitError, Schedule
 from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
-
-REASON_UNSCHEDULABLE = "Unschedulable"
-REASON_SCHEDULER_ERROR = "SchedulerError"
-# Ours (no upstream equivalent): the pod's namespace has a profile for its schedulerName that
-# does not serve; the pod waits rather than fall back to the cluster-wide profile.
-REASON_PROFILE_NOT_SERVING = "ProfileNotServing"
-MAX_MESSAGE_LENGTH = 1024  # upstream truncateMessage
-
-
-def truncate_message(message: str) -> str:
-    if len(message) <= MAX_MESSAGE_LENGTH:
-        return message
-    suffix = " ..."
-    return message[: MAX_MESSAGE_LENGTH - len(suffix)] + suffix
-
 
 class Backend(Protocol):
     """What a scheduler needs from the world it schedules in."""
@@ -93,7 +87,10 @@ class Observer(Protocol):
     ) -> None: ...
 
 
-class Scheduler:
+class Scheduler(EventHandlers):
+    """Scheduling cycles and binding cycles (this module), fed by the cluster's events
+    (:class:`~scheduler_core.eventhandlers.EventHandlers`), with the queue's periodic flushes."""
+
     def __init__(
         self,
         backend: Backend,
@@ -243,112 +240,12 @@ class Scheduler:
         self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None, pre_check=affected)
         self._wakeup.set()
 
-    def _sort_pending(self, pod: PodInfo) -> None:
-        """Queue a pending pod its profile serves; hold (and say why) one whose profile does not."""
-        handled = self.profiles.handles(pod) and not _terminal(pod)
-        queued = self.queue.contains(pod)
-        if handled and not queued:
-            self.queue.add(pod)
-        elif not handled and queued:
-            self.queue.delete(pod)
-        reason = None if handled else self.profiles.held_reason(pod)
-        if reason is None:
-            self._held.pop(pod.uid, None)
-        elif self._held.get(pod.uid) != reason:
-            self._held[pod.uid] = reason
-            self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
-
-    # -- cluster events ----------------------------------------------------------------------
-    # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
-    # node) and goes on; an event handler must never take the scheduler down.
-    def _cache_call(self, operation: Callable[..., Any], *args: Any) -> bool:
-        try:
-            operation(*args)
-        except CacheError as exc:
-            log.error("scheduler cache: %s", exc)
-            return False
-        return True
-
-    def on_node_add(self, node: Mapping[str, Any]) -> None:
-        self._cache_call(self.cache.add_node, node)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
-
-    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
-        self._cache_call(self.cache.update_node, old, new)
-        for event in node_change_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event, old, new)
-
-    def on_node_delete(self, node: Mapping[str, Any]) -> None:
-        name = (node.get("metadata") or {}).get("name", "")
-        self._cache_call(self.cache.remove_node, name)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
-
-    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
-        info = PodInfo(pod)
-        if info.node_name:
-            if not _terminal(info):
-                self._cache_call(self.cache.add_pod, info)
-                self.queue.assigned_pod_added(info)
-            return
-        self._unassigned[info.uid] = info
-        if self.profiles.handles(info) and not _terminal(info):
-            self.queue.add(info)
-        elif not _terminal(info):
-            self._sort_pending(info)
-
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        uid = (old.get("metadata") or {}).get("uid")
-        known = self._unassigned.get(uid) if uid else None
-        old_info = known if known is not None and known.pod is old else PodInfo(old)
-        new_info = PodInfo(new, like=old_info)
-        if old_info.node_name:
-            if _terminal(old_info):
-                return  # the cache let go of it when it terminated
-            if _terminal(new_info):
-                self._cache_call(self.cache.remove_pod, old_info)
-                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, old_info, None)
-            else:
-                self._cache_call(self.cache.update_pod, old_info, new_info)
-                self.queue.assigned_pod_updated(old_info, new_info)
-            return
-        if new_info.node_name:
-            # Bound (by us or by someone else): out of the queue, into the cache.
-            self._unassigned.pop(new_info.uid, None)
-            self._held.pop(new_info.uid, None)
-            self.queue.delete(old_info)
-            if not _terminal(new_info):
-                self._cache_call(self.cache.add_pod, new_info)
-                self.queue.assigned_pod_added(new_info)
-            return
-        self._unassigned[new_info.uid] = new_info
-        if self.cache.is_assumed_pod(new_info):
-            return
-        if self.profiles.handles(new_info) and not _terminal(new_info):
-            self.queue.update(old_info, new_info)
-        else:
-            self.queue.delete(new_info)
-            if not _terminal(new_info):
-                self._sort_pending(new_info)
-
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
-        info = PodInfo(pod)
-        if info.node_name:
-            if not _terminal(info):
-                self._cache_call(self.cache.remove_pod, info)
-                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
-            return
-        self._unassigned.pop(info.uid, None)
-        self._held.pop(info.uid, None)
-        self.queue.delete(info)
-        for _, fwk in self.profiles:
-            waiting = fwk.handle.waiting_pods.get(info.uid)
-            if waiting is not None:
-                waiting.reject("", "pod was deleted")
-
     # -- the loop ------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
-        """Schedule until ``stop`` is set (the operator's loop)."""
+        """Schedule until ``stop`` is set (the operator's loop), flushing the pods left in the
+        unschedulable pool every 30 s meanwhile (upstream ``PriorityQueue.Run``)."""
         stopper = asyncio.ensure_future(stop.wait())
+        flusher = asyncio.ensure_future(self._flush_unschedulable(stop))
         try:
             while not stop.is_set():
                 popper = asyncio.ensure_future(self.queue.wait_pop())
@@ -362,6 +259,12 @@ class Scheduler:
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
             stopper.cancel()
+            flusher.cancel()
+
+    async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(UNSCHEDULABLE_FLUSH_PERIOD)
+            self.queue.flush_unschedulable_leftover()
 
     async def run_until_idle(self, *, max_attempts_per_pod: int = 20) -> None:
         """Schedule until nothing is left to try (``simulate``, benchmarks, tests).
@@ -546,33 +449,3 @@ class Scheduler:
 
     def pending_binding(self) -> int:
         return len(self._binding)
-
-
-def _terminal(pod: PodInfo) -> bool:
-    return pod.phase in ("Succeeded", "Failed")
-
-
-def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[ev.ClusterEvent]:
-    """Upstream ``nodeSchedulingPropertiesChange``: which node properties changed."""
-    if old is None:
-        return [ev.NODE_ADD]
-    events: list[ev.ClusterEvent] = []
-    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
-    o_status, n_status = old.get("status") or {}, new.get("status") or {}
-    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    node = ev.EventResource.NODE
-    if bool(o_spec.get("unschedulable")) != bool(n_spec.get("unschedulable")):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"))
-    if (o_status.get("allocatable") or o_status.get("capacity")) != (
-        n_status.get("allocatable") or n_status.get("capacity")
-    ):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"))
-    if (o_meta.get("labels") or {}) != (n_meta.get("labels") or {}):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"))
-    if (o_spec.get("taints") or []) != (n_spec.get("taints") or []):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"))
-    if (o_status.get("conditions") or []) != (n_status.get("conditions") or []):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange"))
-    if (o_meta.get("annotations") or {}) != (n_meta.get("annotations") or {}):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"))
-    return events

@@ -3,8 +3,8 @@
 Wiring, as the simulator wires its in-memory twin (``scheduler_core.simulator.run``): the
 default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`.
 Every replica runs the watches (pods, nodes, the custom resources, and the kinds plugins read,
-``resources.OBJECT_KINDS``; changes of the storage kinds are cluster events for the queue, as
-in upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
+``resources.OBJECT_KINDS``, each handed to ``Scheduler.on_object_*``, which decides what is a
+cluster event, as upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
 frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
 replica starts leading it first waits until its stores hold everything a fresh list of nodes,
 pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
@@ -28,7 +28,6 @@ import kopf
 from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
-from scheduler_core.framework import events as ev
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import decoding, kube
@@ -56,7 +55,6 @@ from scheduler_operator.writer import StatusWriter
 log = logging.getLogger(__name__)
 
 SYNC_TIMEOUT = 120.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0  # upstream flushUnschedulablePodsLeftover runs every 30 s
 LIST_PAGE = 500
 
 Lister = tuple[Store, Callable[..., Any], tuple[Any, ...], Callable[[Body], str]]  # store, list call, args, key
@@ -118,20 +116,13 @@ class Operator:
         self.backend.forget(uid_of(pod))
 
     def _object_store(self, kind: ObjectKind) -> Store:
-        """A store of what plugins read; a change is a cluster event when plugins may care."""
-        if kind.event_resource is None:
-            return Store(kind.kind, key=namespaced_name_of, on_add=_ignore, on_update=_ignore, on_delete=_ignore)
-        resource = ev.EventResource(kind.event_resource)
-        queue = self.scheduler.queue
-
-        def event(action: ev.ActionType, label: str, old: Body | None, new: Body | None) -> None:
-            queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, f"{resource.value}{label}"), old, new)
-
+        """A store of what plugins read; the scheduler decides which changes are cluster events."""
+        scheduler, name = self.scheduler, kind.kind
         return Store(
-            kind.kind, key=namespaced_name_of,
-            on_add=lambda new: event(ev.ActionType.ADD, "Add", None, new),
-            on_update=lambda old, new: event(ev.ActionType.UPDATE, "Update", old, new),
-            on_delete=lambda old: event(ev.ActionType.DELETE, "Delete", old, None),
+            name, key=namespaced_name_of,
+            on_add=lambda new: scheduler.on_object_add(name, new),
+            on_update=lambda old, new: scheduler.on_object_update(name, old, new),
+            on_delete=lambda old: scheduler.on_object_delete(name, old),
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
@@ -236,7 +227,7 @@ class Operator:
             self.leading_since = time.monotonic()
             log.info("leading: scheduling as %r", self.options.identity)
             loop = asyncio.ensure_future(self.scheduler.run(stop))
-            tasks = [loop, asyncio.ensure_future(self._flush_unschedulable(stop))]
+            tasks = [loop]
             await asyncio.wait({holder, loop}, return_when=asyncio.FIRST_COMPLETED)
             if loop.done() and loop.exception() is not None:
                 log.error("the scheduling loop failed", exc_info=loop.exception())
@@ -249,11 +240,6 @@ class Operator:
                 task.cancel()
             await asyncio.gather(holder, *tasks, return_exceptions=True)
             log.info("stopped scheduling")
-
-    async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            await asyncio.sleep(UNSCHEDULABLE_FLUSH_PERIOD)
-            self.scheduler.queue.flush_unschedulable_leftover()
 
     def close(self) -> None:
         self.lanes.shutdown()
@@ -282,5 +268,3 @@ async def run(options: Options) -> None:
         operator.close()
 
 
-def _ignore(*_: Body) -> None:
-    return None

@@ -13,7 +13,8 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.registry import default_registry
-from scheduler_core.scheduler import REASON_PROFILE_NOT_SERVING, Scheduler
+from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
+from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster, InputError, simulate
 from tests.builders import node, pod
 from tests.unit.simulator.support import by_name, load, plugin_config, profile
