@@ -3,6 +3,7 @@ backend): what serves, and the status each object would get."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -277,3 +278,20 @@ def test_a_plugin_config_with_args_too_deep_is_invalid_and_harms_no_profile(reco
     assert valid[:2] == ("False", "InvalidArgs")
     assert valid[2] == "spec.args" + ".a" * 17 + ": nested deeper than 16 levels"
     assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
+
+
+def test_a_plugin_config_change_rebuilds_one_profile_per_event_loop_turn(reconciler: Reconciler) -> None:
+    """The Lease renewal (any other task) runs between two rebuilds, never after all of them."""
+
+    async def scenario() -> list[int]:
+        for i in range(4):
+            reconciler.profile_changed(profile("team", f"p{i}", {"schedulerName": f"s{i}"}))
+        reconciler.plugin_config_changed(config("team", "pack", "NodeResourcesFit", MOST))
+        rebuilt = []
+        for _ in range(6):  # what a task woken once per loop turn sees
+            rebuilt.append(sum(strategy(reconciler, "team", f"p{i}") == "MostAllocated" for i in range(4)))
+            await asyncio.sleep(0)
+        await reconciler.settle()
+        return rebuilt
+
+    assert asyncio.run(scenario()) == [0, 1, 2, 3, 4, 4]
