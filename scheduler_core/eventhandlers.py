@@ -189,7 +189,6 @@ class EventHandlers:
                 waiting.reject("", "pod was deleted")
 
 
-
 def _terminal(pod: PodInfo) -> bool:
     return pod.phase in ("Succeeded", "Failed")
 

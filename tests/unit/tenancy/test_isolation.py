@@ -15,9 +15,9 @@ from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import CycleState, Handle, PodInfo, Status
 from scheduler_core.profiles import ProfileKey
+from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.registry import Registry, default_registry
-from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
 from tests.builders import node, pod
