@@ -50,6 +50,14 @@ class EventHandlers:
     profiles: ProfileSet
     _unassigned: dict[str, PodInfo]
     _held: dict[str, str]
+    _reporting: bool  # only a scheduling replica (the leader) writes to pods
+
+    def _report_held(self) -> None:
+        """Start reporting: tell every held pod why it waits."""
+        self._reporting = True
+        for pod in list(self._unassigned.values()):
+            if not self.profiles.handles(pod):
+                self._sort_pending(pod)
 
     # -- any kind ------------------------------------------------------------------------------
     def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -97,7 +105,7 @@ class EventHandlers:
         reason = None if handled else self.profiles.held_reason(pod)
         if reason is None:
             self._held.pop(pod.uid, None)
-        elif self._held.get(pod.uid) != reason:
+        elif self._reporting and self._held.get(pod.uid) != reason:
             self._held[pod.uid] = reason
             self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
 

@@ -32,7 +32,7 @@ from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.build import EXTENSION_POINTS, ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.tenancy import check_tenant_profile
+from scheduler_core.tenancy import check_args_bounds, check_tenant_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +135,13 @@ class ProfileSet:
     # -- building --------------------------------------------------------------------------------
     def build(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
         """Build (validate) a framework for ``spec`` without installing it."""
+        bounds = [
+            problem
+            for index, entry in enumerate(spec.plugin_config)
+            for problem in check_args_bounds(entry.args, f"pluginConfig[{index}].args")
+        ]
+        if bounds:
+            raise ProfileError(bounds)
         handle = self._make_handle(key)
         built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(

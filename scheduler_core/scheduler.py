@@ -123,6 +123,7 @@ class Scheduler(EventHandlers):
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
         self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
+        self._reporting = False
         self._binding: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
@@ -246,6 +247,7 @@ class Scheduler(EventHandlers):
         unschedulable pool every 30 s meanwhile (upstream ``PriorityQueue.Run``)."""
         stopper = asyncio.ensure_future(stop.wait())
         flusher = asyncio.ensure_future(self._flush_unschedulable(stop))
+        self._report_held()
         try:
             while not stop.is_set():
                 popper = asyncio.ensure_future(self.queue.wait_pop())
@@ -258,6 +260,8 @@ class Scheduler(EventHandlers):
                     self.schedule_one(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
+            self._reporting = False
+            self._held.clear()  # a new leader (maybe this one again) tells them afresh
             stopper.cancel()
             flusher.cancel()
 
@@ -272,6 +276,7 @@ class Scheduler(EventHandlers):
         Backoff waits are jumped over when the clock can be advanced (a FakeClock). A pod
         failing with errors is tried at most ``max_attempts_per_pod`` times.
         """
+        self._report_held()
         while True:
             qpi = self.queue.pop()
             if qpi is not None:

@@ -210,3 +210,15 @@ def test_a_profile_change_reactivates_only_the_pods_that_profile_serves(harness:
         harness.run()
 
     assert harness.scheduler.attempt_count - before == 3 * 5  # team-a's pods only
+
+
+def test_only_a_scheduling_replica_tells_held_pods_why(harness: Harness) -> None:
+    """A standby replica (not running the loop) resolves the same, but writes nothing to pods."""
+    with pytest.raises(ProfileError):
+        harness.apply(ProfileKey("team-a", "broken"), {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}})
+    held = harness.add(pod("held", "team-a"))
+    assert "conditions" not in (harness.backend.pods[held].get("status") or {})
+
+    harness.run()
+
+    assert harness.condition(held)["reason"] == REASON_PROFILE_NOT_SERVING

@@ -141,3 +141,14 @@ def test_a_refused_tenant_profile_holds_its_pods_off_the_tainted_node() -> None:
     assert (cond["status"], cond["reason"]) == ("False", REASON_PROFILE_NOT_SERVING)
     assert cond["message"].startswith("profile team-a/own (schedulerName 'crd-scheduler') does not serve: ")
     assert "TaintToleration" in cond["message"]
+
+
+def test_simulate_bounds_the_args_of_a_profile() -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(20):
+        deep = {"a": deep}
+    found = problems(profile("default", HOME, pluginConfig=[{"name": "NodeResourcesFit", "args": deep}]))
+    assert found == [
+        "in.yaml: SchedulerProfile crd-scheduler/default: pluginConfig[0].args" + ".a" * 17
+        + ": nested deeper than 16 levels"
+    ]  # fmt: skip
