@@ -211,6 +211,9 @@ class Scheduler(EventHandlers):
         names = {f.scheduler_name for f in (old,) if f is not None} | ({claim.scheduler_name} if claim else set())
         for name in names:
             self._profile_changed(key, name, None, old)
+            if key.namespace == self.profiles.home_namespace:  # the policy is now the default one
+                for tenant, broken, _ in self.profiles.recheck_tenants(name):
+                    self._profile_changed(tenant, broken.scheduler_name, None, broken)
 
     def _profile_changed(
         self, key: ProfileKey, scheduler_name: str, new: Framework | None, old: Framework | None

@@ -222,3 +222,15 @@ def test_only_a_scheduling_replica_tells_held_pods_why(harness: Harness) -> None
     harness.run()
 
     assert harness.condition(held)["reason"] == REASON_PROFILE_NOT_SERVING
+
+
+def test_deleting_the_cluster_wide_profile_rechecks_tenants_against_the_default_policy(harness: Harness) -> None:
+    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}})
+    harness.apply(ProfileKey("team-a", "own"), {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}})
+    assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is not None
+
+    harness.scheduler.delete_profile(DEFAULT)
+
+    assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is None
+    reason = harness.scheduler.profiles.held_reason(PodInfo(pod("p", "team-a")))
+    assert reason is not None and "tenant policy rule 'protected-plugins'" in reason
