@@ -155,6 +155,17 @@ def test_a_plugin_config_nested_1100_deep_blocks_no_one_across_a_restart(env: En
         env.custom.delete(PLUGIN_CONFIG_PLURAL, tenant, "deep")
 
 
+def _explain_missing_last_good(env: Env) -> None:
+    """On a cluster shared with sessions of older trees, their CRD (without status.lastGood) may
+    have replaced ours meanwhile, and the API server prunes the field: say so."""
+    extensions: Any = client.ApiextensionsV1Api(env.api)
+    crd = extensions.read_custom_resource_definition(f"{PROFILE_PLURAL}.{GROUP}")
+    status = crd.spec.versions[0].schema.open_apiv3_schema.properties["status"]
+    assert "lastGood" in (status.properties or {}), (
+        "the SchedulerProfile CRD on the cluster has no status.lastGood: another test session replaced it"
+    )
+
+
 def test_a_restart_with_an_invalid_generation_keeps_the_last_good_policy(env: Env) -> None:
     zone_a = env.add_nodes(1, cpu="4", memory="8Gi")
     zone_b = env.add_nodes(1, cpu="8", memory="16Gi")  # emptier: LeastAllocated would pick it
@@ -167,7 +178,13 @@ def test_a_restart_with_an_invalid_generation_keeps_the_last_good_policy(env: En
     ]
     env.custom.create(tenant, profile("own", env.scheduler, plugin_config=narrowing))
     first = env.start_operator()
-    env.custom.wait_status(PROFILE_PLURAL, tenant, "own", lambda s: (s.get("lastGood") or {}).get("generation") == 1)
+    try:
+        env.custom.wait_status(
+            PROFILE_PLURAL, tenant, "own", lambda s: (s.get("lastGood") or {}).get("generation") == 1
+        )
+    except AssertionError:
+        _explain_missing_last_good(env)
+        raise
     first.stop()
 
     env.custom.patch_spec(PROFILE_PLURAL, tenant, "own", {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}})
