@@ -48,7 +48,6 @@ from scheduler_operator.resources import (
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
-    ObjectKind,
 )
 from scheduler_operator.writer import StatusWriter
 
@@ -66,7 +65,16 @@ class Operator:
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
         self.api_client = api_client or kube.new_api_client(max_connections=self.lanes.max_in_flight + 4)
         self.recorder = EventRecorder(self.api_client, self.lanes, instance=options.identity)
-        self.backend = KubeBackend(self.api_client, self.lanes, self.recorder)
+        # The informer stores first: they hand events to the scheduler built below (read when
+        # an event arrives, so after __init__), and the backend reads them.
+        self.nodes = self._scheduler_store("Node", name_of)
+        self.pods = Store(
+            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
+        )
+        self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
+        self.backend = KubeBackend(
+            self.api_client, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
+        )
         registry = default_registry()
         self.scheduler = Scheduler(
             self.backend,
@@ -76,14 +84,7 @@ class Operator:
         )
         self.writer = StatusWriter(self.api_client, self.recorder)
         self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
-        scheduler, reconciler = self.scheduler, self.reconciler
-        self.nodes = Store(
-            "Node", key=name_of,
-            on_add=scheduler.on_node_add, on_update=scheduler.on_node_update, on_delete=scheduler.on_node_delete,
-        )  # fmt: skip
-        self.pods = Store(
-            "Pod", key=uid_of, on_add=scheduler.on_pod_add, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+        reconciler = self.reconciler
         self.profiles = Store(
             PROFILE_KIND, key=namespaced_name_of,
             on_add=reconciler.profile_changed, on_update=lambda _, new: reconciler.profile_changed(new),
@@ -94,8 +95,6 @@ class Operator:
             on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
             on_delete=reconciler.plugin_config_deleted,
         )  # fmt: skip
-        self.objects = {kind.kind: self._object_store(kind) for kind in OBJECT_KINDS}
-        self.backend.attach(pods=self.pods, nodes=self.nodes, objects=self.objects)
         lock = KubeLeaseLock(
             self.api_client, options.home_namespace, options.lease_name, timeout=options.election.renew_deadline
         )
@@ -106,6 +105,9 @@ class Operator:
     def is_leader(self) -> bool:
         return self.elector.is_leader
 
+    def _pod_added(self, pod: Body) -> None:
+        self.scheduler.on_pod_add(pod)
+
     def _pod_updated(self, old: Body, new: Body) -> None:
         self.scheduler.on_pod_update(old, new)
         if (new.get("spec") or {}).get("nodeName") and not (old.get("spec") or {}).get("nodeName"):
@@ -115,14 +117,13 @@ class Operator:
         self.scheduler.on_pod_delete(pod)
         self.backend.forget(uid_of(pod))
 
-    def _object_store(self, kind: ObjectKind) -> Store:
-        """A store of what plugins read; the scheduler decides which changes are cluster events."""
-        scheduler, name = self.scheduler, kind.kind
+    def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
+        """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean."""
         return Store(
-            name, key=namespaced_name_of,
-            on_add=lambda new: scheduler.on_object_add(name, new),
-            on_update=lambda old, new: scheduler.on_object_update(name, old, new),
-            on_delete=lambda old: scheduler.on_object_delete(name, old),
+            kind, key=key,
+            on_add=lambda new: self.scheduler.on_object_add(kind, new),
+            on_update=lambda old, new: self.scheduler.on_object_update(kind, old, new),
+            on_delete=lambda old: self.scheduler.on_object_delete(kind, old),
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
