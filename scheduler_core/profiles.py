@@ -226,6 +226,7 @@ class ProfileSet:
             self.claim(key, fwk.scheduler_name, claim.created if claim is not None else "")
         owner = self._winners.get((key.namespace, fwk.scheduler_name))
         if owner is not None and owner != key:
+            self.remove(key)  # an older rival arrived after this one served: it loses its framework
             raise ProfileError(
                 [
                     (

@@ -255,6 +255,8 @@ def test_deleting_the_winner_promotes_the_next_oldest(reconciler: Reconciler) ->
     pod = PodInfo(builders.pod("p", "team"))
     assert (reconciler.scheduler.profiles.for_pod(pod) or _none()).profile_name == "team/older"
     assert condition(status(reconciler, "team", "newer"), "Valid")[0] == "False"
+    assert condition(status(reconciler, "team", "newer"), "Ready")[0] == "False"  # it served first, then lost
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "newer")) is None
 
     reconciler.profile_deleted(older)
 
