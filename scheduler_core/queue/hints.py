@@ -64,6 +64,7 @@ class HintRegistry:
         self._profile_of = profile_of
         self._by_profile: dict[str, tuple[_Hint, ...]] = {}
         self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
+        self._events_of_interest: tuple[ClusterEvent, ...] = ()
 
     def set_profile(self, profile: str, hints: Mapping[str, Sequence[ClusterEventWithHint]]) -> None:
         self._by_profile[profile] = tuple(
@@ -84,6 +85,11 @@ class HintRegistry:
             for hint in hints:
                 events.setdefault(hint.plugin, []).append(hint.event)
         self._plugin_events = {plugin: tuple(evs) for plugin, evs in events.items()}
+        # Distinct events of interest: a cluster event is checked against these, not against
+        # every profile's registrations (there may be a profile per namespace).
+        self._events_of_interest = tuple(
+            {(h.event.resource, h.event.action): h.event for hints in self._by_profile.values() for h in hints}.values()
+        )
 
     def plugin_events(self, plugin: str) -> tuple[ClusterEvent, ...]:
         return self._plugin_events.get(plugin, ())
@@ -91,7 +97,7 @@ class HintRegistry:
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         if is_wildcard(event):
             return True
-        return any(h.event.matches(event) for hints in self._by_profile.values() for h in hints)
+        return any(registered.matches(event) for registered in self._events_of_interest)
 
     def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
         rejectors = qp.rejector_plugins()
