@@ -6,9 +6,20 @@ else it is not ours. A profile outside the home namespace only ever sees pods of
 namespace. The QueueSort plugin is one per scheduler, as upstream: every profile must use
 the same one.
 
+Every profile that exists *claims* its (namespace, schedulerName), valid or not. When several
+profiles of one namespace claim the same schedulerName, the winner is the oldest
+(``creationTimestamp``, then name), so every replica agrees whatever the event order; the
+others are refused, and deleting the winner promotes the next. A claimed (namespace,
+schedulerName) whose winner has no framework serving does **not** fall back to the
+cluster-wide profile: its pods are *held* (``held_reason``) with the reason, never silently
+scheduled by a policy their namespace did not choose.
+
 A change is validated by building a new Framework first; only a successful build replaces
 the serving one, between scheduling cycles. A failed build raises ``ProfileError`` and
-leaves the last good framework serving.
+leaves the last good framework serving. A profile outside the home namespace is also checked
+against the tenant policy of the cluster-wide profile of its schedulerName
+(:mod:`scheduler_core.tenancy.policy`; the built-in default profile and the default policy
+when the home namespace has none).
 """
 
 from __future__ import annotations
@@ -16,11 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
-from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec
+from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec, TenantPolicy
 from scheduler_core.framework import PodInfo
+from scheduler_core.framework.extension_points import EXTENSION_POINTS
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.tenancy import check_args_bounds, check_tenant_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +43,16 @@ class ProfileKey:
 
     def __str__(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    key: ProfileKey
+    scheduler_name: str
+    created: str  # creationTimestamp (RFC 3339 sorts as text); "" sorts first
+
+    def order(self) -> tuple[str, str]:
+        return self.created, self.key.name
 
 
 def apply_plugin_configs(
@@ -72,11 +95,54 @@ class ProfileSet:
         self._make_handle = make_handle
         self._batch = batch
         self._by_key: dict[ProfileKey, Framework] = {}
-        # (namespace, schedulerName) -> key, for resolution
-        self._by_scheduler: dict[tuple[str, str], ProfileKey] = {}
+        self._specs: dict[ProfileKey, SchedulerProfileSpec] = {}  # what each framework was built from
+        self._claims: dict[ProfileKey, Claim] = {}
+        self._problems: dict[ProfileKey, str] = {}  # why a claimed profile has no framework
+        # (namespace, schedulerName) -> the winning claim, for resolution
+        self._winners: dict[tuple[str, str], ProfileKey] = {}
+        self._default_points: dict[str, list[str]] | None = None
 
+    # -- claims ----------------------------------------------------------------------------------
+    def claim(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
+        """Record that profile ``key`` exists and wants ``scheduler_name`` (valid or not)."""
+        old = self._claims.get(key)
+        self._claims[key] = Claim(key, scheduler_name, created)
+        self._recompute_winner(key.namespace, scheduler_name)
+        if old is not None and old.scheduler_name != scheduler_name:
+            self._recompute_winner(key.namespace, old.scheduler_name)
+
+    def _recompute_winner(self, namespace: str, scheduler_name: str) -> None:
+        rivals = [
+            c for c in self._claims.values() if c.key.namespace == namespace and c.scheduler_name == scheduler_name
+        ]
+        if rivals:
+            self._winners[(namespace, scheduler_name)] = min(rivals, key=Claim.order).key
+        else:
+            self._winners.pop((namespace, scheduler_name), None)
+
+    def claim_of(self, key: ProfileKey) -> Claim | None:
+        return self._claims.get(key)
+
+    def winner(self, namespace: str, scheduler_name: str) -> ProfileKey | None:
+        return self._winners.get((namespace, scheduler_name))
+
+    def set_problem(self, key: ProfileKey, reason: str | None) -> None:
+        """Why ``key`` does not serve (shown on its held pods); None clears it."""
+        if reason is None:
+            self._problems.pop(key, None)
+        else:
+            self._problems[key] = reason
+
+    # -- building --------------------------------------------------------------------------------
     def build(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
         """Build (validate) a framework for ``spec`` without installing it."""
+        bounds = [
+            problem
+            for index, entry in enumerate(spec.plugin_config)
+            for problem in check_args_bounds(entry.args, f"pluginConfig[{index}].args")
+        ]
+        if bounds:
+            raise ProfileError(bounds)
         handle = self._make_handle(key)
         built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(
@@ -88,6 +154,8 @@ class ProfileSet:
             batch=self._batch,
         )
         self._check_queue_sort(key, fwk)
+        if key.namespace != self.home_namespace:
+            self._check_tenant(key, spec, fwk)
         return fwk
 
     def _check_queue_sort(self, key: ProfileKey, fwk: Framework) -> None:
@@ -107,41 +175,120 @@ class ProfileSet:
                 )
             break
 
-    def install(self, key: ProfileKey, fwk: Framework) -> Framework | None:
-        """Serve ``fwk`` for ``key``; returns the framework it replaces, if any."""
-        scheduler_key = (key.namespace, fwk.scheduler_name)
-        owner = self._by_scheduler.get(scheduler_key)
+    def cluster_profile(self, scheduler_name: str) -> tuple[str, dict[str, list[str]], TenantPolicy]:
+        """The cluster-wide profile a tenant profile of ``scheduler_name`` is checked against:
+        its name, resolved plugins per point, and tenant policy."""
+        home = self._winners.get((self.home_namespace, scheduler_name))
+        fwk = self._by_key.get(home) if home is not None else None
+        if home is not None and fwk is not None:
+            policy = self._specs[home].tenant_policy or TenantPolicy()
+            return str(home), _names(fwk), policy
+        if self._default_points is None:
+            default = SchedulerProfileSpec()
+            handle = self._make_handle(ProfileKey(self.home_namespace, "<built-in default>"))
+            built = build_profile(default, self._registry, handle, self._default_multi_point)
+            camel = {point.field: point.config_name for point in EXTENSION_POINTS}
+            self._default_points = {
+                camel[f]: [p.name for p in plugins] for f, plugins in built.points.items() if plugins
+            }
+        return "<built-in default profile>", self._default_points, TenantPolicy()
+
+    def _check_tenant(self, key: ProfileKey, spec: SchedulerProfileSpec, fwk: Framework) -> None:
+        name, cluster, policy = self.cluster_profile(spec.scheduler_name)
+        violations = check_tenant_profile(
+            _names(fwk), cluster, spec, policy, namespace=key.namespace, cluster_profile=name
+        )
+        if violations:
+            raise ProfileError([v.problem() for v in violations])
+
+    def recheck_tenants(self, scheduler_name: str) -> list[tuple[ProfileKey, Framework, list[tuple[str, str]]]]:
+        """After the cluster-wide profile of ``scheduler_name`` changed: the serving tenant
+        frameworks that now break its policy, removed (their claims stay: their pods are held)."""
+        broken = []
+        for key, fwk in list(self._by_key.items()):
+            if key.namespace == self.home_namespace or fwk.scheduler_name != scheduler_name:
+                continue
+            try:
+                self._check_tenant(key, self._specs[key], fwk)
+            except ProfileError as error:
+                self.remove(key)
+                self.set_problem(key, "; ".join(f"{p}: {r}" for p, r in error.problems))
+                broken.append((key, fwk, error.problems))
+        return broken
+
+    # -- serving ---------------------------------------------------------------------------------
+    def install(self, key: ProfileKey, fwk: Framework, spec: SchedulerProfileSpec | None = None) -> Framework | None:
+        """Serve ``fwk`` for ``key``; returns the framework it replaces, if any.
+
+        ``key`` must win the claim of its (namespace, schedulerName); an unclaimed key is
+        claimed with no creation time."""
+        claim = self._claims.get(key)
+        if claim is None or claim.scheduler_name != fwk.scheduler_name:
+            self.claim(key, fwk.scheduler_name, claim.created if claim is not None else "")
+        owner = self._winners.get((key.namespace, fwk.scheduler_name))
         if owner is not None and owner != key:
+            self.remove(key)  # an older rival arrived after this one served: it loses its framework
             raise ProfileError(
                 [
                     (
                         "schedulerName",
                         f"schedulerName {fwk.scheduler_name!r} is already served by profile {owner} "
-                        f"in namespace {key.namespace!r}",
+                        f"in namespace {key.namespace!r} (the oldest profile wins)",
                     )
                 ]
             )
         old = self._by_key.get(key)
-        if old is not None and old.scheduler_name != fwk.scheduler_name:
-            self._by_scheduler.pop((key.namespace, old.scheduler_name), None)
         self._by_key[key] = fwk
-        self._by_scheduler[scheduler_key] = key
+        self._specs[key] = spec if spec is not None else SchedulerProfileSpec(scheduler_name=fwk.scheduler_name)
+        self._problems.pop(key, None)
         return old
 
     def remove(self, key: ProfileKey) -> Framework | None:
-        old = self._by_key.pop(key, None)
-        if old is not None:
-            self._by_scheduler.pop((key.namespace, old.scheduler_name), None)
+        """Stop serving ``key`` (its claim stays)."""
+        self._specs.pop(key, None)
+        return self._by_key.pop(key, None)
+
+    def delete(self, key: ProfileKey) -> Framework | None:
+        """``key`` no longer exists: stop serving it and drop its claim."""
+        old = self.remove(key)
+        claim = self._claims.pop(key, None)
+        self._problems.pop(key, None)
+        if claim is not None:
+            self._recompute_winner(key.namespace, claim.scheduler_name)
         return old
 
     def get(self, key: ProfileKey) -> Framework | None:
         return self._by_key.get(key)
 
-    def for_pod(self, pod: PodInfo) -> Framework | None:
-        key = self._by_scheduler.get((pod.namespace, pod.scheduler_name))
+    def spec(self, key: ProfileKey) -> SchedulerProfileSpec | None:
+        return self._specs.get(key)
+
+    def key_for_pod(self, pod: PodInfo) -> ProfileKey | None:
+        """The profile ``pod`` resolves to, serving or not (None: not ours)."""
+        key = self._winners.get((pod.namespace, pod.scheduler_name))
         if key is None:
-            key = self._by_scheduler.get((self.home_namespace, pod.scheduler_name))
+            key = self._winners.get((self.home_namespace, pod.scheduler_name))
+        return key
+
+    def profile_of(self, pod: PodInfo) -> str | None:
+        """The queue's key for ``pod``'s profile."""
+        key = self.key_for_pod(pod)
+        return None if key is None else str(key)
+
+    def for_pod(self, pod: PodInfo) -> Framework | None:
+        key = self.key_for_pod(pod)
         return self._by_key.get(key) if key is not None else None
+
+    def held_reason(self, pod: PodInfo) -> str | None:
+        """Why ``pod`` waits although a profile claims it (None: it is served, or not ours)."""
+        key = self.key_for_pod(pod)
+        if key is None or key in self._by_key:
+            return None
+        why = self._problems.get(key, "it has not been built yet")
+        return (
+            f"profile {key} (schedulerName {pod.scheduler_name!r}) does not serve: {why}; "
+            "its pods wait for it (no fall-back to another profile)"
+        )
 
     def handles(self, pod: PodInfo) -> bool:
         return self.for_pod(pod) is not None
@@ -151,3 +298,7 @@ class ProfileSet:
 
     def __len__(self) -> int:
         return len(self._by_key)
+
+
+def _names(fwk: Framework) -> dict[str, list[str]]:
+    return {point: [str(p["name"]) for p in plugins] for point, plugins in fwk.describe().items()}

@@ -1,10 +1,12 @@
 """The scheduler loop: serial scheduling cycles, concurrent binding cycles.
 
 Upstream: ``pkg/scheduler/schedule_one.go`` (``ScheduleOne``, ``schedulingCycle``,
-``bindingCycle``, ``handleSchedulingFailure``) and ``eventhandlers.go``.
+``bindingCycle``, ``handleSchedulingFailure``); the event handlers, as upstream's
+``eventhandlers.go``, are in :mod:`scheduler_core.eventhandlers`.
 
 A backend (the in-memory simulator, or the Kopf operator over the API server) feeds
-cluster events in (``on_node_*``, ``on_pod_*``) and profile changes (``apply_profile``),
+cluster events in (``on_object_*(kind, ...)``, ``on_node_*``, ``on_pod_*``) and profile
+changes (``apply_profile``),
 and carries decisions out (``Backend``: bind through the Handle's API, report failures
 and placements). No scheduling logic lives in a backend.
 
@@ -22,9 +24,10 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
-from scheduler_core.cache import Cache, CacheError
+from scheduler_core.cache import Cache
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
+from scheduler_core.eventhandlers import EventHandlers
 from scheduler_core.framework import (
     ClusterAPI,
     Code,
@@ -38,23 +41,19 @@ from scheduler_core.framework import events as ev
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
+from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
+from scheduler_core.reporting import (
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    truncate_message,
+)
+from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.schedule_one import Algorithm, ScheduleError, ScheduleResult
+from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
-
-REASON_UNSCHEDULABLE = "Unschedulable"
-REASON_SCHEDULER_ERROR = "SchedulerError"
-MAX_MESSAGE_LENGTH = 1024  # upstream truncateMessage
-
-
-def truncate_message(message: str) -> str:
-    if len(message) <= MAX_MESSAGE_LENGTH:
-        return message
-    suffix = " ..."
-    return message[: MAX_MESSAGE_LENGTH - len(suffix)] + suffix
-
 
 class Backend(Protocol):
     """What a scheduler needs from the world it schedules in."""
@@ -89,7 +88,10 @@ class Observer(Protocol):
     ) -> None: ...
 
 
-class Scheduler:
+class Scheduler(EventHandlers):
+    """Scheduling cycles and binding cycles (this module), fed by the cluster's events
+    (:class:`~scheduler_core.eventhandlers.EventHandlers`), with the queue's periodic flushes."""
+
     def __init__(
         self,
         backend: Backend,
@@ -105,8 +107,10 @@ class Scheduler:
     ) -> None:
         self.backend = backend
         self.clock = clock or RealClock()
-        self.cache = Cache(self.clock)
-        self.queue = SchedulingQueue(self.clock, self._less, pop_from_backoff=pop_from_backoff)
+        self.cache = Cache()
+        self.queue = SchedulingQueue(
+            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=self._profile_of
+        )
         self.algorithm = Algorithm(rng)
         self.observer = observer
         self.explain = observer is not None
@@ -119,6 +123,8 @@ class Scheduler:
         )
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
+        self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
+        self._reporting = False
         self._binding: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
@@ -128,15 +134,22 @@ class Scheduler:
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
         home = self.profiles.home_namespace
+        tenant = None if key.namespace == home else key.namespace
+        api = self.backend.api
+        if tenant is not None:
+            api = ScopedClusterAPI(api, namespace=tenant, profile=str(key))
         return FrameworkHandle(
             str(key),
-            tenant_namespace=None if key.namespace == home else key.namespace,
+            tenant_namespace=tenant,
             spawn=self._spawn,
             snapshot=self.cache.update_snapshot,
-            api=self.backend.api,
+            api=api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
         )
+
+    def _profile_of(self, pod: PodInfo) -> str | None:
+        return self.profiles.profile_of(pod)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(work)
@@ -155,130 +168,90 @@ class Scheduler:
         """Build the framework for ``spec`` without serving it (raises ProfileError)."""
         return self.profiles.build(key, spec)
 
-    def apply_profile(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
-        """Validate and serve ``spec``; the last good framework keeps serving on error."""
-        fwk = self.profiles.build(key, spec)
-        old = self.profiles.install(key, fwk)
-        self._profile_changed(fwk, old)
+    def claim_profile(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
+        """Profile ``key`` exists and wants ``scheduler_name`` (see ``ProfileSet.claim``)."""
+        before = self.profiles.winner(key.namespace, scheduler_name)
+        self.profiles.claim(key, scheduler_name, created)
+        if self.profiles.winner(key.namespace, scheduler_name) != before:
+            self._profile_changed(key, scheduler_name, None, None)
+
+    def apply_profile(self, key: ProfileKey, spec: SchedulerProfileSpec, *, created: str | None = None) -> Framework:
+        """Validate and serve ``spec``; the last good framework keeps serving on error.
+
+        A profile that never served and fails holds its pods, with the reason."""
+        if created is not None:
+            self.claim_profile(key, spec.scheduler_name, created)
+        try:
+            fwk = self.profiles.build(key, spec)
+            old = self.profiles.install(key, fwk, spec)
+        except ProfileError as error:
+            self.hold_profile(key, spec.scheduler_name, self._created(key) if created is None else created, str(error))
+            raise
+        self._profile_changed(key, fwk.scheduler_name, fwk, old)
+        if key.namespace == self.profiles.home_namespace:
+            for tenant, broken, _ in self.profiles.recheck_tenants(fwk.scheduler_name):
+                self._profile_changed(tenant, broken.scheduler_name, None, broken)
         return fwk
 
-    def delete_profile(self, key: ProfileKey) -> None:
-        old = self.profiles.remove(key)
-        if old is not None:
-            self._profile_changed(None, old)
+    def hold_profile(self, key: ProfileKey, scheduler_name: str, created: str, reason: str) -> None:
+        """Profile ``key`` exists but does not build: unless a last good framework of it serves,
+        it claims ``scheduler_name`` and its pods wait, told ``reason``."""
+        if self.profiles.get(key) is not None:
+            return
+        self.profiles.claim(key, scheduler_name, created)
+        self.profiles.set_problem(key, reason)
+        self._profile_changed(key, scheduler_name, None, None)
 
-    def _profile_changed(self, new: Framework | None, old: Framework | None) -> None:
+    def _created(self, key: ProfileKey) -> str:
+        claim = self.profiles.claim_of(key)
+        return claim.created if claim is not None else ""
+
+    def delete_profile(self, key: ProfileKey) -> None:
+        claim = self.profiles.claim_of(key)
+        old = self.profiles.delete(key)
+        names = {f.scheduler_name for f in (old,) if f is not None} | ({claim.scheduler_name} if claim else set())
+        for name in names:
+            self._profile_changed(key, name, None, old)
+            if key.namespace == self.profiles.home_namespace:  # the policy is now the default one
+                for tenant, broken, _ in self.profiles.recheck_tenants(name):
+                    self._profile_changed(tenant, broken.scheduler_name, None, broken)
+
+    def _profile_changed(
+        self, key: ProfileKey, scheduler_name: str, new: Framework | None, old: Framework | None
+    ) -> None:
         if new is not None:
             # One QueueSort per scheduler (checked when profiles are built).
             self._sort_less = new.queue_sort_plugin.less
             self.queue.set_less(self._less)
-            self.queue.set_profile(
-                new.scheduler_name,
-                pre_enqueue=new.pre_enqueue_plugins,
-                hints=new.enqueue_extensions(),
-            )
+            self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions())
         if old is not None:
             # Pods held at Permit by the old framework go back to the queue.
             for waiting in old.handle.waiting_pods:
                 waiting.reject("", "the scheduling profile was reloaded")
-            if new is None and not any(f.scheduler_name == old.scheduler_name for _, f in self.profiles):
-                self.queue.remove_profile(old.scheduler_name)
-        # Pods may now belong to another profile (or to none): re-sort the pending ones.
+            if new is None:
+                self.queue.remove_profile(str(key))
+        names = {scheduler_name} | {f.scheduler_name for f in (new, old) if f is not None}
+        tenant = key.namespace != self.profiles.home_namespace
+
+        def affected(pod: PodInfo) -> bool:
+            # Only the pods this profile serves, served or might serve: a change costs in
+            # proportion to its own pods, not to every pending pod of the cluster.
+            return pod.scheduler_name in names and (not tenant or pod.namespace == key.namespace)
+
+        # Pods may now belong to another profile (or to none): re-sort the affected pending ones.
         for pod in list(self._unassigned.values()):
-            handled = self.profiles.handles(pod)
-            queued = self.queue.contains(pod)
-            if handled and not queued:
-                self.queue.add(pod)
-            elif not handled and queued:
-                self.queue.delete(pod)
-        self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None)
+            if affected(pod):
+                self._sort_pending(pod)
+        self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None, pre_check=affected)
         self._wakeup.set()
-
-    # -- cluster events ----------------------------------------------------------------------
-    # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
-    # node) and goes on; an event handler must never take the scheduler down.
-    def _cache_call(self, operation: Callable[..., Any], *args: Any) -> bool:
-        try:
-            operation(*args)
-        except CacheError as exc:
-            log.error("scheduler cache: %s", exc)
-            return False
-        return True
-
-    def on_node_add(self, node: Mapping[str, Any]) -> None:
-        self._cache_call(self.cache.add_node, node)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
-
-    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
-        self._cache_call(self.cache.update_node, old, new)
-        for event in node_change_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event, old, new)
-
-    def on_node_delete(self, node: Mapping[str, Any]) -> None:
-        name = (node.get("metadata") or {}).get("name", "")
-        self._cache_call(self.cache.remove_node, name)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
-
-    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
-        info = PodInfo(pod)
-        if info.node_name:
-            if not _terminal(info):
-                self._cache_call(self.cache.add_pod, info)
-                self.queue.assigned_pod_added(info)
-            return
-        self._unassigned[info.uid] = info
-        if self.profiles.handles(info) and not _terminal(info):
-            self.queue.add(info)
-
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        uid = (old.get("metadata") or {}).get("uid")
-        known = self._unassigned.get(uid) if uid else None
-        old_info = known if known is not None and known.pod is old else PodInfo(old)
-        new_info = PodInfo(new, like=old_info)
-        if old_info.node_name:
-            if _terminal(old_info):
-                return  # the cache let go of it when it terminated
-            if _terminal(new_info):
-                self._cache_call(self.cache.remove_pod, old_info)
-                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, old_info, None)
-            else:
-                self._cache_call(self.cache.update_pod, old_info, new_info)
-                self.queue.assigned_pod_updated(old_info, new_info)
-            return
-        if new_info.node_name:
-            # Bound (by us or by someone else): out of the queue, into the cache.
-            self._unassigned.pop(new_info.uid, None)
-            self.queue.delete(old_info)
-            if not _terminal(new_info):
-                self._cache_call(self.cache.add_pod, new_info)
-                self.queue.assigned_pod_added(new_info)
-            return
-        self._unassigned[new_info.uid] = new_info
-        if self.cache.is_assumed_pod(new_info):
-            return
-        if self.profiles.handles(new_info) and not _terminal(new_info):
-            self.queue.update(old_info, new_info)
-        else:
-            self.queue.delete(new_info)
-
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
-        info = PodInfo(pod)
-        if info.node_name:
-            if not _terminal(info):
-                self._cache_call(self.cache.remove_pod, info)
-                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
-            return
-        self._unassigned.pop(info.uid, None)
-        self.queue.delete(info)
-        for _, fwk in self.profiles:
-            waiting = fwk.handle.waiting_pods.get(info.uid)
-            if waiting is not None:
-                waiting.reject("", "pod was deleted")
 
     # -- the loop ------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
-        """Schedule until ``stop`` is set (the operator's loop)."""
+        """Schedule until ``stop`` is set (the operator's loop), flushing the pods left in the
+        unschedulable pool every 30 s meanwhile (upstream ``PriorityQueue.Run``)."""
         stopper = asyncio.ensure_future(stop.wait())
+        flusher = asyncio.ensure_future(self._flush_unschedulable(stop))
+        self._report_held()
         try:
             while not stop.is_set():
                 popper = asyncio.ensure_future(self.queue.wait_pop())
@@ -291,7 +264,15 @@ class Scheduler:
                     self.schedule_one(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
+            self._reporting = False
+            self._held.clear()  # a new leader (maybe this one again) tells them afresh
             stopper.cancel()
+            flusher.cancel()
+
+    async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            await asyncio.sleep(UNSCHEDULABLE_FLUSH_PERIOD)
+            self.queue.flush_unschedulable_leftover()
 
     async def run_until_idle(self, *, max_attempts_per_pod: int = 20) -> None:
         """Schedule until nothing is left to try (``simulate``, benchmarks, tests).
@@ -299,6 +280,7 @@ class Scheduler:
         Backoff waits are jumped over when the clock can be advanced (a FakeClock). A pod
         failing with errors is tried at most ``max_attempts_per_pod`` times.
         """
+        self._report_held()
         while True:
             qpi = self.queue.pop()
             if qpi is not None:
@@ -425,7 +407,6 @@ class Scheduler:
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
-        self.cache.finish_binding(assumed)
         self._unassigned.pop(assumed.uid, None)
         self.scheduled_count += 1
         if self.observer is not None:
@@ -477,34 +458,3 @@ class Scheduler:
 
     def pending_binding(self) -> int:
         return len(self._binding)
-
-
-def _terminal(pod: PodInfo) -> bool:
-    return pod.phase in ("Succeeded", "Failed")
-
-
-def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[ev.ClusterEvent]:
-    """Upstream ``NodeSchedulingPropertiesChange`` (``pkg/scheduler/framework/events.go``):
-    which node properties changed."""
-    if old is None:
-        return [ev.NODE_ADD]
-    events: list[ev.ClusterEvent] = []
-    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
-    o_status, n_status = old.get("status") or {}, new.get("status") or {}
-    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    node = ev.EventResource.NODE
-    if bool(o_spec.get("unschedulable")) != bool(n_spec.get("unschedulable")):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"))
-    if (o_status.get("allocatable") or o_status.get("capacity")) != (
-        n_status.get("allocatable") or n_status.get("capacity")
-    ):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"))
-    if (o_meta.get("labels") or {}) != (n_meta.get("labels") or {}):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"))
-    if (o_spec.get("taints") or []) != (n_spec.get("taints") or []):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"))
-    if (o_status.get("conditions") or []) != (n_status.get("conditions") or []):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange"))
-    if (o_meta.get("annotations") or {}) != (n_meta.get("annotations") or {}):
-        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"))
-    return events

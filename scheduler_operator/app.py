@@ -3,8 +3,8 @@
 Wiring, as the simulator wires its in-memory twin (``scheduler_core.simulator.run``): the
 default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`.
 Every replica runs the watches (pods, nodes, the custom resources, and the kinds plugins read,
-``resources.OBJECT_KINDS``; changes of the storage kinds are cluster events for the queue, as
-in upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
+``resources.OBJECT_KINDS``, each handed to ``Scheduler.on_object_*``, which decides what is a
+cluster event, as upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
 frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
 replica starts leading it first waits until its stores hold everything a fresh list of nodes,
 pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
@@ -28,10 +28,9 @@ import kopf
 from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
-from scheduler_core.framework import events as ev
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import admission, kube
+from scheduler_operator import admission, decoding, kube
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.handlers import build_registry
@@ -49,14 +48,12 @@ from scheduler_operator.resources import (
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
-    ObjectKind,
 )
 from scheduler_operator.writer import StatusWriter
 
 log = logging.getLogger(__name__)
 
 SYNC_TIMEOUT = 120.0
-UNSCHEDULABLE_FLUSH_PERIOD = 30.0  # upstream flushUnschedulablePodsLeftover runs every 30 s
 LIST_PAGE = 500
 
 Lister = tuple[Store, Callable[..., Any], tuple[Any, ...], Callable[[Body], str]]  # store, list call, args, key
@@ -68,7 +65,16 @@ class Operator:
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
         self.api_client = api_client or kube.new_api_client(max_connections=self.lanes.max_in_flight + 4)
         self.recorder = EventRecorder(self.api_client, self.lanes, instance=options.identity)
-        self.backend = KubeBackend(self.api_client, self.lanes, self.recorder)
+        # The informer stores first: they hand events to the scheduler built below (read when
+        # an event arrives, so after __init__), and the backend reads them.
+        self.nodes = self._scheduler_store("Node", name_of)
+        self.pods = Store(
+            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
+        )
+        self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
+        self.backend = KubeBackend(
+            self.api_client, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
+        )
         registry = default_registry()
         self.scheduler = Scheduler(
             self.backend,
@@ -78,14 +84,7 @@ class Operator:
         )
         self.writer = StatusWriter(self.api_client, self.recorder)
         self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
-        scheduler, reconciler = self.scheduler, self.reconciler
-        self.nodes = Store(
-            "Node", key=name_of,
-            on_add=scheduler.on_node_add, on_update=scheduler.on_node_update, on_delete=scheduler.on_node_delete,
-        )  # fmt: skip
-        self.pods = Store(
-            "Pod", key=uid_of, on_add=scheduler.on_pod_add, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+        reconciler = self.reconciler
         self.profiles = Store(
             PROFILE_KIND, key=namespaced_name_of,
             on_add=reconciler.profile_changed, on_update=lambda _, new: reconciler.profile_changed(new),
@@ -96,8 +95,6 @@ class Operator:
             on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
             on_delete=reconciler.plugin_config_deleted,
         )  # fmt: skip
-        self.objects = {kind.kind: self._object_store(kind) for kind in OBJECT_KINDS}
-        self.backend.attach(pods=self.pods, nodes=self.nodes, objects=self.objects)
         lock = KubeLeaseLock(
             self.api_client, options.home_namespace, options.lease_name, timeout=options.election.renew_deadline
         )
@@ -108,6 +105,9 @@ class Operator:
     def is_leader(self) -> bool:
         return self.elector.is_leader
 
+    def _pod_added(self, pod: Body) -> None:
+        self.scheduler.on_pod_add(pod)
+
     def _pod_updated(self, old: Body, new: Body) -> None:
         self.scheduler.on_pod_update(old, new)
         if (new.get("spec") or {}).get("nodeName") and not (old.get("spec") or {}).get("nodeName"):
@@ -117,21 +117,13 @@ class Operator:
         self.scheduler.on_pod_delete(pod)
         self.backend.forget(uid_of(pod))
 
-    def _object_store(self, kind: ObjectKind) -> Store:
-        """A store of what plugins read; a change is a cluster event when plugins may care."""
-        if kind.event_resource is None:
-            return Store(kind.kind, key=namespaced_name_of, on_add=_ignore, on_update=_ignore, on_delete=_ignore)
-        resource = ev.EventResource(kind.event_resource)
-        queue = self.scheduler.queue
-
-        def event(action: ev.ActionType, label: str, old: Body | None, new: Body | None) -> None:
-            queue.move_all_to_active_or_backoff(ev.ClusterEvent(resource, action, f"{resource.value}{label}"), old, new)
-
+    def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
+        """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean."""
         return Store(
-            kind.kind, key=namespaced_name_of,
-            on_add=lambda new: event(ev.ActionType.ADD, "Add", None, new),
-            on_update=lambda old, new: event(ev.ActionType.UPDATE, "Update", old, new),
-            on_delete=lambda old: event(ev.ActionType.DELETE, "Delete", old, None),
+            kind, key=key,
+            on_add=lambda new: self.scheduler.on_object_add(kind, new),
+            on_update=lambda old, new: self.scheduler.on_object_update(kind, old, new),
+            on_delete=lambda old: self.scheduler.on_object_delete(kind, old),
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
@@ -236,7 +228,7 @@ class Operator:
             self.leading_since = time.monotonic()
             log.info("leading: scheduling as %r", self.options.identity)
             loop = asyncio.ensure_future(self.scheduler.run(stop))
-            tasks = [loop, asyncio.ensure_future(self._flush_unschedulable(stop))]
+            tasks = [loop]
             await asyncio.wait({holder, loop}, return_when=asyncio.FIRST_COMPLETED)
             if loop.done() and loop.exception() is not None:
                 log.error("the scheduling loop failed", exc_info=loop.exception())
@@ -250,11 +242,6 @@ class Operator:
             await asyncio.gather(holder, *tasks, return_exceptions=True)
             log.info("stopped scheduling")
 
-    async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            await asyncio.sleep(UNSCHEDULABLE_FLUSH_PERIOD)
-            self.scheduler.queue.flush_unschedulable_leftover()
-
     def close(self) -> None:
         self.lanes.shutdown()
         self.writer.close()
@@ -263,6 +250,7 @@ class Operator:
 
 async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
+    decoding.install_in_kopf()
     operator = Operator(options)
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
@@ -290,5 +278,3 @@ async def run(options: Options) -> None:
         operator.close()
 
 
-def _ignore(*_: Body) -> None:
-    return None

@@ -68,23 +68,21 @@ def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> di
 
 
 class KubeBackend:
-    def __init__(self, api_client: client.ApiClient, lanes: Lanes, recorder: EventRecorder) -> None:
+    def __init__(
+        self, api_client: client.ApiClient, lanes: Lanes, recorder: EventRecorder, *, stores: Mapping[str, Store]
+    ) -> None:
+        """``stores`` by kind: what ``objects(kind)`` reads ("Pod" and "Node" included)."""
         self._api_client = api_client
         self._core = client.CoreV1Api(api_client)
         self._lanes = lanes
         self.recorder = recorder
-        self._pods: Store | None = None
-        self._stores: Mapping[str, Store] = {}
+        self._pods: Store | None = stores.get("Pod")
+        self._stores: Mapping[str, Store] = stores
         self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
         self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.binds = 0
         self.bind_conflicts = 0
-
-    def attach(self, *, pods: Store, nodes: Store, objects: Mapping[str, Store]) -> None:
-        """The stores ``objects(kind)`` reads: pods, nodes, and the kinds plugins list."""
-        self._pods = pods
-        self._stores = {"Pod": pods, "Node": nodes, **objects}
 
     def forget(self, uid: str) -> None:
         """The pod is gone or bound: drop what was kept to report on it."""

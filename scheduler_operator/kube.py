@@ -8,13 +8,14 @@ server and then fails to deserialise the reply. Asking for the raw response
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, cast
 
 import urllib3
 from kubernetes import client
+
+from scheduler_operator import decoding
 
 
 def bind_pod(api_client: client.ApiClient, namespace: str, name: str, uid: str, node_name: str) -> bool:
@@ -87,6 +88,6 @@ def read_json(raw: object) -> Any:
     try:
         if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
             raise client.ApiException(status=response.status, reason=response.reason)
-        return json.loads(response.data) if response.data else None
+        return decoding.loads(response.data) if response.data else None
     finally:
         response.release_conn()

@@ -6,13 +6,19 @@ home namespace's PluginConfigs therefore apply to home-namespace profiles only),
 ``Scheduler.apply_profile``. A spec that does not parse or does not build leaves the last good
 framework serving (the scheduler installs only what built) and says why, naming plugin, field
 and value, in ``Valid=False`` and a Warning ``InvalidProfile`` event. A change of a PluginConfig
-re-reconciles every profile of its namespace. Deleting a profile removes its framework; its
-pods fall back to the cluster-wide profile of their schedulerName, if any.
+re-reconciles every profile of its namespace, one profile per event-loop turn (a rebuild of
+many profiles never holds up the Lease renewal). Deleting a profile removes its framework; its
+pods go to the next-oldest profile of the namespace with the same schedulerName, else to the
+cluster-wide profile.
 
-Tenant rule: a profile outside the home namespace affects only pods of its own namespace
-(``ProfileSet`` resolves so) and may not configure extenders. The spec model has no extenders
-field yet, so any ``extenders`` is refused; outside the home namespace it is named as a tenant
-violation.
+Resolution, attribution and the tenant policy are :mod:`scheduler_core.resolution`'s, shared
+with ``simulate``. A profile that exists claims its schedulerName even while invalid: its pods
+wait (``PodScheduled=False``, reason ``ProfileNotServing``) rather than fall back. A change of
+a home-namespace profile re-checks the tenant profiles of its schedulerName against its policy.
+
+Last good: the merged spec of the generation serving is kept in ``status.lastGood``; at start,
+a profile whose current generation does not build is served from it (re-checked against the
+policy like any spec), so a restart or failover never silently changes policy.
 
 A profile is rebuilt only when its inputs change (spec, labels, generation, the namespace's
 PluginConfigs): the status the operator writes comes back as a watch event that changes none.
@@ -20,17 +26,17 @@ PluginConfigs): the status the operator writes comes back as a watch event that 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pydantic import ValidationError
-
-from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
-from scheduler_core.profiles import ProfileKey, apply_plugin_configs
-from scheduler_core.runtime.build import ProfileError, format_validation_error, validate_args
+from scheduler_core import resolution
+from scheduler_core.defaults import DEFAULT_SCHEDULER_NAME
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.runtime.build import ProfileError
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator.recorder import NORMAL, WARNING
 from scheduler_operator.resources import PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
@@ -70,6 +76,9 @@ class Reconciler:
         self.configs: dict[str, dict[str, Body]] = {}  # namespace -> name -> body
         self._inputs: dict[ProfileKey, str] = {}  # fingerprint of what the profile was built from
         self._serving: dict[ProfileKey, int] = {}  # generation serving (absent: none)
+        self._last_good: dict[ProfileKey, dict[str, Any]] = {}  # {"generation", "spec"} serving
+        self._pending: dict[ProfileKey, None] = {}  # profiles to rebuild on later loop turns
+        self._worker: asyncio.Task[None] | None = None
         self.last_reload_seconds: float | None = None
 
     # -- SchedulerProfiles ---------------------------------------------------------------------
@@ -77,6 +86,7 @@ class Reconciler:
         key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
         self.writer.observe(PROFILE_PLURAL, body)
         self.profiles[key] = body
+        self._pending.pop(key, None)
         if self._reconcile_profile(key):
             self._refresh_config_statuses(key.namespace)
 
@@ -85,12 +95,30 @@ class Reconciler:
         self.profiles.pop(key, None)
         self._inputs.pop(key, None)
         self._serving.pop(key, None)
+        self._last_good.pop(key, None)
+        self._pending.pop(key, None)
         self.writer.drop(PROFILE_PLURAL, body)
         self.scheduler.delete_profile(key)
-        log.info("profile %s deleted: its pods fall back to the cluster-wide profile", key)
+        log.info("profile %s deleted", key)
+        self._reconcile_later(self._rivals(key, _scheduler_name(body)), force=True)
+        if key.namespace == self.home_namespace:
+            self._reconcile_later(self._tenants(_scheduler_name(body)), force=True)
         self._refresh_config_statuses(key.namespace)
 
-    def _reconcile_profile(self, key: ProfileKey) -> bool:
+    def _rivals(self, key: ProfileKey, scheduler_name: str) -> list[ProfileKey]:
+        return [
+            k for k, b in self.profiles.items()
+            if k != key and k.namespace == key.namespace and _scheduler_name(b) == scheduler_name
+        ]  # fmt: skip
+
+    def _tenants(self, scheduler_name: str) -> list[ProfileKey]:
+        return [
+            k
+            for k, b in self.profiles.items()
+            if k.namespace != self.home_namespace and _scheduler_name(b) == scheduler_name
+        ]
+
+    def _reconcile_profile(self, key: ProfileKey, *, force: bool = False) -> bool:
         """Rebuild when the inputs changed; True if it did."""
         body = self.profiles[key]
         configs = sorted(self.configs.get(key.namespace, {}).items())
@@ -100,103 +128,151 @@ class Reconciler:
             [raw_spec, labels, _generation(body), [(name, c.get("spec")) for name, c in configs]],
             sort_keys=True, default=str,
         )  # fmt: skip
-        if self._inputs.get(key) == inputs:
+        if self._inputs.get(key) == inputs and not force:
             return False
         self._inputs[key] = inputs
         started = self._clock()
-        problems = self._build(key, raw_spec, labels, configs)
+        was_serving = self.scheduler.profiles.get(key) is not None
+        problems, merged = self._build(key, body, raw_spec, labels, configs)
         elapsed = self._clock() - started
         generation = _generation(body)
         if not problems:
             self._serving[key] = generation or 0
+            self._last_good[key] = {"generation": generation, "spec": merged}
             self.last_reload_seconds = elapsed
             log.info("profile %s generation %s serving (reload %.1f ms)", key, generation, elapsed * 1000)
             self.writer.event(
                 body, NORMAL, "Reloaded", f"generation {generation} serving (built in {elapsed * 1000:.0f} ms)"
             )
+            self._after_serving(key, body)
         else:
             log.warning("profile %s generation %s is invalid: %s", key, generation, "; ".join(problems))
             self.writer.event(body, WARNING, "InvalidProfile", "; ".join(problems))
+            if not was_serving:
+                self._serve_last_good(key, body)
+        self._write_status(key, body, problems)
+        return True
+
+    def _after_serving(self, key: ProfileKey, body: Body) -> None:
+        """A served profile may demote a rival (the oldest wins) or change the tenant policy."""
+        name = _scheduler_name(body)
+        self._reconcile_later(
+            [k for k in self._rivals(key, name) if self.scheduler.profiles.get(k) is not None], force=True
+        )
+        if key.namespace == self.home_namespace:
+            self._reconcile_later(self._tenants(name), force=True)
+
+    def _serve_last_good(self, key: ProfileKey, body: Body) -> None:
+        """At start (nothing serving yet): serve the last good spec kept in status, if any."""
+        last = ((body.get("status") or {}).get("lastGood")) or {}
+        raw = last.get("spec")
+        if not isinstance(raw, Mapping):
+            return
+        spec, _ = resolution.parse_profile(
+            raw, tenant=key.namespace != self.home_namespace, home_namespace=self.home_namespace
+        )
+        if spec is None:
+            return
+        try:
+            self.scheduler.apply_profile(key, spec, created=_created(body))
+        except ProfileError as error:
+            log.warning("profile %s: the last good spec in status does not build either: %s", key, error)
+            return
+        generation = last.get("generation")
+        self._serving[key] = int(generation) if isinstance(generation, int) else 0
+        self._last_good[key] = {"generation": generation, "spec": dict(raw)}
+        log.info("profile %s: serving the last good generation %s from status", key, generation)
+
+    def _write_status(self, key: ProfileKey, body: Body, problems: list[str]) -> None:
         fwk = self.scheduler.profiles.get(key)
         status = profile_status(
-            generation=generation,
+            generation=_generation(body),
             problems=problems,
-            serving_generation=self._serving.get(key),
+            serving_generation=self._serving.get(key) if fwk is not None else None,
             plugins=fwk.describe() if fwk is not None else None,
             previous=self.writer.current(PROFILE_PLURAL, body),
             now=self.writer.now(),
         )
+        if fwk is not None and key in self._last_good:
+            status["lastGood"] = self._last_good[key]
         self.writer.set(PROFILE_PLURAL, body, status)
-        return True
 
     def _build(
-        self, key: ProfileKey, raw_spec: Mapping[str, Any], labels: dict[str, str], configs: list[tuple[str, Body]]
-    ) -> list[str]:
-        """Apply the profile; the problems (``field: reason``) when it does not build."""
-        problems: list[str] = []
-        if "extenders" in raw_spec and key.namespace != self.home_namespace:
-            home = self.home_namespace
-            problems.append(f"spec.extenders: only profiles of the home namespace {home!r} may configure extenders")
-        try:
-            spec = SchedulerProfileSpec.model_validate(raw_spec)
-        except ValidationError as error:
-            problems.extend(f"{path}: {reason}" for path, reason in format_validation_error("spec", error))
-        if problems:
-            return problems
-        parsed: list[tuple[str, PluginConfigSpec]] = []
-        for name, config in configs:
-            try:
-                parsed.append((name, PluginConfigSpec.model_validate(config.get("spec") or {})))
-            except ValidationError:
-                continue  # its own status says why; it cannot be merged
-        merged = apply_plugin_configs(spec, labels, [c for _, c in parsed])
-        try:
-            self.scheduler.apply_profile(key, merged)
-        except ProfileError as error:
-            return self._attribute(key, spec, merged, parsed, error)
-        return []
-
-    @staticmethod
-    def _attribute(
+        self,
         key: ProfileKey,
-        spec: SchedulerProfileSpec,
-        merged: SchedulerProfileSpec,
-        configs: list[tuple[str, PluginConfigSpec]],
-        error: ProfileError,
-    ) -> list[str]:
-        """Name the object at fault: the profile's field, or the PluginConfig merged in."""
-        own = len(spec.plugin_config)
-        problems = []
-        for path, reason in error.problems:
-            if path.startswith("pluginConfig[") and "]" in path:
-                index = int(path[len("pluginConfig[") : path.index("]")])
-                rest = path[path.index("]") + 1 :].lstrip(".")
-                if index >= own:
-                    plugin = merged.plugin_config[index].name
-                    name = next((n for n, c in configs if c.plugin == plugin), "?")
-                    field = "spec.plugin" if rest == "name" else f"spec.{rest}" if rest else "spec"
-                    problems.append(f"{PLUGIN_CONFIG_KIND} {key.namespace}/{name}: {field}: {reason}")
-                    continue
-            problems.append(f"spec.{path}: {reason}")
-        return problems
+        body: Body,
+        raw_spec: Mapping[str, Any],
+        labels: dict[str, str],
+        configs: list[tuple[str, Body]],
+    ) -> tuple[list[str], dict[str, Any]]:
+        """Apply the profile; the problems (``field: reason``) when it does not build, and the
+        merged spec when it does."""
+        tenant = key.namespace != self.home_namespace
+        spec, parse_problems = resolution.parse_profile(raw_spec, tenant=tenant, home_namespace=self.home_namespace)
+        if spec is None:
+            problems = [f"{path}: {reason}" for path, reason in parse_problems]
+            self.scheduler.hold_profile(key, _scheduler_name(body), _created(body), "; ".join(problems))
+            return problems, {}
+        parsed: list[resolution.NamedConfig] = []
+        for name, config in configs:
+            config_spec, _ = resolution.parse_plugin_config(config.get("spec") or {})
+            if config_spec is not None:  # else its own status says why; it cannot be merged
+                parsed.append(resolution.NamedConfig(name, config_spec))
+        merged, blames = resolution.apply(self.scheduler, key, spec, labels, parsed, created=_created(body))
+        problems = [
+            f"{PLUGIN_CONFIG_KIND} {key.namespace}/{b.name}: {b.field}: {b.reason}"
+            if b.kind == resolution.PLUGIN_CONFIG_KIND else f"{b.field}: {b.reason}"
+            for b in blames
+        ]  # fmt: skip
+        return problems, merged.model_dump(by_alias=True, exclude_defaults=True, mode="json")
 
     # -- PluginConfigs ---------------------------------------------------------------------------
     def plugin_config_changed(self, body: Body) -> None:
         namespace, name = str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or "")
         self.writer.observe(PLUGIN_CONFIG_PLURAL, body)
         self.configs.setdefault(namespace, {})[name] = body
-        self._reconcile_namespace(namespace)
+        self._reconcile_later([k for k in self.profiles if k.namespace == namespace])
         self._refresh_config_statuses(namespace)
 
     def plugin_config_deleted(self, body: Body) -> None:
         namespace, name = str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or "")
         self.configs.get(namespace, {}).pop(name, None)
         self.writer.drop(PLUGIN_CONFIG_PLURAL, body)
-        self._reconcile_namespace(namespace)
+        self._reconcile_later([k for k in self.profiles if k.namespace == namespace])
 
-    def _reconcile_namespace(self, namespace: str) -> None:
-        for key in [k for k in self.profiles if k.namespace == namespace]:
-            self._reconcile_profile(key)
+    def _reconcile_later(self, keys: list[ProfileKey], *, force: bool = False) -> None:
+        """Rebuild ``keys`` one per event-loop turn (inline when no loop runs, e.g. in tests)."""
+        for key in keys:
+            if force:
+                self._inputs.pop(key, None)
+            self._pending[key] = None
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._drain_now()
+            return
+        if self._pending and (self._worker is None or self._worker.done()):
+            self._worker = loop.create_task(self._drain())
+
+    def _drain_now(self) -> None:
+        while self._pending:
+            self._reconcile_next()
+
+    async def _drain(self) -> None:
+        while self._pending:
+            self._reconcile_next()
+            await asyncio.sleep(0)  # let the Lease renewal, watches and scheduling cycles in
+
+    def _reconcile_next(self) -> None:
+        key = next(iter(self._pending))
+        del self._pending[key]
+        if key in self.profiles and self._reconcile_profile(key):
+            self._refresh_config_statuses(key.namespace)
+
+    async def settle(self) -> None:
+        """Wait until every deferred rebuild is done (tests, benchmarks)."""
+        while self._worker is not None and not self._worker.done():
+            await self._worker
 
     def _refresh_config_statuses(self, namespace: str) -> None:
         for body in self.configs.get(namespace, {}).values():
@@ -206,20 +282,12 @@ class Reconciler:
         problems: list[str] = []
         unknown = False
         selected: list[str] = []
-        try:
-            spec = PluginConfigSpec.model_validate(body.get("spec") or {})
-        except ValidationError as error:
-            problems = [f"{path}: {reason}" for path, reason in format_validation_error("spec", error)]
+        spec, parse_problems = resolution.parse_plugin_config(body.get("spec") or {})
+        if spec is None:
+            problems = [f"{path}: {reason}" for path, reason in parse_problems]
         else:
-            factory = self.registry.get(spec.plugin)
-            if factory is None:
-                unknown = True
-                problems = [f"spec.plugin: plugin {spec.plugin!r} does not exist"]
-            else:
-                try:
-                    validate_args(spec.plugin, getattr(factory, "args_model", None), spec.args, "spec.args")
-                except ProfileError as error:
-                    problems = [f"{path}: {reason}" for path, reason in error.problems]
+            unknown, own = resolution.plugin_config_problems(spec, self.registry)
+            problems = [f"{path}: {reason}" for path, reason in own]
             namespace = str(_meta(body).get("namespace") or "")
             match = (spec.profile_selector.match_labels if spec.profile_selector else {}).items()
             for key, profile in sorted(self.profiles.items(), key=lambda item: item[0].name):
@@ -234,3 +302,12 @@ class Reconciler:
             previous=self.writer.current(PLUGIN_CONFIG_PLURAL, body),
             now=self.writer.now(),
         )
+
+
+def _scheduler_name(body: Body) -> str:
+    name = (body.get("spec") or {}).get("schedulerName")
+    return name if isinstance(name, str) and name else DEFAULT_SCHEDULER_NAME
+
+
+def _created(body: Body) -> str:
+    return str(_meta(body).get("creationTimestamp") or "")

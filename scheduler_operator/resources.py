@@ -24,14 +24,14 @@ DEFAULT_LEASE_NAME = "crd-scheduler"
 @dataclass(frozen=True)
 class ObjectKind:
     """A kind the plugins read through ``Handle.objects(kind)`` (upstream: the scheduler's
-    informers and listers), and the cluster event its changes are, if plugins register any."""
+    informers and listers). Which of its changes are cluster events is the scheduler's call
+    (``scheduler_core.eventhandlers.STORAGE_EVENT_RESOURCES``)."""
 
     kind: str
     group: str  # "" for the core group
     version: str
     plural: str
     namespaced: bool
-    event_resource: str | None = None  # an ``EventResource`` value
 
 
 # Upstream kube-scheduler's informers besides pods and nodes (pkg/scheduler/eventhandlers.go,
@@ -44,15 +44,11 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
     ObjectKind("ReplicaSet", "apps", "v1", "replicasets", True),
     ObjectKind("StatefulSet", "apps", "v1", "statefulsets", True),
     ObjectKind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
-    ObjectKind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True, "PersistentVolumeClaim"),
-    ObjectKind("PersistentVolume", "", "v1", "persistentvolumes", False, "PersistentVolume"),
-    ObjectKind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False, "storage.k8s.io/StorageClass"),
-    ObjectKind("CSINode", "storage.k8s.io", "v1", "csinodes", False, "storage.k8s.io/CSINode"),
-    ObjectKind("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False, "storage.k8s.io/CSIDriver"),
-    ObjectKind(
-        "CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True, "storage.k8s.io/CSIStorageCapacity"
-    ),
-    ObjectKind(
-        "VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False, "storage.k8s.io/VolumeAttachment"
-    ),
+    ObjectKind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
+    ObjectKind("PersistentVolume", "", "v1", "persistentvolumes", False),
+    ObjectKind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
+    ObjectKind("CSINode", "storage.k8s.io", "v1", "csinodes", False),
+    ObjectKind("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
+    ObjectKind("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True),
+    ObjectKind("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False),
 )

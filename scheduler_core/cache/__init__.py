@@ -1,4 +1,4 @@
-"""The scheduler cache (assume, forget, expire) and the snapshot each cycle reads.
+"""The scheduler cache (assume, forget) and the snapshot each cycle reads.
 
 Upstream ``pkg/scheduler/backend/cache``. :class:`Cache` takes the cluster's nodes and
 assigned pods plus the pods the scheduler has assumed; :meth:`Cache.update_snapshot` gives
@@ -7,8 +7,6 @@ read through the framework's ``SnapshotLister``.
 """
 
 from scheduler_core.cache.cache import (
-    CLEAN_ASSUMED_PERIOD,
-    DEFAULT_ASSUMED_POD_TTL,
     Cache,
     new_snapshot,
 )
@@ -18,8 +16,6 @@ from scheduler_core.cache.node_tree import NodeTree, get_zone_key
 from scheduler_core.cache.snapshot import Snapshot
 
 __all__ = [
-    "CLEAN_ASSUMED_PERIOD",
-    "DEFAULT_ASSUMED_POD_TTL",
     "Cache",
     "CacheError",
     "ImageStateSummary",

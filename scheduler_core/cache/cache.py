@@ -5,31 +5,23 @@ draws the lifecycle below). The cache is pod-centric and updated incrementally f
 events; the scheduler adds the pods it has just placed ("assumes" them) before their binding
 is confirmed, so the next cycle already counts them.
 
-Pod lifecycle in the cache::
+Pod lifecycle in the cache (v1.36.3 ``interface.go``; assumed pods no longer expire there)::
 
        +-------------------------------------------+  +----+
        |                            Add            |  |    |
        |                                           |  |    | Update
        +      Assume                Add            v  v    |
-    Initial +--------> Assumed +------------+---> Added <--+
-       ^                +   +               |       +
-       |                |   |               |       |
-       |                |   |           Add |       | Remove
-       |                |   |               |       |
-       |                |   |               +       |
-       +----------------+   +-----------> Expired   +----> Deleted
-             Forget             Expire
+    Initial +--------> Assumed +------------> Added <--+
+       ^                +                        +
+       |                |                        | Remove
+       |                |                        v
+       +----------------+                     Deleted
+             Forget
 
-"Initial", "Expired" and "Deleted" pods are not in the cache. As upstream assumes: no pod is
-assumed twice; a pod may be added without going through the scheduler (Add with no Assume);
-a pod that was not added is neither updated nor removed; "Expired" and "Deleted" are both
-valid end states, since a pod may change state (added, then deleted) without the cache ever
-hearing of it. An assumed pod may expire only after ``finish_binding`` and only with a
-``ttl`` above zero; the default ``ttl`` is 0, never expire: upstream v1.36.3's cache has no
-expiry at all (``pkg/scheduler/backend/cache/cache.go`` ``New`` takes no ttl; it was 0 since
-kubernetes#106361, where expiry raced with slow binds and double-booked nodes).
-``cleanup_expired_assumed_pods`` is to be called periodically (upstream: every
-:data:`CLEAN_ASSUMED_PERIOD` seconds).
+"Initial" and "Deleted" pods are not in the cache. As upstream assumes: no pod is assumed
+twice; a pod may be added without going through the scheduler (Add with no Assume); a pod that
+was not added is neither updated nor removed. An assumed pod leaves the cache only by Forget
+(its binding failed) or becomes Added when the watch confirms it.
 
 The caller adds only pods bound to a node and not terminated (phase Succeeded or Failed),
 as upstream's event handlers do; the cache itself accepts what it is given.
@@ -60,21 +52,16 @@ from scheduler_core.cache.errors import CacheError
 from scheduler_core.cache.images import ImageStates
 from scheduler_core.cache.node_tree import NodeTree, node_name
 from scheduler_core.cache.snapshot import Snapshot
-from scheduler_core.clock import Clock, FakeClock
 from scheduler_core.framework.resource import Resource
 from scheduler_core.framework.types import NodeInfo, NodeName, PodInfo, PodUID
 
 log = logging.getLogger(__name__)
 
-CLEAN_ASSUMED_PERIOD = 1.0  # seconds; upstream cleanAssumedPeriod
-DEFAULT_ASSUMED_POD_TTL = 0.0  # never expire; upstream v1.36.3 has no assumed-pod expiry
 
 
 @dataclass(slots=True)
 class _PodState:
     pod: PodInfo
-    deadline: float | None = None  # expiry time of an assumed pod; None: never
-    binding_finished: bool = False  # an assumed pod cannot expire while its binding runs
 
 
 def _describe(pod: PodInfo) -> str:
@@ -85,11 +72,7 @@ def _describe(pod: PodInfo) -> str:
 class Cache:
     """Nodes and the pods assigned or assumed to them; the source of every snapshot."""
 
-    def __init__(self, clock: Clock, ttl: float = DEFAULT_ASSUMED_POD_TTL) -> None:
-        if ttl < 0:
-            raise ValueError(f"ttl must not be negative, got {ttl}")
-        self._clock = clock
-        self._ttl = ttl
+    def __init__(self) -> None:
         self._nodes: dict[str, NodeInfo] = {}  # real nodes and placeholders
         self._tree = NodeTree()
         self._pods: dict[PodUID, _PodState] = {}
@@ -108,13 +91,6 @@ class Cache:
             raise CacheError(f"pod {_describe(pod)} is in the cache, so can't be assumed")
         self._add_pod(pod, assumed=True)
 
-    def finish_binding(self, pod: PodInfo) -> None:
-        """The binding of an assumed pod ended: from now on it may expire (when ttl > 0)."""
-        state = self._pods.get(pod.uid)
-        if state is not None and pod.uid in self._assumed:
-            state.deadline = None if self._ttl == 0 else self._clock.now() + self._ttl
-            state.binding_finished = True
-
     def forget_pod(self, pod: PodInfo) -> None:
         """Undo ``assume_pod`` (the binding failed, or a later phase rejected the pod)."""
         state = self._pods.get(pod.uid)
@@ -128,7 +104,7 @@ class Cache:
 
     def add_pod(self, pod: PodInfo) -> None:
         """An assigned pod seen in the cluster: confirms an assumed one (moving it if it was
-        bound elsewhere), adds back an expired one, or adds one bound by someone else."""
+        bound elsewhere), or adds one bound by someone else."""
         self._require_node_name(pod)
         state = self._pods.get(pod.uid)
         if state is not None and pod.uid in self._assumed:
@@ -184,22 +160,6 @@ class Cache:
         """The cache's copy of ``pod`` (by UID), even if its node was removed meanwhile."""
         state = self._pods.get(pod.uid)
         return state.pod if state is not None else None
-
-    def cleanup_expired_assumed_pods(self) -> list[PodInfo]:
-        """Drop assumed pods whose binding finished more than ``ttl`` ago; return them."""
-        if self._ttl == 0:
-            return []
-        now = self._clock.now()
-        expired: list[PodInfo] = []
-        for uid in list(self._assumed):
-            state = self._pods[uid]
-            if not state.binding_finished:
-                continue  # never expire a pod while its binding may still succeed
-            if state.deadline is not None and now > state.deadline:
-                log.info("Pod expired: pod=%s node=%s", state.pod.key, state.pod.node_name)
-                self._remove_pod(state.pod)
-                expired.append(state.pod)
-        return expired
 
     # -- nodes -----------------------------------------------------------------------------
     def add_node(self, node: Mapping[str, Any]) -> NodeInfo:
@@ -350,8 +310,6 @@ def _dump_assumed(state: _PodState) -> dict[str, Any]:
     return {
         "pod": state.pod.key,
         "node": state.pod.node_name,
-        "bindingFinished": state.binding_finished,
-        "deadline": state.deadline,
     }
 
 
@@ -370,7 +328,7 @@ def _dump_node(info: NodeInfo, assumed: set[PodUID]) -> dict[str, Any]:
 def new_snapshot(nodes: Iterable[Mapping[str, Any]], pods: Iterable[PodInfo] = ()) -> Snapshot:
     """A snapshot of ``nodes`` with assigned ``pods`` (upstream ``NewSnapshot``), for tests
     and for one-off evaluations; pods on nodes not listed are left out, as placeholders are."""
-    cache = Cache(FakeClock())
+    cache = Cache()
     for node in nodes:
         cache.add_node(node)
     for pod in pods:

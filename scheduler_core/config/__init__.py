@@ -1,6 +1,7 @@
 """Profile and plugin-config models: the single source of the CRD schemas."""
 
 from scheduler_core.config.models import (
+    AllowedArgs,
     LabelSelector,
     PluginConfigEntry,
     PluginConfigSpec,
@@ -8,9 +9,11 @@ from scheduler_core.config.models import (
     Plugins,
     PluginSet,
     SchedulerProfileSpec,
+    TenantPolicy,
 )
 
 __all__ = [
+    "AllowedArgs",
     "LabelSelector",
     "PluginConfigEntry",
     "PluginConfigSpec",
@@ -18,4 +21,5 @@ __all__ = [
     "PluginSet",
     "Plugins",
     "SchedulerProfileSpec",
+    "TenantPolicy",
 ]

@@ -106,6 +106,15 @@ class PluginConfigStatus(_Status):
     message: str | None = Field(default=None, description="Why the args are invalid, or where they apply.")
 
 
+class LastGood(_Status):
+    """The last generation that served, kept so a restart or failover serves it again."""
+
+    generation: int | None = Field(default=None, ge=0, description="Its metadata.generation.")
+    spec: SchedulerProfileSpec = Field(
+        description="Its spec with the namespace's PluginConfigs merged in, as it was built."
+    )
+
+
 class SchedulerProfileStatus(_Status):
     """What the operator observed of this SchedulerProfile."""
 
@@ -120,6 +129,9 @@ class SchedulerProfileStatus(_Status):
     )
     message: str | None = Field(
         default=None, description="Why the spec is invalid (the last valid one keeps serving), or a summary."
+    )
+    last_good: LastGood | None = Field(
+        default=None, description="The last generation that served; built from at start when the current one fails."
     )
 
 
@@ -359,6 +371,76 @@ _KIND = (
 )
 
 
+# Out-of-tree plugins' args stay free-form (no schema to check them against); the API server
+# bounds their field count, the operator their depth and size (scheduler_core.tenancy.limits).
+MAX_ARGS_FIELDS = 64
+
+
+@functools.cache
+def typed_args_schema() -> dict[str, Any]:
+    """The schema of every ``args``: the fields of each in-tree plugin's args model, typed as
+    upstream's typed KubeSchedulerConfiguration types them, plus unknown fields for out-of-tree
+    plugins, at most :data:`MAX_ARGS_FIELDS`."""
+    from scheduler_core.plugins.registry import in_tree_registry
+
+    properties: dict[str, Any] = {}
+    owners: dict[str, str] = {}
+    for plugin, factory in sorted(in_tree_registry().items()):
+        model = getattr(factory, "args_model", None)
+        if model is None:
+            continue
+        for field, sub in structural_schema(model).get("properties", {}).items():
+            sub = _args_field(sub, plugin, field)
+            if field in properties:
+                raise UnsupportedSchema(f"args field {field!r} of {plugin} is also one of {owners[field]}")
+            properties[field] = sub
+            owners[field] = plugin
+    return {
+        "description": "The plugin's arguments. Fields of in-tree plugins are typed (the description names the "
+        f"plugin); an out-of-tree plugin's are free-form, at most {MAX_ARGS_FIELDS} top-level fields, and are "
+        "bounded in depth and size by the operator.",
+        "type": "object",
+        "properties": properties,
+        "maxProperties": MAX_ARGS_FIELDS,
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+
+
+def _args_field(node: Mapping[str, Any], plugin: str, path: str) -> dict[str, Any]:
+    """An in-tree args field for the shared ``args`` schema: described (naming the plugin) and
+    without defaults, which the API server would otherwise write into every plugin's args."""
+    out: dict[str, Any] = {
+        "description": f"{plugin} args: {path}." + (f" {node['description']}" if "description" in node else "")
+    }
+    for key, value in node.items():
+        if key in ("description", "default"):
+            continue
+        if key == "properties":
+            out[key] = {name: _args_field(sub, plugin, f"{path}.{name}") for name, sub in value.items()}
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            out[key] = _args_field(value, plugin, f"{path}[]" if key == "items" else f"{path}.*")
+        else:
+            out[key] = value
+    return out
+
+
+def _with_typed_args(node: Any) -> Any:
+    """``node`` with every free-form ``args`` property replaced by :func:`typed_args_schema`."""
+    if isinstance(node, list):
+        return [_with_typed_args(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {
+                name: typed_args_schema() if name == "args" else _with_typed_args(sub) for name, sub in value.items()
+            }
+        else:
+            out[key] = _with_typed_args(value)
+    return out
+
+
 def custom_resource_definition(kind: Kind) -> dict[str, Any]:
     """The apiextensions.k8s.io/v1 CustomResourceDefinition manifest of ``kind``."""
     schema = {
@@ -369,8 +451,8 @@ def custom_resource_definition(kind: Kind) -> dict[str, Any]:
             "apiVersion": {"description": _API_VERSION, "type": "string"},
             "kind": {"description": _KIND, "type": "string"},
             "metadata": {"type": "object"},
-            "spec": structural_schema(kind.spec),
-            "status": structural_schema(kind.status),
+            "spec": _with_typed_args(structural_schema(kind.spec)),
+            "status": _with_typed_args(structural_schema(kind.status)),
         },
     }
     columns = [

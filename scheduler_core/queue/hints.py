@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,11 +75,15 @@ class _Hint:
 
 
 class HintRegistry:
-    """Per-profile registrations of (event, plugin, hint function)."""
+    """Per-profile registrations of (event, plugin, hint function), keyed by the profile a
+    pod resolves to (``profile_of``), so a namespaced profile never answers for another
+    namespace's pods."""
 
-    def __init__(self) -> None:
+    def __init__(self, profile_of: Callable[[PodInfo], str | None]) -> None:
+        self._profile_of = profile_of
         self._by_profile: dict[str, tuple[_Hint, ...]] = {}
         self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
+        self._events_of_interest: tuple[ClusterEvent, ...] = ()
 
     def set_profile(self, profile: str, hints: Mapping[str, Sequence[ClusterEventWithHint]]) -> None:
         self._by_profile[profile] = tuple(
@@ -100,6 +104,11 @@ class HintRegistry:
             for hint in hints:
                 events.setdefault(hint.plugin, []).append(hint.event)
         self._plugin_events = {plugin: tuple(evs) for plugin, evs in events.items()}
+        # Distinct events of interest: a cluster event is checked against these, not against
+        # every profile's registrations (there may be a profile per namespace).
+        self._events_of_interest = tuple(
+            {(h.event.resource, h.event.action): h.event for hints in self._by_profile.values() for h in hints}.values()
+        )
 
     def plugin_events(self, plugin: str) -> tuple[ClusterEvent, ...]:
         return self._plugin_events.get(plugin, ())
@@ -107,7 +116,7 @@ class HintRegistry:
     def is_event_of_interest(self, event: ClusterEvent) -> bool:
         if is_wildcard(event):
             return True
-        return any(h.event.matches(event) for hints in self._by_profile.values() for h in hints)
+        return any(registered.matches(event) for registered in self._events_of_interest)
 
     def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
         rejectors = qp.rejector_plugins()
@@ -118,9 +127,10 @@ class HintRegistry:
             if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
                 return QueueingStrategy.SKIP
             return QueueingStrategy.AFTER_BACKOFF
-        hints = self._by_profile.get(qp.pod_info.scheduler_name)
+        profile = self._profile_of(qp.pod_info)
+        hints = self._by_profile.get(profile) if profile is not None else None
         if hints is None:
-            log.error("no queueing hints registered for profile %r (pod %s)", qp.pod_info.scheduler_name, qp.key)
+            log.error("no queueing hints registered for profile %r (pod %s)", profile, qp.key)
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
         for hint in hints:

@@ -1,7 +1,8 @@
 """Running a profile's PreEnqueue plugins on a pod about to enter activeQ or backoffQ.
 
 Upstream: ``runPreEnqueuePlugins``/``runPreEnqueuePluginsForPod``/``runPreEnqueuePlugin`` in
-``pkg/scheduler/backend/queue/scheduling_queue.go``. The plugin that gated the pod last time
+``pkg/scheduler/backend/queue/scheduling_queue.go``. Plugins are those of the profile the
+pod resolves to (``profile_of``), not of its schedulerName. The plugin that gated the pod last time
 runs first; the first rejection gates the pod: the plugin joins the pod's unschedulable
 plugins and is recorded as its gating plugin, with the events it registered, so only those
 events (or a wildcard one) make the queue try again. A plugin that raises counts as an Error
@@ -13,16 +14,21 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from scheduler_core.framework import ClusterEvent, PreEnqueuePlugin, Status, is_success
+from scheduler_core.framework import ClusterEvent, PodInfo, PreEnqueuePlugin, Status, is_success
 from scheduler_core.queue.queued import QueuedPod
 
 log = logging.getLogger(__name__)
 
 
 class PreEnqueueRunner:
-    def __init__(self, plugin_events: Callable[[str], tuple[ClusterEvent, ...]]) -> None:
+    def __init__(
+        self,
+        plugin_events: Callable[[str], tuple[ClusterEvent, ...]],
+        profile_of: Callable[[PodInfo], str | None],
+    ) -> None:
         self._plugins: dict[str, tuple[PreEnqueuePlugin, ...]] = {}
         self._plugin_events = plugin_events
+        self._profile_of = profile_of
 
     def set_profile(self, profile: str, plugins: Sequence[PreEnqueuePlugin]) -> None:
         self._plugins[profile] = tuple(plugins)
@@ -32,7 +38,8 @@ class PreEnqueueRunner:
 
     def run(self, qp: QueuedPod) -> None:
         """Gate ``qp`` on the first rejection, or clear its gate when every plugin passes."""
-        plugins = self._plugins.get(qp.pod_info.scheduler_name, ())
+        profile = self._profile_of(qp.pod_info)
+        plugins = self._plugins.get(profile, ()) if profile is not None else ()
         gating = qp.gating_plugin
         if gating:
             first = next((p for p in plugins if p.name == gating), None)

@@ -78,7 +78,12 @@ UNSCHEDULABLE_Q = "Unschedulable"
 _ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
+ProfileOf = Callable[[PodInfo], str | None]
 Sleep = Callable[[float], Awaitable[None]]
+
+
+def _by_scheduler_name(pod: PodInfo) -> str | None:
+    return pod.scheduler_name
 
 
 class SchedulingQueue:
@@ -93,8 +98,12 @@ class SchedulingQueue:
         pop_from_backoff: bool = True,
         namespace_labels: NamespaceLabels | None = None,
         pod_lister: PodLookup | None = None,
+        profile_of: ProfileOf | None = None,
     ) -> None:
         self._clock = clock
+        # The profile a pod resolves to keys PreEnqueue plugins and hints (DESIGN.md: what
+        # upstream keys per scheduler is keyed per resolved profile here).
+        self._profile_of: ProfileOf = profile_of or _by_scheduler_name
         self._less = less
         self._pop_from_backoff = pop_from_backoff
         self.max_in_unschedulable = max_in_unschedulable
@@ -107,8 +116,8 @@ class SchedulingQueue:
             pop_from_backoff=pop_from_backoff,
         )
         self._unschedulable = UnschedulablePods()
-        self._hints = HintRegistry()
-        self._pre_enqueue = PreEnqueueRunner(self._hints.plugin_events)
+        self._hints = HintRegistry(self._profile_of)
+        self._pre_enqueue = PreEnqueueRunner(self._hints.plugin_events, self._profile_of)
         self._namespace_labels: NamespaceLabels = namespace_labels or (lambda _ns: {})
         self.nominator = Nominator(pod_lister=pod_lister)
         self.nominator.resolve = self._freshest
@@ -125,17 +134,18 @@ class SchedulingQueue:
 
     def set_profile(
         self,
-        scheduler_name: str,
+        profile: str,
         *,
         pre_enqueue: Sequence[PreEnqueuePlugin],
         hints: Mapping[str, Sequence[ClusterEventWithHint]],
     ) -> None:
-        self._pre_enqueue.set_profile(scheduler_name, pre_enqueue)
-        self._hints.set_profile(scheduler_name, hints)
+        """Install the PreEnqueue plugins and hints of ``profile`` (a key ``profile_of`` returns)."""
+        self._pre_enqueue.set_profile(profile, pre_enqueue)
+        self._hints.set_profile(profile, hints)
 
-    def remove_profile(self, scheduler_name: str) -> None:
-        self._pre_enqueue.remove_profile(scheduler_name)
-        self._hints.remove_profile(scheduler_name)
+    def remove_profile(self, profile: str) -> None:
+        self._pre_enqueue.remove_profile(profile)
+        self._hints.remove_profile(profile)
 
     # Moves between the sub-queues.
     def _move_to_active(self, qp: QueuedPod, event: str, *, from_backoff: bool = False) -> bool:

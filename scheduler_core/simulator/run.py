@@ -15,17 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_core import resolution
 from scheduler_core.clock import FakeClock
-from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
 from scheduler_core.framework import PodInfo
-from scheduler_core.profiles import ProfileKey, apply_plugin_configs
-from scheduler_core.runtime.build import ProfileError, validate_args
+from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
@@ -39,10 +37,10 @@ from scheduler_core.simulator.manifests import (
     ProfileObject,
 )
 from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
+from scheduler_core.tenancy import check_args_bounds
 
 POD_ARRIVAL_INTERVAL = 1e-6  # seconds of fake time between two pending pods
 MAX_UNHANDLED_WARNINGS = 10
-_PLUGIN_CONFIG_PATH = re.compile(r"^pluginConfig\[(\d+)\]\.?(.*)$")
 
 
 @dataclass(slots=True)
@@ -130,53 +128,33 @@ def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mappin
     """Each PluginConfig must name a plugin that exists and carry args it accepts."""
     problems: list[Problem] = []
     for config in configs:
-        factory = registry.get(config.spec.plugin)
-        if factory is None:
-            problems.append(
-                Problem(config.source, config.what, "spec.plugin", f"plugin {config.spec.plugin!r} does not exist")
-            )
-            continue
-        try:
-            validate_args(config.spec.plugin, getattr(factory, "args_model", None), config.spec.args, "spec.args")
-        except ProfileError as exc:
-            problems.extend(Problem(config.source, config.what, path, reason) for path, reason in exc.problems)
+        bounds = check_args_bounds(config.spec.args, "spec.args")
+        _, own = resolution.plugin_config_problems(config.spec, registry) if not bounds else (False, bounds)
+        problems.extend(Problem(config.source, config.what, path, reason) for path, reason in own)
     return problems
 
 
 def apply_profiles(scheduler: Scheduler, cluster: Cluster, home_namespace: str) -> list[Problem]:
-    """Build and serve every valid profile; the problems of the others."""
+    """Build and serve every valid profile (the cluster-wide ones first: they carry the tenant
+    policy); the problems of the others, each naming the object at fault."""
     profiles = cluster.profiles or [
         ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
     ]
+    for profile in profiles:  # every profile claims its schedulerName before any is built
+        scheduler.claim_profile(profile.key, profile.spec.scheduler_name)
+    ordered = sorted(profiles, key=lambda p: p.key.namespace != home_namespace)
     problems: list[Problem] = []
-    for profile in profiles:
+    for profile in ordered:
         configs = [c for c in cluster.plugin_configs if c.namespace == profile.key.namespace]
-        merged = apply_plugin_configs(profile.spec, profile.labels, [c.spec for c in configs])
-        try:
-            scheduler.apply_profile(profile.key, merged)
-        except ProfileError as exc:
-            problems.extend(_profile_problems(profile, merged, configs, exc))
-    return problems
-
-
-def _profile_problems(
-    profile: ProfileObject, merged: SchedulerProfileSpec, configs: Sequence[PluginConfigObject], error: ProfileError
-) -> list[Problem]:
-    """Name the object at fault: the profile, or the PluginConfig whose args were merged in."""
-    what = f"{PROFILE_KIND} {profile.key}"
-    own = len(profile.spec.plugin_config)
-    problems = []
-    for path, reason in error.problems:
-        match = _PLUGIN_CONFIG_PATH.match(path)
-        if match and int(match[1]) >= own:
-            plugin = merged.plugin_config[int(match[1])].name
-            config = next((c for c in configs if c.spec.plugin == plugin), None)
+        named = [resolution.NamedConfig(c.name, c.spec) for c in configs]
+        _, blames = resolution.apply(scheduler, profile.key, profile.spec, profile.labels, named)
+        by_name = {c.name: c for c in configs}
+        for blame in blames:
+            config = by_name.get(blame.name) if blame.kind == resolution.PLUGIN_CONFIG_KIND else None
             if config is not None:
-                rest = match[2]
-                field_path = "spec.plugin" if rest == "name" else f"spec.{rest}" if rest else "spec"
-                problems.append(Problem(config.source, config.what, field_path, reason))
-                continue
-        problems.append(Problem(profile.source, what, f"spec.{path}", reason))
+                problems.append(Problem(config.source, config.what, blame.field, blame.reason))
+            else:
+                problems.append(Problem(profile.source, f"{PROFILE_KIND} {profile.key}", blame.field, blame.reason))
     return problems
 
 

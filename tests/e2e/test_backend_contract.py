@@ -52,7 +52,8 @@ def _in_memory(namespace: str) -> Twin:
 def _kube(api: client.ApiClient, namespace: str) -> tuple[Twin, Lanes]:
     core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
     lanes = Lanes()
-    backend = KubeBackend(api, lanes, EventRecorder(api, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}"))
+    recorder = EventRecorder(api, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}")
+    backend = KubeBackend(api, lanes, recorder, stores={})
 
     def create(manifest: dict[str, Any]) -> PodInfo:
         body = {**manifest, "metadata": {k: v for k, v in manifest["metadata"].items() if k != "uid"}}

@@ -79,4 +79,14 @@ def test_a_huge_bad_value_never_grows_the_message(tmp_path: Path, capsys: pytest
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 2
     assert all(len(line) < 3000 for line in lines)
-    assert any("(truncated)" in line for line in lines)
+
+
+def test_a_long_bad_value_within_the_args_bounds_is_truncated_in_the_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long = {**BAD_CONFIG, "spec": {"plugin": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "x" * 4000}}}}
+    _write(tmp_path / "x.yaml", long)
+    assert main(["validate", "-f", str(tmp_path)]) == 2
+    [line] = capsys.readouterr().out.splitlines()
+    assert len(line) < 3000
+    assert "(truncated)" in line

@@ -77,9 +77,9 @@ def make_node(name: str, zone: str = "", cpu: str = "4", **kwargs: Any) -> dict[
     return builders.node(name, cpu=cpu, labels=zone_labels(zone), **kwargs)
 
 
-def new_cache(*nodes: str, ttl: float = 0.0) -> tuple[Cache, FakeClock]:
+def new_cache(*nodes: str) -> tuple[Cache, FakeClock]:
     clock = FakeClock()
-    cache = Cache(clock, ttl=ttl)
+    cache = Cache()
     for name in nodes:
         cache.add_node(make_node(name))
     return cache, clock
@@ -98,8 +98,6 @@ def run(cache: Cache, clock: FakeClock, step: Step) -> None:
         cache.remove_node(args[0])
     elif op == "assume":
         cache.assume_pod(make_pod(args[0]).with_node(args[1]))
-    elif op == "finish":
-        cache.finish_binding(make_pod(args[0], args[1]))
     elif op == "forget":
         cache.forget_pod(make_pod(args[0], args[1]))
     elif op == "add":
@@ -111,7 +109,6 @@ def run(cache: Cache, clock: FakeClock, step: Step) -> None:
         cache.remove_pod(make_pod(args[0], args[1]))
     elif op == "tick":
         clock.advance(args[0])
-        cache.cleanup_expired_assumed_pods()
     else:
         raise AssertionError(f"unknown step {step}")
 

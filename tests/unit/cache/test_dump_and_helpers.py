@@ -10,15 +10,12 @@ from tests.unit.cache.steps import check_consistent, make_node, make_pod, new_ca
 
 
 def test_dump_shows_nodes_placeholders_and_assumed_pods() -> None:
-    cache, clock = new_cache("n1", ttl=30.0)
+    cache, clock = new_cache("n1")
     run(cache, clock, ("assume", "p", "n1"))
-    run(cache, clock, ("finish", "p", "n1"))
     run(cache, clock, ("add", "q", "ghost"))
     dump = cache.dump()
     json.dumps(dump)  # JSON-ready
-    assert dump["assumedPods"] == {
-        "uid-p": {"pod": "default/p", "node": "n1", "bindingFinished": True, "deadline": 30.0}
-    }
+    assert dump["assumedPods"] == {"uid-p": {"pod": "default/p", "node": "n1"}}
     n1 = dump["nodes"]["n1"]
     assert n1["placeholder"] is False
     assert n1["pods"] == n1["assumedPods"] == ["default/p"]

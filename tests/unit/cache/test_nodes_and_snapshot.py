@@ -137,7 +137,7 @@ def test_rebuild_detaches_the_old_columns() -> None:
 
 
 def test_snapshot_lists_nodes_round_robin_over_zones() -> None:
-    cache = Cache(new_cache()[1])
+    cache = Cache()
     for name, zone in [("a1", "r/a"), ("a2", "r/a"), ("a3", "r/a"), ("b1", "r/b"), ("c1", "r/c"), ("c2", "r/c")]:
         cache.add_node(make_node(name, zone))
     snapshot = cache.update_snapshot()

@@ -41,12 +41,8 @@ def expected_aggregates(states: dict[str, str], node: str) -> tuple[int, int, in
 LIFECYCLE = [
     pytest.param(
         0.0,
-        [
-            (("assume", "p", "n1"), "assumed@n1"),
-            (("finish", "p", "n1"), "assumed@n1"),
-            (("add", "p", "n1"), "added@n1"),
-        ],
-        id="assume-finish-add-confirms",
+        [(("assume", "p", "n1"), "assumed@n1"), (("add", "p", "n1"), "added@n1")],
+        id="assume-add-confirms",
     ),
     pytest.param(0.0, [(("assume", "p", "n1"), "assumed@n1"), (("forget", "p", "n1"), "absent")], id="assume-forget"),
     pytest.param(
@@ -55,39 +51,9 @@ LIFECYCLE = [
         id="add-on-another-node-moves-assumed-pod",
     ),
     pytest.param(
-        30.0,
-        [(("assume", "p", "n1"), "assumed@n1"), (("finish", "p", "n1"), "assumed@n1"), (("tick", 31.0), "absent")],
-        id="expires-after-ttl",
-    ),
-    pytest.param(
-        30.0,
-        [(("assume", "p", "n1"), "assumed@n1"), (("finish", "p", "n1"), "assumed@n1"), (("tick", 30.0), "assumed@n1")],
-        id="not-expired-at-deadline",
-    ),
-    pytest.param(
-        30.0,
-        [(("assume", "p", "n1"), "assumed@n1"), (("tick", 100.0), "assumed@n1")],
-        id="no-expiry-while-binding",
-    ),
-    pytest.param(
         0.0,
-        [(("assume", "p", "n1"), "assumed@n1"), (("finish", "p", "n1"), "assumed@n1"), (("tick", 1e9), "assumed@n1")],
-        id="ttl-zero-never-expires",
-    ),
-    pytest.param(
-        30.0,
-        [
-            (("assume", "p", "n1"), "assumed@n1"),
-            (("finish", "p", "n1"), "assumed@n1"),
-            (("tick", 31.0), "absent"),
-            (("add", "p", "n1"), "added@n1"),
-        ],
-        id="add-after-expiry-adds-back",
-    ),
-    pytest.param(
-        30.0,
-        [(("assume", "p", "n1"), "assumed@n1"), (("add", "p", "n1"), "added@n1"), (("tick", 1e9), "added@n1")],
-        id="added-pod-never-expires",
+        [(("assume", "p", "n1"), "assumed@n1"), (("tick", 1e9), "assumed@n1")],
+        id="assumed-pods-never-expire",  # v1.36.3 pkg/scheduler/backend/cache/cache.go has no expiry
     ),
     pytest.param(
         0.0, [(("assume", "p", "n1"), "assumed@n1"), (("remove", "p", "n1"), "absent")], id="remove-assumed-pod"
@@ -106,9 +72,9 @@ LIFECYCLE = [
 ]
 
 
-@pytest.mark.parametrize(("ttl", "steps"), LIFECYCLE)
-def test_lifecycle(ttl: float, steps: list[tuple[Step, str]]) -> None:
-    cache, clock = new_cache("n1", "n2", ttl=ttl)
+@pytest.mark.parametrize(("unused", "steps"), LIFECYCLE)
+def test_lifecycle(unused: float, steps: list[tuple[Step, str]]) -> None:
+    cache, clock = new_cache("n1", "n2")
     snapshot = cache.update_snapshot()
     pod = steps[0][0][1]
     for step, expected in steps:
@@ -168,21 +134,6 @@ def test_scalar_resources_and_host_ports_follow_the_pod() -> None:
     assert int(snapshot.columns.requested("example.com/gpu")[info.row]) == 0
     assert info.used_ports == {}
     check_consistent(cache, snapshot)
-
-
-def test_cleanup_returns_the_expired_pods() -> None:
-    cache, clock = new_cache("n1", ttl=10.0)
-    run(cache, clock, ("assume", "p", "n1"))
-    run(cache, clock, ("assume", "q", "n1"))
-    run(cache, clock, ("finish", "p", "n1"))
-    clock.advance(11.0)
-    assert [p.name for p in cache.cleanup_expired_assumed_pods()] == ["p"]
-    assert cache.is_assumed_pod(make_pod("q"))
-
-
-def test_negative_ttl_is_rejected() -> None:
-    with pytest.raises(ValueError, match="ttl must not be negative, got -1"):
-        new_cache(ttl=-1.0)
 
 
 ERRORS = [

@@ -187,7 +187,9 @@ def test_defaults_are_scalars_that_validate(kind: crd.Kind) -> None:
         assert isinstance(value, str | int | float | bool), path
         assert len(value) >= node.get("minLength", 0) if isinstance(value, str) else True, path
     assert {path: node["default"] for path, node in defaults.items()} == (
-        {".spec.schedulerName": "crd-scheduler"} if kind is SCHEDULER_PROFILE else {}
+        {".spec.schedulerName": "crd-scheduler", ".status.lastGood.spec.schedulerName": "crd-scheduler"}
+        if kind is SCHEDULER_PROFILE
+        else {}
     )
 
 
@@ -281,7 +283,7 @@ def _without_nones(value: Any) -> Any:
 def test_plugin_config_status_has_no_plugins() -> None:
     assert set(_at(PLUGIN_CONFIG, ".status")["properties"]) == {"observedGeneration", "conditions", "message"}
     assert set(_at(SCHEDULER_PROFILE, ".status")["properties"]) == {
-        "observedGeneration", "conditions", "plugins", "message",
+        "observedGeneration", "conditions", "plugins", "message", "lastGood",
     }  # fmt: skip
 
 
@@ -381,3 +383,23 @@ def test_untranslatable_models_are_refused(model: type[BaseModel], message: str)
         structural_schema(model)
 
     assert str(refused.value).startswith(message)
+
+
+def test_args_are_typed_for_in_tree_plugins_bounded_and_never_defaulted() -> None:
+    for kind, path in ((PLUGIN_CONFIG, ".spec.args"), (SCHEDULER_PROFILE, ".spec.pluginConfig[].args")):
+        args = _at(kind, path)
+        assert args["x-kubernetes-preserve-unknown-fields"] is True and args["maxProperties"] == crd.MAX_ARGS_FIELDS
+        assert args["properties"]["addedAffinity"]["type"] == "object"
+        assert args["properties"]["scoringStrategy"]["properties"]["type"]["type"] == "string"
+        assert args["properties"]["bindTimeoutSeconds"]["type"] == "integer"
+        # A default would be written into the args of every plugin, in-tree or not.
+        assert not [p for p, node in _nodes(args) if "default" in node]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".spec.plugins.filter.enabled", ".spec.plugins.filter.disabled", ".spec.pluginConfig",
+     ".spec.tenantPolicy.allowDisabling", ".spec.tenantPolicy.allowedPlugins"],
+)  # fmt: skip
+def test_lists_are_bounded(path: str) -> None:
+    assert _at(SCHEDULER_PROFILE, path)["maxItems"] == 64

@@ -47,12 +47,32 @@ def test_kustomization_lists_existing_files_once() -> None:
     assert len(set(resources)) == len(resources)
 
 
+# Components applied apart from the base (they have a kustomization of their own).
+COMPONENTS = ("tenancy",)
+
+
 def test_kustomization_lists_every_manifest() -> None:
     files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml")} - {"kustomization.yaml"}
     overlay = {f for f in files if f.startswith("webhook/")}  # the webhook overlays, on top of the base
+    files = {f for f in files if f.split("/", 1)[0] not in COMPONENTS}
 
     assert files - overlay - set(_resources()) == set()
     assert {"crds/schedulerprofiles.yaml", "crds/pluginconfigs.yaml", "rbac.yaml"} <= set(_resources())
+
+
+@pytest.mark.parametrize("component", COMPONENTS)
+def test_components_list_their_manifests(component: str) -> None:
+    folder = MANIFESTS / component
+    listed = yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]
+    assert sorted(listed) == sorted(p.name for p in folder.glob("*.yaml") if p.name != "kustomization.yaml")
+
+
+def test_tenant_role_grants_no_status_and_nothing_cluster_wide() -> None:
+    documents = list(yaml.safe_load_all((MANIFESTS / "tenancy" / "profile-author.yaml").read_text()))
+    assert {d["kind"] for d in documents} == {"Role", "RoleBinding"}
+    (role,) = [d for d in documents if d["kind"] == "Role"]
+    resources = {r for rule in role["rules"] for r in rule["resources"]}
+    assert resources == {"schedulerprofiles", "pluginconfigs"}
 
 
 def test_namespaced_manifests_live_in_the_home_namespace() -> None:

@@ -3,6 +3,7 @@ backend): what serves, and the status each object would get."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -184,3 +185,115 @@ def test_a_status_only_change_does_not_rebuild(reconciler: Reconciler) -> None:
     reconciler.profile_changed({**body, "status": {"observedGeneration": 1}})
 
     assert reconciler.scheduler.profiles.get(ProfileKey(HOME, "default")) is serving
+
+
+# -- tenancy: no silent fallback, last good across restarts, the policy's owner ----------------
+def _restarted(old: Reconciler) -> Reconciler:
+    """A fresh replica: a new scheduler and reconciler, sharing nothing in memory with ``old``."""
+    registry = default_registry()
+    scheduler = Scheduler(
+        InMemoryCluster(), registry=registry, default_multi_point=default_plugins(registry), home_namespace=HOME
+    )
+    return Reconciler(scheduler, registry, old.writer, home_namespace=HOME)
+
+
+def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_status(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile(HOME, "default", {}))
+    added = {"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}]}  # fmt: skip
+    reconciler.profile_changed(profile("team", "own", added))
+    saved = status(reconciler, "team", "own")
+    assert saved["lastGood"]["generation"] == 1
+    bad = profile("team", "own", {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}}, generation=2)
+    bad["status"] = saved
+
+    replica = _restarted(reconciler)
+    replica.profile_changed(profile(HOME, "default", {}))
+    replica.profile_changed(bad)
+
+    fwk = replica.scheduler.profiles.for_pod(PodInfo(builders.pod("p", "team")))
+    assert fwk is not None and fwk.profile_name == "team/own"  # never the cluster-wide one
+    found = status(replica, "team", "own")
+    assert condition(found, "Valid")[:2] == ("False", "InvalidProfile")
+    assert condition(found, "Ready") == ("True", "Serving", "serving the last valid build (generation 1)")
+
+
+def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: Reconciler) -> None:
+    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile("team", "own", {"percentageOfNodesToScore": 101}))
+
+    pod = PodInfo(builders.pod("p", "team"))
+    assert reconciler.scheduler.profiles.for_pod(pod) is None
+    reason = reconciler.scheduler.profiles.held_reason(pod)
+    assert reason is not None and reason.startswith("profile team/own (schedulerName 'crd-scheduler') does not serve: ")
+
+
+def test_a_tighter_policy_stops_a_serving_tenant_profile_that_breaks_it(reconciler: Reconciler) -> None:
+    allow = {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}}
+    reconciler.profile_changed(profile(HOME, "default", allow))
+    spec = {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}
+    reconciler.profile_changed(profile("team", "own", spec))
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
+
+    reconciler.profile_changed(profile(HOME, "default", {}, generation=2))
+
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is None
+    valid = condition(status(reconciler, "team", "own"), "Valid")
+    assert valid[:2] == ("False", "InvalidProfile")
+    assert "tenant policy rule 'protected-plugins'" in valid[2] and "'TaintToleration'" in valid[2]
+
+
+def test_deleting_the_winner_promotes_the_next_oldest(reconciler: Reconciler) -> None:
+    older = profile("team", "older", {})
+    older["metadata"]["creationTimestamp"] = "2026-01-01T00:00:00Z"
+    newer = profile("team", "newer", {})
+    newer["metadata"]["creationTimestamp"] = "2026-02-01T00:00:00Z"
+    reconciler.profile_changed(newer)
+    reconciler.profile_changed(older)
+
+    pod = PodInfo(builders.pod("p", "team"))
+    assert (reconciler.scheduler.profiles.for_pod(pod) or _none()).profile_name == "team/older"
+    assert condition(status(reconciler, "team", "newer"), "Valid")[0] == "False"
+    assert condition(status(reconciler, "team", "newer"), "Ready")[0] == "False"  # it served first, then lost
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "newer")) is None
+
+    reconciler.profile_deleted(older)
+
+    assert (reconciler.scheduler.profiles.for_pod(pod) or _none()).profile_name == "team/newer"
+    assert condition(status(reconciler, "team", "newer"), "Valid")[0] == "True"
+
+
+def _none() -> Any:
+    raise AssertionError("no framework")
+
+
+def test_a_plugin_config_with_args_too_deep_is_invalid_and_harms_no_profile(reconciler: Reconciler) -> None:
+    deep: dict[str, Any] = {}
+    for _ in range(40):
+        deep = {"a": deep}
+    reconciler.profile_changed(profile("team", "own", {}))
+
+    reconciler.plugin_config_changed(config("team", "deep", "NodeResourcesFit", deep))
+
+    valid = condition(status(reconciler, "team", "deep", PLUGIN_CONFIG_PLURAL), "Valid")
+    assert valid[:2] == ("False", "InvalidArgs")
+    assert valid[2] == "spec.args" + ".a" * 17 + ": nested deeper than 16 levels"
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
+
+
+def test_a_plugin_config_change_rebuilds_one_profile_per_event_loop_turn(reconciler: Reconciler) -> None:
+    """The Lease renewal (any other task) runs between two rebuilds, never after all of them."""
+
+    async def scenario() -> list[int]:
+        for i in range(4):
+            reconciler.profile_changed(profile("team", f"p{i}", {"schedulerName": f"s{i}"}))
+        reconciler.plugin_config_changed(config("team", "pack", "NodeResourcesFit", MOST))
+        rebuilt = []
+        for _ in range(6):  # what a task woken once per loop turn sees
+            rebuilt.append(sum(strategy(reconciler, "team", f"p{i}") == "MostAllocated" for i in range(4)))
+            await asyncio.sleep(0)
+        await reconciler.settle()
+        return rebuilt
+
+    assert asyncio.run(scenario()) == [0, 1, 2, 3, 4, 4]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
+from scheduler_core.eventhandlers import STORAGE_EVENT_RESOURCES
 from scheduler_core.framework import storage
 from scheduler_core.framework.events import EventResource
 from scheduler_core.plugins.defaultpreemption.evaluator import PDB_KIND
-from scheduler_operator.resources import OBJECT_KINDS, ObjectKind
+from scheduler_operator.resources import OBJECT_KINDS
 
 READ_BY_PLUGINS = {
     PDB_KIND,  # DefaultPreemption
@@ -22,8 +21,9 @@ def test_every_kind_plugins_read_is_watched() -> None:
     assert {k.kind for k in OBJECT_KINDS} == READ_BY_PLUGINS
 
 
-@pytest.mark.parametrize("kind", [pytest.param(k, id=k.kind) for k in OBJECT_KINDS if k.event_resource])
-def test_changes_of_storage_kinds_are_cluster_events(kind: ObjectKind) -> None:
-    resource = EventResource(kind.event_resource or "")
-
-    assert resource.value.rsplit("/", 1)[-1] == kind.kind
+def test_every_storage_event_resource_is_a_watched_kind() -> None:
+    """The scheduler turns changes of these kinds into cluster events; the operator must watch them."""
+    assert set(STORAGE_EVENT_RESOURCES) <= {k.kind for k in OBJECT_KINDS}
+    assert {r.value for r in STORAGE_EVENT_RESOURCES.values()} == {
+        r.value for r in EventResource if "/" in r.value or r.value.startswith("Persistent")
+    }

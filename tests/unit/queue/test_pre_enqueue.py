@@ -179,12 +179,36 @@ def test_without_pop_from_backoff_pre_enqueue_runs_when_leaving_backoff() -> Non
 
 
 def test_profiles_have_their_own_pre_enqueue_plugins() -> None:
-    q, _ = make_queue(pre_enqueue=[Gate(closed={"a", "b"})])
-    q.set_profile("other", pre_enqueue=[], hints={"P": [ClusterEventWithHint(NODE_ADD)]})
-    q.add(pod("a"))
-    q.add(pod("b", scheduler_name="other"))
+    """Keyed by the profile a pod resolves to, not by schedulerName: a tenant profile's gate
+    (team-a/gated, schedulerName crd-scheduler) holds team-a's pods only."""
+
+    def profile_of(p: PodInfo) -> str:
+        return "team-a/gated" if p.namespace == "team-a" else "home/default"
+
+    q, _ = make_queue(profile_of=profile_of)
+    q.set_profile("home/default", pre_enqueue=[], hints={})
+    q.set_profile("team-a/gated", pre_enqueue=[Gate(closed={"a", "b"})], hints={})
+    q.add(pod("a", namespace="team-a"))
+    q.add(pod("b", namespace="team-b"))
     assert names(q.pending()["unschedulable"]) == ["a"]
     assert names(q.pending()["active"]) == ["b"]
-    q.remove_profile("crd-scheduler")
-    q.add(pod("c"))
+    q.remove_profile("team-a/gated")
+    q.add(pod("c", namespace="team-a"))
     assert sorted_names(q.pending()["active"]) == ["b", "c"]
+
+
+def test_hints_are_those_of_the_profile_a_pod_resolves_to() -> None:
+    """team-a's profile registers no NodeAdd hint for P: team-a's pod stays; team-b's moves."""
+
+    def profile_of(p: PodInfo) -> str:
+        return "team-a/quiet" if p.namespace == "team-a" else "home/default"
+
+    q, _ = make_queue(profile_of=profile_of)
+    q.set_profile("home/default", pre_enqueue=[], hints={"P": [ClusterEventWithHint(NODE_ADD)]})
+    q.set_profile("team-a/quiet", pre_enqueue=[], hints={})
+    q.add(pod("a", namespace="team-a"))
+    q.add(pod("b", namespace="team-b"))
+    pop_and_fail(q, "P")
+    pop_and_fail(q, "P")
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert names(q.pending()["unschedulable"]) == ["a"]

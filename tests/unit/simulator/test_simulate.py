@@ -302,7 +302,7 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
         pytest.param(
             [profile("one", schedulerName="s"), profile("two", schedulerName="s")],
             ["in.yaml: SchedulerProfile crd-scheduler/two: spec.schedulerName: schedulerName 's' is already served by "
-             "profile crd-scheduler/one in namespace 'crd-scheduler'"],
+             "profile crd-scheduler/one in namespace 'crd-scheduler' (the oldest profile wins)"],
             id="two-profiles-one-scheduler-name",
         ),
     ],

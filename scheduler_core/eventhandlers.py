@@ -1,0 +1,228 @@
+"""Cluster events in: the scheduler's cache and queue kept in step with the cluster.
+
+Upstream ``pkg/scheduler/eventhandlers.go`` (``addNodeToCache``, ``updatePodInSchedulingQueue``,
+``addAllEventHandlers``...). A backend (the in-memory simulator, or the operator's informer
+stores) hands every watch event to the :class:`~scheduler_core.scheduler.Scheduler`: nodes and
+pods through ``on_node_*``/``on_pod_*``, every other kind through ``on_object_*(kind, ...)``,
+which turns a change of a kind plugins register events for (the storage kinds) into a cluster
+event for the queue, and ignores the kinds plugins only read (``Handle.objects``). No backend
+talks to the queue or the cache directly.
+
+A pending pod whose namespace has a profile that does not serve is *held*: out of the queue,
+told why once (``PodScheduled=False``, reason ``ProfileNotServing``), re-sorted whenever a
+profile changes (``scheduler_core.profiles``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from scheduler_core.cache import Cache, CacheError
+from scheduler_core.framework import PodInfo
+from scheduler_core.framework import events as ev
+from scheduler_core.profiles import ProfileSet
+from scheduler_core.queue import SchedulingQueue
+from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING, truncate_message
+
+if TYPE_CHECKING:
+    from scheduler_core.scheduler import Backend
+
+log = logging.getLogger(__name__)
+
+# Kinds whose changes are cluster events (upstream: the informers eventhandlers.go registers
+# for the GVKs plugins declare), by kind name: PersistentVolumeClaim, StorageClass, CSINode...
+STORAGE_EVENT_RESOURCES: Mapping[str, ev.EventResource] = {
+    resource.value.rsplit("/", 1)[-1]: resource
+    for resource in ev.EventResource
+    if resource
+    not in (ev.EventResource.POD, ev.EventResource.ASSIGNED_POD, ev.EventResource.NODE, ev.EventResource.WILDCARD)
+}
+
+
+class EventHandlers:
+    """The event-handling half of :class:`~scheduler_core.scheduler.Scheduler`."""
+
+    backend: Backend
+    cache: Cache
+    queue: SchedulingQueue
+    profiles: ProfileSet
+    _unassigned: dict[str, PodInfo]
+    _held: dict[str, str]
+    _reporting: bool  # only a scheduling replica (the leader) writes to pods
+
+    def _report_held(self) -> None:
+        """Start reporting: tell every held pod why it waits."""
+        self._reporting = True
+        for pod in list(self._unassigned.values()):
+            if not self.profiles.handles(pod):
+                self._sort_pending(pod)
+
+    # -- any kind ------------------------------------------------------------------------------
+    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if kind == "Node":
+            self.on_node_add(obj)
+        elif kind == "Pod":
+            self.on_pod_add(obj)
+        else:
+            self._object_event(kind, ev.ActionType.ADD, "Add", None, obj)
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        if kind == "Node":
+            self.on_node_update(old, new)
+        elif kind == "Pod":
+            self.on_pod_update(old, new)
+        else:
+            self._object_event(kind, ev.ActionType.UPDATE, "Update", old, new)
+
+    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        if kind == "Node":
+            self.on_node_delete(obj)
+        elif kind == "Pod":
+            self.on_pod_delete(obj)
+        else:
+            self._object_event(kind, ev.ActionType.DELETE, "Delete", obj, None)
+
+    def _object_event(
+        self, kind: str, action: ev.ActionType, label: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+    ) -> None:
+        resource = STORAGE_EVENT_RESOURCES.get(kind)
+        if resource is None:
+            return  # read by plugins through Handle.objects, never a cluster event
+        event = ev.ClusterEvent(resource, action, f"{resource.value}{label}")
+        self.queue.move_all_to_active_or_backoff(event, old, new)
+
+    # -- pending pods whose profile does not serve -----------------------------------------
+    def _sort_pending(self, pod: PodInfo) -> None:
+        """Queue a pending pod its profile serves; hold (and say why) one whose profile does not."""
+        handled = self.profiles.handles(pod) and not _terminal(pod)
+        queued = self.queue.contains(pod)
+        if handled and not queued:
+            self.queue.add(pod)
+        elif not handled and queued:
+            self.queue.delete(pod)
+        reason = None if handled else self.profiles.held_reason(pod)
+        if reason is None:
+            self._held.pop(pod.uid, None)
+        elif self._reporting and self._held.get(pod.uid) != reason:
+            self._held[pod.uid] = reason
+            self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
+
+    # -- nodes and pods ------------------------------------------------------------------------
+    # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
+    # node) and goes on; an event handler must never take the scheduler down.
+    def _cache_call(self, operation: Callable[..., Any], *args: Any) -> bool:
+        try:
+            operation(*args)
+        except CacheError as exc:
+            log.error("scheduler cache: %s", exc)
+            return False
+        return True
+
+    def on_node_add(self, node: Mapping[str, Any]) -> None:
+        self._cache_call(self.cache.add_node, node)
+        self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
+
+    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+        self._cache_call(self.cache.update_node, old, new)
+        for event in node_change_events(old, new):
+            self.queue.move_all_to_active_or_backoff(event, old, new)
+
+    def on_node_delete(self, node: Mapping[str, Any]) -> None:
+        name = (node.get("metadata") or {}).get("name", "")
+        self._cache_call(self.cache.remove_node, name)
+        self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
+
+    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
+        info = PodInfo(pod)
+        if info.node_name:
+            if not _terminal(info):
+                self._cache_call(self.cache.add_pod, info)
+                self.queue.assigned_pod_added(info)
+            return
+        self._unassigned[info.uid] = info
+        if self.profiles.handles(info) and not _terminal(info):
+            self.queue.add(info)
+        elif not _terminal(info):
+            self._sort_pending(info)
+
+    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        uid = (old.get("metadata") or {}).get("uid")
+        known = self._unassigned.get(uid) if uid else None
+        old_info = known if known is not None and known.pod is old else PodInfo(old)
+        new_info = PodInfo(new, like=old_info)
+        if old_info.node_name:
+            if _terminal(old_info):
+                return  # the cache let go of it when it terminated
+            if _terminal(new_info):
+                self._cache_call(self.cache.remove_pod, old_info)
+                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, old_info, None)
+            else:
+                self._cache_call(self.cache.update_pod, old_info, new_info)
+                self.queue.assigned_pod_updated(old_info, new_info)
+            return
+        if new_info.node_name:
+            # Bound (by us or by someone else): out of the queue, into the cache.
+            self._unassigned.pop(new_info.uid, None)
+            self._held.pop(new_info.uid, None)
+            self.queue.delete(old_info)
+            if not _terminal(new_info):
+                self._cache_call(self.cache.add_pod, new_info)
+                self.queue.assigned_pod_added(new_info)
+            return
+        self._unassigned[new_info.uid] = new_info
+        if self.cache.is_assumed_pod(new_info):
+            return
+        if self.profiles.handles(new_info) and not _terminal(new_info):
+            self.queue.update(old_info, new_info)
+        else:
+            self.queue.delete(new_info)
+            if not _terminal(new_info):
+                self._sort_pending(new_info)
+
+    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
+        info = PodInfo(pod)
+        if info.node_name:
+            if not _terminal(info):
+                self._cache_call(self.cache.remove_pod, info)
+                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
+            return
+        self._unassigned.pop(info.uid, None)
+        self._held.pop(info.uid, None)
+        self.queue.delete(info)
+        for _, fwk in self.profiles:
+            waiting = fwk.handle.waiting_pods.get(info.uid)
+            if waiting is not None:
+                waiting.reject("", "pod was deleted")
+
+
+def _terminal(pod: PodInfo) -> bool:
+    return pod.phase in ("Succeeded", "Failed")
+
+
+def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[ev.ClusterEvent]:
+    """Upstream ``NodeSchedulingPropertiesChange`` (``pkg/scheduler/framework/events.go``):
+    which node properties changed."""
+    if old is None:
+        return [ev.NODE_ADD]
+    events: list[ev.ClusterEvent] = []
+    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
+    o_status, n_status = old.get("status") or {}, new.get("status") or {}
+    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    node = ev.EventResource.NODE
+    if bool(o_spec.get("unschedulable")) != bool(n_spec.get("unschedulable")):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"))
+    if (o_status.get("allocatable") or o_status.get("capacity")) != (
+        n_status.get("allocatable") or n_status.get("capacity")
+    ):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ALLOCATABLE, "NodeAllocatableChange"))
+    if (o_meta.get("labels") or {}) != (n_meta.get("labels") or {}):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_LABEL, "NodeLabelChange"))
+    if (o_spec.get("taints") or []) != (n_spec.get("taints") or []):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeTaintChange"))
+    if (o_status.get("conditions") or []) != (n_status.get("conditions") or []):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange"))
+    if (o_meta.get("annotations") or {}) != (n_meta.get("annotations") or {}):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"))
+    return events

@@ -1,0 +1,163 @@
+"""The tenant policy check: may this namespaced profile run beside the cluster-wide one?
+
+DESIGN.md, tenant safety. Write access to SchedulerProfile/PluginConfig in a namespace is a
+privilege the cluster admin hands out; the admin bounds it with ``spec.tenantPolicy`` on the
+cluster-wide profile (the home namespace's profile of the same schedulerName; the built-in
+default profile and an empty policy when there is none). The rules, each named in the
+violation so a status or ``validate`` can say which one broke:
+
+* ``protected-plugins``: every PreEnqueue, PreFilter, Filter, Reserve, Permit, PreBind and Bind
+  plugin the cluster-wide profile runs, the tenant profile runs too, unless ``allowDisabling``
+  lists it. Kubelet does not re-check NoSchedule taints or cordons: a disabled filter is a
+  hole in isolation, not a preference.
+* ``allowed-plugins``: a plugin the tenant runs at an extension point where the cluster-wide
+  profile does not run it must be listed in ``allowedPlugins``. Score plugins may be dropped
+  and re-weighted freely (they only order the tenant's own pods' candidate nodes).
+* ``narrowing-args``: args may set only fields that narrow where the tenant's own pods go or
+  how they score (:data:`NARROWING_ARGS`, e.g. NodeAffinity ``addedAffinity``), plus those in
+  ``allowedArgs``. Args of a plugin enabled through ``allowedPlugins`` are the admin's call and
+  are not restricted.
+* ``extenders``: an extender the tenant calls must be in ``allowedExtenders`` (the extender
+  helper checks each URL against it; until then any ``extenders`` is refused).
+* ``tenant-policy``: only the home namespace's profiles carry a policy.
+
+The check is a pure function of the two profiles' resolved plugins (``Framework.describe``),
+the tenant's merged spec and the policy, so the operator, ``simulate`` and an admission
+webhook (offline) run the very same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from scheduler_core.config import SchedulerProfileSpec, TenantPolicy
+
+# Extension points whose plugins protect other tenants or the nodes: a pod that skips them may
+# land on a tainted, cordoned or full node, or past a gate.
+PROTECTED_POINTS = ("preEnqueue", "preFilter", "filter", "reserve", "permit", "preBind", "bind")
+FREE_POINTS = ("preScore", "score")
+
+# Args fields that only narrow where a tenant's own pods go or how they are scored.
+NARROWING_ARGS: Mapping[str, frozenset[str]] = {
+    "NodeAffinity": frozenset({"addedAffinity"}),  # ANDed with each pod's own affinity
+    "NodeResourcesFit": frozenset({"scoringStrategy"}),  # scoring only; ignoredResources widens
+    "NodeResourcesBalancedAllocation": frozenset({"resources"}),
+    "InterPodAffinity": frozenset({"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods"}),
+    "PodTopologySpread": frozenset({"defaultConstraints", "defaultingType"}),
+}
+
+Points = Mapping[str, Sequence[str]]
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    rule: str
+    plugin: str
+    field: str  # path in the tenant's spec, e.g. "plugins.filter"
+    reason: str
+
+    def problem(self) -> tuple[str, str]:
+        """``(field, reason)``, the shape of a ProfileError problem."""
+        return self.field, f"tenant policy rule {self.rule!r}: {self.reason}"
+
+
+def check_tenant_profile(
+    tenant: Points,
+    cluster: Points,
+    spec: SchedulerProfileSpec,
+    policy: TenantPolicy,
+    *,
+    namespace: str,
+    cluster_profile: str,
+    extenders: Sequence[str] = (),
+) -> list[Violation]:
+    """The violations of ``policy`` by the tenant profile of ``namespace``.
+
+    ``tenant`` and ``cluster`` are the resolved plugin names per extension point (camelCase
+    point names, as ``Framework.describe``); ``spec`` is the tenant's spec with its
+    namespace's PluginConfigs merged in; ``extenders`` the URLs it would call."""
+    violations: list[Violation] = []
+    where = f"a profile in namespace {namespace!r}"
+    allowed_disabling = set(policy.allow_disabling)
+    allowed_plugins = set(policy.allowed_plugins)
+    if spec.tenant_policy is not None:
+        violations.append(
+            Violation(
+                "tenant-policy",
+                "",
+                "tenantPolicy",
+                f"{where} may not carry a tenant policy; only the home namespace's profiles do",
+            )
+        )
+    for point in PROTECTED_POINTS:
+        running = set(tenant.get(point, ()))
+        for name in cluster.get(point, ()):
+            if name not in running and name not in allowed_disabling:
+                violations.append(
+                    Violation(
+                        "protected-plugins",
+                        name,
+                        f"plugins.{point}",
+                        f"the cluster-wide profile {cluster_profile} runs {point} plugin {name!r}; {where} may not "
+                        "disable it (the policy's allowDisabling does not list it)",
+                    )
+                )
+    for point, names in tenant.items():
+        if point in FREE_POINTS:
+            continue
+        theirs = set(cluster.get(point, ()))
+        for name in names:
+            if name not in theirs and name not in allowed_plugins:
+                violations.append(
+                    Violation(
+                        "allowed-plugins",
+                        name,
+                        f"plugins.{point}",
+                        f"{where} may not enable {point} plugin {name!r}: the cluster-wide profile {cluster_profile} "
+                        "does not run it there and the policy's allowedPlugins does not list it",
+                    )
+                )
+    for point in FREE_POINTS:
+        known = {n for names in cluster.values() for n in names}
+        for name in tenant.get(point, ()):
+            if name not in known and name not in allowed_plugins:
+                violations.append(
+                    Violation(
+                        "allowed-plugins",
+                        name,
+                        f"plugins.{point}",
+                        f"{where} may not enable {point} plugin {name!r}: the cluster-wide profile {cluster_profile} "
+                        "does not run it and the policy's allowedPlugins does not list it",
+                    )
+                )
+    cluster_names = {n for names in cluster.values() for n in names}
+    extra_args = {a.plugin: set(a.fields) for a in policy.allowed_args}
+    for index, entry in enumerate(spec.plugin_config):
+        if entry.name in allowed_plugins and entry.name not in cluster_names:
+            continue
+        allowed = NARROWING_ARGS.get(entry.name, frozenset()) | extra_args.get(entry.name, set())
+        for field in entry.args:
+            if field not in allowed:
+                violations.append(
+                    Violation(
+                        "narrowing-args",
+                        entry.name,
+                        f"pluginConfig[{index}].args.{field}",
+                        f"{where} may set only args that narrow where its own pods go or how they score; "
+                        f"{entry.name} {field!r} is not one (allowed: {sorted(allowed) or 'none'}; see allowedArgs)",
+                    )
+                )
+    allowed_extenders = set(policy.allowed_extenders)
+    for index, url in enumerate(extenders):
+        # The extender helper (issue 12) calls this with each configured urlPrefix.
+        if url not in allowed_extenders:
+            violations.append(
+                Violation(
+                    "extenders",
+                    "",
+                    f"extenders[{index}]",
+                    f"{where} may not call extender {url!r}: the policy's allowedExtenders does not list it",
+                )
+            )
+    return violations

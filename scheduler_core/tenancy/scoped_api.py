@@ -1,0 +1,46 @@
+"""The ClusterAPI a tenant profile's Handle gets: pods of its own namespace only.
+
+DESIGN.md, tenant safety: a tenant profile affects only pods of its own namespace, whatever
+its plugins (out-of-tree ones included) try. Every call about a pod of another namespace is
+refused here, before the backend sees it, with an Error status naming the profile, the call
+and the pod; the refusal is logged, since only a faulty or hostile plugin gets there.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from scheduler_core.framework import ClusterAPI, PodInfo, Status
+
+log = logging.getLogger(__name__)
+
+
+class ScopedClusterAPI:
+    """Implements :class:`scheduler_core.framework.ClusterAPI` over ``inner`` for one namespace."""
+
+    def __init__(self, inner: ClusterAPI, *, namespace: str, profile: str) -> None:
+        self._inner = inner
+        self.namespace = namespace
+        self._profile = profile
+
+    def _refuse(self, call: str, pod: PodInfo) -> Status | None:
+        if pod.namespace == self.namespace:
+            return None
+        message = (
+            f"profile {self._profile} may act only on pods of namespace {self.namespace!r}: "
+            f"{call} of pod {pod.namespace}/{pod.name} refused"
+        )
+        log.warning("%s", message)
+        return Status.as_error(PermissionError(message))
+
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        refused = self._refuse("bind", pod)
+        return refused if refused is not None else await self._inner.bind(pod, node_name)
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        refused = self._refuse("delete", pod)
+        return refused if refused is not None else await self._inner.delete_pod(pod, reason)
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
+        refused = self._refuse("nominate", pod)
+        return refused if refused is not None else await self._inner.set_nominated_node(pod, node_name)

@@ -1,0 +1,236 @@
+"""A namespaced profile cannot hurt anyone else: its queue state, its API, its pods.
+
+Each test drives a real Scheduler over the in-memory cluster (the operator's twin), with
+profiles applied as the reconciler applies them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scheduler_core.config import SchedulerProfileSpec
+from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import CycleState, Handle, PodInfo, Status
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
+from scheduler_core.runtime.build import ProfileError
+from scheduler_core.runtime.registry import Registry, default_registry
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator import InMemoryCluster
+from tests.builders import node, pod
+
+HOME = "crd-scheduler"
+DEFAULT = ProfileKey(HOME, "default")
+
+
+class RecordingCluster(InMemoryCluster):
+    """The in-memory cluster, recording every ClusterAPI call that reaches it."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.calls: list[tuple[str, str]] = []
+
+    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        self.calls.append(("bind", pod.key))
+        return await super().bind(pod, node_name)
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        self.calls.append(("delete", pod.key))
+        return await super().delete_pod(pod, reason)
+
+    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
+        self.calls.append(("nominate", pod.key))
+        return await super().set_nominated_node(pod, node_name)
+
+
+class Meddler:
+    """A hostile PostBind plugin: after its own pod binds, it goes for the victim pod."""
+
+    name = "Meddler"
+    args_model = None
+    victim: PodInfo | None = None
+    answers: list[Status | None] = []
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        self._handle = handle
+
+    async def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        assert Meddler.victim is not None
+        api = self._handle.api
+        Meddler.answers = [
+            await api.bind(Meddler.victim, node_name),
+            await api.delete_pod(Meddler.victim, "meddling"),
+            await api.set_nominated_node(Meddler.victim, node_name),
+        ]
+
+
+class Harness:
+    def __init__(self, registry: Any = None) -> None:
+        self.registry = registry or default_registry()
+        self.backend = RecordingCluster(nodes=[node("n1"), node("n2")])
+        self.scheduler = Scheduler(
+            self.backend,
+            registry=self.registry,
+            default_multi_point=default_plugins(self.registry),
+            home_namespace=HOME,
+        )
+        self.backend.watch(self.scheduler)
+        for n in self.backend.nodes.values():
+            self.scheduler.on_node_add(n)
+
+    def apply(self, key: ProfileKey, spec: dict[str, Any], created: str = "2026-01-01T00:00:00Z") -> None:
+        self.scheduler.apply_profile(key, SchedulerProfileSpec.model_validate(spec), created=created)
+
+    def add(self, manifest: dict[str, Any]) -> str:
+        uid = str(manifest["metadata"]["uid"])
+        self.backend.pods[uid] = manifest
+        self.scheduler.on_pod_add(manifest)
+        return uid
+
+    def run(self) -> None:
+        asyncio.run(self.scheduler.run_until_idle())
+
+    def node_of(self, uid: str) -> str | None:
+        return (self.backend.pods[uid].get("spec") or {}).get("nodeName")
+
+    def condition(self, uid: str) -> dict[str, Any]:
+        conditions = (self.backend.pods[uid].get("status") or {}).get("conditions") or []
+        return next(c for c in conditions if c["type"] == "PodScheduled")
+
+
+@pytest.fixture
+def harness() -> Iterator[Harness]:
+    yield Harness()
+
+
+def test_a_tenant_profile_does_not_ungate_another_namespaces_pods(harness: Harness) -> None:
+    """The admin lets team-a drop SchedulingGates for its own pods; team-b's gated pod stays gated."""
+    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["SchedulingGates"]}})
+    harness.apply(ProfileKey("team-a", "own"), {"plugins": {"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}}})
+    gated = harness.add(pod("gated", "team-b", schedulingGates=[{"name": "wait"}]))
+    mine = harness.add(pod("mine", "team-a", schedulingGates=[{"name": "wait"}]))
+
+    harness.run()
+
+    assert harness.node_of(gated) is None
+    assert harness.node_of(mine) is not None
+
+
+def test_a_deleted_tenant_profile_leaves_no_plugins_behind(harness: Harness) -> None:
+    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["SchedulingGates"]}})
+    harness.apply(ProfileKey("team-a", "own"), {"plugins": {"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}}})
+    harness.scheduler.delete_profile(ProfileKey("team-a", "own"))
+    gated = harness.add(pod("gated", "team-a", schedulingGates=[{"name": "wait"}]))
+
+    harness.run()
+
+    assert harness.node_of(gated) is None  # the cluster-wide profile's SchedulingGates holds it
+
+
+def test_a_tenant_plugin_cannot_touch_another_namespaces_pod() -> None:
+    registry = default_registry()
+    merged = Registry({name: registry[name] for name in registry})
+    merged.register("Meddler", Meddler)
+    harness = Harness(merged)
+    harness.apply(DEFAULT, {"tenantPolicy": {"allowedPlugins": ["Meddler"]}})
+    harness.apply(ProfileKey("team-a", "own"), {"plugins": {"postBind": {"enabled": [{"name": "Meddler"}]}}})
+    victim = pod("victim", "team-b", scheduler_name="someone-else")
+    Meddler.victim = PodInfo(victim)
+    victim_uid = harness.add(victim)
+    mine = harness.add(pod("mine", "team-a"))
+
+    harness.run()
+
+    assert harness.node_of(mine) is not None
+    assert [answer is not None and answer.is_rejected() is False for answer in Meddler.answers] == [True] * 3
+    assert all(a is not None and "may act only on pods of namespace 'team-a'" in a.message() for a in Meddler.answers)
+    assert harness.backend.calls == [("bind", "team-a/mine")]  # the backend never saw the victim
+    assert victim_uid in harness.backend.pods and harness.node_of(victim_uid) is None
+
+
+@pytest.mark.parametrize("order", [pytest.param(["older", "newer"], id="older-first"),
+                                   pytest.param(["newer", "older"], id="newer-first")])  # fmt: skip
+def test_the_oldest_of_two_profiles_wins_whatever_the_order_and_deleting_it_promotes_the_next(
+    harness: Harness, order: list[str]
+) -> None:
+    created = {"older": "2026-01-01T00:00:00Z", "newer": "2026-02-01T00:00:00Z"}
+    spec = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated"}}}]}
+    for name in order:
+        harness.scheduler.claim_profile(ProfileKey("team-a", name), HOME, created[name])
+    for name in order:
+        try:
+            harness.apply(ProfileKey("team-a", name), spec, created=created[name])
+        except ProfileError as error:
+            assert name == "newer"
+            assert "already served by profile team-a/older" in str(error)
+    served = harness.scheduler.profiles.for_pod(PodInfo(pod("p", "team-a")))
+    assert served is not None and served.profile_name == "team-a/older"
+
+    harness.scheduler.delete_profile(ProfileKey("team-a", "older"))
+    harness.apply(ProfileKey("team-a", "newer"), spec, created=created["newer"])  # the reconciler re-applies it
+
+    served = harness.scheduler.profiles.for_pod(PodInfo(pod("p", "team-a")))
+    assert served is not None and served.profile_name == "team-a/newer"
+
+
+def test_a_profile_that_never_served_holds_its_namespaces_pods_with_the_reason(harness: Harness) -> None:
+    harness.apply(DEFAULT, {})
+    with pytest.raises(ProfileError):
+        harness.apply(ProfileKey("team-a", "broken"), {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}})
+    held = harness.add(pod("held", "team-a"))
+    other = harness.add(pod("other", "team-b"))
+
+    harness.run()
+
+    assert harness.node_of(held) is None and harness.node_of(other) is not None
+    condition = harness.condition(held)
+    assert (condition["status"], condition["reason"]) == ("False", REASON_PROFILE_NOT_SERVING)
+    assert condition["message"] == (
+        "profile team-a/broken (schedulerName 'crd-scheduler') does not serve: plugins.score.enabled[0].name: "
+        "plugin 'Nope' does not exist; its pods wait for it (no fall-back to another profile)"
+    )
+
+
+def test_a_profile_change_reactivates_only_the_pods_that_profile_serves(harness: Harness) -> None:
+    harness.apply(DEFAULT, {})
+    harness.apply(ProfileKey("team-a", "own"), {})
+    big = {"cpu": "64"}  # fits no node: every pod ends in the unschedulable pool
+    for i in range(5):
+        harness.add(pod(f"a{i}", "team-a", requests=big))
+        harness.add(pod(f"b{i}", "team-b", requests=big))
+    harness.run()
+    before = harness.scheduler.attempt_count
+
+    for generation in range(3):
+        weight = {"plugins": {"score": {"enabled": [{"name": "NodeResourcesFit", "weight": generation + 2}]}}}
+        harness.apply(ProfileKey("team-a", "own"), weight)
+        harness.run()
+
+    assert harness.scheduler.attempt_count - before == 3 * 5  # team-a's pods only
+
+
+def test_only_a_scheduling_replica_tells_held_pods_why(harness: Harness) -> None:
+    """A standby replica (not running the loop) resolves the same, but writes nothing to pods."""
+    with pytest.raises(ProfileError):
+        harness.apply(ProfileKey("team-a", "broken"), {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}})
+    held = harness.add(pod("held", "team-a"))
+    assert "conditions" not in (harness.backend.pods[held].get("status") or {})
+
+    harness.run()
+
+    assert harness.condition(held)["reason"] == REASON_PROFILE_NOT_SERVING
+
+
+def test_deleting_the_cluster_wide_profile_rechecks_tenants_against_the_default_policy(harness: Harness) -> None:
+    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}})
+    harness.apply(ProfileKey("team-a", "own"), {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}})
+    assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is not None
+
+    harness.scheduler.delete_profile(DEFAULT)
+
+    assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is None
+    reason = harness.scheduler.profiles.held_reason(PodInfo(pod("p", "team-a")))
+    assert reason is not None and "tenant policy rule 'protected-plugins'" in reason
