@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec
+from scheduler_core.extender import ExtenderConfigError, build_extenders, extenders_allowed
 from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
@@ -78,6 +79,13 @@ class ProfileSet:
     def build(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
         """Build (validate) a framework for ``spec`` without installing it."""
         handle = self._make_handle(key)
+        problems = extenders_allowed(key.namespace, self.home_namespace, spec.extenders)
+        if problems:
+            raise ProfileError(problems)
+        try:
+            handle.extenders, spec = build_extenders(spec)
+        except ExtenderConfigError as exc:
+            raise ProfileError(exc.problems) from None
         built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(
             profile_name=str(key),

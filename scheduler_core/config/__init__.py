@@ -1,6 +1,9 @@
 """Profile and plugin-config models: the single source of the CRD schemas."""
 
 from scheduler_core.config.models import (
+    Extender,
+    ExtenderManagedResource,
+    ExtenderTLSConfig,
     LabelSelector,
     PluginConfigEntry,
     PluginConfigSpec,
@@ -11,6 +14,9 @@ from scheduler_core.config.models import (
 )
 
 __all__ = [
+    "Extender",
+    "ExtenderManagedResource",
+    "ExtenderTLSConfig",
     "LabelSelector",
     "PluginConfigEntry",
     "PluginConfigSpec",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.framework import (
@@ -19,6 +19,7 @@ from scheduler_core.framework import (
 from scheduler_core.runtime.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
+    from scheduler_core.extender.client import HTTPExtender
     from scheduler_core.runtime.framework import Framework
 
 
@@ -51,6 +52,8 @@ class FrameworkHandle:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._nominator: Nominator = nominator or _NoNominator()
         self._objects = objects
+        # The profile's HTTP extenders (upstream Handle.Extenders()), set when the profile is built.
+        self.extenders: Sequence[HTTPExtender] = ()
 
     @property
     def profile_name(self) -> str:
