@@ -25,6 +25,7 @@ from typing import Any, Protocol, cast
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
+from scheduler_core.extender import cycle as extender_cycle
 from scheduler_core.framework import (
     ClusterAPI,
     Code,
@@ -34,7 +35,6 @@ from scheduler_core.framework import (
     QueuedPodInfo,
     Status,
 )
-from scheduler_core.extender import cycle as extender_cycle
 from scheduler_core.framework import events as ev
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue

@@ -72,7 +72,9 @@ class ExtenderTLSConfig(_Model):
     server_name: str = Field(default="", description="Server name to verify the certificate against (SNI).")
     cert_file: str = Field(default="", description="Client certificate file (PEM).")
     key_file: str = Field(default="", description="Client key file (PEM).")
-    ca_file: str = Field(default="", description="File of the CA certificates the extender's certificate must chain to.")
+    ca_file: str = Field(
+        default="", description="File of the CA certificates the extender's certificate must chain to."
+    )
     cert_data: str = Field(default="", description="Client certificate, base64 PEM; takes precedence over certFile.")
     key_data: str = Field(default="", description="Client key, base64 PEM; takes precedence over keyFile.")
     ca_data: str = Field(default="", description="CA certificates, base64 PEM; takes precedence over caFile.")
@@ -101,7 +103,9 @@ class Extender(_Model):
         default=0, description="Multiplier of the extender's scores (0..10 scaled to 0..100); > 0 with prioritizeVerb."
     )
     bind_verb: str = Field(default="", description="Verb of the bind call; the extender then binds instead of plugins.")
-    enable_https: bool = Field(default=False, alias="enableHTTPS", description="Use HTTPS (unverified unless a CA is given).")
+    enable_https: bool = Field(
+        default=False, alias="enableHTTPS", description="Use HTTPS (unverified unless a CA is given)."
+    )
     tls_config: ExtenderTLSConfig | None = Field(default=None, description="TLS settings.")
     http_timeout: str = Field(
         default="", description="Timeout of each call as a Go duration (e.g. 5s, 250ms); empty or 0 means 5s."

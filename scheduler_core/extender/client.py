@@ -202,9 +202,7 @@ class HTTPExtender:
     ) -> dict[str, tuple[list[str], int]]:
         """Upstream ``ProcessPreemption``: the candidates the extender keeps, as victim UIDs."""
         if not self.supports_preemption:
-            raise ExtenderError(
-                f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption"
-            )
+            raise ExtenderError(f"preempt verb is not defined for extender {self.name} but run into ProcessPreemption")
         args = wire.preemption_args(pod, victims, meta=self.node_cache_capable)
         return wire.meta_victims(await self.send(self.config.preempt_verb, args))
 

@@ -22,7 +22,7 @@ last), narrows the list, its ``failedNodes`` becoming Unschedulable statuses and
 ``failedAndUnresolvableNodes`` UnschedulableAndUnresolvable ones (which preemption skips); when
 the extenders removed nodes, ``Extender`` joins the diagnosis' rejecting plugins, so any cluster
 event requeues the pod. Prioritizing extenders are called concurrently; an error only means no
-score from that extender. Each score adds ``score × weight × (MaxNodeScore / MaxExtenderPriority)``
+score from that extender. Each score adds ``score * weight * (MaxNodeScore / MaxExtenderPriority)``
 to the plugin total, and appears in the explanation under the extender's name (its URL prefix).
 """
 
@@ -82,7 +82,7 @@ async def schedule_pod(
     if not len(rows):
         raise FitError(pod, num_all, diagnosis)
     infos = [snap.columns.infos[int(r)] for r in rows]
-    names = [info.name for info in infos]
+    names: list[str] = [info.name for info in infos]
     if filtering:
         names = await filter_nodes(interested, pod, [_node_object(i) for i in infos], diagnosis)
         if len(names) != len(infos):
@@ -147,7 +147,7 @@ async def prioritize_nodes(
     extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Mapping[str, Any]]
 ) -> list[tuple[str, dict[str, int]]]:
     """Upstream's extender half of ``prioritizeNodes``: concurrent calls; per extender, the
-    final score of each node it scored (``score × weight × 10``)."""
+    final score of each node it scored (``score * weight * 10``)."""
     prioritizers = [e for e in extenders if e.is_prioritizer]
     answers = await asyncio.gather(*(e.prioritize(pod.pod, nodes) for e in prioritizers), return_exceptions=True)
     scores: list[tuple[str, dict[str, int]]] = []
@@ -232,7 +232,7 @@ def _resolve_victims(
     for node, (uids, violations) in answer.items():
         if node not in victims:
             raise ExtenderError(f'nodeinfo not found for node name "{node}"')
-        on_node = {p.uid: p for p in victims[node][0]}
+        on_node: dict[str, PodInfo] = {p.uid: p for p in victims[node][0]}
         pods = []
         for uid in uids:
             if uid not in on_node:

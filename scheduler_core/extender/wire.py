@@ -84,7 +84,9 @@ def _go_type(value: Any) -> str:
 
 
 def _type_error(value: Any, struct: str, name: str, go_type: str) -> DecodeError:
-    return DecodeError(f"json: cannot unmarshal {_go_type(value)} into Go struct field {struct}.{name} of type {go_type}")
+    return DecodeError(
+        f"json: cannot unmarshal {_go_type(value)} into Go struct field {struct}.{name} of type {go_type}"
+    )
 
 
 def _object(value: Any, what: str) -> Mapping[str, Any]:
@@ -135,7 +137,10 @@ def preemption_args(
     extenders) or as whole pods."""
     if meta:
         meta_victims = {
-            node: {"Pods": [{"UID": str((p.get("metadata") or {}).get("uid", ""))} for p in pods], "NumPDBViolations": n}
+            node: {
+                "Pods": [{"UID": str((p.get("metadata") or {}).get("uid", ""))} for p in pods],
+                "NumPDBViolations": n,
+            }
             for node, (pods, n) in victims.items()
         }
         return {"Pod": pod, "NodeNameToVictims": None, "NodeNameToMetaVictims": meta_victims}
@@ -162,7 +167,9 @@ class FilterResult:
             items = field(_object(nodes, "v1.NodeList"), "items")
             if items is not None and not isinstance(items, list):
                 raise _type_error(items, struct, "Nodes.items", "[]v1.Node")
-            self.nodes = [str(field(field(n, "metadata") or {}, "name") or "") for n in items or [] if isinstance(n, dict)]
+            self.nodes = [
+                str(field(field(n, "metadata") or {}, "name") or "") for n in items or [] if isinstance(n, dict)
+            ]
         self.failed = _string_map(obj, struct, "FailedNodes")
         self.failed_unresolvable = _string_map(obj, struct, "FailedAndUnresolvableNodes")
         error = field(obj, "Error")

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from scheduler_core.config import SchedulerProfileSpec
-from scheduler_core.extender import ExtenderConfigError, build_extenders, extenders_allowed, validate_extenders
-from scheduler_core.extender import wire
+from scheduler_core.extender import ExtenderConfigError, build_extenders, extenders_allowed, validate_extenders, wire
 from scheduler_core.extender.client import parse_duration
 
 
@@ -97,7 +96,12 @@ def _spec(*extenders: dict[str, Any]) -> SchedulerProfileSpec:
         ),
         pytest.param(
             [{"urlPrefix": "http://a", "bindVerb": "b"}, {"urlPrefix": "http://b", "bindVerb": "b"}],
-            [("extenders", 'Invalid value: "found 2 extenders implementing bind": only one extender can implement bind')],
+            [
+                (
+                    "extenders",
+                    'Invalid value: "found 2 extenders implementing bind": only one extender can implement bind',
+                )
+            ],
             id="two-binders",
         ),
         pytest.param(
