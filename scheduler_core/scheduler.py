@@ -32,6 +32,7 @@ from scheduler_core.framework import (
     CycleState,
     NodeToStatus,
     PodInfo,
+    PostFilterResult,
     QueuedPodInfo,
     Status,
 )
@@ -375,7 +376,13 @@ class Scheduler:
                 nominated=self._nominated(),
                 explain=self.explain,
             )
-        except (FitError, ScheduleError) as err:
+        except FitError as err:
+            post = None
+            if fwk.post_filter_plugins:
+                post = await fwk.run_post_filter_async(state, pod, self._post_filter_statuses(err))
+            self._algorithm_failed(fwk, state, qpi, err, post)
+            return
+        except ScheduleError as err:
             self._algorithm_failed(fwk, state, qpi, err)
             return
         current = self._unassigned.get(pod.uid)
@@ -393,16 +400,28 @@ class Scheduler:
         self.attempt_count += 1
         return fwk
 
+    @staticmethod
+    def _post_filter_statuses(err: FitError) -> NodeToStatus:
+        statuses = NodeToStatus(err.diagnosis.node_to_status)
+        statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
+        return statuses
+
     def _algorithm_failed(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, err: FitError | ScheduleError
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        err: FitError | ScheduleError,
+        post_filtered: tuple[PostFilterResult | None, Status] | None = None,
     ) -> None:
+        """``post_filtered``: the PostFilter outcome when the caller awaited it already."""
         pod = qpi.pod_info
         if isinstance(err, FitError):
             nominated_node: str | None = None
             if fwk.post_filter_plugins:
-                statuses = NodeToStatus(err.diagnosis.node_to_status)
-                statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
-                post, post_status = fwk.run_post_filter(state, pod, statuses)
+                if post_filtered is None:
+                    post_filtered = fwk.run_post_filter(state, pod, self._post_filter_statuses(err))
+                post, post_status = post_filtered
                 if post_status.reasons:
                     err.diagnosis.post_filter_msg = post_status.message()
                 if post is not None:

@@ -64,7 +64,21 @@ class PluginConfigEntry(_Model):
     args: dict[str, Any] = Field(default_factory=dict, description="The plugin's arguments (see the plugin's docs).")
 
 
-class ExtenderTLSConfig(_Model):
+def _no_defaults_in_schema(schema: dict[str, Any]) -> None:
+    for prop in (schema.get("properties") or {}).values():
+        prop.pop("default", None)
+
+
+class _OmitEmpty(_Model):
+    """Upstream's ``omitempty`` fields: the model defaults them, the CRD does not (the API server
+    would otherwise write every zero value into stored objects)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=_no_defaults_in_schema
+    )
+
+
+class ExtenderTLSConfig(_OmitEmpty):
     """TLS of the connection to an extender (upstream ``ExtenderTLSConfig``, kube-scheduler
     ``config/v1/types.go``). ``*Data`` fields are base64 PEM, as in a KubeSchedulerConfiguration."""
 
@@ -80,7 +94,7 @@ class ExtenderTLSConfig(_Model):
     ca_data: str = Field(default="", description="CA certificates, base64 PEM; takes precedence over caFile.")
 
 
-class ExtenderManagedResource(_Model):
+class ExtenderManagedResource(_OmitEmpty):
     """An extended resource the extender manages (upstream ``ExtenderManagedResource``)."""
 
     name: str = Field(min_length=1, description="Extended resource name, e.g. example.com/gpu.")
@@ -89,7 +103,7 @@ class ExtenderManagedResource(_Model):
     )
 
 
-class Extender(_Model):
+class Extender(_OmitEmpty):
     """An HTTP scheduler extender (upstream ``Extender``, kube-scheduler ``config/v1/types.go``).
 
     Verbs are appended to ``urlPrefix``; an empty verb means the extender does not serve that

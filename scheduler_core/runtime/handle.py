@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scheduler_core.extender.preemption import process_preemption
 from scheduler_core.framework import (
     ClusterAPI,
     CycleState,
@@ -94,6 +95,11 @@ class FrameworkHandle:
         if self._spawn is not None:
             return self._spawn(work)
         return asyncio.get_running_loop().create_task(work)
+
+    async def extenders_process_preemption(
+        self, pod: PodInfo, victims: dict[str, tuple[list[PodInfo], int]]
+    ) -> tuple[dict[str, tuple[list[PodInfo], int]], Status | None]:
+        return await process_preemption(self.extenders, pod, victims)
 
     def attach(self, framework: Framework) -> None:
         """Called by the Framework this handle serves, so plugins can run its plugins."""

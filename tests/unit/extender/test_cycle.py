@@ -156,3 +156,43 @@ async def test_an_invalid_extender_is_a_profile_error_naming_the_field() -> None
     with pytest.raises(InputError) as info:
         await _simulate(*NODES, pod("p"), _profile({"urlPrefix": "http://e", "prioritizeVerb": "p"}))
     assert "extenders[0].weight: Invalid value: 0: must have a positive weight applied to it" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "cache_capable", [pytest.param(True, id="meta-victims"), pytest.param(False, id="full-victims")]
+)
+async def test_a_preempting_extender_narrows_the_candidates(peer: Peer, cache_capable: bool) -> None:
+    def keep_n2(body: dict[str, Any]) -> dict[str, Any]:
+        if cache_capable:
+            sent = body["NodeNameToMetaVictims"]
+            assert body["NodeNameToVictims"] is None
+            return {"NodeNameToMetaVictims": {"n2": sent["n2"]}}
+        sent = body["NodeNameToVictims"]
+        uids = [{"UID": p["metadata"]["uid"]} for p in sent["n2"]["Pods"]]
+        return {"NodeNameToMetaVictims": {"n2": {"Pods": uids, "NumPDBViolations": 0}}}
+
+    peer.answers["preempt"] = keep_n2
+    low = [pod(f"low-{n}", cpu="1", priority=0, node_name=n, uid=f"u-low-{n}") for n in ("n1", "n2")]
+    extender = {"urlPrefix": peer.url, "preemptVerb": "preempt", "nodeCacheCapable": cache_capable}
+    result = await _simulate(
+        node("n1", cpu="1"), node("n2", cpu="1"), *low, pod("high", cpu="1", priority=100), _profile(extender)
+    )
+    assert "preempt" in peer.verbs()
+    assert [p["metadata"]["name"] for p, _ in result.cluster.deleted] == ["low-n2"]
+    (report,) = result.pods
+    assert (report.status, report.node) == ("Scheduled", "n2")
+
+
+async def test_a_non_ignorable_preempting_extender_that_fails_ends_preemption_with_its_error(peer: Peer) -> None:
+    peer.answers["preempt"] = lambda b: {"NodeNameToMetaVictims": {"n1": {"Pods": [], "NumPDBViolations": 0}}}
+    low = pod("low", cpu="1", priority=0, node_name="n1")
+    result = await _simulate(node("n1", cpu="1"), low, pod("high", cpu="1", priority=100),
+                             _profile({"urlPrefix": peer.url, "preemptVerb": "preempt"}))  # fmt: skip
+    assert result.cluster.deleted == []
+    (report,) = result.pods
+    assert report.status == "Unschedulable"
+    # The plugin's error is the PostFilter message as is (RunPostFilterPlugins: fwk.AsStatus(s.AsError())).
+    assert report.message == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        'preemption: expected at least one victim pod on node "n1"'
+    )
