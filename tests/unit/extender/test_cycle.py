@@ -193,6 +193,5 @@ async def test_a_non_ignorable_preempting_extender_that_fails_ends_preemption_wi
     assert report.status == "Unschedulable"
     # The plugin's error is the PostFilter message as is (RunPostFilterPlugins: fwk.AsStatus(s.AsError())).
     assert report.message == (
-        "0/1 nodes are available: 1 Insufficient cpu. "
-        'preemption: expected at least one victim pod on node "n1"'
+        '0/1 nodes are available: 1 Insufficient cpu. preemption: expected at least one victim pod on node "n1"'
     )
