@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from aiohttp import web
 
 from scheduler_core.simulator.errors import InputError
 from scheduler_core.simulator.manifests import load_texts
@@ -195,3 +196,35 @@ async def test_a_non_ignorable_preempting_extender_that_fails_ends_preemption_wi
     assert report.message == (
         '0/1 nodes are available: 1 Insufficient cpu. preemption: expected at least one victim pod on node "n1"'
     )
+
+
+async def _slow(peer: Peer) -> dict[str, Any]:
+    await peer.hang.wait()
+    return {}
+
+
+FAULTS = {
+    "slow": (lambda peer: lambda b: _slow(peer), 'Post "{url}/filter": context deadline exceeded '
+             "(Client.Timeout exceeded while awaiting headers)"),
+    "garbage": (lambda peer: lambda b: web.Response(text="garbage"),
+                "invalid character 'g' looking for beginning of value"),
+    "http-500": (lambda peer: lambda b: web.Response(status=500),
+                 "failed filter with extender at URL {url}/filter, code 500"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("ignorable", [pytest.param(True, id="ignorable"), pytest.param(False, id="not-ignorable")])
+async def test_faults_ignorable_binds_not_ignorable_fails_with_upstreams_message(
+    peer: Peer, fault: str, ignorable: bool
+) -> None:
+    make, message = FAULTS[fault]
+    peer.answers["filter"] = make(peer)
+    extender = {"urlPrefix": peer.url, "filterVerb": "filter", "httpTimeout": "200ms", "ignorable": ignorable}
+    result = await _simulate(*NODES, pod("p"), _profile(extender))
+    (report,) = result.pods
+    if ignorable:
+        assert report.status == "Scheduled"
+    else:
+        assert (report.status, report.message) == ("Error", message.format(url=peer.url))
+        assert result.cluster.pod("default", "p") is not None  # still there, still pending: retried
