@@ -1,45 +1,22 @@
-"""Two small out-of-tree-style plugins, as a team would write them (docs/extenders.md uses the same).
-
-``RefuseLabel`` refuses nodes labelled ``example.com/refuse`` (unresolvable: preemption cannot
-change a label); ``ScoreByLabel`` scores a node by its ``example.com/score`` label (0..100).
-"""
+"""The example plugins of examples/extender-plugins (docs/extenders.md), loaded from their file
+without installing the example package, and the profile the tests serve them with."""
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
-from scheduler_core.framework import CycleState, Handle, NodeInfo, PodInfo, Status
+_PATH = Path(__file__).resolve().parents[3] / "examples" / "extender-plugins" / "label_plugins.py"
+_spec = importlib.util.spec_from_file_location("label_plugins", _PATH)
+assert _spec is not None and _spec.loader is not None
+_module = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
 
-REFUSE_LABEL = "example.com/refuse"
-SCORE_LABEL = "example.com/score"
-
-
-class RefuseLabel:
-    name = "RefuseLabel"
-    args_model = None
-
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.handle = handle
-
-    def filter(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> Status | None:
-        if REFUSE_LABEL in node_info.labels:
-            return Status.unresolvable(f"node(s) had label {REFUSE_LABEL}")
-        return None
-
-
-class ScoreByLabel:
-    name = "ScoreByLabel"
-    args_model = None
-
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.handle = handle
-
-    def score(self, state: CycleState, pod: PodInfo, node_info: NodeInfo) -> tuple[int, Status | None]:
-        try:
-            return max(0, min(100, int(node_info.labels.get(SCORE_LABEL, "0")))), None
-        except ValueError:
-            return 0, None
-
+RefuseLabel: Any = _module.RefuseLabel
+ScoreByLabel: Any = _module.ScoreByLabel
+REFUSE_LABEL: str = _module.REFUSE_LABEL
+SCORE_LABEL: str = _module.SCORE_LABEL
 
 PROFILE: dict[str, Any] = {
     "plugins": {
