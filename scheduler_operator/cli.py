@@ -173,8 +173,13 @@ def _extender_serve(args: argparse.Namespace) -> int:
         for problem in exc.problems:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(extender_cli.run(service, host, port, tls))
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(extender_cli.run(service, host, port, tls))
+    except extender_cli.UsageError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return EXIT_OK
 
 

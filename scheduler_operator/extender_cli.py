@@ -28,8 +28,8 @@ class UsageError(ValueError):
         super().__init__("; ".join(problems))
 
 
-def load_profile(path: str) -> SchedulerProfileSpec:
-    """A SchedulerProfile manifest's spec, or a bare spec."""
+def load_profile(path: str) -> tuple[SchedulerProfileSpec, str]:
+    """A SchedulerProfile manifest's spec, or a bare spec; and the prefix of field paths."""
     try:
         document: Any = yaml.safe_load(Path(path).read_text())
     except OSError as exc:
@@ -46,7 +46,7 @@ def load_profile(path: str) -> SchedulerProfileSpec:
     else:
         prefix = ""
     try:
-        return SchedulerProfileSpec.model_validate(document)
+        return SchedulerProfileSpec.model_validate(document), prefix
     except ValidationError as exc:
         raise UsageError([f"{path}: {p}: {r}" for p, r in format_validation_error(prefix, exc)]) from None
 
@@ -72,29 +72,33 @@ def tls_context(cert: str | None, key: str | None) -> ssl.SSLContext | None:
 
 
 def prepare(
-    profile: str, listen: str, cert: str | None, key: str | None, *, api: Any = None
+    profile: str, listen: str, cert: str | None, key: str | None
 ) -> tuple[ExtenderService, str, int, ssl.SSLContext | None]:
-    spec = load_profile(profile)
+    """Everything checked before any connection: the profile builds, the address and TLS pair load."""
+    from scheduler_operator.extender_server import KubeBinder
+
+    spec, prefix = load_profile(profile)
     host, port = parse_listen(listen)
     tls = tls_context(cert, key)
     registry = default_registry()
-    if api is None:
-        from scheduler_operator.extender_server import KubeBinder
-        from scheduler_operator.kube import new_api_client
-
-        api = KubeBinder(new_api_client(max_connections=8))
     try:
-        service = ExtenderService(spec, registry, default_plugins(registry), api=api)
+        service = ExtenderService(spec, registry, default_plugins(registry), api=KubeBinder())
     except ProfileError as exc:
-        raise UsageError([f"{profile}: {p}: {r}" for p, r in exc.problems]) from None
+        where = f"{prefix}." if prefix else ""
+        raise UsageError([f"{profile}: {where}{p}: {r}" for p, r in exc.problems]) from None
     return service, host, port, tls
 
 
 async def run(service: ExtenderService, host: str, port: int, tls: ssl.SSLContext | None) -> None:
-    from scheduler_operator.extender_server import KubeBinder, serve
+    from kubernetes.config import ConfigException
 
-    api = service.api
-    api_client = api._api_client if isinstance(api, KubeBinder) else None
-    if api_client is None:
-        raise UsageError(["extender serve needs a Kubernetes API client"])
+    from scheduler_operator.extender_server import KubeBinder, serve
+    from scheduler_operator.kube import new_api_client
+
+    try:
+        api_client = new_api_client(max_connections=8)
+    except ConfigException as exc:
+        raise UsageError([f"no Kubernetes credentials (in-cluster or KUBECONFIG): {exc}"]) from None
+    if isinstance(service.api, KubeBinder):
+        service.api.connect(api_client)
     await serve(service, api_client, host=host, port=port, tls=tls)

@@ -169,10 +169,15 @@ def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: Tr
 class KubeBinder:
     """The one API call the extender makes: pods/binding with the UID as precondition."""
 
-    def __init__(self, api_client: client.ApiClient) -> None:
+    def __init__(self, api_client: client.ApiClient | None = None) -> None:
+        self._api_client = api_client
+
+    def connect(self, api_client: client.ApiClient) -> None:
         self._api_client = api_client
 
     async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+        if self._api_client is None:
+            return Status(Code.ERROR, "the extender is not connected to the API")
         try:
             bound = await asyncio.to_thread(
                 kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name
