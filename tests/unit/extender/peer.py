@@ -7,9 +7,12 @@ it records what arrived on the wire (path and JSON body) for the tests to check.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import ssl
+import subprocess
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -78,3 +81,26 @@ def label(body: dict[str, Any], node: str, key: str) -> str | None:
         if item["metadata"]["name"] == node:
             return (item["metadata"].get("labels") or {}).get(key)
     return None
+
+
+def tls_pair(tmp: Path, name: str) -> dict[str, str]:
+    """A CA and a certificate for 127.0.0.1 it signed: paths ``ca``, ``cert``, ``key`` and
+    ``ca_data`` (base64 PEM, as tlsConfig.caData)."""
+    folder = tmp / name
+    folder.mkdir()
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt",
+            "-days", "1", "-subj", f"/CN={name}-ca")  # fmt: skip
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "tls.key", "-out", "tls.csr", "-subj", "/CN=127.0.0.1")
+    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    openssl("x509", "-req", "-in", "tls.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", "tls.crt", "-days", "1", "-extfile", "san.ext")  # fmt: skip
+    return {
+        "ca": str(folder / "ca.crt"),
+        "cert": str(folder / "tls.crt"),
+        "key": str(folder / "tls.key"),
+        "ca_data": base64.b64encode((folder / "ca.crt").read_bytes()).decode(),
+    }

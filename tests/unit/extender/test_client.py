@@ -16,7 +16,7 @@ from aiohttp import web
 from scheduler_core.config import Extender
 from scheduler_core.extender import ExtenderError, HTTPExtender
 from tests.builders import node, pod
-from tests.unit.extender.peer import Peer, names
+from tests.unit.extender.peer import Peer, names, tls_pair
 
 
 @pytest.fixture
@@ -151,3 +151,36 @@ def test_is_interested_follows_managed_resources(requests: dict[str, str], inter
     init = pod("q", init_containers=[{"name": "i", "resources": {"limits": {"example.com/gpu": "1"}}}])
     assert extender.is_interested(init)
     assert _extender("http://e").is_interested(pod("p"))
+
+
+@pytest.mark.parametrize(
+    ("config", "error"),
+    [
+        pytest.param(lambda pair, other: {"enableHTTPS": True, "tlsConfig": {"caData": pair["ca_data"]}}, None,
+                     id="right-ca-data"),
+        pytest.param(lambda pair, other: {"tlsConfig": {"caFile": pair["ca"]}}, None, id="right-ca-file"),
+        pytest.param(lambda pair, other: {"enableHTTPS": True}, None, id="https-without-ca-does-not-verify"),
+        pytest.param(lambda pair, other: {"enableHTTPS": True, "tlsConfig": {"caData": other["ca_data"]}},
+                     "x509: certificate signed by unknown authority", id="wrong-ca"),
+    ],
+)  # fmt: skip
+async def test_tls(tmp_path: Any, config: Any, error: str | None) -> None:
+    import ssl
+
+    pair, other = tls_pair(tmp_path, "served"), tls_pair(tmp_path, "other")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(pair["cert"], pair["key"])
+    server = await Peer(ssl_context=context).start()
+    server.answers["filter"] = lambda body: {"NodeNames": names(body)}
+    extender = _extender(server.url, filterVerb="filter", nodeCacheCapable=True, **config(pair, other))
+    try:
+        if error is None:
+            assert (await extender.filter(pod("p"), NODES))[0] == ["n1", "n2", "n3"]
+        else:
+            with pytest.raises(ExtenderError) as info:
+                await extender.filter(pod("p"), NODES)
+            # The text kube-scheduler v1.36.3 gives (seen in tests/e2e/test_extenders.py).
+            assert str(info.value) == f'Post "{server.url}/filter": tls: failed to verify certificate: {error}'
+    finally:
+        await extender.close()
+        await server.stop()
