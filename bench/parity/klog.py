@@ -57,11 +57,12 @@ _WANTED = frozenset(
 _WANTED_BYTES = tuple(f'{message}"'.encode() for message in _WANTED)
 
 
-def extender_weight(url_prefix: str) -> int:
-    """The weight the parity configuration gives the extender at ``url_prefix``."""
+def extender_weight(url_prefix: str) -> int | None:
+    """The weight the parity configuration gives the scenario extender at ``url_prefix``; None
+    for the recorder, which only the kube-scheduler side has."""
     from bench.parity.profile import EXTENDER_WEIGHTS
 
-    return EXTENDER_WEIGHTS.get(url_prefix.rsplit("/", 1)[-1], 1)
+    return EXTENDER_WEIGHTS.get(url_prefix.rsplit("/", 1)[-1])
 
 
 def go_unquote(text: str) -> str:
@@ -150,9 +151,10 @@ class SchedulerLog:
         elif message == EXTENDER_SCORE:
             # Weighted as prioritizeNodes adds it: score * weight * (MaxNodeScore / MaxExtenderPriority).
             extender = values["extender"]
-            final = int(values["score"]) * extender_weight(extender) * 10
-            row = attempt.scores.setdefault(values["node"], {})
-            row[extender] = row.get(extender, 0) + final
+            weight = extender_weight(extender)
+            if weight is not None:  # not the harness's recorder (it does not prioritize: 0s)
+                row = attempt.scores.setdefault(values["node"], {})
+                row[extender] = row.get(extender, 0) + int(values["score"]) * weight * 10
         elif message == FINAL_SCORE:
             attempt.totals[values["node"]] = int(values["score"])
         elif message == BOUND:

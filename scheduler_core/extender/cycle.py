@@ -97,12 +97,13 @@ async def schedule_pod(
         return ScheduleResult(current[0].name, evaluated, 1, diagnosis=kept)
 
     extender_scores: list[tuple[str, dict[str, int]]] = []
-    if any(e.is_prioritizer for e in interested):
+    if interested:
         extender_scores = await prioritize_nodes(interested, pod, [_node_object(i) for i in current])
-        snap = snapshot()
-        current = [info for info in (snap.get(i.name) for i in current) if info is not None]
-        if not current:
-            raise FitError(pod, len(snap.list()), diagnosis)
+        if any(e.is_prioritizer for e in interested):
+            snap = snapshot()
+            current = [info for info in (snap.get(i.name) for i in current) if info is not None]
+            if not current:
+                raise FitError(pod, len(snap.list()), diagnosis)
     columns = snap.columns
     node_rows = np.array([info.row for info in current], np.int64)
     nodes = RowView(columns.infos, node_rows)
@@ -147,10 +148,16 @@ async def prioritize_nodes(
     extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Mapping[str, Any]]
 ) -> list[tuple[str, dict[str, int]]]:
     """Upstream's extender half of ``prioritizeNodes``: concurrent calls; per extender, the
-    final score of each node it scored (``score * weight * 10``)."""
+    final score of each node it scored (``score * weight * 10``). An interested extender
+    without a prioritize verb scores 0 everywhere, as upstream's ``Prioritize`` answers (so it
+    appears in the explanation, as in kube-scheduler's)."""
+    scores: list[tuple[str, dict[str, int]]] = [
+        (e.name, dict.fromkeys((str((n.get("metadata") or {}).get("name", "")) for n in nodes), 0))
+        for e in extenders
+        if not e.is_prioritizer
+    ]
     prioritizers = [e for e in extenders if e.is_prioritizer]
     answers = await asyncio.gather(*(e.prioritize(pod.pod, nodes) for e in prioritizers), return_exceptions=True)
-    scores: list[tuple[str, dict[str, int]]] = []
     for extender, answer in zip(prioritizers, answers, strict=True):
         if isinstance(answer, BaseException):
             if not isinstance(answer, ExtenderError):

@@ -113,6 +113,9 @@ async def simulate_async(
         scheduler.on_pod_add(pod)
 
     await scheduler.run_until_idle()
+    for _, fwk in scheduler.profiles:
+        for extender in fwk.handle.extenders:
+            await extender.close()
 
     reports: list[PodReport] = []
     unhandled: list[PodInfo] = []
