@@ -10,9 +10,8 @@ re-reconciles every profile of its namespace. Deleting a profile removes its fra
 pods fall back to the cluster-wide profile of their schedulerName, if any.
 
 Tenant rule: a profile outside the home namespace affects only pods of its own namespace
-(``ProfileSet`` resolves so) and may not configure extenders. The spec model has no extenders
-field yet, so any ``extenders`` is refused; outside the home namespace it is named as a tenant
-violation.
+(``ProfileSet`` resolves so) and may not configure extenders (``scheduler_core.extender.build.
+extenders_allowed``, applied when the profile is built).
 
 A profile is rebuilt only when its inputs change (spec, labels, generation, the namespace's
 PluginConfigs): the status the operator writes comes back as a watch event that changes none.
@@ -134,9 +133,6 @@ class Reconciler:
     ) -> list[str]:
         """Apply the profile; the problems (``field: reason``) when it does not build."""
         problems: list[str] = []
-        if "extenders" in raw_spec and key.namespace != self.home_namespace:
-            home = self.home_namespace
-            problems.append(f"spec.extenders: only profiles of the home namespace {home!r} may configure extenders")
         try:
             spec = SchedulerProfileSpec.model_validate(raw_spec)
         except ValidationError as error:
