@@ -33,9 +33,20 @@ from tests.unit.extender.peer import names
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def crds(api: client.ApiClient) -> None:
+    # Per test: other sessions on the shared dev cluster install their branch's CRDs, and a CRD
+    # without spec.extenders would prune the field silently (see _create_profile).
     install_crds(api)
+
+
+def _create_profile(env: Env, **spec: Any) -> None:
+    """Create the test's profile, checking that the API server kept ``extenders``."""
+    install_crds(env.api)
+    created = env.custom.create(env.home, profile("default", env.scheduler, **spec))
+    assert created["spec"].get("extenders") == spec.get("extenders"), (
+        "the API server pruned spec.extenders: a CRD without the field was installed meanwhile"
+    )
 
 
 @pytest.fixture
@@ -120,7 +131,9 @@ def test_our_operator_calls_an_extender_added_changed_and_removed_live(env: Env,
         for step, extenders, where in steps:
             calls = len(scripted.calls)
             started = time.monotonic()
+            install_crds(env.api)
             patched = env.custom.patch_spec(PROFILE_PLURAL, env.home, "default", {"extenders": extenders})
+            assert patched["spec"].get("extenders", []) == extenders, "spec.extenders pruned: a CRD without it"
             generation = patched["metadata"]["generation"]
             env.custom.wait_status(PROFILE_PLURAL, env.home, "default",
                                    lambda s, g=generation: s.get("observedGeneration") == g)  # fmt: skip
@@ -141,7 +154,7 @@ def test_a_down_extender_fails_both_schedulers_with_the_same_message(
     down = "http://127.0.0.1:9"  # discard port: nothing listens
     extender = {"urlPrefix": down, "filterVerb": "filter", "nodeCacheCapable": True}
     kube = f"kube-ext-{uuid.uuid4().hex[:6]}"
-    env.custom.create(env.home, profile("default", env.scheduler, extenders=[extender]))
+    _create_profile(env, extenders=[extender])
     env.start_operator()
     with kube_scheduler(cluster, tmp_path, {"profiles": [{"schedulerName": kube}], "extenders": [extender]}):
         _pods(env, kube, 1, "kube-")
@@ -165,7 +178,7 @@ def test_an_ignorable_down_extender_is_skipped_by_both(env: Env, cluster: Cluste
     env.add_nodes(1, cpu="4", memory="8Gi")
     extender = {"urlPrefix": "http://127.0.0.1:9", "filterVerb": "filter", "ignorable": True}
     kube = f"kube-ext-{uuid.uuid4().hex[:6]}"
-    env.custom.create(env.home, profile("default", env.scheduler, extenders=[extender]))
+    _create_profile(env, extenders=[extender])
     env.start_operator()
     with kube_scheduler(cluster, tmp_path, {"profiles": [{"schedulerName": kube}], "extenders": [extender]}):
         names = _pods(env, kube, 1, "kube-") | _pods(env, env.scheduler, 1, "ours-")
@@ -182,7 +195,7 @@ def test_tls_with_a_ca(env: Env, cluster: Cluster, tmp_path: Path, right_ca: boo
     with extender_serve(cluster, tls=(served["cert"], served["key"])) as (url, service):
         eventually(lambda: _cached(service, nodes.values()))
         extender = _extender(url, nodeCacheCapable=True, enableHTTPS=True, tlsConfig={"caData": ca["ca_data"]})
-        env.custom.create(env.home, profile("default", env.scheduler, extenders=[extender]))
+        _create_profile(env, extenders=[extender])
         env.start_operator()
         with kube_scheduler(cluster, tmp_path, {"profiles": [{"schedulerName": kube}], "extenders": [extender]}):
             kube_pods = _pods(env, kube, 1, "kube-")
