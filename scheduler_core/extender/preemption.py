@@ -3,7 +3,7 @@ preemption.go``, v1.36.3), reached by DefaultPreemption through its Handle.
 
 Each interested extender with a ``preemptVerb``, in order, receives the candidates (node ->
 victims and PDB violations; victims as UIDs to a node-cache-capable extender, as whole pods
-otherwise) and answers the ones it keeps as UIDs, which are resolved back to the victims sent.
+otherwise) and answers the ones it keeps as UIDs, which are resolved back to the node's pods.
 An ignorable extender's failure is skipped; a node it leaves without victims is dropped. A
 non-ignorable extender's failure, or a node it leaves without victims, ends preemption with an
 Error.
@@ -15,7 +15,7 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from scheduler_core.extender.client import ExtenderError, HTTPExtender
-from scheduler_core.framework import PodInfo, Status
+from scheduler_core.framework import PodInfo, SnapshotLister, Status
 
 log = logging.getLogger(__name__)
 
@@ -24,9 +24,11 @@ async def process_preemption(
     extenders: Sequence[HTTPExtender],
     pod: PodInfo,
     victims: dict[str, tuple[list[PodInfo], int]],
+    snapshot: SnapshotLister,
 ) -> tuple[dict[str, tuple[list[PodInfo], int]], Status | None]:
-    """Upstream ``callExtenders``: each preempting extender narrows the candidates (node →
-    victims, PDB violations); the UIDs it answers are resolved against the victims sent."""
+    """Upstream ``callExtenders``: each preempting extender narrows the candidates (node ->
+    victims, PDB violations); the UIDs it answers are resolved against the pods of the node in
+    the snapshot (upstream ``convertToVictims`` over ``NodeInfos()``)."""
     for extender in extenders:
         if not victims:
             break
@@ -35,7 +37,7 @@ async def process_preemption(
         sent = {n: ([p.pod for p in pods], count) for n, (pods, count) in victims.items()}
         try:
             answer = await extender.process_preemption(pod.pod, sent)
-            narrowed = _resolve_victims(extender, answer, victims)
+            narrowed = _resolve_victims(extender, answer, snapshot)
         except ExtenderError as exc:
             if extender.ignorable:
                 log.info("skipped extender %s as it returned error and has ignorable flag set: %s", extender.name, exc)
@@ -50,16 +52,15 @@ async def process_preemption(
 
 
 def _resolve_victims(
-    extender: HTTPExtender,
-    answer: Mapping[str, tuple[list[str], int]],
-    victims: Mapping[str, tuple[list[PodInfo], int]],
+    extender: HTTPExtender, answer: Mapping[str, tuple[list[str], int]], snapshot: SnapshotLister
 ) -> dict[str, tuple[list[PodInfo], int]]:
     """Upstream ``convertToVictims``: UIDs back to pods; an unknown node or pod is an error."""
     resolved: dict[str, tuple[list[PodInfo], int]] = {}
     for node, (uids, violations) in answer.items():
-        if node not in victims:
-            raise ExtenderError(f'nodeinfo not found for node name "{node}"')
-        on_node: dict[str, PodInfo] = {p.uid: p for p in victims[node][0]}
+        info = snapshot.get(node)
+        if info is None:
+            raise ExtenderError(f'nodeinfo not found for node name "{node}"')  # snapshot.go Get
+        on_node: dict[str, PodInfo] = {p.uid: p for p in info.pods}
         pods = []
         for uid in uids:
             if uid not in on_node:

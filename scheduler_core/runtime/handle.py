@@ -99,7 +99,7 @@ class FrameworkHandle:
     async def extenders_process_preemption(
         self, pod: PodInfo, victims: dict[str, tuple[list[PodInfo], int]]
     ) -> tuple[dict[str, tuple[list[PodInfo], int]], Status | None]:
-        return await process_preemption(self.extenders, pod, victims)
+        return await process_preemption(self.extenders, pod, victims, self.snapshot())
 
     def attach(self, framework: Framework) -> None:
         """Called by the Framework this handle serves, so plugins can run its plugins."""
