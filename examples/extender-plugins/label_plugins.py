@@ -43,4 +43,3 @@ class ScoreByLabel:
             return max(0, min(100, int(node_info.labels.get(SCORE_LABEL, "0")))), None
         except ValueError:
             return 0, None
-
