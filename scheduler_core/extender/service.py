@@ -141,13 +141,19 @@ class ExtenderService:
         failed: dict[str, str] = {}
         unresolvable: dict[str, str] = {}
         passed: list[str] = []
-        pre = fwk.run_pre_filter(state, pod, self.cache.update_snapshot().list())
+        snapshot = self.cache.update_snapshot()
+        pre = fwk.run_pre_filter(state, pod, snapshot.list())
         if pre.status is not None and pre.status.code is not Code.SUCCESS and not pre.status.is_rejected():
             return {"NodeNames": None, "Nodes": None, "Error": pre.status.message()}
         allowed = pre.result.node_names if pre.result is not None else None
+        # The batch masks over the cache's columns decide most nodes at once, as in a scheduling
+        # cycle; the per-node Filter runs for what they cannot decide and for the reasons.
+        mask = fwk.run_filter_batch(state, pod, snapshot.columns) if pre.status is None else None
+        per_node = pre.status is None and fwk.has_per_node_filters(state)
         for name in names:
             status: Status | None
-            info = self._node_info(name, sent)
+            cached = snapshot.get(name)
+            info = cached if cached is not None else self._node_info(name, sent)
             if pre.status is not None and pre.status.code is not Code.SUCCESS:
                 status = pre.status
             elif info is None:
@@ -156,6 +162,9 @@ class ExtenderService:
                 status = Status.unresolvable(
                     f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(pre.plugins_with_nodes))}]"
                 )
+            elif cached is not None and (mask is None or mask[cached.row]):
+                passes = not per_node or fwk.run_filter_per_node_only(state, pod, cached)
+                status = None if passes else fwk.run_filter(state, pod, cached)
             else:
                 status = fwk.run_filter(state, pod, info)
             if status is None or status.code is Code.SUCCESS:
