@@ -307,6 +307,9 @@ class Scheduler:
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
             stopper.cancel()
+            for _, fwk in self.profiles:
+                for extender in fwk.handle.extenders:
+                    await extender.close()
 
     async def run_until_idle(self, *, max_attempts_per_pod: int = 20) -> None:
         """Schedule until nothing is left to try (``simulate``, benchmarks, tests).

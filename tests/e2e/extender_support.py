@@ -164,10 +164,18 @@ def kube_scheduler(cluster: Cluster, tmp: Path, config: dict[str, Any]) -> Itera
         print(f"--- kube-scheduler log (last lines) ---\n{log.read_text()[-3000:]}")
 
 
-def failed_scheduling(core: Any, namespace: str, pod: str) -> list[str]:
-    """Messages of the FailedScheduling events of a pod (core/v1 events, as both schedulers post)."""
+def failed_scheduling(core: Any, namespace: str, pod: str, instance: str | None = None) -> list[str]:
+    """Messages of the FailedScheduling events of a pod (events.k8s.io/v1, as both schedulers post
+    them); with ``instance``, only those that replica posted (other sessions' operators on the
+    shared cluster may post about any pod)."""
     events = client.EventsV1Api(core.api_client).list_namespaced_event(namespace).items
-    return [e.note for e in events if e.reason == "FailedScheduling" and e.regarding.name == pod]
+    return [
+        e.note
+        for e in events
+        if e.reason == "FailedScheduling"
+        and e.regarding.name == pod
+        and (instance is None or e.reporting_instance == instance)
+    ]
 
 
 __all__ = ["LoopThread", "extender_serve", "failed_scheduling", "kube_scheduler", "peer", "tls_pair"]

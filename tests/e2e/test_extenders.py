@@ -155,16 +155,14 @@ def test_a_down_extender_fails_both_schedulers_with_the_same_message(
     extender = {"urlPrefix": down, "filterVerb": "filter", "nodeCacheCapable": True}
     kube = f"kube-ext-{uuid.uuid4().hex[:6]}"
     _create_profile(env, extenders=[extender])
-    env.start_operator()
+    operator = env.start_operator()
     with kube_scheduler(cluster, tmp_path, {"profiles": [{"schedulerName": kube}], "extenders": [extender]}):
         _pods(env, kube, 1, "kube-")
         _pods(env, env.scheduler, 1, "ours-")
 
         def both_failed() -> tuple[list[str], list[str]]:
-            theirs, ours = (
-                failed_scheduling(env.core, env.home, "kube-0"),
-                failed_scheduling(env.core, env.home, "ours-0"),
-            )
+            theirs = failed_scheduling(env.core, env.home, "kube-0")
+            ours = failed_scheduling(env.core, env.home, "ours-0", operator.identity)
             assert theirs and ours
             return theirs, ours
 
@@ -196,7 +194,7 @@ def test_tls_with_a_ca(env: Env, cluster: Cluster, tmp_path: Path, right_ca: boo
         eventually(lambda: _cached(service, nodes.values()))
         extender = _extender(url, nodeCacheCapable=True, enableHTTPS=True, tlsConfig={"caData": ca["ca_data"]})
         _create_profile(env, extenders=[extender])
-        env.start_operator()
+        operator = env.start_operator()
         with kube_scheduler(cluster, tmp_path, {"profiles": [{"schedulerName": kube}], "extenders": [extender]}):
             kube_pods = _pods(env, kube, 1, "kube-")
             our_pods = _pods(env, env.scheduler, 1, "ours-")
@@ -207,7 +205,7 @@ def test_tls_with_a_ca(env: Env, cluster: Cluster, tmp_path: Path, right_ca: boo
 
             def both_failed() -> tuple[list[str], list[str]]:
                 theirs = failed_scheduling(env.core, env.home, "kube-0")
-                ours = failed_scheduling(env.core, env.home, "ours-0")
+                ours = failed_scheduling(env.core, env.home, "ours-0", operator.identity)
                 assert theirs and ours
                 return theirs, ours
 
