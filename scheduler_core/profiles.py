@@ -28,12 +28,13 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec, TenantPolicy
+from scheduler_core.extender import ExtenderConfigError, build_extenders
 from scheduler_core.framework import PodInfo
 from scheduler_core.framework.extension_points import EXTENSION_POINTS
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.tenancy import check_args_bounds, check_tenant_profile
+from scheduler_core.tenancy import check_args_bounds, check_tenant_extenders, check_tenant_profile
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,16 @@ class ProfileSet:
         ]
         if bounds:
             raise ProfileError(bounds)
+        if spec.extenders and key.namespace != self.home_namespace:
+            _, _, policy = self.cluster_profile(spec.scheduler_name)
+            refused = check_tenant_extenders(spec.extenders, policy, namespace=key.namespace)
+            if refused:
+                raise ProfileError([v.problem() for v in refused])
         handle = self._make_handle(key)
+        try:
+            handle.extenders, spec = build_extenders(spec)
+        except ExtenderConfigError as exc:
+            raise ProfileError(exc.problems) from None
         built = build_profile(spec, self._registry, handle, self._default_multi_point)
         fwk = Framework(
             profile_name=str(key),
@@ -196,7 +206,7 @@ class ProfileSet:
     def _check_tenant(self, key: ProfileKey, spec: SchedulerProfileSpec, fwk: Framework) -> None:
         name, cluster, policy = self.cluster_profile(spec.scheduler_name)
         violations = check_tenant_profile(
-            _names(fwk), cluster, spec, policy, namespace=key.namespace, cluster_profile=name
+            _names(fwk), cluster, spec, policy, namespace=key.namespace, cluster_profile=name, extenders=spec.extenders
         )
         if violations:
             raise ProfileError([v.problem() for v in violations])

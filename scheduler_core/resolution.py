@@ -6,7 +6,7 @@ policy become a serving framework, used by the operator (``scheduler_operator.re
 profiles with the same messages:
 
 * :func:`parse_profile`: a raw spec to a model, with its args bounded (depth, size, counts)
-  before any model or plugin reads them; ``extenders`` refused outside the home namespace;
+  before any model or plugin reads them (extenders of tenant profiles: the tenant policy);
 * :func:`plugin_config_problems`: a PluginConfig's own problems (unknown plugin, args);
 * :func:`apply`: merge the PluginConfigs, build and serve (``Scheduler.apply_profile``: the
   tenant policy is checked there), and name the PluginConfig when its merged args are at
@@ -62,10 +62,6 @@ def parse_profile(
 ) -> tuple[SchedulerProfileSpec | None, list[Problem]]:
     """The spec model of a raw ``spec``, or the problems (paths start with ``spec.``)."""
     problems: list[Problem] = []
-    if "extenders" in raw and tenant:
-        problems.append(
-            ("spec.extenders", f"only profiles of the home namespace {home_namespace!r} may configure extenders")
-        )
     entries = raw.get("pluginConfig")
     if isinstance(entries, list):
         for index, entry in enumerate(entries):

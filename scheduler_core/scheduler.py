@@ -28,12 +28,14 @@ from scheduler_core.cache import Cache
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.eventhandlers import EventHandlers
+from scheduler_core.extender import cycle as extender_cycle
 from scheduler_core.framework import (
     ClusterAPI,
     Code,
     CycleState,
     NodeToStatus,
     PodInfo,
+    PostFilterResult,
     QueuedPodInfo,
     Status,
 )
@@ -225,6 +227,7 @@ class Scheduler(EventHandlers):
             self.queue.set_less(self._less)
             self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions())
         if old is not None:
+            self._close_extenders(old)
             # Pods held at Permit by the old framework go back to the queue.
             for waiting in old.handle.waiting_pods:
                 waiting.reject("", "the scheduling profile was reloaded")
@@ -245,6 +248,16 @@ class Scheduler(EventHandlers):
         self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None, pre_check=affected)
         self._wakeup.set()
 
+    def _close_extenders(self, old: Framework) -> None:
+        """The replaced profile's extender connections close once its binding cycles let go."""
+        if old.handle.extenders:
+            try:
+                asyncio.get_running_loop()
+            except RuntimeError:
+                return  # no loop ever ran a call: nothing is open
+            for extender in old.handle.extenders:
+                self._spawn(extender.close())
+
     # -- the loop ------------------------------------------------------------------------------
     async def run(self, stop: asyncio.Event) -> None:
         """Schedule until ``stop`` is set (the operator's loop), flushing the pods left in the
@@ -261,13 +274,19 @@ class Scheduler(EventHandlers):
                     break
                 qpi = popper.result()
                 if qpi is not None:
-                    self.schedule_one(qpi)
+                    if self.needs_await(qpi):
+                        await self.schedule_one_with_extenders(qpi)
+                    else:
+                        self.schedule_one(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
             self._reporting = False
             self._held.clear()  # a new leader (maybe this one again) tells them afresh
             stopper.cancel()
             flusher.cancel()
+            for _, fwk in self.profiles:
+                for extender in fwk.handle.extenders:
+                    await extender.close()
 
     async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -288,7 +307,10 @@ class Scheduler(EventHandlers):
                     self.queue.delete(qpi.pod_info)
                     self.queue.done(qpi.pod_info.uid)
                     continue
-                self.schedule_one(qpi)
+                if self.needs_await(qpi):
+                    await self.schedule_one_with_extenders(qpi)
+                else:
+                    self.schedule_one(qpi)
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
@@ -303,23 +325,89 @@ class Scheduler(EventHandlers):
             self.queue.flush_backoff_completed()
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
-        pod = qpi.pod_info
-        fwk = self.profiles.for_pod(pod)
-        if fwk is None or pod.deletion_timestamp or self.cache.is_assumed_pod(pod):
-            self.queue.done(pod.uid)
+        fwk = self._begin_cycle(qpi)
+        if fwk is None:
             return
-        self.attempt_count += 1
+        pod = qpi.pod_info
         state = CycleState()
         snapshot = self.cache.update_snapshot()
         nominated = self._nominated()
         try:
             result = self.algorithm.schedule_pod(fwk, state, pod, snapshot, nominated=nominated, explain=self.explain)
+        except (FitError, ScheduleError) as err:
+            self._algorithm_failed(fwk, state, qpi, err)
+            return
+        self._assume_and_bind(fwk, state, qpi, result)
+
+    def needs_await(self, qpi: QueuedPodInfo) -> bool:
+        """Whether the pod's profile calls extenders: its cycle is then awaited (extender/cycle.py)."""
+        fwk = self.profiles.for_pod(qpi.pod_info)
+        return fwk is not None and bool(fwk.handle.extenders)
+
+    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
+        """The cycle of a profile with HTTP extenders; see :mod:`scheduler_core.extender.cycle`."""
+        fwk = self._begin_cycle(qpi)
+        if fwk is None:
+            return
+        pod = qpi.pod_info
+        state = CycleState()
+        try:
+            result = await extender_cycle.schedule_pod(
+                self.algorithm,
+                fwk,
+                state,
+                pod,
+                self.cache.update_snapshot,
+                fwk.handle.extenders,
+                nominated=self._nominated(),
+                explain=self.explain,
+            )
         except FitError as err:
+            post = None
+            if fwk.post_filter_plugins:
+                post = await fwk.run_post_filter_async(state, pod, self._post_filter_statuses(err))
+            self._algorithm_failed(fwk, state, qpi, err, post)
+            return
+        except ScheduleError as err:
+            self._algorithm_failed(fwk, state, qpi, err)
+            return
+        current = self._unassigned.get(pod.uid)
+        if current is None or current.node_name or current.deletion_timestamp:
+            self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
+            return
+        self._assume_and_bind(fwk, state, qpi, result)
+
+    def _begin_cycle(self, qpi: QueuedPodInfo) -> Framework | None:
+        pod = qpi.pod_info
+        fwk = self.profiles.for_pod(pod)
+        if fwk is None or pod.deletion_timestamp or self.cache.is_assumed_pod(pod):
+            self.queue.done(pod.uid)
+            return None
+        self.attempt_count += 1
+        return fwk
+
+    @staticmethod
+    def _post_filter_statuses(err: FitError) -> NodeToStatus:
+        statuses = NodeToStatus(err.diagnosis.node_to_status)
+        statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
+        return statuses
+
+    def _algorithm_failed(
+        self,
+        fwk: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        err: FitError | ScheduleError,
+        post_filtered: tuple[PostFilterResult | None, Status] | None = None,
+    ) -> None:
+        """``post_filtered``: the PostFilter outcome when the caller awaited it already."""
+        pod = qpi.pod_info
+        if isinstance(err, FitError):
             nominated_node: str | None = None
             if fwk.post_filter_plugins:
-                statuses = NodeToStatus(err.diagnosis.node_to_status)
-                statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
-                post, post_status = fwk.run_post_filter(state, pod, statuses)
+                if post_filtered is None:
+                    post_filtered = fwk.run_post_filter(state, pod, self._post_filter_statuses(err))
+                post, post_status = post_filtered
                 if post_status.reasons:
                     err.diagnosis.post_filter_msg = post_status.message()
                 if post is not None:
@@ -328,13 +416,13 @@ class Scheduler(EventHandlers):
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
             self._failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(err)), err.diagnosis, None, nominated_node)
             return
-        except ScheduleError as err:
-            code = err.status.code
-            if code is Code.UNSCHEDULABLE:  # no nodes at all
-                qpi.unschedulable_plugins = set()
-            self._failure(fwk, qpi, err.status, None, None, None)
-            return
+        code = err.status.code
+        if code is Code.UNSCHEDULABLE:  # no nodes at all
+            qpi.unschedulable_plugins = set()
+        self._failure(fwk, qpi, err.status, None, None, None)
 
+    def _assume_and_bind(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult) -> None:
+        pod = qpi.pod_info
         host = result.suggested_host
         assumed = pod.with_node(host)
         try:
@@ -393,7 +481,7 @@ class Scheduler(EventHandlers):
                 self.queue.done(assumed.uid)
                 status = await fwk.run_pre_bind(state, assumed, host)
             if status is None:
-                status = await fwk.run_bind(state, assumed, host)
+                status = await self._bind(fwk, state, assumed, host)
         except Exception as exc:  # a plugin raising must not lose the pod
             log.exception("binding cycle of %s failed", assumed.key)
             status = Status.as_error(exc)
@@ -421,6 +509,17 @@ class Scheduler(EventHandlers):
             )
         self.backend.report_scheduled(assumed, host)
         await fwk.run_post_bind(state, assumed, host)
+
+    async def _bind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status | None:
+        """Upstream ``bind``: an interested binder extender first, else the Bind plugins."""
+        if fwk.handle.extenders:
+            by_extender, status = await extender_cycle.bind(fwk.handle.extenders, assumed, host)
+            if by_extender:
+                if status is None:
+                    # A backend without a watch of its own (simulate) learns of the binding here.
+                    await getattr(self.backend, "bound_by_extender", _not_told)(assumed, host)
+                return status
+        return await fwk.run_bind(state, assumed, host)
 
     def _failure(
         self,
@@ -458,3 +557,8 @@ class Scheduler(EventHandlers):
 
     def pending_binding(self) -> int:
         return len(self._binding)
+
+
+async def _not_told(pod: PodInfo, node_name: str) -> None:
+    """The operator learns of an extender's binding from the pod watch."""
+

@@ -10,6 +10,7 @@ on stderr, never a traceback), 3 not available in this build.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import sys
@@ -26,6 +27,7 @@ HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_UNAVAILABLE = 3
+DEFAULT_LISTEN = "127.0.0.1:8888"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,6 +123,29 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
     run.set_defaults(handler=_run)
+
+    extender = verbs.add_parser(
+        "extender",
+        help="serve a profile's plugins as an HTTP extender of a stock kube-scheduler",
+        description="Extender mode (docs/extenders.md).",
+    )
+    extender_verbs = extender.add_subparsers(dest="extender_command", required=True, metavar="VERB")
+    serve = extender_verbs.add_parser(
+        "serve",
+        help="answer kube-scheduler's filter, prioritize, preempt and bind calls with a profile's plugins",
+        description="Answer POST /filter, /prioritize, /preempt and /bind (k8s.io/kube-scheduler/extender/v1) "
+        "with the plugins of a SchedulerProfile, over a cache that watches nodes and pods (credentials as "
+        "Kubernetes clients find them). GET /healthz and /metrics.",
+    )
+    serve.add_argument(
+        "--profile", required=True, metavar="FILE",
+        help="a SchedulerProfile manifest (or its bare spec), YAML or JSON",
+    )  # fmt: skip
+    serve.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR", help=f"HOST:PORT ({DEFAULT_LISTEN})")
+    serve.add_argument("--tls-cert", default=None, metavar="FILE", help="serve HTTPS with this certificate (PEM)")
+    serve.add_argument("--tls-key", default=None, metavar="FILE", help="the certificate's key (PEM)")
+    serve.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
+    serve.set_defaults(handler=_extender_serve)
     return parser
 
 
@@ -187,6 +212,28 @@ def _run(args: argparse.Namespace) -> int:
         reports_limit=args.max_in_flight,
     )
     asyncio.run(app.run(options))
+    return EXIT_OK
+
+
+def _extender_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from scheduler_operator import extender_cli
+
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        service, host, port, tls = extender_cli.prepare(args.profile, args.listen, args.tls_cert, args.tls_key)
+    except extender_cli.UsageError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(extender_cli.run(service, host, port, tls))
+    except extender_cli.UsageError as exc:
+        for problem in exc.problems:
+            print(f"error: {problem}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     return EXIT_OK
 
 

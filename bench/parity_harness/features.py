@@ -44,13 +44,21 @@ FEATURES: tuple[Feature, ...] = (
     _feature("images", [names.IMAGE_LOCALITY], "node status.images and container images"),
     _feature("host_ports", [names.NODE_PORTS], "container hostPorts"),
     _feature("disk_conflicts", [names.VOLUME_RESTRICTIONS], "inline GCE PD, EBS, iSCSI and RBD volumes shared by pods"),
+    _feature(
+        "extenders",
+        [names.NODE_RESOURCES_FIT],
+        "HTTP extenders: a names-only filter and prioritizer, a full-object prioritizer, an ignorable failing one",
+    ),
 )
 BY_NAME = {feature.name: feature for feature in FEATURES}
+# Used only when asked for (``--features``): adding a feature to the default set would change
+# the scenario every existing seed generates.
+OPT_IN = frozenset({"extenders"})
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:
-    """Names of the features all of whose plugins are in ``plugins``."""
-    return frozenset(f.name for f in FEATURES if f.plugins <= set(plugins))
+    """Names of the features all of whose plugins are in ``plugins`` (opt-in ones excepted)."""
+    return frozenset(f.name for f in FEATURES if f.plugins <= set(plugins) and f.name not in OPT_IN)
 
 
 def select(plugins: Collection[str], wanted: Iterable[str] | None = None) -> frozenset[str]:
@@ -58,6 +66,7 @@ def select(plugins: Collection[str], wanted: Iterable[str] | None = None) -> fro
     usable = available(plugins)
     if wanted is None:
         return usable
+    usable |= frozenset(f.name for f in FEATURES if f.name in OPT_IN and f.plugins <= set(plugins))
     chosen = frozenset(wanted)
     unknown = sorted(chosen - set(BY_NAME))
     if unknown:

@@ -116,6 +116,8 @@ def _node(rng: random.Random, features: Set[str], name: str, zones: tuple[str, .
         "allocatable": allocatable,
         "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady", "message": "parity scenario"}],
     }
+    if "extenders" in features and rng.random() < 0.8:
+        labels[v.EXTENDER_SCORE] = str(rng.randint(0, 10))
     if "images" in features and rng.random() < 0.8:
         status["images"] = [{"names": list(names), "sizeBytes": size} for _, names, size in _sample(rng, v.IMAGES)]
     return {
@@ -186,7 +188,18 @@ def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: s
         spec["topologySpreadConstraints"] = pods.spread_constraints(rng, own)
     if "disk_conflicts" in features and rng.random() < 0.7:
         pods.inline_disks(rng, spec)
+    if "extenders" in features:
+        _extender_requests(spec)
     return pod
+
+
+def _extender_requests(spec: Json) -> None:
+    """The scenario extenders manage these resources (ignoredByScheduler): requesting them is
+    what makes the extenders see the pod, on both sides."""
+    resources = spec["containers"][0].setdefault("resources", {})
+    for resource in v.EXTENDER_RESOURCES.values():
+        resources.setdefault("requests", {})[resource] = "1"
+        resources.setdefault("limits", {})[resource] = "1"
 
 
 def _services(rng: random.Random, namespace: str, stem: str) -> list[Json]:

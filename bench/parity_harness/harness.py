@@ -152,7 +152,8 @@ class Harness:
             result.upstream_seconds = time.monotonic() - started
             result.theirs, result.anomalies = upstream.outcome, upstream.anomalies
             result.upstream_phases = upstream.phases
-            result.simulate_input = ours.scenario_yaml(upstream.objects, self.registered)
+            extender_url = self._scheduler.extender.url if "extenders" in scenario.features else None
+            result.simulate_input = ours.scenario_yaml(upstream.objects, self.registered, extender_url)
             started = time.monotonic()
             result.ours = ours.run(result.simulate_input, pod, self.registry)
             result.ours_seconds = time.monotonic() - started

@@ -32,15 +32,37 @@ ADD_SCHEDULED_POD = "Add event for scheduled pod"
 ATTEMPT = "Attempting to schedule pod"
 PLUGIN_SCORE = "Plugin scored node for pod"
 FINAL_SCORE = "Calculated node's final score for pod"
+EXTENDER_SCORE = "Extender scored node for pod"  # the extender's raw 0..10 score
 BOUND = "Successfully bound pod to node"
 NO_FIT = "Unable to schedule pod; no fit; waiting"
 NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
 ERROR = "Error scheduling pod; retrying"
 HINT = "OpportunisticBatch provided node hint"
 _WANTED = frozenset(
-    {ADD_NODE, DELETE_NODE, ADD_SCHEDULED_POD, ATTEMPT, PLUGIN_SCORE, FINAL_SCORE, BOUND, NO_FIT, NO_NODES, ERROR, HINT}
+    {
+        ADD_NODE,
+        DELETE_NODE,
+        ADD_SCHEDULED_POD,
+        ATTEMPT,
+        PLUGIN_SCORE,
+        FINAL_SCORE,
+        EXTENDER_SCORE,
+        BOUND,
+        NO_FIT,
+        NO_NODES,
+        ERROR,
+        HINT,
+    }
 )
 _WANTED_BYTES = tuple(f'{message}"'.encode() for message in _WANTED)
+
+
+def extender_weight(url_prefix: str) -> int | None:
+    """The weight the parity configuration gives the scenario extender at ``url_prefix``; None
+    for the recorder, which only the kube-scheduler side has."""
+    from bench.parity_harness.profile import EXTENDER_WEIGHTS
+
+    return EXTENDER_WEIGHTS.get(url_prefix.rsplit("/", 1)[-1])
 
 
 def go_unquote(text: str) -> str:
@@ -126,6 +148,13 @@ class SchedulerLog:
         attempt = attempts[-1]
         if message == PLUGIN_SCORE:
             attempt.scores.setdefault(values["node"], {})[values["plugin"]] = int(values["score"])
+        elif message == EXTENDER_SCORE:
+            # Weighted as prioritizeNodes adds it: score * weight * (MaxNodeScore / MaxExtenderPriority).
+            extender = values["extender"]
+            weight = extender_weight(extender)
+            if weight is not None:  # not the harness's recorder (it does not prioritize: 0s)
+                row = attempt.scores.setdefault(values["node"], {})
+                row[extender] = row.get(extender, 0) + int(values["score"]) * weight * 10
         elif message == FINAL_SCORE:
             attempt.totals[values["node"]] = int(values["score"])
         elif message == BOUND:

@@ -20,9 +20,9 @@ from scheduler_core.simulator.report import TOTAL
 Json = dict[str, Any]
 
 
-def scenario_yaml(objects: Sequence[Json], registered: Collection[str]) -> str:
+def scenario_yaml(objects: Sequence[Json], registered: Collection[str], extender_url: str | None = None) -> str:
     """The simulate input: the scenario's objects and the parity profile, one YAML stream."""
-    return yaml.safe_dump_all([*objects, scheduler_profile(registered)], sort_keys=False)
+    return yaml.safe_dump_all([*objects, scheduler_profile(registered, extender_url)], sort_keys=False)
 
 
 def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome:

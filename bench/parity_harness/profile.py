@@ -6,8 +6,12 @@ engineer has not landed yet, is disabled through ``multiPoint.disabled: ["*"]``)
 feasible node (``percentageOfNodesToScore: 100``), so both schedulers see the same nodes and run
 the same plugins in the same order. Plugin args stay at their defaults on both sides.
 
-The kube-scheduler side also names the filter extender (:mod:`bench.parity_harness.extender`); an
-extender runs after every filter plugin and never changes what a plugin reports.
+The kube-scheduler side also names the recording filter extender (:mod:`bench.parity_harness.extender`);
+an extender runs after every filter plugin and never changes what a plugin reports. Both sides
+name the scenario extenders of the ``extenders`` feature (:func:`scenario_extenders`), which see
+only pods requesting their managed resources: a names-only filter and prioritizer, a full-object
+prioritizer and an ignorable one that always fails. The recorder comes after the scenario filter,
+so what it records is the feasible set after the extenders, as ours reports it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from bench.parity_harness.vocabulary import EXTENDER_RESOURCES
 from scheduler_core.plugins.registry import UPSTREAM_DEFAULT_PLUGINS
 
 SCHEDULER_NAME = "parity-scheduler"
@@ -37,6 +42,25 @@ def plugin_set(registered: Collection[str]) -> dict[str, Any]:
     return {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}}
 
 
+EXTENDER_WEIGHTS = {"names": 2, "full": 1, "failing": 3}  # by the last part of the URL prefix
+
+
+def scenario_extenders(extender_url: str) -> list[dict[str, Any]]:
+    """The ``extenders`` feature's extenders, as both configurations list them."""
+
+    def managed(kind: str) -> list[dict[str, Any]]:
+        return [{"name": EXTENDER_RESOURCES[kind], "ignoredByScheduler": True}]
+
+    return [
+        {"urlPrefix": f"{extender_url}/names", "filterVerb": "filter", "prioritizeVerb": "prioritize",
+         "weight": EXTENDER_WEIGHTS["names"], "nodeCacheCapable": True, "managedResources": managed("names")},
+        {"urlPrefix": f"{extender_url}/full", "prioritizeVerb": "prioritize", "weight": EXTENDER_WEIGHTS["full"],
+         "managedResources": managed("full")},
+        {"urlPrefix": f"{extender_url}/failing", "filterVerb": "filter", "prioritizeVerb": "prioritize",
+         "weight": EXTENDER_WEIGHTS["failing"], "ignorable": True, "managedResources": managed("failing")},
+    ]  # fmt: skip
+
+
 def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dict[str, Any]:
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -49,18 +73,21 @@ def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dic
             }
         ],
         "extenders": [
+            *scenario_extenders(extender_url),
             {
                 "urlPrefix": extender_url,
                 "filterVerb": EXTENDER_FILTER_VERB,
                 "nodeCacheCapable": True,
                 "httpTimeout": "30s",
-            }
+            },
         ],
     }
 
 
-def scheduler_profile(registered: Collection[str]) -> dict[str, Any]:
-    """The SchedulerProfile ``crd-scheduler simulate`` serves the scenario's pod with."""
+def scheduler_profile(registered: Collection[str], extender_url: str | None = None) -> dict[str, Any]:
+    """The SchedulerProfile ``crd-scheduler simulate`` serves the scenario's pod with (and the
+    scenario extenders, when the run serves them at ``extender_url``)."""
+    extenders = scenario_extenders(extender_url) if extender_url else []
     return {
         "apiVersion": "scheduling.crd-scheduler.io/v1alpha1",
         "kind": "SchedulerProfile",
@@ -69,5 +96,6 @@ def scheduler_profile(registered: Collection[str]) -> dict[str, Any]:
             "schedulerName": SCHEDULER_NAME,
             "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
             "plugins": plugin_set(registered),
+            **({"extenders": extenders} if extenders else {}),
         },
     }

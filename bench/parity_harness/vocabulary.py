@@ -24,6 +24,14 @@ APPS = ("web", "db", "cache", "batch")
 TRACKS = ("stable", "canary")
 
 EXTENDED_RESOURCE = "example.com/gpu"
+# The extenders feature: one extended resource per scenario extender (managedResources, ignored by
+# the scheduler), requested by the pods the extenders are to see; the full-object extender's score.
+EXTENDER_RESOURCES = {
+    "names": "parity.example/ext-names",
+    "full": "parity.example/ext-full",
+    "failing": "parity.example/ext-failing",
+}
+EXTENDER_SCORE = "parity.example/extender-score"
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
 
 TAINT_KEYS = ("dedicated", "parity.example/spot", "gpu")

@@ -2,6 +2,9 @@
 
 from scheduler_core.config.models import (
     AllowedArgs,
+    Extender,
+    ExtenderManagedResource,
+    ExtenderTLSConfig,
     LabelSelector,
     PluginConfigEntry,
     PluginConfigSpec,
@@ -14,6 +17,9 @@ from scheduler_core.config.models import (
 
 __all__ = [
     "AllowedArgs",
+    "Extender",
+    "ExtenderManagedResource",
+    "ExtenderTLSConfig",
     "LabelSelector",
     "PluginConfigEntry",
     "PluginConfigSpec",

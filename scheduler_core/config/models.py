@@ -114,6 +114,74 @@ class TenantPolicy(_Model):
         max_length=16,
         description="Extenders (by urlPrefix) tenant profiles may call; none by default.",
     )
+def _no_defaults_in_schema(schema: dict[str, Any]) -> None:
+    for prop in (schema.get("properties") or {}).values():
+        prop.pop("default", None)
+
+
+class _OmitEmpty(_Model):
+    """Upstream's ``omitempty`` fields: the model defaults them, the CRD does not (the API server
+    would otherwise write every zero value into stored objects)."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel, populate_by_name=True, extra="forbid", json_schema_extra=_no_defaults_in_schema
+    )
+
+
+class ExtenderTLSConfig(_OmitEmpty):
+    """TLS of the connection to an extender (upstream ``ExtenderTLSConfig``, kube-scheduler
+    ``config/v1/types.go``). ``*Data`` fields are base64 PEM, as in a KubeSchedulerConfiguration."""
+
+    insecure: bool = Field(default=False, description="Do not verify the extender's certificate.")
+    server_name: str = Field(default="", description="Server name to verify the certificate against (SNI).")
+    cert_file: str = Field(default="", description="Client certificate file (PEM).")
+    key_file: str = Field(default="", description="Client key file (PEM).")
+    ca_file: str = Field(
+        default="", description="File of the CA certificates the extender's certificate must chain to."
+    )
+    cert_data: str = Field(default="", description="Client certificate, base64 PEM; takes precedence over certFile.")
+    key_data: str = Field(default="", description="Client key, base64 PEM; takes precedence over keyFile.")
+    ca_data: str = Field(default="", description="CA certificates, base64 PEM; takes precedence over caFile.")
+
+
+class ExtenderManagedResource(_OmitEmpty):
+    """An extended resource the extender manages (upstream ``ExtenderManagedResource``)."""
+
+    name: str = Field(min_length=1, description="Extended resource name, e.g. example.com/gpu.")
+    ignored_by_scheduler: bool = Field(
+        default=False, description="The NodeResourcesFit filter ignores this resource: the extender decides."
+    )
+
+
+class Extender(_OmitEmpty):
+    """An HTTP scheduler extender (upstream ``Extender``, kube-scheduler ``config/v1/types.go``).
+
+    Verbs are appended to ``urlPrefix``; an empty verb means the extender does not serve that
+    call. Request and response bodies are ``k8s.io/kube-scheduler/extender/v1`` types."""
+
+    url_prefix: str = Field(min_length=1, description="URL prefix of the extender, e.g. http://127.0.0.1:8888/ext.")
+    filter_verb: str = Field(default="", description="Verb of the filter call; empty: the extender does not filter.")
+    preempt_verb: str = Field(default="", description="Verb of the preempt call; empty: no preemption call.")
+    prioritize_verb: str = Field(default="", description="Verb of the prioritize call; empty: no scores.")
+    weight: int = Field(
+        default=0, description="Multiplier of the extender's scores (0..10 scaled to 0..100); > 0 with prioritizeVerb."
+    )
+    bind_verb: str = Field(default="", description="Verb of the bind call; the extender then binds instead of plugins.")
+    enable_https: bool = Field(
+        default=False, alias="enableHTTPS", description="Use HTTPS (unverified unless a CA is given)."
+    )
+    tls_config: ExtenderTLSConfig | None = Field(default=None, description="TLS settings.")
+    http_timeout: str = Field(
+        default="", description="Timeout of each call as a Go duration (e.g. 5s, 250ms); empty or 0 means 5s."
+    )
+    node_cache_capable: bool = Field(
+        default=False, description="The extender caches nodes: send node names only, not Node objects."
+    )
+    managed_resources: list[ExtenderManagedResource] = Field(
+        default_factory=list,
+        description="Extended resources managed by the extender; when set, only pods requesting one are sent to it.",
+    )
+    ignorable: bool = Field(default=False, description="A failing or unreachable extender is skipped, not fatal.")
 
 
 class SchedulerProfileSpec(_Model):
@@ -142,6 +210,10 @@ class SchedulerProfileSpec(_Model):
             "Home namespace only: what profiles of other namespaces with this schedulerName may change "
             "(docs/tenancy.md). Unset: the default policy."
         ),
+    )
+    extenders: list[Extender] = Field(
+        default_factory=list,
+        description="HTTP scheduler extenders, called after the plugins (cluster-wide profiles only).",
     )
 
 

@@ -222,6 +222,13 @@ class Handle(Protocol):
         drains, e.g. at the end of ``simulate``): preemption's evictions."""
         ...
 
+    async def extenders_process_preemption(
+        self, pod: PodInfo, victims: dict[str, tuple[list[PodInfo], int]]
+    ) -> tuple[dict[str, tuple[list[PodInfo], int]], Status | None]:
+        """Upstream ``callExtenders``: the profile's preempting extenders narrow the candidates
+        (node name -> victims and PDB violations); unchanged when it has none."""
+        ...
+
     # The plugins runner, for what-if evaluations (preemption).
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
 

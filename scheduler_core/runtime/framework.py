@@ -254,20 +254,24 @@ class Framework:
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
-        reasons: list[str] = []
-        result: PostFilterResult | None = None
+        outcome = _PostFilterOutcome()
         for plugin in self.post_filter_plugins:
-            r, status = plugin.post_filter(state, pod, statuses)
-            if status is None or status.code is Code.SUCCESS:
-                return r, Status(Code.SUCCESS, *(status.reasons if status else ()), plugin=plugin.name)
-            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
-                return r, _with_plugin(status, plugin.name)
-            if not status.is_rejected():
-                return None, _error(f"running PostFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
-            reasons.extend(status.reasons)
-            if r is not None:
-                result = r
-        return result, Status(Code.UNSCHEDULABLE, *reasons)
+            if outcome.add(plugin.name, *plugin.post_filter(state, pod, statuses)):
+                break
+        return outcome.result, outcome.status
+
+    async def run_post_filter_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        """``run_post_filter`` awaiting the plugins' ``post_filter_async`` where they have one
+        (DefaultPreemption calling the profile's extenders); used by profiles with extenders."""
+        outcome = _PostFilterOutcome()
+        for plugin in self.post_filter_plugins:
+            run_async = getattr(plugin, "post_filter_async", None)
+            r, status = await run_async(state, pod, statuses) if run_async else plugin.post_filter(state, pod, statuses)
+            if outcome.add(plugin.name, r, status):
+                break
+        return outcome.result, outcome.status
 
     # -- PreScore / Score ----------------------------------------------------------------
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -441,6 +445,35 @@ class Framework:
                     for p in plugins
                 ]
         return described
+
+
+class _PostFilterOutcome:
+    """Upstream ``RunPostFilterPlugins``: the first success or unresolvable ends the run; an
+    error is reported as such; rejections' reasons accumulate."""
+
+    def __init__(self) -> None:
+        self.result: PostFilterResult | None = None
+        self.status = Status(Code.UNSCHEDULABLE)
+        self._reasons: list[str] = []
+
+    def add(self, plugin: str, result: PostFilterResult | None, status: Status | None) -> bool:
+        """Record one plugin's outcome; True when the run ends with it."""
+        if status is None or status.code is Code.SUCCESS:
+            self.result, self.status = result, Status(Code.SUCCESS, *(status.reasons if status else ()), plugin=plugin)
+            return True
+        if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+            self.result, self.status = result, _with_plugin(status, plugin)
+            return True
+        if not status.is_rejected():
+            self.result = None
+            # fwk.AsStatus(s.AsError()): the plugin's own message, no prefix (v1.36.3 framework.go).
+            self.status = _error(status.message(), plugin)
+            return True
+        self._reasons.extend(status.reasons)
+        if result is not None:
+            self.result = result
+        self.status = Status(Code.UNSCHEDULABLE, *self._reasons)
+        return False
 
 
 _DECLINED_KEY = "crd-scheduler/per-node-filters"

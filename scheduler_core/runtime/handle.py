@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scheduler_core.extender.preemption import process_preemption
 from scheduler_core.framework import (
     ClusterAPI,
     CycleState,
@@ -19,6 +20,7 @@ from scheduler_core.framework import (
 from scheduler_core.runtime.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
+    from scheduler_core.extender.client import HTTPExtender
     from scheduler_core.runtime.framework import Framework
 
 
@@ -51,6 +53,8 @@ class FrameworkHandle:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._nominator: Nominator = nominator or _NoNominator()
         self._objects = objects
+        # The profile's HTTP extenders (upstream Handle.Extenders()), set when the profile is built.
+        self.extenders: Sequence[HTTPExtender] = ()
 
     @property
     def profile_name(self) -> str:
@@ -91,6 +95,11 @@ class FrameworkHandle:
         if self._spawn is not None:
             return self._spawn(work)
         return asyncio.get_running_loop().create_task(work)
+
+    async def extenders_process_preemption(
+        self, pod: PodInfo, victims: dict[str, tuple[list[PodInfo], int]]
+    ) -> tuple[dict[str, tuple[list[PodInfo], int]], Status | None]:
+        return await process_preemption(self.extenders, pod, victims, self.snapshot())
 
     def attach(self, framework: Framework) -> None:
         """Called by the Framework this handle serves, so plugins can run its plugins."""

@@ -116,6 +116,10 @@ class InMemoryCluster:
             self._watch.on_pod_update(stored, new)
         return None
 
+    async def bound_by_extender(self, pod: PodInfo, node_name: str) -> None:
+        """A binder extender bound the pod (in its own cluster): record the placement here."""
+        await self.bind(pod, node_name)
+
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
         stored = self.pods.pop(pod.uid, None)
         if stored is None:

@@ -111,6 +111,9 @@ async def simulate_async(
         scheduler.on_pod_add(pod)
 
     await scheduler.run_until_idle()
+    for _, served in scheduler.profiles:
+        for extender in served.handle.extenders:
+            await extender.close()
 
     reports: list[PodReport] = []
     unhandled: list[PodInfo] = []

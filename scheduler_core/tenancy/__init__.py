@@ -8,7 +8,7 @@
 """
 
 from scheduler_core.tenancy.limits import ARGS_LIMITS, ArgsLimits, check_args_bounds
-from scheduler_core.tenancy.policy import PROTECTED_POINTS, Violation, check_tenant_profile
+from scheduler_core.tenancy.policy import PROTECTED_POINTS, Violation, check_tenant_extenders, check_tenant_profile
 from scheduler_core.tenancy.scoped_api import ScopedClusterAPI
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "ScopedClusterAPI",
     "Violation",
     "check_args_bounds",
+    "check_tenant_extenders",
     "check_tenant_profile",
 ]

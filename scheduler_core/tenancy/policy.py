@@ -17,8 +17,9 @@ violation so a status or ``validate`` can say which one broke:
   how they score (:data:`NARROWING_ARGS`, e.g. NodeAffinity ``addedAffinity``), plus those in
   ``allowedArgs``. Args of a plugin enabled through ``allowedPlugins`` are the admin's call and
   are not restricted.
-* ``extenders``: an extender the tenant calls must be in ``allowedExtenders`` (the extender
-  helper checks each URL against it; until then any ``extenders`` is refused).
+* ``extenders``: an extender the tenant calls must be in ``allowedExtenders`` (by
+  ``urlPrefix``), and its ``tlsConfig`` may not name files (they would be read from the
+  scheduler's own filesystem): only the ``*Data`` fields.
 * ``tenant-policy``: only the home namespace's profiles carry a policy.
 
 The check is a pure function of the two profiles' resolved plugins (``Framework.describe``),
@@ -28,10 +29,11 @@ webhook (offline) run the very same code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from scheduler_core.config import SchedulerProfileSpec, TenantPolicy
+from scheduler_core.config import Extender, SchedulerProfileSpec, TenantPolicy
 
 # Extension points whose plugins protect other tenants or the nodes: a pod that skips them may
 # land on a tainted, cordoned or full node, or past a gate.
@@ -70,13 +72,13 @@ def check_tenant_profile(
     *,
     namespace: str,
     cluster_profile: str,
-    extenders: Sequence[str] = (),
+    extenders: Sequence[Extender] = (),
 ) -> list[Violation]:
     """The violations of ``policy`` by the tenant profile of ``namespace``.
 
     ``tenant`` and ``cluster`` are the resolved plugin names per extension point (camelCase
     point names, as ``Framework.describe``); ``spec`` is the tenant's spec with its
-    namespace's PluginConfigs merged in; ``extenders`` the URLs it would call."""
+    namespace's PluginConfigs merged in; ``extenders`` the extenders it would call."""
     violations: list[Violation] = []
     where = f"a profile in namespace {namespace!r}"
     allowed_disabling = set(policy.allow_disabling)
@@ -148,9 +150,18 @@ def check_tenant_profile(
                         f"{entry.name} {field!r} is not one (allowed: {sorted(allowed) or 'none'}; see allowedArgs)",
                     )
                 )
+    violations.extend(check_tenant_extenders(extenders, policy, namespace=namespace))
+    return violations
+
+
+def check_tenant_extenders(extenders: Sequence[Extender], policy: TenantPolicy, *, namespace: str) -> list[Violation]:
+    """The ``extenders`` rule alone. Run before a tenant's extenders are built as well, since
+    building one reads its TLS files: a refused profile must not make the scheduler read any."""
+    violations: list[Violation] = []
+    where = f"a profile in namespace {namespace!r}"
     allowed_extenders = set(policy.allowed_extenders)
-    for index, url in enumerate(extenders):
-        # The extender helper (issue 12) calls this with each configured urlPrefix.
+    for index, extender in enumerate(extenders):
+        url = extender.url_prefix
         if url not in allowed_extenders:
             violations.append(
                 Violation(
@@ -160,4 +171,20 @@ def check_tenant_profile(
                     f"{where} may not call extender {url!r}: the policy's allowedExtenders does not list it",
                 )
             )
+        tls = extender.tls_config
+        for field in ("certFile", "keyFile", "caFile"):
+            if tls is not None and getattr(tls, _snake(field)):
+                # A file path would be read from the operator's own filesystem (its credentials).
+                violations.append(
+                    Violation(
+                        "extenders",
+                        "",
+                        f"extenders[{index}].tlsConfig.{field}",
+                        f"{where} may not name files of the scheduler's filesystem; use {field[:-4]}Data",
+                    )
+                )
     return violations
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()

@@ -46,3 +46,23 @@ def test_fixed_seed_scenarios_agree_with_kube_scheduler(harness: Harness) -> Non
     summary = Summary([harness.run(FIRST_SEED + i) for i in range(SCENARIOS)])
     lines = report(summary, show=50, seconds=time.monotonic() - started, out=None)
     assert summary.agreed == SCENARIOS, "\n".join(lines)
+
+
+EXTENDER_SEEDS = 10
+EXTENDER_FEATURES = frozenset({"extenders", "taints", "node_affinity", "images", "extended_resources"})
+
+
+def test_scenarios_with_extenders_agree_with_kube_scheduler(harness: Harness) -> None:
+    """The opt-in ``extenders`` feature (bench/parity_harness/profile.py scenario_extenders): a names-only
+    filter and prioritizer, a full-object prioritizer and an ignorable failing extender, the same
+    on both sides; the scenarios are generated apart so the 20 seeds above stay as they were."""
+    from bench.parity_harness.generator import generate
+
+    started = time.monotonic()
+    results = [
+        harness.run_scenario(generate(10_000 + i, EXTENDER_FEATURES, namespace=harness.namespace))
+        for i in range(EXTENDER_SEEDS)
+    ]
+    summary = Summary(results)
+    lines = report(summary, show=50, seconds=time.monotonic() - started, out=None)
+    assert summary.agreed == EXTENDER_SEEDS, "\n".join(lines)

@@ -14,7 +14,7 @@ node, telling the PreFilter plugins through ``run_pre_filter_extension_remove_po
 then passes the filters (``run_filter_with_nominated_pods``), the removed pods are added back
 one by one, PDB-violating ones first, most important first, each kept if the pod still fits.
 
-Not modelled: pod groups (workload-aware and topology-aware scheduling), extenders, custom
+Not modelled: pod groups (workload-aware and topology-aware scheduling), custom
 ``IsEligiblePod``/``MoreImportantPod`` hooks beyond the tenant rule, metrics.
 """
 
@@ -40,7 +40,7 @@ from scheduler_core.framework import (
 )
 from scheduler_core.plugins import names
 from scheduler_core.plugins.defaultpreemption.args import DefaultPreemptionArgs
-from scheduler_core.plugins.defaultpreemption.candidates import importance_key
+from scheduler_core.plugins.defaultpreemption.candidates import Candidate, importance_key
 from scheduler_core.plugins.defaultpreemption.evaluator import Evaluator
 from scheduler_core.plugins.defaultpreemption.executor import Executor
 from scheduler_core.plugins.defaultpreemption.pdb import PodDisruptionBudget, filter_pods_with_pdb_violation
@@ -108,6 +108,29 @@ class DefaultPreemption:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         result, status, best = self.evaluator.preempt(state, pod, statuses, self.clock_ns())
+        if best is not None:
+            status = self.executor.actuate(best.name, best.victims, pod)
+            if status is not None:
+                result = None
+        if status is not None and status.message():
+            return result, Status(status.code, MSG_PREFIX + status.message())
+        return result, status
+
+    async def post_filter_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """``post_filter`` with the profile's preempting extenders consulted (upstream
+        ``callExtenders``) between finding the candidates and choosing one; the scheduler awaits
+        it only for profiles with extenders."""
+        now = self.clock_ns()
+        result, status, candidates = self.evaluator.candidates(state, pod, statuses, now)
+        best = None
+        if status is None:
+            victims = {c.name: (c.victims, c.num_pdb_violations) for c in candidates}
+            narrowed, status = await self._handle.extenders_process_preemption(pod, victims)
+            if status is None:
+                kept = [Candidate(name, pods, n) for name, (pods, n) in narrowed.items()]
+                result, status, best = self.evaluator.choose(kept, now)
         if best is not None:
             status = self.executor.actuate(best.name, best.victims, pod)
             if status is not None:

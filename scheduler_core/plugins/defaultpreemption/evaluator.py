@@ -19,7 +19,8 @@ upstream ``preemption.Interface``.
 4. the best candidate (``pick_one_node_for_preemption``) is actuated, and the pod nominated there.
 
 The dry run is serial here (upstream runs it on 16 goroutines), so which candidates are found
-past the offset is deterministic. Extenders are not consulted (the plugin API has none).
+past the offset is deterministic. Extenders narrow the candidates between steps 3 and 4 when the
+profile has preempting ones (``DefaultPreemption.post_filter_async``).
 """
 
 from __future__ import annotations
@@ -84,29 +85,43 @@ class Evaluator:
     ) -> tuple[PostFilterResult | None, Status | None, Candidate | None]:
         """Steps 1-4 but the actuation: the result, the status (None: a node was found) and the
         chosen candidate, which the caller actuates."""
+        result, status, candidates = self.candidates(state, pod, statuses, now)
+        if status is not None:
+            return result, status, None
+        return self.choose(candidates, now)
+
+    def choose(
+        self, candidates: Sequence[Candidate], now: int
+    ) -> tuple[PostFilterResult | None, Status | None, Candidate | None]:
+        """Step 4: the best candidate (after the extenders narrowed them, upstream ``callExtenders``)."""
+        best = self.select_candidate(candidates, now)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, NO_CANDIDATE), None
+        return PostFilterResult(best.name), None, best
+
+    def candidates(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus, now: int
+    ) -> tuple[PostFilterResult | None, Status | None, list[Candidate]]:
+        """Steps 1-3: the candidates, or the result and status that end preemption here."""
         nominated = _nominated_node_name(pod)
         eligible, reason = self._policy.pod_eligible_to_preempt_others(
             pod, statuses.status_of(nominated) if nominated else None
         )
         if not eligible:
-            return None, Status(Code.UNSCHEDULABLE, reason), None
+            return None, Status(Code.UNSCHEDULABLE, reason), []
 
         all_nodes = self._handle.snapshot().list()
         if not all_nodes:
-            return None, Status(Code.ERROR, "no nodes available"), None
+            return None, Status(Code.ERROR, "no nodes available"), []
         run = self.find_candidates(state, pod, all_nodes, statuses, now)
         if run.error and not run.candidates:
-            return None, Status(Code.ERROR, run.error), None
+            return None, Status(Code.ERROR, run.error), []
         if not run.candidates:
             absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, PREEMPTION_NOT_HELPFUL)
             message = reasons_histogram(len(all_nodes), run.statuses, absent)
             # A result with no node clears the pod's nomination.
-            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, message), None
-
-        best = self.select_candidate(run.candidates, now)
-        if best is None or not best.name:
-            return None, Status(Code.UNSCHEDULABLE, NO_CANDIDATE), None
-        return PostFilterResult(best.name), None, best
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, message), []
+        return None, None, run.candidates
 
     def find_candidates(
         self, state: CycleState, pod: PodInfo, all_nodes: Sequence[NodeInfo], statuses: NodeToStatus, now: int

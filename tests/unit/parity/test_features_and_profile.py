@@ -114,12 +114,16 @@ def test_both_configurations_enable_exactly_the_same_plugins() -> None:
         "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
         "plugins": stanza,
     }
-    (extender,) = upstream["extenders"]
-    assert extender["urlPrefix"] == "http://127.0.0.1:1" and extender["nodeCacheCapable"] is True
+    *scenario, recorder = upstream["extenders"]
+    assert recorder["urlPrefix"] == "http://127.0.0.1:1" and recorder["nodeCacheCapable"] is True
     ours = scheduler_profile(TODAY)
     spec = SchedulerProfileSpec.model_validate(ours["spec"])
     assert spec.scheduler_name == SCHEDULER_NAME and spec.percentage_of_nodes_to_score == 100
     assert spec.plugins.multi_point.model_dump(exclude_none=True) == stanza["multiPoint"]
+    assert spec.extenders == []
+    # The extenders feature: the scenario extenders, the same on both sides; the recorder on theirs only.
+    with_extenders = SchedulerProfileSpec.model_validate(scheduler_profile(TODAY, "http://127.0.0.1:1")["spec"])
+    assert [e.model_dump(by_alias=True, exclude_defaults=True) for e in with_extenders.extenders] == scenario
 
 
 def test_the_simulator_accepts_the_profile() -> None:

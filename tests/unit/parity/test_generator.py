@@ -81,6 +81,8 @@ def _uses(scenario: Any) -> set[str]:
         used.add("host_ports")
     if any(p["spec"].get("volumes") for p in pods):
         used.add("disk_conflicts")
+    if any(v.EXTENDER_RESOURCES["names"] in r for r in requests):
+        used.add("extenders")
     return used
 
 

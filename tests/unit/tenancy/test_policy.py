@@ -60,8 +60,8 @@ def problems(*objects: Any) -> list[str]:
         pytest.param(
             [profile("default", HOME, plugins={"filter": {"disabled": [{"name": "NodePorts"}]}}),
              tenant(plugins={"filter": {"enabled": [{"name": "NodePorts"}]}})],
-            "in.yaml: SchedulerProfile team-a/own: spec.plugins.filter: tenant policy rule 'allowed-plugins': a profile "
-            "in namespace 'team-a' may not enable filter plugin 'NodePorts': the cluster-wide profile "
+            "in.yaml: SchedulerProfile team-a/own: spec.plugins.filter: tenant policy rule 'allowed-plugins': a "
+            "profile in namespace 'team-a' may not enable filter plugin 'NodePorts': the cluster-wide profile "
             "crd-scheduler/default does not run it there",
             id="enable-a-plugin-not-allowed",
         ),
@@ -82,6 +82,21 @@ def problems(*objects: Any) -> list[str]:
             "in.yaml: SchedulerProfile team-a/own: spec.tenantPolicy: tenant policy rule 'tenant-policy': a profile in "
             "namespace 'team-a' may not carry a tenant policy",
             id="tenant-carries-a-policy",
+        ),
+        pytest.param(
+            [tenant(extenders=[{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter"}])],
+            "in.yaml: SchedulerProfile team-a/own: spec.extenders[0]: tenant policy rule 'extenders': a profile in "
+            "namespace 'team-a' may not call extender 'http://127.0.0.1:9/x': the policy's allowedExtenders does "
+            "not list it",
+            id="extender-not-allowed",
+        ),
+        pytest.param(
+            [profile("default", HOME, tenantPolicy={"allowedExtenders": ["http://127.0.0.1:9/x"]}),
+             tenant(extenders=[{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter", "enableHTTPS": True,
+                                "tlsConfig": {"caFile": "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"}}])],
+            "spec.extenders[0].tlsConfig.caFile: tenant policy rule 'extenders': a profile in namespace 'team-a' "
+            "may not name files of the scheduler's filesystem; use caData",
+            id="allowed-extender-naming-a-file",
         ),
     ],
 )  # fmt: skip
@@ -109,6 +124,10 @@ def test_a_tenant_profile_that_breaks_the_policy_is_refused_naming_rule_plugin_a
                           {"plugin": "NodeResourcesFit", "fields": ["ignoredResources"]}]}),
                       tenant(pluginConfig=[{"name": "NodeResourcesFit", "args": {"ignoredResources": ["x"]}}])],
                      id="allowed-by-allowed-args"),
+        pytest.param([profile("default", HOME, tenantPolicy={"allowedExtenders": ["http://127.0.0.1:9/x"]}),
+                      tenant(extenders=[{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter",
+                                         "ignorable": True}])],
+                     id="allowed-by-allowed-extenders"),
     ],
 )  # fmt: skip
 def test_what_the_default_policy_and_an_admin_allow(objects: list[Any]) -> None:
