@@ -114,7 +114,8 @@ def test_an_invalid_update_keeps_the_last_good_framework(reconciler: Reconciler)
                      "spec.plugins.score.enabled[0].name: plugin 'Nope' does not exist", id="unknown-plugin"),
         pytest.param({"percentageOfNodesToScore": 101}, "spec.percentageOfNodesToScore: ", id="schema"),
         pytest.param({"extenders": [{"urlPrefix": "http://x"}]},
-                     "spec.extenders[0]: tenant policy rule 'extenders': a profile in namespace 'team' may not call extender",
+                     "spec.extenders[0]: tenant policy rule 'extenders': a profile in namespace 'team' may not "
+                     "call extender",
                      id="tenant-extenders"),
     ],
 )  # fmt: skip
