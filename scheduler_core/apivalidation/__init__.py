@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.apivalidation import content, decode, meta, objects, pod
+from scheduler_core.apivalidation import decode, meta, objects, pod
 from scheduler_core.apivalidation.decode import Problem, UnknownField
 from scheduler_core.apivalidation.limits import LimitError, load_documents
-from scheduler_core.framework import field
+from scheduler_core.framework import content, field
 
 __all__ = [
     "CR_API_VERSION",

@@ -8,8 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler_core.apivalidation import content
-from scheduler_core.framework import field
+from scheduler_core.framework import content, field
 
 Errors = list[field.Error]
 NameCheck = Callable[[str], list[str]]

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_core.apivalidation import content, meta, resources
+from scheduler_core.apivalidation import meta, resources
 from scheduler_core.apivalidation.pod import TAINT_EFFECTS, node_selector_term
-from scheduler_core.framework import field
+from scheduler_core.framework import content, field
 
 Errors = list[field.Error]
 Obj = Mapping[str, Any]

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scheduler_core.apivalidation import content, meta, resources
-from scheduler_core.framework import field
+from scheduler_core.apivalidation import meta, resources
+from scheduler_core.framework import content, field
 
 Errors = list[field.Error]
 Obj = Mapping[str, Any]

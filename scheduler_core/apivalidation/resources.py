@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from fractions import Fraction
 
-from scheduler_core.apivalidation import content
-from scheduler_core.framework import field, parse_quantity
+from scheduler_core.framework import content, field, parse_quantity
 
 Errors = list[field.Error]
 _STANDARD_CONTAINER = frozenset({"cpu", "memory", "ephemeral-storage"})

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from scheduler_core.framework import field
 from scheduler_core.framework import labels as selector
-from scheduler_core.framework import validation
 from scheduler_core.framework.labels import Selector, SelectorError
 from scheduler_core.framework.types import PodInfo
 
@@ -84,7 +84,7 @@ class PodTerms:
         ]
         if not errors:
             return None
-        return validation.aggregate(errors)
+        return field.aggregate(errors)
 
     def checked_required_affinity(self) -> tuple[AffinityTerm, ...]:
         if self.required_affinity_error is not None:

@@ -12,11 +12,17 @@ as Go's ``%q``, anything else as JSON. One deviation, on purpose: a rendered val
 :data:`MAX_VALUE_CHARS` is cut (``..."(truncated)``), and rendering stops as soon as the limit
 is reached, so a hostile value (a 6 GB alias expansion, a 100,000-deep array) never grows a
 message. Upstream relies on the request size limit for that.
+
+A value whose Go type upstream prints otherwise (a named string type or a ``[]string`` as JSON,
+a selector's values as ``%#v``) is passed already printed, as :class:`Printed` (see
+:func:`go_json`, :func:`go_string_slice`). Several errors reach the user as one aggregate,
+``[e1, e2]`` (:func:`aggregate`).
 """
 
 from __future__ import annotations
 
 import enum
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -70,6 +76,15 @@ class Error:
 
 
 ErrorList = list[Error]
+
+
+def aggregate(errors: Sequence[Error | str]) -> str:
+    """``ErrorList.ToAggregate().Error()`` (``k8s.io/apimachinery/pkg/util/errors``): the
+    messages with duplicates dropped, several of them bracketed."""
+    unique = list(dict.fromkeys(str(error) for error in errors))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
 
 
 # -- paths ----------------------------------------------------------------------------------
@@ -138,32 +153,55 @@ def too_many(path: str, actual: int, max_quantity: int) -> Error:
 
 # -- value rendering ------------------------------------------------------------------------
 
+_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
 
 def go_quote(text: str) -> str:
-    """Go's ``strconv.Quote`` for the characters manifests carry."""
+    """Go's ``%q`` of a string (``strconv.Quote``)."""
     out = ['"']
     for ch in text:
         code = ord(ch)
         if ch in ('"', "\\"):
             out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif code < 0x20 or code == 0x7F:
-            out.append(f"\\x{code:02x}")
-        elif not ch.isprintable() and code > 0x7F:
-            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
-        else:
+        elif ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch.isprintable():
             out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}")
     out.append('"')
     return "".join(out)
 
 
+@dataclass(frozen=True, slots=True)
+class Printed:
+    """A bad value already printed the way upstream prints its Go type; rendered verbatim."""
+
+    text: str
+
+
+def go_json(value: str | Sequence[str] | None) -> Printed:
+    """``json.Marshal`` of a named string type or a ``[]string`` (Go escapes ``<``, ``>``,
+    ``&``, U+2028 and U+2029), as ``ErrorBody`` prints values that are not plain strings."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
+        text = text.replace(raw, escaped)
+    return Printed(text.replace("\u2029", "\\u2029"))
+
+
+def go_string_slice(values: Sequence[str] | None) -> Printed:
+    """Go's ``%#v`` of a ``[]string`` (``nil`` when the field was absent)."""
+    if values is None:
+        return Printed("[]string(nil)")
+    return Printed("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
+
+
 def render(value: object, limit: int = MAX_VALUE_CHARS) -> str:
     """The value as ``ErrorBody`` prints it, cut at ``limit`` characters."""
+    if isinstance(value, Printed):
+        return value.text[:limit] + TRUNCATED if len(value.text) > limit else value.text
     if isinstance(value, str):
         if len(value) > limit:
             return go_quote(value[:limit]) + TRUNCATED

@@ -19,12 +19,11 @@ Selectors are immutable and hashable, so plugins may key per-selector memos on t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import validation as v
+from scheduler_core.framework import content, field
 
 IN = "In"
 NOT_IN = "NotIn"
@@ -109,42 +108,36 @@ def parse(raw: Mapping[str, Any] | None) -> Selector:
     for expression in expressions:
         operator = str(expression.get("operator", ""))
         if operator not in OPERATORS:
-            raise SelectorError(f"{v.go_quote(operator)} is not a valid label selector operator")
+            raise SelectorError(f"{field.go_quote(operator)} is not a valid label selector operator")
         raw_values = expression.get("values")
         values = None if raw_values is None else [str(x) for x in raw_values]
         requirements.append(requirement(str(expression.get("key", "")), operator, values))
     return EVERYTHING.add(requirements)
 
 
-def _json_strings(values: Sequence[str] | None) -> str:
-    """``json.Marshal`` of a ``[]string`` (how ``field.Error`` prints a list value)."""
-    text = json.dumps(values, ensure_ascii=False, separators=(",", ":"))
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
-        text = text.replace(raw, escaped)
-    return text.replace("\u2029", "\\u2029")
-
-
 def requirement(key: str, operator: str, values: Sequence[str] | None) -> Requirement:
     """``labels.NewRequirement`` with an empty field path; raises :class:`SelectorError`."""
-    errors: list[str] = []
-    key_errors = v.label_key_errors(key)
+    errors: field.ErrorList = []
+    key_errors = content.qualified_name(key)
     if key_errors:
-        errors.append(v.invalid("key", v.go_quote(key), "; ".join(key_errors)))
+        errors.append(field.invalid("key", key, "; ".join(key_errors)))
     count = len(values or ())
     if operator in (IN, NOT_IN) and count == 0:
         errors.append(
-            v.invalid("values", _json_strings(values), "for 'in', 'notin' operators, values set can't be empty")
+            field.invalid("values", field.go_json(values), "for 'in', 'notin' operators, values set can't be empty")
         )
     elif operator == EQUALS and count != 1:
-        errors.append(v.invalid("values", _json_strings(values), "exact-match compatibility requires one single value"))
+        errors.append(
+            field.invalid("values", field.go_json(values), "exact-match compatibility requires one single value")
+        )
     elif operator in (EXISTS, DOES_NOT_EXIST) and count != 0:
         errors.append(
-            v.invalid("values", _json_strings(values), "values set must be empty for exists and does not exist")
+            field.invalid("values", field.go_json(values), "values set must be empty for exists and does not exist")
         )
     for i, value in enumerate(values or ()):
-        value_errors = v.label_value_errors(value)
+        value_errors = content.label_value(value)
         if value_errors:
-            errors.append(v.invalid(f"values[{i}][{key}]", v.go_quote(value), "; ".join(value_errors)))
+            errors.append(field.invalid(field.key(field.index("values", i), key), value, "; ".join(value_errors)))
     if errors:
-        raise SelectorError(v.aggregate(errors))
+        raise SelectorError(field.aggregate(errors))
     return Requirement(key, operator, frozenset(values or ()))

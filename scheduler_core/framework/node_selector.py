@@ -27,8 +27,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from scheduler_core.framework import gomath
-from scheduler_core.framework import validation as v
+from scheduler_core.framework import content, field, gomath
 from scheduler_core.framework.columns import BoolArray, IntArray, NodeColumns
 from scheduler_core.framework.types import PodInfo
 
@@ -125,8 +124,8 @@ class FieldRequirement:
     equal: bool
 
     def match(self, name: str) -> bool:
-        field = name if self.key == NODE_NAME_FIELD else ""
-        return (field == self.value) is self.equal
+        node_field = name if self.key == NODE_NAME_FIELD else ""
+        return (node_field == self.value) is self.equal
 
     def mask(self, columns: NodeColumns) -> BoolArray:
         if self.key != NODE_NAME_FIELD:
@@ -144,7 +143,7 @@ class NodeSelectorTerm:
 
     labels: tuple[LabelRequirement, ...] | None
     fields: tuple[FieldRequirement, ...] | None
-    errors: tuple[str, ...] = ()
+    errors: tuple[field.Error, ...] = ()
 
     def match(self, labels: Mapping[str, str], name: str) -> bool:
         if self.errors:
@@ -178,7 +177,7 @@ class NodeSelector:
     terms: tuple[NodeSelectorTerm, ...]
 
     @property
-    def errors(self) -> list[str]:
+    def errors(self) -> field.ErrorList:
         return [error for term in self.terms for error in term.errors]
 
     def match(self, labels: Mapping[str, str], name: str) -> bool:
@@ -189,7 +188,7 @@ class NodeSelector:
         if self.match(labels, name):
             return True
         if self.errors:
-            raise SelectorError(v.aggregate(self.errors))
+            raise SelectorError(field.aggregate(self.errors))
         return False
 
     def mask(self, columns: NodeColumns) -> BoolArray:
@@ -251,52 +250,57 @@ def _values(raw: Mapping[str, Any]) -> list[str] | None:
     return None if values is None else [str(x) for x in values]
 
 
-def _label_requirement(raw: Mapping[str, Any], path: str) -> tuple[LabelRequirement | None, list[str]]:
+def _label_requirement(raw: Mapping[str, Any], path: str) -> tuple[LabelRequirement | None, field.ErrorList]:
     """``nodeSelectorRequirementsAsSelector`` for one entry, then ``labels.NewRequirement``."""
     key = str(raw.get("key") or "")
     op = str(raw.get("operator") or "")
     if op not in _OPERATORS:
-        return None, [v.not_supported(v.child(path, "operator"), op, _OPERATORS)]
+        return None, [field.not_supported(field.child(path, "operator"), op, _OPERATORS)]
     raw_values = _values(raw)
     values = raw_values or []
-    errs: list[str] = []
-    key_errs = v.label_key_errors(key)
+    errs: field.ErrorList = []
+    key_errs = content.qualified_name(key)
     if key_errs:
-        errs.append(v.invalid(v.child(path, "key"), v.go_quote(key), "; ".join(key_errs)))
-    values_path = v.child(path, "values")
+        errs.append(field.invalid(field.child(path, "key"), key, "; ".join(key_errs)))
+    values_path = field.child(path, "values")
     bound = 0
-    bad_values = v.go_string_slice(raw_values)
+    bad_values = field.go_string_slice(raw_values)
+
+    def invalid_values(detail: str) -> field.Error:
+        return field.invalid(values_path, bad_values, detail)
+
     if op in (IN, NOT_IN) and not values:
-        errs.append(v.invalid(values_path, bad_values, "for 'in', 'notin' operators, values set can't be empty"))
+        errs.append(invalid_values("for 'in', 'notin' operators, values set can't be empty"))
     elif op in (EXISTS, DOES_NOT_EXIST) and values:
-        errs.append(v.invalid(values_path, bad_values, "values set must be empty for exists and does not exist"))
+        errs.append(invalid_values("values set must be empty for exists and does not exist"))
     elif op in (GT, LT):
         if len(values) != 1:
-            errs.append(v.invalid(values_path, bad_values, "for 'Gt', 'Lt' operators, exactly one value is required"))
+            errs.append(invalid_values("for 'Gt', 'Lt' operators, exactly one value is required"))
         for i, value in enumerate(values):
             number = gomath.parse_go_int(value)
             if number is None:
                 detail = "for 'Gt', 'Lt' operators, the value must be an integer"
-                errs.append(v.invalid(v.index(values_path, i), v.go_quote(value), detail))
+                errs.append(field.invalid(field.index(values_path, i), value, detail))
             else:
                 bound = number
     for i, value in enumerate(values):
-        value_errs = v.label_value_errors(value)
+        value_errs = content.label_value(value)
         if value_errs:
-            errs.append(v.invalid(v.index(v.index(values_path, i), key), v.go_quote(value), "; ".join(value_errs)))
+            errs.append(field.invalid(field.key(field.index(values_path, i), key), value, "; ".join(value_errs)))
     if errs:
         return None, errs
     return LabelRequirement(key, op, tuple(values), bound), []
 
 
-def _field_requirement(raw: Mapping[str, Any], path: str) -> tuple[FieldRequirement | None, list[str]]:
+def _field_requirement(raw: Mapping[str, Any], path: str) -> tuple[FieldRequirement | None, field.ErrorList]:
     """``nodeSelectorRequirementsAsFieldSelector`` for one entry."""
     op = str(raw.get("operator") or "")
     if op not in _FIELD_OPERATORS:
-        return None, [v.not_supported(v.child(path, "operator"), op, _FIELD_OPERATORS)]
+        return None, [field.not_supported(field.child(path, "operator"), op, _FIELD_OPERATORS)]
     raw_values = _values(raw)
     if raw_values is None or len(raw_values) != 1:
-        return None, [v.invalid(v.child(path, "values"), v.go_string_slice(raw_values), "must have one element")]
+        bad_values = field.go_string_slice(raw_values)
+        return None, [field.invalid(field.child(path, "values"), bad_values, "must have one element")]
     return FieldRequirement(str(raw.get("key") or ""), raw_values[0], op == IN), []
 
 
@@ -306,23 +310,24 @@ def is_empty_term(raw: Mapping[str, Any]) -> bool:
 
 def parse_term(raw: Mapping[str, Any], path: str) -> NodeSelectorTerm:
     """``newNodeSelectorTerm``: errors are kept on the term."""
-    errs: list[str] = []
+    errs: field.ErrorList = []
     labels: list[LabelRequirement] | None = None
     fields: list[FieldRequirement] | None = None
     if raw.get("matchExpressions"):
         labels = []
         for i, expr in enumerate(raw["matchExpressions"]):
-            requirement, expr_errs = _label_requirement(expr, v.index(v.child(path, "matchExpressions"), i))
+            requirement, expr_errs = _label_requirement(expr, field.index(field.child(path, "matchExpressions"), i))
             errs.extend(expr_errs)
             if requirement is not None:
                 labels.append(requirement)
     if raw.get("matchFields"):
         fields = []
         for i, expr in enumerate(raw["matchFields"]):
-            field, field_errs = _field_requirement(expr, v.index(v.child(path, "matchFields"), i))
+            expr_path = field.index(field.child(path, "matchFields"), i)
+            field_requirement, field_errs = _field_requirement(expr, expr_path)
             errs.extend(field_errs)
-            if field is not None:
-                fields.append(field)
+            if field_requirement is not None:
+                fields.append(field_requirement)
     return NodeSelectorTerm(
         None if labels is None else tuple(labels), None if fields is None else tuple(fields), tuple(errs)
     )
@@ -330,10 +335,10 @@ def parse_term(raw: Mapping[str, Any], path: str) -> NodeSelectorTerm:
 
 def parse_node_selector(raw: Mapping[str, Any], path: str = "") -> NodeSelector:
     """``NewLazyErrorNodeSelector``: empty terms are dropped, bad terms kept with their errors."""
-    terms_path = v.child(path, "nodeSelectorTerms")
+    terms_path = field.child(path, "nodeSelectorTerms")
     return NodeSelector(
         tuple(
-            parse_term(term, v.index(terms_path, i))
+            parse_term(term, field.index(terms_path, i))
             for i, term in enumerate(raw.get("nodeSelectorTerms") or ())
             if term and not is_empty_term(term)
         )
@@ -344,20 +349,20 @@ def parse_preferred_terms(raw: Sequence[Mapping[str, Any]], path: str = "") -> P
     """``NewPreferredSchedulingTerms``: zero-weight and empty terms are skipped; any parse
     error fails the whole list (raises :class:`SelectorError`)."""
     terms: list[tuple[NodeSelectorTerm, int]] = []
-    errs: list[str] = []
+    errs: field.ErrorList = []
     for i, item in enumerate(raw):
         item = item or {}
         weight = int(item.get("weight") or 0)
         preference = item.get("preference") or {}
         if weight == 0 or is_empty_term(preference):
             continue
-        term = parse_term(preference, v.index(path, i))
+        term = parse_term(preference, field.index(path, i))
         if term.errors:
             errs.extend(term.errors)
         else:
             terms.append((term, weight))
     if errs:
-        raise SelectorError(v.aggregate(errs))
+        raise SelectorError(field.aggregate(errs))
     return PreferredTerms(tuple(terms))
 
 

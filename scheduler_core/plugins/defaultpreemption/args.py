@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.framework import validation
+from scheduler_core.framework import field
 
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
@@ -25,23 +25,19 @@ PERCENTAGE_FIELD = "minCandidateNodesPercentage"
 ABSOLUTE_FIELD = "minCandidateNodesAbsolute"
 
 
-def args_errors(percentage: int, absolute: int) -> list[str]:
+def args_errors(percentage: int, absolute: int) -> field.ErrorList:
     """Upstream ``ValidateDefaultPreemptionArgs``, in its order."""
-    errors: list[str] = []
+    errors: field.ErrorList = []
     if percentage < 0 or percentage > 100:
-        errors.append(validation.invalid_value(PERCENTAGE_FIELD, percentage, "not in valid range [0, 100]"))
+        errors.append(field.invalid(PERCENTAGE_FIELD, percentage, "not in valid range [0, 100]"))
     if absolute < 0:
-        errors.append(validation.invalid_value(ABSOLUTE_FIELD, absolute, "not in valid range [0, inf)"))
+        errors.append(field.invalid(ABSOLUTE_FIELD, absolute, "not in valid range [0, inf)"))
     if percentage == 0 and absolute == 0:
         errors.append(
-            validation.invalid_value(
-                PERCENTAGE_FIELD, percentage, "cannot be zero at the same time as minCandidateNodesAbsolute"
-            )
+            field.invalid(PERCENTAGE_FIELD, percentage, "cannot be zero at the same time as minCandidateNodesAbsolute")
         )
         errors.append(
-            validation.invalid_value(
-                ABSOLUTE_FIELD, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"
-            )
+            field.invalid(ABSOLUTE_FIELD, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
         )
     return errors
 
@@ -69,5 +65,5 @@ class DefaultPreemptionArgs(BaseModel):
     def _validate(self) -> DefaultPreemptionArgs:
         errors = args_errors(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
         if errors:
-            raise ValueError(validation.aggregate(errors))
+            raise ValueError(field.aggregate(errors))
         return self

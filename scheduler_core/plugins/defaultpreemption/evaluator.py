@@ -38,7 +38,9 @@ from scheduler_core.framework import (
     PodInfo,
     PostFilterResult,
     Status,
-    validation,
+)
+from scheduler_core.framework import (
+    field as field_errors,
 )
 from scheduler_core.framework.diagnosis import reasons_histogram
 from scheduler_core.plugins.defaultpreemption.candidates import (
@@ -162,7 +164,7 @@ class Evaluator:
             if status.code is Code.ERROR:
                 errors.append(status.message())
             statuses[node.name] = status
-        return DryRun(non_violating.items + violating.items, statuses, validation.aggregate(errors) if errors else "")
+        return DryRun(non_violating.items + violating.items, statuses, field_errors.aggregate(errors) if errors else "")
 
     def select_candidate(self, candidates: Sequence[Candidate], now: int) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

@@ -37,6 +37,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    field,
 )
 from scheduler_core.framework import affinity as terms
 from scheduler_core.plugins import names
@@ -86,10 +87,8 @@ class InterPodAffinityArgs(BaseModel):
     @classmethod
     def _weight_in_range(cls, value: int) -> int:
         if not _MIN_HARD_POD_AFFINITY_WEIGHT <= value <= _MAX_HARD_POD_AFFINITY_WEIGHT:
-            raise ValueError(
-                f"hardPodAffinityWeight: Invalid value: {value}: not in valid range "
-                f"[{_MIN_HARD_POD_AFFINITY_WEIGHT}, {_MAX_HARD_POD_AFFINITY_WEIGHT}]"
-            )
+            detail = f"not in valid range [{_MIN_HARD_POD_AFFINITY_WEIGHT}, {_MAX_HARD_POD_AFFINITY_WEIGHT}]"
+            raise ValueError(str(field.invalid("hardPodAffinityWeight", value, detail)))
         return value
 
 

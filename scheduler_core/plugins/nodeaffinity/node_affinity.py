@@ -40,7 +40,7 @@ from scheduler_core.framework import (
     Status,
     default_normalize_score,
     default_normalize_score_batch,
-    validation,
+    field,
 )
 from scheduler_core.framework import node_selector as selector
 from scheduler_core.plugins import names
@@ -96,7 +96,7 @@ class NodeAffinityArgs(_Model):
         """``ValidateNodeAffinityArgs`` (pkg/scheduler/apis/config/validation/validation_pluginargs.go)."""
         errors = _parse_added(self)[2]
         if errors:
-            raise ValueError(validation.aggregate(errors))
+            raise ValueError(field.aggregate(errors))
         return self
 
 
@@ -113,7 +113,7 @@ def _parse_added(
     if "requiredDuringSchedulingIgnoredDuringExecution" in raw:
         path = "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"
         required = selector.parse_node_selector(raw["requiredDuringSchedulingIgnoredDuringExecution"], path)
-        errors.extend(required.errors)
+        errors.extend(str(error) for error in required.errors)
     terms = raw.get("preferredDuringSchedulingIgnoredDuringExecution")
     if terms:
         path = "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution"

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.framework.validation import aggregate
+from scheduler_core.framework.field import aggregate
 from scheduler_core.plugins.noderesources import validation
 from scheduler_core.plugins.noderesources.validation import LEAST_ALLOCATED
 

@@ -7,7 +7,7 @@ Upstream: ``pkg/scheduler/apis/config/validation/validation_pluginargs.go``
 ``<path>: Invalid value: <value>: <detail>``, several errors as ``[e1, e2]``. The plugin
 factories pass a nil root path, so paths start at the args' own fields.
 
-Label-key checks follow ``apimachinery/pkg/api/validate/content`` (``IsLabelKey``).
+Label-key checks are :func:`scheduler_core.framework.content.qualified_name` (``IsLabelKey``).
 """
 
 from __future__ import annotations
@@ -15,14 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scheduler_core.framework.validation import (
-    duplicate,
-    forbidden,
-    invalid_value,
-    label_key_errors,
-    not_supported,
-    required,
-)
+from scheduler_core.framework import content, field
 
 if TYPE_CHECKING:
     from scheduler_core.plugins.noderesources.args import (
@@ -42,14 +35,14 @@ _MIN_UTILIZATION, _MAX_UTILIZATION = 0, 100
 
 
 # -- the validators ---------------------------------------------------------------------
-def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> list[str]:
+def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) -> field.ErrorList:
     if not shape:
-        return [required(path, "at least one point must be specified")]
-    errs: list[str] = []
+        return [field.required(path, "at least one point must be specified")]
+    errs: field.ErrorList = []
     for i in range(1, len(shape)):
         if shape[i - 1].utilization >= shape[i].utilization:
             errs.append(
-                invalid_value(
+                field.invalid(
                     f"{path}[{i}].utilization", shape[i].utilization, "values must be sorted in increasing order"
                 )
             )
@@ -57,56 +50,56 @@ def _function_shape_errors(shape: Sequence[UtilizationShapePoint], path: str) ->
     for i, point in enumerate(shape):
         if not _MIN_UTILIZATION <= point.utilization <= _MAX_UTILIZATION:
             detail = f"not in valid range [{_MIN_UTILIZATION}, {_MAX_UTILIZATION}]"
-            errs.append(invalid_value(f"{path}[{i}].utilization", point.utilization, detail))
+            errs.append(field.invalid(f"{path}[{i}].utilization", point.utilization, detail))
         if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
             errs.append(
-                invalid_value(f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
+                field.invalid(f"{path}[{i}].score", point.score, f"not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]")
             )
     return errs
 
 
-def _resources_errors(resources: Sequence[ResourceSpec], path: str) -> list[str]:
+def _resources_errors(resources: Sequence[ResourceSpec], path: str) -> field.ErrorList:
     return [
-        invalid_value(f"{path}[{i}].weight", r.weight, f"resource weight of {r.name} not in valid range (0, 100]")
+        field.invalid(f"{path}[{i}].weight", r.weight, f"resource weight of {r.name} not in valid range (0, 100]")
         for i, r in enumerate(resources)
         if r.weight <= 0 or r.weight > 100
     ]
 
 
-def fit_args_errors(args: NodeResourcesFitArgs) -> list[str]:
+def fit_args_errors(args: NodeResourcesFitArgs) -> field.ErrorList:
     """Upstream ``ValidateNodeResourcesFitArgs(nil, args)``, on defaulted args."""
-    errs: list[str] = []
+    errs: field.ErrorList = []
     for i, res in enumerate(args.ignored_resources):
-        errs.extend(invalid_value(f"ignoredResources[{i}]", res, m) for m in label_key_errors(res))
+        errs.extend(field.invalid(f"ignoredResources[{i}]", res, m) for m in content.qualified_name(res))
     for i, group in enumerate(args.ignored_resource_groups):
         path = f"ignoredResourceGroups[{i}]"
         if "/" in group:
-            errs.append(invalid_value(path, group, "resource group name can't contain '/'"))
-        errs.extend(invalid_value(path, group, m) for m in label_key_errors(group))
+            errs.append(field.invalid(path, group, "resource group name can't contain '/'"))
+        errs.extend(field.invalid(path, group, m) for m in content.qualified_name(group))
     strategy = args.scoring_strategy
     if strategy.type not in SUPPORTED_SCORING_STRATEGY_TYPES:
-        errs.append(not_supported("scoringStrategy.type", strategy.type, SUPPORTED_SCORING_STRATEGY_TYPES))
+        errs.append(field.not_supported("scoringStrategy.type", strategy.type, SUPPORTED_SCORING_STRATEGY_TYPES))
     errs.extend(_resources_errors(strategy.resources, "scoringStrategy.resources"))
     ratio_path = "scoringStrategy.requestedToCapacityRatio"
     if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
         if strategy.requested_to_capacity_ratio is None:
-            errs.append(required(ratio_path, "must be specified when type is RequestedToCapacityRatio"))
+            errs.append(field.required(ratio_path, "must be specified when type is RequestedToCapacityRatio"))
         else:
             errs.extend(_function_shape_errors(strategy.requested_to_capacity_ratio.shape, ratio_path + ".shape"))
     elif strategy.requested_to_capacity_ratio is not None:
-        errs.append(forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio"))
+        errs.append(field.forbidden(ratio_path, "must be nil when type is not RequestedToCapacityRatio"))
     return errs
 
 
-def balanced_allocation_args_errors(args: NodeResourcesBalancedAllocationArgs) -> list[str]:
+def balanced_allocation_args_errors(args: NodeResourcesBalancedAllocationArgs) -> field.ErrorList:
     """Upstream ``ValidateNodeResourcesBalancedAllocationArgs(nil, args)``."""
-    errs: list[str] = []
+    errs: field.ErrorList = []
     seen: set[str] = set()
     for i, resource in enumerate(args.resources):
         if resource.name in seen:
-            errs.append(duplicate(f"resources[{i}].name", resource.name))
+            errs.append(field.duplicate(f"resources[{i}].name", resource.name))
         else:
             seen.add(resource.name)
         if resource.weight != 1:
-            errs.append(invalid_value(f"resources[{i}].weight", resource.weight, "must be 1"))
+            errs.append(field.invalid(f"resources[{i}].weight", resource.weight, "must be 1"))
     return errs

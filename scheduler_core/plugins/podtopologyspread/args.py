@@ -13,13 +13,12 @@ maxSkew 5, both ScheduleAnyway); ``List`` uses ``defaultConstraints``, which mus
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.framework import validation as v
+from scheduler_core.framework import content, field
 from scheduler_core.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
 
 SYSTEM_DEFAULTING = "System"
@@ -65,51 +64,44 @@ class PodTopologySpreadArgs(_Model):
     def _validate(self) -> PodTopologySpreadArgs:
         errors = validate(self)
         if errors:
-            raise ValueError(v.aggregate(errors))
+            raise ValueError(field.aggregate(errors))
         return self
 
 
-def _json(value: str) -> str:
-    """``json.Marshal`` of a named string type, as ``field.Error`` prints it."""
-    text = json.dumps(value, ensure_ascii=False)
-    for raw, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028")):
-        text = text.replace(raw, escaped)
-    return text.replace("\u2029", "\\u2029")
+def validate(args: PodTopologySpreadArgs) -> field.ErrorList:
+    """``ValidatePodTopologySpreadArgs``: the ``field.Error`` messages, in upstream's order.
 
-
-def validate(args: PodTopologySpreadArgs) -> list[str]:
-    """``ValidatePodTopologySpreadArgs``: the ``field.Error`` messages, in upstream's order."""
-    errors: list[str] = []
+    ``defaultingType`` and ``whenUnsatisfiable`` are named string types upstream, which
+    ``ErrorBody`` prints as JSON (:func:`~scheduler_core.framework.field.go_json`)."""
+    errors: field.ErrorList = []
     kind = args.defaulting_type
     if kind not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
-        detail = f'supported values: "{SYSTEM_DEFAULTING}", "{LIST_DEFAULTING}"'
-        errors.append(f"defaultingType: Unsupported value: {_json(kind)}: {detail}")
+        errors.append(field.not_supported("defaultingType", field.go_json(kind), (SYSTEM_DEFAULTING, LIST_DEFAULTING)))
     elif kind == SYSTEM_DEFAULTING and args.default_constraints:
-        errors.append(f"defaultingType: Invalid value: {_json(kind)}: when .defaultConstraints are not empty")
+        errors.append(field.invalid("defaultingType", field.go_json(kind), "when .defaultConstraints are not empty"))
     for i, c in enumerate(args.default_constraints):
-        path = f"defaultConstraints[{i}]"
+        path = field.index("defaultConstraints", i)
         if c.max_skew <= 0:
-            errors.append(f"{path}.maxSkew: Invalid value: {c.max_skew}: not in valid range (0, inf)")
+            errors.append(field.invalid(field.child(path, "maxSkew"), c.max_skew, "not in valid range (0, inf)"))
         if not c.topology_key:
-            errors.append(f"{path}.topologyKey: Required value: can not be empty")
+            errors.append(field.required(field.child(path, "topologyKey"), "can not be empty"))
         else:
             # metav1validation.ValidateLabelName: one error per message.
             errors.extend(
-                v.invalid(f"{path}.topologyKey", v.go_quote(c.topology_key), msg)
-                for msg in v.label_key_errors(c.topology_key)
+                field.invalid(field.child(path, "topologyKey"), c.topology_key, msg)
+                for msg in content.qualified_name(c.topology_key)
             )
         if not c.when_unsatisfiable:
-            errors.append(f"{path}.whenUnsatisfiable: Required value: can not be empty")
+            errors.append(field.required(field.child(path, "whenUnsatisfiable"), "can not be empty"))
         elif c.when_unsatisfiable not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-            detail = f'supported values: "{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
-            errors.append(f"{path}.whenUnsatisfiable: Unsupported value: {_json(c.when_unsatisfiable)}: {detail}")
+            unsatisfiable = field.go_json(c.when_unsatisfiable)
+            supported = (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY)
+            errors.append(field.not_supported(field.child(path, "whenUnsatisfiable"), unsatisfiable, supported))
         if c.label_selector is not None:
-            errors.append(
-                f"{path}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"
-            )
+            detail = "constraint must not define a selector, as they deduced for each pod"
+            errors.append(field.forbidden(field.child(path, "labelSelector"), detail))
         for other in args.default_constraints[:i]:
             if (other.topology_key, other.when_unsatisfiable) == (c.topology_key, c.when_unsatisfiable):
-                value = v.go_quote(f"{{{c.topology_key}, {c.when_unsatisfiable}}}")
-                errors.append(f"{path}: Duplicate value: {value}")
+                errors.append(field.duplicate(path, f"{{{c.topology_key}, {c.when_unsatisfiable}}}"))
                 break
     return errors

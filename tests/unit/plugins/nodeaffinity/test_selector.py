@@ -93,7 +93,7 @@ def test_lazy_errors_surface_only_when_nothing_matched() -> None:
 def test_label_value_error_path_names_the_key() -> None:
     # labels.NewRequirement reports bad values under values[i][key].
     parsed = selector.parse_term(term(expr("zone", "In", "a b")), "")
-    assert parsed.errors == (
+    assert tuple(str(error) for error in parsed.errors) == (
         'matchExpressions[0].values[0][zone]: Invalid value: "a b": a valid label must be an empty string or consist '
         "of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
         "'MyValue',  or 'my_value',  or '12345', regex used for validation is "

@@ -58,3 +58,54 @@ def test_rendered_values_are_bounded(value: object) -> None:
     text = str(field.invalid("x", value, "d"))
     assert len(text) < field.MAX_VALUE_CHARS + 100
     assert field.TRUNCATED in text or "too large" in text
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        pytest.param('a"b\\c', '"a\\"b\\\\c"', id="quote-backslash"),
+        pytest.param("\a\b\f\n\r\t\v", '"\\a\\b\\f\\n\\r\\t\\v"', id="short-escapes"),
+        pytest.param("\x00\x1f\x7f", '"\\x00\\x1f\\x7f"', id="other-control-bytes"),
+        pytest.param("é\u00a0\U000e0001", '"é\\u00a0\\U000e0001"', id="unicode"),
+    ],
+)
+def test_go_quote_is_strconv_quote(text: str, quoted: str) -> None:
+    # Go's strconv.Quote (appendEscapedRune): \a \b \f \n \r \t \v short forms, \x below
+    # utf8.RuneSelf, \u / \U for other unprintable runes.
+    assert field.go_quote(text) == quoted
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        pytest.param(field.go_json("Never"), '"Never"', id="json-named-string"),
+        pytest.param(field.go_json(["a<b", "c&d>"]), '["a\\u003cb","c\\u0026d\\u003e"]', id="json-html-escaped"),
+        pytest.param(field.go_json(None), "null", id="json-nil-slice"),
+        pytest.param(field.go_string_slice(["a", "b"]), '[]string{"a", "b"}', id="go-syntax-slice"),
+        pytest.param(field.go_string_slice(None), "[]string(nil)", id="go-syntax-nil"),
+    ],
+)
+def test_printed_values_render_verbatim(value: field.Printed, text: str) -> None:
+    assert str(field.invalid("x", value, "d")) == f"x: Invalid value: {text}: d"
+
+
+def test_printed_values_are_bounded() -> None:
+    text = str(field.invalid("x", field.go_string_slice(["v"] * 100_000), "d"))
+    assert len(text) < field.MAX_VALUE_CHARS + 100
+    assert field.TRUNCATED in text
+
+
+@pytest.mark.parametrize(
+    ("errors", "text"),
+    [
+        pytest.param([field.required("a", "")], "a: Required value", id="one-bare"),
+        pytest.param(
+            [field.required("a", ""), "b: Forbidden: no", field.required("a", "")],
+            "[a: Required value, b: Forbidden: no]",
+            id="several-bracketed-duplicates-dropped",
+        ),
+    ],
+)
+def test_aggregate_is_util_errors(errors: list[field.Error | str], text: str) -> None:
+    # k8s.io/apimachinery/pkg/util/errors/errors.go (aggregate.Error): deduplicated messages.
+    assert field.aggregate(errors) == text

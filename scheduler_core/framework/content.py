@@ -1,8 +1,13 @@
 """Names, label keys and values, as ``k8s.io/apimachinery/pkg/api/validate/content`` v0.36.3.
 
-Each function returns upstream's messages (empty when valid); the callers wrap them in
-:mod:`scheduler_core.framework.field` errors. ``plugins/nodeaffinity/validation.py`` has the
-label-key forms too; the two meet in the framework once the plugin helpers move there.
+The one copy of the content checks (``IsQualifiedName``, ``IsLabelValue``,
+``IsDNS1123Subdomain``, ``IsDNS1123Label``; ``k8s.io/apimachinery/pkg/util/validation`` keeps the
+same functions and messages under its older names). Each function returns upstream's messages
+(empty when valid); the callers wrap them in :mod:`scheduler_core.framework.field` errors: the
+label-selector parsers (:mod:`~scheduler_core.framework.labels`,
+:mod:`~scheduler_core.framework.node_selector`), plugin args validation and
+:mod:`scheduler_core.apivalidation`. They live in the framework, the bottom layer, because
+plugins may import nothing else.
 """
 
 from __future__ import annotations
