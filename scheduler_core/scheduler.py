@@ -39,6 +39,7 @@ from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.runtime.waiting_pods import WaitingPods
 from scheduler_core.schedule_one import Algorithm, Diagnosis, FitError, ScheduleError, ScheduleResult
 
 log = logging.getLogger(__name__)
@@ -121,6 +122,8 @@ class Scheduler:
         self._binding: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
+        self._unscheduled_pod_add = False  # a served profile's plugin registers Pod/Add (gangs)
+        self._last_rejectors: dict[str, set[str]] = {}  # run_until_idle: who rejected a pod last
         self.scheduled_count = 0
         self.attempt_count = 0
 
@@ -135,6 +138,8 @@ class Scheduler:
             api=self.backend.api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
+            # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
+            waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),
         )
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
@@ -182,6 +187,9 @@ class Scheduler:
                 waiting.reject("", "the scheduling profile was reloaded")
             if new is None and not any(f.scheduler_name == old.scheduler_name for _, f in self.profiles):
                 self.queue.remove_profile(old.scheduler_name)
+        # Upstream raises UnscheduledPodAdd under its GangScheduling gate: here whenever a
+        # served profile has a plugin asking for it (a new gang member may complete a gang).
+        self._unscheduled_pod_add = any(_registers_unscheduled_pod_add(f) for _, f in self.profiles)
         # Pods may now belong to another profile (or to none): re-sort the pending ones.
         for pod in list(self._unassigned.values()):
             handled = self.profiles.handles(pod)
@@ -228,6 +236,8 @@ class Scheduler:
         self._unassigned[info.uid] = info
         if self.profiles.handles(info) and not _terminal(info):
             self.queue.add(info)
+        if self._unscheduled_pod_add:
+            self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         uid = (old.get("metadata") or {}).get("uid")
@@ -295,29 +305,55 @@ class Scheduler:
     async def run_until_idle(self, *, max_attempts_per_pod: int = 20) -> None:
         """Schedule until nothing is left to try (``simulate``, benchmarks, tests).
 
-        Backoff waits are jumped over when the clock can be advanced (a FakeClock). A pod
-        failing with errors is tried at most ``max_attempts_per_pod`` times.
+        Backoff waits and Permit timeouts are jumped over when the clock can be advanced (a
+        FakeClock): when every binding cycle in flight is a pod held at Permit, the clock moves
+        to the next timeout or backoff completion. A pod is tried at most
+        ``max_attempts_per_pod`` times per call: then one that plugins rejected (a gang
+        thrashing for room) is parked with the unschedulable pods, where their events may
+        try it again; one failing with errors is dropped from the queue.
         """
+        attempts: dict[str, int] = {}  # this run's attempts per pod
         while True:
             qpi = self.queue.pop()
             if qpi is not None:
-                if qpi.attempts > max_attempts_per_pod:
-                    self.queue.delete(qpi.pod_info)
-                    self.queue.done(qpi.pod_info.uid)
+                uid = qpi.pod_info.uid
+                attempts[uid] = attempts.get(uid, 0) + 1
+                if attempts[uid] > max_attempts_per_pod:
+                    rejectors = self._last_rejectors.get(uid)
+                    if rejectors:
+                        # Rejected each time (a gang thrashing for room): park it with the
+                        # unschedulable pods, where its rejectors' events may try it again.
+                        qpi.unschedulable_plugins = set(rejectors)
+                        self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+                    else:
+                        self.queue.delete(qpi.pod_info)
+                        self.queue.done(qpi.pod_info.uid)
                     continue
                 self.schedule_one(qpi)
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
+            advance = _advancer(self.clock)
             if self._binding or self._background:
-                await asyncio.wait(self._binding | self._background)
-                continue
-            wake = self.queue.next_wakeup()
-            advance = getattr(self.clock, "set", None)
+                if advance is None or not self._all_wait_at_permit():
+                    await asyncio.wait(self._binding | self._background, return_when=asyncio.FIRST_COMPLETED)
+                    continue
+            wake = _earliest(self.queue.next_wakeup(), self._permit_deadline())
             if wake is None or advance is None:
                 return
             advance(wake)
+            for _, fwk in self.profiles:
+                fwk.handle.waiting_pods.expire(self.clock.now())
             self.queue.flush_backoff_completed()
+            await asyncio.sleep(0)  # let the binding cycles of pods that timed out finish
+
+    def _all_wait_at_permit(self) -> bool:
+        """Every binding cycle in flight is a pod held at Permit (a gang waiting for members)."""
+        held = sum(w.holding() for _, fwk in self.profiles for w in fwk.handle.waiting_pods)
+        return not self._background and held >= len(self._binding)
+
+    def _permit_deadline(self) -> float | None:
+        return _earliest(*(fwk.handle.waiting_pods.next_deadline() for _, fwk in self.profiles))
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod_info
@@ -426,6 +462,7 @@ class Scheduler:
             return
         self.cache.finish_binding(assumed)
         self._unassigned.pop(assumed.uid, None)
+        self._last_rejectors.pop(assumed.uid, None)
         self.scheduled_count += 1
         if self.observer is not None:
             self.observer.attempt(
@@ -455,6 +492,8 @@ class Scheduler:
         message = status.message()
         if reason == REASON_SCHEDULER_ERROR:
             log.warning("error scheduling pod %s; retrying: %s", pod.key, message)
+        if qpi.unschedulable_plugins:
+            self._last_rejectors[pod.uid] = set(qpi.unschedulable_plugins)
         current = self._unassigned.get(pod.uid)
         if current is not None and not current.node_name:
             qpi.pod_info = current
@@ -476,6 +515,25 @@ class Scheduler:
 
     def pending_binding(self) -> int:
         return len(self._binding)
+
+
+def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
+    for plugin in fwk.plugins.values():
+        register = getattr(plugin, "events_to_register", None)
+        if register is not None and any(
+            h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD for h in register()
+        ):
+            return True
+    return False
+
+
+def _advancer(clock: Clock) -> Callable[[float], None] | None:
+    """The clock's ``set`` when it can be moved forward (a FakeClock), else None."""
+    return cast(Callable[[float], None] | None, getattr(clock, "set", None))
+
+
+def _earliest(*times: float | None) -> float | None:
+    return min((t for t in times if t is not None), default=None)
 
 
 def _terminal(pod: PodInfo) -> bool:

@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
 from scheduler_core.framework import NodeInfo, PodInfo
 from scheduler_core.profiles import ProfileKey
-from scheduler_core.simulator import validation
+from scheduler_core.simulator import podgroups, validation
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClasses, default_node, default_pod
 from scheduler_core.simulator.errors import InputError, Problem
 
@@ -334,9 +334,16 @@ class _Loading:
             and not meta.get("namespace")
         ):
             obj["metadata"] = {**meta, "namespace": DEFAULT_NAMESPACE}
-        if raw.kind not in CARRIED_KINDS:
+        kind = raw.kind
+        if kind == podgroups.KIND and (group_key := podgroups.key(obj)) is not None:
+            found = podgroups.problems(obj)
+            self.problems.extend(Problem(raw.source, what, path, reason) for path, reason in found)
+            if found:
+                return
+            kind = group_key  # the two PodGroup APIs apart, as the gang plugins read them
+        elif raw.kind not in CARRIED_KINDS:
             self.cluster.warnings.append(f"{raw.source}: {what}: kind {raw.kind} is ignored by the scheduler")
-        self.cluster.objects.setdefault(raw.kind, []).append(obj)
+        self.cluster.objects.setdefault(kind, []).append(obj)
 
 
 def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: str) -> Any:
