@@ -13,11 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.framework import QuantityError, parse_quantity
+from scheduler_core.plugins.coscheduling import podgroup
+from scheduler_core.plugins.gangscheduling import gang_scheduling
 
 KIND = "PodGroup"
 API_VERSIONS = {
-    "scheduling.x-k8s.io/v1alpha1": "scheduling.x-k8s.io/PodGroup",
-    "scheduling.k8s.io/v1alpha2": "scheduling.k8s.io/PodGroup",
+    f"{podgroup.API_GROUP}/v1alpha1": podgroup.KIND,
+    f"{gang_scheduling.API_GROUP}/v1alpha2": gang_scheduling.KIND,
 }
 
 
@@ -34,7 +36,7 @@ def problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not isinstance(spec, Mapping):
         return [("spec", "must be an object")]
     found: list[tuple[str, str]] = []
-    if key(obj) == "scheduling.x-k8s.io/PodGroup":
+    if key(obj) == podgroup.KIND:
         _int(found, spec, "minMember", "spec.minMember", minimum=0)
         _int(found, spec, "scheduleTimeoutSeconds", "spec.scheduleTimeoutSeconds", minimum=0)
         resources = spec.get("minResources")

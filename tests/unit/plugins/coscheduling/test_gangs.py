@@ -177,3 +177,14 @@ def test_queue_sort_keeps_gang_members_together() -> None:
     assert [q.pod_info.name for q in order][:4] == ["solo", "a-0", "a-1", "b-0"] or [
         q.pod_info.name for q in order
     ][:4] == ["a-0", "a-1", "b-0", "b-1"]
+
+
+def test_simulate_reports_that_members_wait_for_their_gang_and_why_it_failed() -> None:
+    result = simulate(
+        load(coscheduling_profile(), node("n1", cpu="1"), node("n2", cpu="1"), pod_group("job", 3), *members("job", 3))
+    )
+    for report in result.pods:
+        assert report.gang.startswith("waiting for its gang default/job: 0 of 3 members bound, minMember 3;")
+        assert "the gang failed: pod job-" in report.gang
+        assert "Insufficient cpu" in report.gang
+        assert report.to_json()["gang"] == report.gang
