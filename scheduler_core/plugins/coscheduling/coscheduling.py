@@ -19,6 +19,10 @@ Upstream: kubernetes-sigs/scheduler-plugins ``pkg/coscheduling/coscheduling.go``
   rejection in PostFilter"), unless the quorum is already met or the gap is at most 10%.
 - Unreserve (a member timed out, was rejected, or failed to bind) rejects every waiting
   sibling ("rejection in Unreserve"), so the gang's reserved capacity is released at once.
+- PreFilter's RemovePod (preemption's dry run) refuses to take a member of a placed gang
+  when the preemptor's priority is not above every placed member's: preemption never breaks
+  a gang to place a pod less important than the gang (ours; scheduler-plugins leaves that to
+  priorities being equal within a group).
 
 Not carried over: upstream's 3 s ``permittedPG`` cache that skips re-checking ``minResources``
 (an optimisation) and ``podGroupBackoffSeconds`` (off by default upstream; refused here when
@@ -33,6 +37,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from scheduler_core.framework import gangs
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
@@ -205,6 +210,12 @@ class Coscheduling:
             text = " ".join(f"{k}:{v}" for k, v in sorted(gap.items()))
             return None, Status.unresolvable(f"resource gap: map[{text}]")
         return None, None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        return gangs.protect_gang(self._handle.snapshot().list(), pod, pod_to_remove, group_name)
 
     # -- PostFilter ------------------------------------------------------------------------
     def post_filter(

@@ -9,6 +9,9 @@ policy, or none, is not a gang and this plugin lets its pods be).
 
 - PreEnqueue holds a member until its PodGroup exists and the scheduler knows at least
   ``minCount`` of its pods (all of them: pending, assumed or bound).
+- PreFilter's RemovePod (ours: upstream's plugin has no PreFilter) refuses preemption's dry
+  run a victim from a placed gang with a member at or above the preemptor's priority, so a
+  pod never breaks a gang more important than itself (``framework.gangs``).
 - Permit makes each member wait (5 minutes, ``permitTimeoutDuration``) until the members
   assumed or bound, itself included, reach ``minCount``; then it allows them all. A member
   that waits asks the queue to activate the group's unscheduled pods.
@@ -21,9 +24,10 @@ parity scenarios check; the nodes chosen may differ. See docs/gang-scheduling.md
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from scheduler_core.framework import gangs
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
@@ -31,7 +35,9 @@ from scheduler_core.framework import (
     CycleState,
     EventResource,
     Handle,
+    NodeInfo,
     PodInfo,
+    PreFilterResult,
     QueueingHint,
     Status,
 )
@@ -123,6 +129,18 @@ class GangScheduling:
         if sum(1 for _ in self._members(pod.namespace, name)) < min_count:
             return Status.unresolvable(REASON_WAITING_FOR_MEMBERS)
         return None
+
+    # -- PreFilter (for its RemovePod) ------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        return None, None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, pod_to_add: PodInfo, node: NodeInfo) -> Status | None:
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        return gangs.protect_gang(self._handle.snapshot().list(), pod, pod_to_remove, pod_group_name)
 
     # -- Permit ----------------------------------------------------------------------------
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:

@@ -188,3 +188,41 @@ def test_simulate_reports_that_members_wait_for_their_gang_and_why_it_failed() -
         assert "the gang failed: pod job-" in report.gang
         assert "Insufficient cpu" in report.gang
         assert report.to_json()["gang"] == report.gang
+
+
+def test_preemption_never_breaks_a_placed_gang_for_a_pod_below_its_priority() -> None:
+    # A gang of two on two full nodes: one member at 100, one at 10. A pod at 50 could take
+    # the low member's place, but that would break a gang that outranks it.
+    placed = members("job", 2)
+    for i, (p, prio) in enumerate(zip(placed, (100, 10), strict=True)):
+        p["spec"].update(nodeName=f"n{i}", priority=prio)
+    result = simulate(
+        load(
+            coscheduling_profile(),
+            node("n0", cpu="1"),
+            node("n1", cpu="1"),
+            pod_group("job", 2),
+            *placed,
+            pod("mid", cpu="1", priority=50),
+        )
+    )
+    assert result.cluster.deleted == []
+    assert bound(result.cluster, "mid") == []
+    assert bound(result.cluster, "job") == ["job-0", "job-1"]
+
+
+def test_a_pod_above_every_member_may_still_preempt_a_gang_member() -> None:
+    placed = members("job", 2, priority=10)
+    for i, p in enumerate(placed):
+        p["spec"]["nodeName"] = f"n{i}"
+    result = simulate(
+        load(
+            coscheduling_profile(),
+            node("n0", cpu="1"),
+            node("n1", cpu="1"),
+            pod_group("job", 2),
+            *placed,
+            pod("urgent", cpu="1", priority=1000),
+        )
+    )
+    assert len(result.cluster.deleted) == 1
