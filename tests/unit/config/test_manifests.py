@@ -47,8 +47,19 @@ def test_kustomization_lists_existing_files_once() -> None:
     assert len(set(resources)) == len(resources)
 
 
+def _optional(path: Path) -> bool:
+    """Under a folder with its own kustomization: an optional part, applied on its own."""
+    folder = path.parent
+    while folder != MANIFESTS:
+        if (folder / "kustomization.yaml").is_file():
+            return True
+        folder = folder.parent
+    return False
+
+
 def test_kustomization_lists_every_manifest() -> None:
-    files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml")} - {"kustomization.yaml"}
+    files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml") if not _optional(path)}
+    files -= {"kustomization.yaml"}
 
     assert files - set(_resources()) == set()
     assert {"crds/schedulerprofiles.yaml", "crds/pluginconfigs.yaml", "rbac.yaml"} <= set(_resources())
@@ -201,3 +212,10 @@ def test_kustomize_builds_the_base() -> None:
     kinds = [document["kind"] for document in yaml.safe_load_all(built.stdout) if document]
     assert {"Namespace", "CustomResourceDefinition", "ServiceAccount", "Deployment", "SchedulerProfile"} <= set(kinds)
     assert kinds.count("CustomResourceDefinition") == 2
+
+
+def test_optional_pod_group_crd_is_the_one_in_crds() -> None:
+    part = MANIFESTS / "podgroup-crd"
+    assert yaml.safe_load((part / "kustomization.yaml").read_text())["resources"] == ["podgroups.scheduling.x-k8s.io.yaml"]
+    shipped = (MANIFESTS.parent / "crds" / "podgroups.scheduling.x-k8s.io.yaml").read_text()
+    assert (part / "podgroups.scheduling.x-k8s.io.yaml").read_text() == shipped

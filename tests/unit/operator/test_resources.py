@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scheduler_core.framework.events import EventResource
+from scheduler_core.plugins.coscheduling import podgroup
 from scheduler_core.plugins.defaultpreemption.evaluator import PDB_KIND
+from scheduler_core.plugins.gangscheduling import gang_scheduling
 from scheduler_core.plugins.volumebinding import storage
 from scheduler_operator.resources import OBJECT_KINDS, ObjectKind
 
@@ -15,6 +17,7 @@ READ_BY_PLUGINS = {
     "Service", "ReplicationController", "ReplicaSet", "StatefulSet",  # PodTopologySpread default selector
     storage.PERSISTENT_VOLUME_CLAIM, storage.PERSISTENT_VOLUME, storage.STORAGE_CLASS,
     storage.CSI_NODE, storage.CSI_DRIVER, storage.CSI_STORAGE_CAPACITY, storage.VOLUME_ATTACHMENT,
+    podgroup.KIND, gang_scheduling.KIND,  # Coscheduling, GangScheduling
 }  # fmt: skip
 
 
@@ -26,4 +29,4 @@ def test_every_kind_plugins_read_is_watched() -> None:
 def test_changes_of_storage_kinds_are_cluster_events(kind: ObjectKind) -> None:
     resource = EventResource(kind.event_resource or "")
 
-    assert resource.value.rsplit("/", 1)[-1] == kind.kind
+    assert resource.value.rsplit("/", 1)[-1] == kind.kind.rsplit("/", 1)[-1]
