@@ -334,10 +334,9 @@ class Scheduler:
                 await asyncio.sleep(0)
                 continue
             advance = _advancer(self.clock)
-            if self._binding or self._background:
-                if advance is None or not self._all_wait_at_permit():
-                    await asyncio.wait(self._binding | self._background, return_when=asyncio.FIRST_COMPLETED)
-                    continue
+            if (self._binding or self._background) and (advance is None or not self._all_wait_at_permit()):
+                await asyncio.wait(self._binding | self._background, return_when=asyncio.FIRST_COMPLETED)
+                continue
             wake = _earliest(self.queue.next_wakeup(), self._permit_deadline())
             if wake is None or advance is None:
                 return

@@ -63,7 +63,13 @@ def problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _int(
-    found: list[tuple[str, str]], spec: Mapping[str, Any], field: str, path: str, *, minimum: int, required: bool = False
+    found: list[tuple[str, str]],
+    spec: Mapping[str, Any],
+    field: str,
+    path: str,
+    *,
+    minimum: int,
+    required: bool = False,
 ) -> None:
     value = spec.get(field)
     if value is None:

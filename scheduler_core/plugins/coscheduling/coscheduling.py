@@ -37,7 +37,6 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from scheduler_core.framework import gangs
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
@@ -55,6 +54,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Resource,
     Status,
+    gangs,
 )
 from scheduler_core.plugins import names
 from scheduler_core.plugins.coscheduling import podgroup

@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from scheduler_core.framework import gangs
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
@@ -40,6 +39,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    gangs,
 )
 from scheduler_core.plugins import names
 

@@ -216,6 +216,7 @@ def test_kustomize_builds_the_base() -> None:
 
 def test_optional_pod_group_crd_is_the_one_in_crds() -> None:
     part = MANIFESTS / "podgroup-crd"
-    assert yaml.safe_load((part / "kustomization.yaml").read_text())["resources"] == ["podgroups.scheduling.x-k8s.io.yaml"]
+    listed = yaml.safe_load((part / "kustomization.yaml").read_text())["resources"]
+    assert listed == ["podgroups.scheduling.x-k8s.io.yaml"]
     shipped = (MANIFESTS.parent / "crds" / "podgroups.scheduling.x-k8s.io.yaml").read_text()
     assert (part / "podgroups.scheduling.x-k8s.io.yaml").read_text() == shipped

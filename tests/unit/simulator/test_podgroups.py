@@ -42,7 +42,7 @@ def _with(obj: dict[str, Any], **spec: Any) -> dict[str, Any]:
         ),
         pytest.param(
             _with(gang_group("b", 1), schedulingPolicy={"gang": {"minCount": 0}}),
-            "in.yaml: PodGroup default/b: spec.schedulingPolicy.gang.minCount: must be greater than or equal to 1 (got 0)",
+            "in.yaml: PodGroup default/b: spec.schedulingPolicy.gang.minCount: must be greater than or equal to 1",
             id="zero minCount",
         ),
         pytest.param(

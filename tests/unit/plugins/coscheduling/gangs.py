@@ -70,4 +70,6 @@ def coscheduling_profile(**args: Any) -> dict[str, Any]:
 
 def gang_scheduling_profile() -> dict[str, Any]:
     """The default plugins with upstream's GangScheduling, as its feature gate enables it."""
-    return profile("gang", schedulerName="crd-scheduler", plugins={"multiPoint": {"enabled": [{"name": "GangScheduling"}]}})
+    return profile(
+        "gang", schedulerName="crd-scheduler", plugins={"multiPoint": {"enabled": [{"name": "GangScheduling"}]}}
+    )

@@ -31,7 +31,13 @@ def bound(cluster: InMemoryCluster, prefix: str) -> list[str]:
 
 
 async def test_gang_of_three_with_room_for_two_binds_none_then_all_after_a_node_is_added() -> None:
-    objects = [coscheduling_profile(), node("n1", cpu="1"), node("n2", cpu="1"), pod_group("job", 3), *members("job", 3)]
+    objects = [
+        coscheduling_profile(),
+        node("n1", cpu="1"),
+        node("n2", cpu="1"),
+        pod_group("job", 3),
+        *members("job", 3),
+    ]
     cluster = load(*objects)
     backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
     clock = FakeClock()
@@ -174,9 +180,9 @@ def test_queue_sort_keeps_gang_members_together() -> None:
     import functools
 
     order = sorted(queued, key=functools.cmp_to_key(lambda x, y: -1 if plugin.less(x, y) else 1))
-    assert [q.pod_info.name for q in order][:4] == ["solo", "a-0", "a-1", "b-0"] or [
-        q.pod_info.name for q in order
-    ][:4] == ["a-0", "a-1", "b-0", "b-1"]
+    assert [q.pod_info.name for q in order][:4] == ["solo", "a-0", "a-1", "b-0"] or [q.pod_info.name for q in order][
+        :4
+    ] == ["a-0", "a-1", "b-0", "b-1"]
 
 
 def test_simulate_reports_that_members_wait_for_their_gang_and_why_it_failed() -> None:

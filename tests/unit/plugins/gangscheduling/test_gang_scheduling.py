@@ -147,9 +147,13 @@ async def test_gang_scheduling_flow(
 @pytest.mark.parametrize(
     ("added", "want"),
     [
-        pytest.param(member("p2", "pg1"), QueueingHint.QUEUE, id="add a newPod which matches the pod's scheduling group"),
         pytest.param(
-            member("p2", "pg1", namespace="ns2"), QueueingHint.SKIP, id="add a newPod which doesn't match the pod's namespace"
+            member("p2", "pg1"), QueueingHint.QUEUE, id="add a newPod which matches the pod's scheduling group"
+        ),
+        pytest.param(
+            member("p2", "pg1", namespace="ns2"),
+            QueueingHint.SKIP,
+            id="add a newPod which doesn't match the pod's namespace",
         ),
         pytest.param(
             member("p2", "pg2"), QueueingHint.SKIP, id="add a newPod which doesn't match the pod's pod group name"
