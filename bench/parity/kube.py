@@ -47,15 +47,20 @@ class ApiError(RuntimeError):
 
 
 class DevCluster:
-    def __init__(self, state: Path = DEFAULT_STATE, binaries: Path = DEFAULT_BIN) -> None:
+    def __init__(
+        self, state: Path = DEFAULT_STATE, binaries: Path = DEFAULT_BIN, env: dict[str, str] | None = None
+    ) -> None:
+        """``env``: more of ``scripts/dev-cluster``'s settings (e.g. its feature gates)."""
         self.state = state
         self.binaries = binaries
+        self.env = dict(env or {})
 
     def _run(self, *args: str) -> str:
         env = {
             **os.environ,
             "CRD_SCHEDULER_DEVCLUSTER_DIR": str(self.state),
             "CRD_SCHEDULER_DEVCLUSTER_BIN": str(self.binaries),
+            **self.env,
         }
         done = subprocess.run(
             [sys.executable, str(DEV_CLUSTER), *args], capture_output=True, text=True, check=False, env=env
