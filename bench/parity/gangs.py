@@ -24,7 +24,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ GATES = {
     "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG": "scheduling.k8s.io/v1alpha2=true",
 }
 SCHEDULER_NAME = "gang-parity"
+HOSTNAME = "kubernetes.io/hostname"
 POD_GROUPS = "/apis/scheduling.k8s.io/v1alpha2/namespaces/{namespace}/podgroups"
 SETTLE_SECONDS = 4.0  # no binding change for this long: kube-scheduler is done
 SCENARIO_TIMEOUT = 90.0
@@ -62,7 +63,7 @@ def generate(seed: int, run: str) -> Scenario:
         {
             "apiVersion": "v1",
             "kind": "Node",
-            "metadata": {"name": f"{namespace}-n{i}", "labels": {**label, "kubernetes.io/hostname": f"{namespace}-n{i}"}},
+            "metadata": {"name": f"{namespace}-n{i}", "labels": {**label, HOSTNAME: f"{namespace}-n{i}"}},
             "status": {"capacity": {"cpu": str(rng.choice((1, 2, 3, 4))), "memory": "16Gi", "pods": "110"}},
         }
         for i in range(rng.randint(1, 4))
@@ -248,10 +249,8 @@ class GangParity:
     def _clean(self, namespace: str, nodes: list[str]) -> None:
         assert self.api is not None
         for path in (f"/api/v1/namespaces/{namespace}", *(f"/api/v1/nodes/{n}" for n in nodes)):
-            try:
+            with suppress(ApiError):
                 self.api.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
-            except ApiError:
-                pass
 
 
 def main(argv: list[str] | None = None) -> int:
