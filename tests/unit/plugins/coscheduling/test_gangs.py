@@ -232,3 +232,15 @@ def test_a_pod_above_every_member_may_still_preempt_a_gang_member() -> None:
         )
     )
     assert len(result.cluster.deleted) == 1
+
+
+def test_the_kubeflow_example_binds_one_job_whole_and_nothing_of_the_other() -> None:
+    from pathlib import Path
+
+    from scheduler_core.simulator import load_files
+
+    example = Path(__file__).resolve().parents[4] / "examples" / "gang" / "kubeflow-jobs.yaml"
+    result = simulate(load_files([str(example)]))
+    assert bound(result.cluster, "mnist-") == ["mnist-master-0", "mnist-worker-0", "mnist-worker-1", "mnist-worker-2"]
+    assert bound(result.cluster, "resnet-") == []
+    assert all("waiting for its gang kubeflow/resnet" in r.gang for r in result.pods if r.name.startswith("resnet-"))
