@@ -146,7 +146,11 @@ def _stored(obj: Json) -> Json:
 
 class GangParity:
     def __init__(self, binaries: Path | None = None) -> None:
-        binaries = binaries or Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN") or DEFAULT_BIN)
+        if binaries is None:  # the binaries of the dev cluster in use, built once for all
+            shared = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR")
+            binaries = Path(
+                os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN") or (Path(shared) / "bin" if shared else DEFAULT_BIN)
+            )
         self.cluster = DevCluster(STATE, binaries, env=GATES)
         self.run_id = uuid.uuid4().hex[:6]
         self.api: Api | None = None

@@ -76,14 +76,14 @@ def test_gang_of_four_binds_only_whole_and_never_before_its_last_member(env: Env
     nodes = env.add_nodes(5, cpu="1", memory="4Gi")  # room for the gang and the solo pod
     env.custom.create(env.home, profile("default", env.scheduler, plugins=COSCHEDULING))
     operator = env.start_operator()
-    env.custom.create(
-        env.home,
-        {
-            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-            "kind": "PodGroup",
-            "metadata": {"name": "train"},
-            "spec": {"minMember": 4, "scheduleTimeoutSeconds": 60},
-        },
+    group = {
+        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+        "kind": "PodGroup",
+        "metadata": {"name": "train"},
+        "spec": {"minMember": 4, "scheduleTimeoutSeconds": 60},
+    }
+    client.CustomObjectsApi(env.api).create_namespaced_custom_object(
+        "scheduling.x-k8s.io", "v1alpha1", env.home, "podgroups", group
     )
     recorder = BindingWatch(env.core, env.home)
     created: dict[str, float] = {}
