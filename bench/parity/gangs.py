@@ -202,7 +202,7 @@ class GangParity:
             stored_nodes = [api.request("GET", f"/api/v1/nodes/{name}") for name in created_nodes]
             pending = []
             for stored in stored_pods:
-                pod = _stored(stored)
+                pod = _stored({"apiVersion": "v1", "kind": "Pod", **stored})
                 pod["spec"] = {k: v for k, v in pod["spec"].items() if k != "nodeName"}
                 pod.pop("status", None)
                 pending.append(pod)
