@@ -12,6 +12,10 @@ policy, or none, is not a gang and this plugin lets its pods be).
 - PreFilter's RemovePod (ours: upstream's plugin has no PreFilter) refuses preemption's dry
   run a victim from a placed gang with a member at or above the preemptor's priority, so a
   pod never breaks a gang more important than itself (``framework.gangs``).
+- PostFilter (ours) rejects the group's waiting members when a member finds no node while the
+  group is short of ``minCount``, releasing their places at once: upstream's pod group cycle
+  (below) never reserves a gang that does not fit whole, so neither may a member here hold a
+  place for minutes that another pod would get upstream.
 - Permit makes each member wait (5 minutes, ``permitTimeoutDuration``) until the members
   assumed or bound, itself included, reach ``minCount``; then it allows them all. A member
   that waits asks the queue to activate the group's unscheduled pods.
@@ -31,11 +35,14 @@ from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    Code,
     CycleState,
     EventResource,
     Handle,
     NodeInfo,
+    NodeToStatus,
     PodInfo,
+    PostFilterResult,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -50,6 +57,7 @@ PERMIT_TIMEOUT_SECONDS = 5 * 60.0  # permitTimeoutDuration
 
 REASON_WAITING_FOR_MEMBERS = "waiting for minCount pods from a gang to appear in scheduling queue"
 REASON_WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+REASON_GANG_REJECTED = "a member found no node before the gang reached minCount"
 
 
 def pod_group_name(pod: PodInfo) -> str:
@@ -141,6 +149,24 @@ class GangScheduling:
 
     def remove_pod(self, state: CycleState, pod: PodInfo, pod_to_remove: PodInfo, node: NodeInfo) -> Status | None:
         return gangs.protect_gang(self._handle.snapshot().list(), pod, pod_to_remove, pod_group_name)
+
+    # -- PostFilter (ours) -----------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]:
+        name = pod_group_name(pod)
+        group = self._group(pod.namespace, name) if name else None
+        min_count = gang_min_count(group) if group is not None else None
+        if min_count is None:
+            return None, Status(Code.UNSCHEDULABLE)
+        scheduled = self._scheduled(pod.namespace, name) - {pod.uid}
+        if len(scheduled) >= min_count:
+            return None, Status(Code.UNSCHEDULABLE)  # the gang is whole: only this extra pod waits
+        for uid in scheduled:
+            waiting = self._handle.get_waiting_pod(uid)
+            if waiting is not None:
+                waiting.reject(NAME, REASON_GANG_REJECTED)
+        return None, Status(Code.UNSCHEDULABLE, f"pod group {pod.namespace}/{name}: {REASON_GANG_REJECTED}")
 
     # -- Permit ----------------------------------------------------------------------------
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
