@@ -33,7 +33,13 @@ def test_a_later_pod_gets_the_place_an_incomplete_gang_would_have_held() -> None
     # As upstream's pod group cycle: the gang that does not fit whole holds nothing, so the
     # pod after it binds (parity seed 42 of bench/parity/gangs.py).
     result = simulate(
-        load(gang_scheduling_profile(), node("n1", cpu="1"), gang_group("g", 2), *gang_members("g", 2), pod("solo", cpu="1"))
+        load(
+            gang_scheduling_profile(),
+            node("n1", cpu="1"),
+            gang_group("g", 2),
+            *gang_members("g", 2),
+            pod("solo", cpu="1"),
+        )
     )
     assert bound(result, "g-") == []
     assert bound(result, "solo") == ["solo"]
@@ -41,7 +47,13 @@ def test_a_later_pod_gets_the_place_an_incomplete_gang_would_have_held() -> None
 
 def test_gang_short_of_min_count_pods_is_held_before_the_queue() -> None:
     result = simulate(
-        load(gang_scheduling_profile(), node("n1", cpu="8"), gang_group("g", 3), *gang_members("g", 2), pod("solo", cpu="1"))
+        load(
+            gang_scheduling_profile(),
+            node("n1", cpu="8"),
+            gang_group("g", 3),
+            *gang_members("g", 2),
+            pod("solo", cpu="1"),
+        )
     )
     assert bound(result, "g-") == []
     assert bound(result, "solo") == ["solo"]
