@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import random
 import resource
 import sys
 import time
@@ -30,15 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.run import percentile
+from bench.run import in_memory_scheduler, percentile
 from bench.workloads import node_default, pod_default
-from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
-from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo, QueuedPodInfo
 from scheduler_core.profiles import ProfileKey
-from scheduler_core.runtime.registry import default_registry
-from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
 
 NAMESPACE = "gangs"
@@ -92,15 +87,7 @@ async def run(api: str, nodes: int, gangs: int, size: int, seed: int) -> dict[st
         kind, obj = pod_group(api, g, size)
         groups.setdefault(kind, []).append(obj)
     cluster = InMemoryCluster(nodes=[node_default(i) for i in range(nodes)], objects=groups)
-    registry = default_registry()
-    scheduler = Scheduler(
-        cluster,
-        registry=registry,
-        default_multi_point=default_plugins(registry),
-        clock=FakeClock(),
-        rng=random.Random(seed),
-    )
-    cluster.watch(scheduler)
+    scheduler = in_memory_scheduler(cluster, seed)
     scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, "gangs"), profile(api))
     for node in cluster.nodes.values():
         scheduler.on_node_add(node)

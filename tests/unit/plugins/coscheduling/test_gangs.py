@@ -14,7 +14,7 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_core.simulator import simulate
+from scheduler_core.simulator import Simulation, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_core.simulator.run import apply_profiles
 from tests.builders import node, pod
@@ -196,41 +196,34 @@ def test_simulate_reports_that_members_wait_for_their_gang_and_why_it_failed() -
         assert report.to_json()["gang"] == report.gang
 
 
-def test_preemption_never_breaks_a_placed_gang_for_a_pod_below_its_priority() -> None:
-    # A gang of two on two full nodes: one member at 100, one at 10. A pod at 50 could take
-    # the low member's place, but that would break a gang that outranks it.
+def _preempt_placed_gang(member_priorities: tuple[int, int], preemptor_priority: int) -> Simulation:
+    """A gang of two placed on two full nodes, and one more pod at ``preemptor_priority``."""
     placed = members("job", 2)
-    for i, (p, prio) in enumerate(zip(placed, (100, 10), strict=True)):
-        p["spec"].update(nodeName=f"n{i}", priority=prio)
-    result = simulate(
+    for i, (p, priority) in enumerate(zip(placed, member_priorities, strict=True)):
+        p["spec"].update(nodeName=f"n{i}", priority=priority)
+    return simulate(
         load(
             coscheduling_profile(),
             node("n0", cpu="1"),
             node("n1", cpu="1"),
             pod_group("job", 2),
             *placed,
-            pod("mid", cpu="1", priority=50),
+            pod("preemptor", cpu="1", priority=preemptor_priority),
         )
     )
+
+
+def test_preemption_never_breaks_a_placed_gang_for_a_pod_below_its_priority() -> None:
+    # Members at 100 and 10: a pod at 50 could take the low member's place, but that would
+    # break a gang that outranks it.
+    result = _preempt_placed_gang((100, 10), 50)
     assert result.cluster.deleted == []
-    assert bound(result.cluster, "mid") == []
+    assert bound(result.cluster, "preemptor") == []
     assert bound(result.cluster, "job") == ["job-0", "job-1"]
 
 
 def test_a_pod_above_every_member_may_still_preempt_a_gang_member() -> None:
-    placed = members("job", 2, priority=10)
-    for i, p in enumerate(placed):
-        p["spec"]["nodeName"] = f"n{i}"
-    result = simulate(
-        load(
-            coscheduling_profile(),
-            node("n0", cpu="1"),
-            node("n1", cpu="1"),
-            pod_group("job", 2),
-            *placed,
-            pod("urgent", cpu="1", priority=1000),
-        )
-    )
+    result = _preempt_placed_gang((10, 10), 1000)
     assert len(result.cluster.deleted) == 1
 
 
