@@ -67,7 +67,6 @@ REASON_POSTFILTER_REJECTION = "optimistic rejection in PostFilter"
 REASON_UNRESERVE_REJECTION = "rejection in Unreserve"
 REASON_NOT_FOUND = "PodGroup not found"
 REASON_NO_GROUP = "can not find pod group"
-_ACTIVATE_SIBLINGS = "PermitCoscheduling"  # core.permitStateKey
 
 
 class CoschedulingArgs(BaseModel):
@@ -79,13 +78,6 @@ class CoschedulingArgs(BaseModel):
     pod_group_backoff_seconds: int = Field(
         default=0, ge=0, le=0, description="group backoff after a failure; not supported, must be 0"
     )
-
-
-class _ActivateSiblings:
-    """``core.PermitState``: this cycle's pod is the group's first to wait."""
-
-    def clone(self) -> _ActivateSiblings:
-        return self
 
 
 class Coscheduling:
