@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from bench.parity.kube import DEFAULT_BIN, ROOT, Api, ApiError, DevCluster
+from bench.parity.kube import ROOT, Api, ApiError, DevCluster
 
 STATE = ROOT / ".devcluster" / "gangs"
 GATES = {
@@ -160,11 +160,6 @@ def _stored(obj: Json) -> Json:
 
 class GangParity:
     def __init__(self, binaries: Path | None = None) -> None:
-        if binaries is None:  # the binaries of the dev cluster in use, built once for all
-            shared = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR")
-            binaries = Path(
-                os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN") or (Path(shared) / "bin" if shared else DEFAULT_BIN)
-            )
         self.cluster = DevCluster(STATE, binaries, env=GATES)
         self.run_id = uuid.uuid4().hex[:6]
         self.api: Api | None = None
