@@ -1,4 +1,5 @@
-"""What preemption may not do to a gang, shared by the gang plugins (Coscheduling, GangScheduling).
+"""What the gang plugins (Coscheduling, GangScheduling) share: finding a PodGroup, and what
+preemption may not do to a gang.
 
 A placed gang is broken by evicting any one member. Default preemption only takes pods of
 lower priority than the preemptor, but a gang's members may differ in priority; a gang plugin's
@@ -8,7 +9,8 @@ at or above the preemptor's priority, so a pod never breaks a gang more importan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import NodeInfo, PodInfo
@@ -30,4 +32,13 @@ def protect_gang(
     )
     if preemptor.priority <= highest:
         return Status(Code.UNSCHEDULABLE, f"{ERR_GANG_VICTIM}: {victim.namespace}/{name}")
+    return None
+
+
+def find_namespaced(objects: Iterable[Any], namespace: str, name: str) -> Mapping[str, Any] | None:
+    """The object ``namespace/name`` among ``Handle.objects(kind)`` (a lister's Get)."""
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            return obj  # type: ignore[no-any-return]
     return None

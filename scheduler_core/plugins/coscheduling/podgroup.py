@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scheduler_core.framework import PODS, PodInfo, QuantityError, Resource
+from scheduler_core.framework import PODS, PodInfo, QuantityError, Resource, gangs
 
 API_GROUP = "scheduling.x-k8s.io"
 KIND = f"{API_GROUP}/PodGroup"
@@ -80,11 +80,8 @@ def parse_time(value: object) -> float | None:
 
 def find(objects: Iterable[Any], namespace: str, name: str) -> PodGroup | None:
     """The group ``namespace/name`` among the backend's PodGroups (the client's Get)."""
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-            return PodGroup.parse(obj)
-    return None
+    found = gangs.find_namespaced(objects, namespace, name)
+    return PodGroup.parse(found) if found is not None else None
 
 
 def resource_names(resource: Resource) -> dict[str, int]:

@@ -85,11 +85,7 @@ class GangScheduling:
         self._handle = handle
 
     def _group(self, namespace: str, name: str) -> Mapping[str, Any] | None:
-        for obj in self._handle.objects(KIND):
-            meta = obj.get("metadata") or {}
-            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-                return obj  # type: ignore[no-any-return]
-        return None
+        return gangs.find_namespaced(self._handle.objects(KIND), namespace, name)
 
     def _members(self, namespace: str, name: str) -> Iterable[PodInfo]:
         """The group's pods the scheduler knows (upstream's podGroupState ``allPods``)."""
