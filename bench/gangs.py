@@ -25,16 +25,18 @@ import resource
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.run import in_memory_scheduler, percentile
 from bench.workloads import node_default, pod_default
+from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.framework import PodInfo, QueuedPodInfo
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.simulator.backend import InMemoryCluster
+from scheduler_core.simulator.run import POD_ARRIVAL_INTERVAL
 
 NAMESPACE = "gangs"
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
@@ -88,6 +90,7 @@ async def run(api: str, nodes: int, gangs: int, size: int, seed: int) -> dict[st
         groups.setdefault(kind, []).append(obj)
     cluster = InMemoryCluster(nodes=[node_default(i) for i in range(nodes)], objects=groups)
     scheduler = in_memory_scheduler(cluster, seed)
+    clock = cast(FakeClock, scheduler.clock)
     scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, "gangs"), profile(api))
     for node in cluster.nodes.values():
         scheduler.on_node_add(node)
@@ -114,6 +117,7 @@ async def run(api: str, nodes: int, gangs: int, size: int, seed: int) -> dict[st
         for i in range(size):
             pod = member(api, g, i)
             cluster.pods[pod["metadata"]["uid"]] = pod
+            clock.advance(POD_ARRIVAL_INTERVAL)  # as simulate: equal priorities keep arrival order
             scheduler.on_pod_add(pod)
     begin = time.perf_counter()
     await scheduler.run_until_idle()
