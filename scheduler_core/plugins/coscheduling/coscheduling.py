@@ -32,7 +32,8 @@ scheduler-plugins' PodGroup controller, not by its scheduler plugin; see docs/ga
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -97,9 +98,9 @@ class Coscheduling:
             return None
         return podgroup.find(self._handle.objects(podgroup.KIND), pod.namespace, name)
 
-    def _members(self, pod: PodInfo) -> list[PodInfo]:
-        """The pods of the pod's group that exist (scheduler-plugins' pod informer skips
-        Succeeded and Failed pods)."""
+    def _members(self, pod: PodInfo) -> list[Mapping[str, Any]]:
+        """The pods of the pod's group that exist, as stored (scheduler-plugins' pod informer
+        skips Succeeded and Failed pods)."""
         name, namespace = group_name(pod), pod.namespace
         members = []
         for obj in self._handle.objects("Pod"):
@@ -110,7 +111,7 @@ class Coscheduling:
                 continue
             if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
-            members.append(PodInfo.of(obj))
+            members.append(obj)
         return members
 
     def _assigned(self, group: PodGroup, *, besides: str = "") -> int:
@@ -260,7 +261,8 @@ class Coscheduling:
 
     def _activate_siblings(self, state: CycleState, pod: PodInfo) -> None:
         """``ActivateSiblings``: the group's first waiting member moves the others to activeQ."""
-        for sibling in self._members(pod):
+        for obj in self._members(pod):
+            sibling = PodInfo.of(obj)
             if sibling.uid != pod.uid and not sibling.node_name:
                 state.pods_to_activate[sibling.key] = sibling
 

@@ -87,13 +87,13 @@ class GangScheduling:
     def _group(self, namespace: str, name: str) -> Mapping[str, Any] | None:
         return gangs.find_namespaced(self._handle.objects(KIND), namespace, name)
 
-    def _members(self, namespace: str, name: str) -> Iterable[PodInfo]:
+    def _members(self, namespace: str, name: str) -> Iterable[Mapping[str, Any]]:
         """The group's pods the scheduler knows (upstream's podGroupState ``allPods``)."""
         for obj in self._handle.objects("Pod"):
             meta = obj.get("metadata") or {}
             group = (obj.get("spec") or {}).get("schedulingGroup") or {}
             if group.get("podGroupName") == name and (meta.get("namespace") or "default") == namespace:
-                yield PodInfo.of(obj)
+                yield obj
 
     # -- EnqueueExtensions -----------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -177,7 +177,8 @@ class GangScheduling:
             return None, 0
         scheduled = self._scheduled(pod.namespace, name)
         if len(scheduled) < min_count:
-            for member in self._members(pod.namespace, name):
+            for obj in self._members(pod.namespace, name):
+                member = PodInfo.of(obj)
                 if not member.node_name and member.uid not in scheduled:
                     state.pods_to_activate[member.key] = member
             return Status.wait(REASON_WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
