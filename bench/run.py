@@ -39,11 +39,8 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[index]
 
 
-async def run(
-    workload_name: str, nodes: int, pods: int, init_pods: int, seed: int, max_attempts: int = 20
-) -> dict[str, Any]:
-    workload = WORKLOADS[workload_name]
-    cluster = InMemoryCluster()
+def in_memory_scheduler(cluster: InMemoryCluster, seed: int) -> Scheduler:
+    """The scheduler over ``cluster`` as ``simulate`` builds it: in-tree registry, fake clock."""
     registry = default_registry()
     scheduler = Scheduler(
         cluster,
@@ -53,6 +50,15 @@ async def run(
         rng=random.Random(seed),
     )
     cluster.watch(scheduler)
+    return scheduler
+
+
+async def run(
+    workload_name: str, nodes: int, pods: int, init_pods: int, seed: int, max_attempts: int = 20
+) -> dict[str, Any]:
+    workload = WORKLOADS[workload_name]
+    cluster = InMemoryCluster()
+    scheduler = in_memory_scheduler(cluster, seed)
     scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), default_profile_spec())
     for i in range(nodes):
         node = workload.node(i)

@@ -32,9 +32,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Kinds whose changes are cluster events (upstream: the informers eventhandlers.go registers
-# for the GVKs plugins declare), by kind name: PersistentVolumeClaim, StorageClass, CSINode...
+# for the GVKs plugins declare), by the kind name the stores use: PersistentVolumeClaim,
+# StorageClass, CSINode... The two PodGroup APIs share a kind name, so they keep their group
+# (``scheduling.x-k8s.io/PodGroup``, as ``Handle.objects`` names them).
+_SHARED_KIND_NAMES = (ev.EventResource.POD_GROUP, ev.EventResource.X_POD_GROUP)
 STORAGE_EVENT_RESOURCES: Mapping[str, ev.EventResource] = {
-    resource.value.rsplit("/", 1)[-1]: resource
+    (resource.value if resource in _SHARED_KIND_NAMES else resource.value.rsplit("/", 1)[-1]): resource
     for resource in ev.EventResource
     if resource
     not in (ev.EventResource.POD, ev.EventResource.ASSIGNED_POD, ev.EventResource.NODE, ev.EventResource.WILDCARD)
@@ -51,6 +54,7 @@ class EventHandlers:
     _unassigned: dict[str, PodInfo]
     _held: dict[str, str]
     _reporting: bool  # only a scheduling replica (the leader) writes to pods
+    _unscheduled_pod_add: bool  # a served profile's plugin registers Pod/Add (gangs)
 
     def _report_held(self) -> None:
         """Start reporting: tell every held pod why it waits."""
@@ -146,6 +150,8 @@ class EventHandlers:
             self.queue.add(info)
         elif not _terminal(info):
             self._sort_pending(info)
+        if self._unscheduled_pod_add:
+            self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         uid = (old.get("metadata") or {}).get("uid")

@@ -52,6 +52,7 @@ from scheduler_core.reporting import (
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.runtime.waiting_pods import WaitingPods
 from scheduler_core.schedule_one import Algorithm, ScheduleError, ScheduleResult
 from scheduler_core.tenancy import ScopedClusterAPI
 
@@ -130,6 +131,8 @@ class Scheduler(EventHandlers):
         self._binding: set[asyncio.Task[None]] = set()
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
+        self._unscheduled_pod_add = False  # a served profile's plugin registers Pod/Add (gangs)
+        self._last_rejectors: dict[str, set[str]] = {}  # run_until_idle: who rejected a pod last
         self.scheduled_count = 0
         self.attempt_count = 0
 
@@ -148,6 +151,8 @@ class Scheduler(EventHandlers):
             api=api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
+            # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
+            waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),
         )
 
     def _profile_of(self, pod: PodInfo) -> str | None:
@@ -241,6 +246,9 @@ class Scheduler(EventHandlers):
             # proportion to its own pods, not to every pending pod of the cluster.
             return pod.scheduler_name in names and (not tenant or pod.namespace == key.namespace)
 
+        # Upstream raises UnscheduledPodAdd under its GangScheduling gate: here whenever a
+        # served profile has a plugin asking for it (a new gang member may complete a gang).
+        self._unscheduled_pod_add = any(_registers_unscheduled_pod_add(f) for _, f in self.profiles)
         # Pods may now belong to another profile (or to none): re-sort the affected pending ones.
         for pod in list(self._unassigned.values()):
             if affected(pod):
@@ -296,16 +304,30 @@ class Scheduler(EventHandlers):
     async def run_until_idle(self, *, max_attempts_per_pod: int = 20) -> None:
         """Schedule until nothing is left to try (``simulate``, benchmarks, tests).
 
-        Backoff waits are jumped over when the clock can be advanced (a FakeClock). A pod
-        failing with errors is tried at most ``max_attempts_per_pod`` times.
+        Backoff waits and Permit timeouts are jumped over when the clock can be advanced (a
+        FakeClock): when every binding cycle in flight is a pod held at Permit, the clock moves
+        to the next timeout or backoff completion. A pod is tried at most
+        ``max_attempts_per_pod`` times per call: then one that plugins rejected (a gang
+        thrashing for room) is parked with the unschedulable pods, where their events may
+        try it again; one failing with errors is dropped from the queue.
         """
         self._report_held()
+        attempts: dict[str, int] = {}  # this run's attempts per pod
         while True:
             qpi = self.queue.pop()
             if qpi is not None:
-                if qpi.attempts > max_attempts_per_pod:
-                    self.queue.delete(qpi.pod_info)
-                    self.queue.done(qpi.pod_info.uid)
+                uid = qpi.pod_info.uid
+                attempts[uid] = attempts.get(uid, 0) + 1
+                if attempts[uid] > max_attempts_per_pod:
+                    rejectors = self._last_rejectors.get(uid)
+                    if rejectors:
+                        # Rejected each time (a gang thrashing for room): park it with the
+                        # unschedulable pods, where its rejectors' events may try it again.
+                        qpi.unschedulable_plugins = set(rejectors)
+                        self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
+                    else:
+                        self.queue.delete(qpi.pod_info)
+                        self.queue.done(qpi.pod_info.uid)
                     continue
                 if self.needs_await(qpi):
                     await self.schedule_one_with_extenders(qpi)
@@ -314,15 +336,26 @@ class Scheduler(EventHandlers):
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
-            if self._binding or self._background:
-                await asyncio.wait(self._binding | self._background)
+            advance = _advancer(self.clock)
+            if (self._binding or self._background) and (advance is None or not self._all_wait_at_permit()):
+                await asyncio.wait(self._binding | self._background, return_when=asyncio.FIRST_COMPLETED)
                 continue
-            wake = self.queue.next_wakeup()
-            advance = getattr(self.clock, "set", None)
+            wake = _earliest(self.queue.next_wakeup(), self._permit_deadline())
             if wake is None or advance is None:
                 return
             advance(wake)
+            for _, fwk in self.profiles:
+                fwk.handle.waiting_pods.expire(self.clock.now())
             self.queue.flush_backoff_completed()
+            await asyncio.sleep(0)  # let the binding cycles of pods that timed out finish
+
+    def _all_wait_at_permit(self) -> bool:
+        """Every binding cycle in flight is a pod held at Permit (a gang waiting for members)."""
+        held = sum(w.holding() for _, fwk in self.profiles for w in fwk.handle.waiting_pods)
+        return not self._background and held >= len(self._binding)
+
+    def _permit_deadline(self) -> float | None:
+        return _earliest(*(fwk.handle.waiting_pods.next_deadline() for _, fwk in self.profiles))
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
         fwk = self._begin_cycle(qpi)
@@ -496,6 +529,7 @@ class Scheduler(EventHandlers):
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
         self._unassigned.pop(assumed.uid, None)
+        self._last_rejectors.pop(assumed.uid, None)
         self.scheduled_count += 1
         if self.observer is not None:
             self.observer.attempt(
@@ -536,6 +570,8 @@ class Scheduler(EventHandlers):
         message = status.message()
         if reason == REASON_SCHEDULER_ERROR:
             log.warning("error scheduling pod %s; retrying: %s", pod.key, message)
+        if qpi.unschedulable_plugins:
+            self._last_rejectors[pod.uid] = set(qpi.unschedulable_plugins)
         current = self._unassigned.get(pod.uid)
         if current is not None and not current.node_name:
             qpi.pod_info = current
@@ -561,4 +597,24 @@ class Scheduler(EventHandlers):
 
 async def _not_told(pod: PodInfo, node_name: str) -> None:
     """The operator learns of an extender's binding from the pod watch."""
+
+
+def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
+    for plugin in fwk.plugins.values():
+        register = getattr(plugin, "events_to_register", None)
+        if register is not None and any(
+            h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD for h in register()
+        ):
+            return True
+    return False
+
+
+def _advancer(clock: Clock) -> Callable[[float], None] | None:
+    """The clock's ``set`` when it can be moved forward (a FakeClock), else None."""
+    return cast(Callable[[float], None] | None, getattr(clock, "set", None))
+
+
+def _earliest(*times: float | None) -> float | None:
+    return min((t for t in times if t is not None), default=None)
+
 

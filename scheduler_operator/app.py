@@ -22,6 +22,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
 import kopf
@@ -43,6 +44,7 @@ from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import (
     GROUP,
     OBJECT_KINDS,
+    OPTIONAL_LISTS,
     PLUGIN_CONFIG_KIND,
     PLUGIN_CONFIG_PLURAL,
     PROFILE_KIND,
@@ -158,7 +160,12 @@ class Operator:
             kwargs: dict[str, Any] = {"limit": LIST_PAGE}
             if token:
                 kwargs["_continue"] = token
-            page = await self.lanes.critical.call(kube.call_json, fn, *args, **kwargs)
+            try:
+                page = await self.lanes.critical.call(kube.call_json, fn, *args, **kwargs)
+            except client.ApiException as error:
+                if error.status == HTTPStatus.NOT_FOUND and args in OPTIONAL_LISTS:
+                    return items  # e.g. no PodGroup CRD installed: nothing to read
+                raise
             items.extend(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue")
             if not token:

@@ -77,6 +77,6 @@ def build_registry(stores: Stores) -> kopf.OperatorRegistry:
 
 
 def _watch(registry: kopf.OperatorRegistry, kind: ObjectKind, store: Store) -> None:
-    @kopf.on.event(group=kind.group, version=kind.version, plural=kind.plural, id=kind.plural, registry=registry)
+    @kopf.on.event(group=kind.group, version=kind.version, plural=kind.plural, id=kind.kind, registry=registry)
     async def object_event(**kwargs: Any) -> None:
         _feed(store, kwargs["event"])

@@ -32,6 +32,7 @@ class ObjectKind:
     version: str
     plural: str
     namespaced: bool
+    optional: bool = False  # a CRD or alpha API the cluster may not serve: absent is empty
 
 
 # Upstream kube-scheduler's informers besides pods and nodes (pkg/scheduler/eventhandlers.go,
@@ -51,4 +52,12 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
     ObjectKind("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
     ObjectKind("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True),
     ObjectKind("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False),
+    # Gang scheduling: scheduler-plugins' PodGroup CRD (Coscheduling) and upstream's alpha
+    # PodGroup (GangScheduling, served with the GenericWorkload feature gate). The two share a
+    # kind name; the key is the one the plugins read (``<group>/PodGroup``).
+    ObjectKind("scheduling.x-k8s.io/PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, optional=True),
+    ObjectKind("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
 )
+
+# Lists of these answer 404 while the API is not served: the store is then empty.
+OPTIONAL_LISTS = frozenset((k.group, k.version, k.plural) for k in OBJECT_KINDS if k.optional)

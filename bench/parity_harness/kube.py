@@ -46,16 +46,31 @@ class ApiError(RuntimeError):
         self.status = status
 
 
+def shared_binaries() -> Path:
+    """The built binaries to share: ``CRD_SCHEDULER_DEVCLUSTER_BIN``, else those of the dev
+    cluster in use (``CRD_SCHEDULER_DEVCLUSTER_DIR``), else this checkout's ``.devcluster/bin``."""
+    explicit = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN")
+    if explicit:
+        return Path(explicit)
+    shared = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR")
+    return Path(shared) / "bin" if shared else DEFAULT_BIN
+
+
 class DevCluster:
-    def __init__(self, state: Path = DEFAULT_STATE, binaries: Path = DEFAULT_BIN) -> None:
+    def __init__(
+        self, state: Path = DEFAULT_STATE, binaries: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """``env``: more of ``scripts/dev-cluster``'s settings (e.g. its feature gates)."""
         self.state = state
-        self.binaries = binaries
+        self.binaries = binaries if binaries is not None else shared_binaries()
+        self.env = dict(env or {})
 
     def _run(self, *args: str) -> str:
         env = {
             **os.environ,
             "CRD_SCHEDULER_DEVCLUSTER_DIR": str(self.state),
             "CRD_SCHEDULER_DEVCLUSTER_BIN": str(self.binaries),
+            **self.env,
         }
         done = subprocess.run(
             [sys.executable, str(DEV_CLUSTER), *args], capture_output=True, text=True, check=False, env=env

@@ -85,6 +85,10 @@ def _kinds() -> dict[str, Kind]:
     for name, info in decode.kinds().items():
         namespaced = name not in cluster_scoped
         table[name] = Kind((info.api_version,), namespaced, specific.get(name) or _generic(namespaced))
+    # Gang scheduling's PodGroups: scheduler-plugins' CRD and upstream's alpha API (not in
+    # schema.json; the simulator checks their spec, scheduler_core/simulator/podgroups.py).
+    versions = ("scheduling.x-k8s.io/v1alpha1", "scheduling.k8s.io/v1alpha2")
+    table["PodGroup"] = Kind(versions, True, _generic(True), typed=False)
     return table
 
 

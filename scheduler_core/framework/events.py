@@ -55,6 +55,8 @@ class EventResource(enum.StrEnum):
     CSI_DRIVER = "storage.k8s.io/CSIDriver"
     CSI_STORAGE_CAPACITY = "storage.k8s.io/CSIStorageCapacity"
     VOLUME_ATTACHMENT = "storage.k8s.io/VolumeAttachment"
+    POD_GROUP = "scheduling.k8s.io/PodGroup"  # upstream fwk.PodGroup (v1alpha2, GenericWorkload)
+    X_POD_GROUP = "scheduling.x-k8s.io/PodGroup"  # scheduler-plugins' PodGroup (Coscheduling)
     WILDCARD = "*"
 
 
@@ -95,6 +97,7 @@ class ClusterEventWithHint:
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
+UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "UnscheduledPodAdd")
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE, "NodeDelete")
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")

@@ -19,3 +19,5 @@ TAINT_TOLERATION = "TaintToleration"
 VOLUME_BINDING = "VolumeBinding"
 VOLUME_RESTRICTIONS = "VolumeRestrictions"
 VOLUME_ZONE = "VolumeZone"
+COSCHEDULING = "Coscheduling"  # out of upstream's tree: kubernetes-sigs/scheduler-plugins
+GANG_SCHEDULING = "GangScheduling"

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from scheduler_core.framework import PluginFactory
 from scheduler_core.plugins import names
+from scheduler_core.plugins.coscheduling import Coscheduling
 from scheduler_core.plugins.defaultbinder import DefaultBinder
 from scheduler_core.plugins.defaultpreemption import DefaultPreemption
+from scheduler_core.plugins.gangscheduling import GangScheduling
 from scheduler_core.plugins.imagelocality import ImageLocality
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.nodeaffinity import NodeAffinity
@@ -47,6 +49,9 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         DefaultPreemption,
         InterPodAffinity,
         PodTopologySpread,
+        # Gang scheduling, off in the default profile; a profile enables one of them.
+        Coscheduling,
+        GangScheduling,
     ]
     return {factory.name: factory for factory in factories}
 

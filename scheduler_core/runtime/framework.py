@@ -45,7 +45,7 @@ from scheduler_core.framework.events import ActionType, ClusterEvent, EventResou
 from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.runtime.build import BuiltProfile
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPodImpl
+from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT
 
 # A plugin that does not say which events matter to it is woken by all of them.
 _ALL_EVENTS = (ClusterEventWithHint(ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "*")),)
@@ -375,7 +375,7 @@ class Framework:
                 continue
             return _error(f"running Permit plugin {plugin.name!r}: {status.message()}", plugin.name)
         if waits:
-            self.handle.waiting_pods.add(WaitingPodImpl(pod, waits))
+            self.handle.waiting_pods.wait(pod, waits)
             return Status.wait(f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
         return None
 

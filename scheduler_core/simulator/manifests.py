@@ -31,6 +31,7 @@ from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema
 from scheduler_core.framework import NodeInfo, PodInfo
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import short_repr
+from scheduler_core.simulator import podgroups
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClasses, default_node, default_pod
 from scheduler_core.simulator.errors import InputError, Problem
 
@@ -373,7 +374,14 @@ class _Loading:
             and not meta.get("namespace")
         ):
             obj["metadata"] = {**meta, "namespace": DEFAULT_NAMESPACE}
-        self.cluster.objects.setdefault(raw.kind, []).append(obj)
+        kind = raw.kind
+        if kind == podgroups.KIND and (group_key := podgroups.key(obj)) is not None:
+            found = podgroups.problems(obj)
+            self.problems.extend(Problem(raw.source, what, path, reason) for path, reason in found)
+            if found:
+                return
+            kind = group_key  # the two PodGroup APIs apart, as the gang plugins read them
+        self.cluster.objects.setdefault(kind, []).append(obj)
 
 
 def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: str) -> Any:

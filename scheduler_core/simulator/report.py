@@ -7,7 +7,8 @@ node that a filter rejected). JSON shape, one entry per pod::
 
     {"namespace", "name", "schedulerName", "profile", "status", "node", "message",
      "scores": {node: {plugin: weighted score, ..., "total": int}},
-     "filtered": {node: [reason, ...]}}
+     "filtered": {node: [reason, ...]},
+     "gang": "..."}  # members of a PodGroup only: the gang's outcome (simulator.gangs)
 
 ``scores`` is empty when scoring was skipped (one feasible node, as upstream). The table is for
 people: pod, status, node, the top three totals, and the reason.
@@ -44,8 +45,10 @@ class PodReport:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     filtered: dict[str, list[str]] = field(default_factory=dict)
     attempts: int = 0
+    gang: str = ""
 
     def to_json(self) -> dict[str, Any]:
+        gang = {"gang": self.gang} if self.gang else {}
         return {
             "namespace": self.namespace,
             "name": self.name,
@@ -56,6 +59,7 @@ class PodReport:
             "message": self.message,
             "scores": self.scores,
             "filtered": self.filtered,
+            **gang,
         }
 
 
@@ -124,7 +128,7 @@ def top_scores(scores: Mapping[str, Mapping[str, int]], limit: int = TOP_SCORES)
 
 def _reason(report: PodReport) -> str:
     if report.status != SCHEDULED:
-        return report.message
+        return report.gang or report.message
     if not report.scores:
         return "only feasible node"
     best = max(row[TOTAL] for row in report.scores.values())

@@ -27,6 +27,7 @@ from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator import gangs
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import (
@@ -124,6 +125,7 @@ async def simulate_async(
             unhandled.append(info)
             continue
         reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
+    gangs.annotate(reports, backend.pods.values(), cluster.objects)
     return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled))
 
 

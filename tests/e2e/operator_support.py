@@ -59,10 +59,10 @@ def free_port() -> int:
 # -- cluster setup ----------------------------------------------------------------------------
 
 
-def install_crds(api: client.ApiClient) -> None:
+def install_crds(api: client.ApiClient, paths: tuple[Path, ...] = CRD_FILES) -> None:
     """Create the CRDs from crds/ (or bring existing ones up to date) and wait until served."""
     extensions: Any = client.ApiextensionsV1Api(api)
-    for path in CRD_FILES:
+    for path in paths:
         crd = yaml.safe_load(path.read_text())
         name = crd["metadata"]["name"]
         for _ in range(5):

@@ -86,6 +86,11 @@ def _check_go() -> None:
 
 
 def ensure_built(lay: layout.Layout, *, force: bool = False) -> None:
+    if lay.external_bin:
+        # Someone else's binaries (e.g. the shared dev cluster's): never rebuild them here.
+        if not all(lay.binary(name).is_file() for name in layout.BINARIES):
+            raise DevClusterError(f"CRD_SCHEDULER_DEVCLUSTER_BIN={lay.bin} lacks the binaries; build them there first")
+        return
     with locked(lay.bin.with_name(lay.bin.name + ".lock")):
         if not force and is_current(lay):
             return

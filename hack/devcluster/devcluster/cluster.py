@@ -138,6 +138,12 @@ def up(lay: Layout, *, for_pid: int | None = None) -> Path:
     with locked(lay.root / "cluster.lock"):
         if healthy(lay):
             say(f"reusing the running cluster ({lay.run})")
+            wanted = os.environ.get(layout.FEATURE_GATES_ENV, "")
+            if wanted and wanted != features(lay)["featureGates"]:
+                raise DevClusterError(
+                    f"the running cluster in {lay.root} has feature gates {features(lay)['featureGates']!r}, "
+                    f"not {wanted!r}: use another CRD_SCHEDULER_DEVCLUSTER_DIR"
+                )
         else:
             _fresh_start(lay)
             if for_pid is not None:
@@ -200,8 +206,32 @@ def _fresh_start(lay: Layout) -> None:
             say(f"cluster did not come up ({error}); retrying")
 
 
+def features(lay: Layout) -> dict[str, str]:
+    """``{"featureGates": ..., "runtimeConfig": ...}`` of the running cluster (empty: none)."""
+    try:
+        saved = json.loads(lay.features.read_text())
+    except (OSError, ValueError):
+        return {"featureGates": "", "runtimeConfig": ""}
+    return {"featureGates": str(saved.get("featureGates", "")), "runtimeConfig": str(saved.get("runtimeConfig", ""))}
+
+
+def gate_flags(lay: Layout) -> list[str]:
+    gates = features(lay)["featureGates"]
+    return [f"--feature-gates={gates}"] if gates else []
+
+
 def _start(lay: Layout) -> None:
     lay.run.mkdir(parents=True)
+    lay.features.write_text(
+        json.dumps(
+            {
+                "featureGates": os.environ.get(layout.FEATURE_GATES_ENV, ""),
+                "runtimeConfig": os.environ.get(layout.RUNTIME_CONFIG_ENV, ""),
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     certs = Certs.create(lay.pki)
     ports = Ports.pick()
     server = server_url(ports)
@@ -292,6 +322,8 @@ def _apiserver_args(lay: Layout, ports: Ports, certs: Certs) -> list[str]:
         "--endpoint-reconciler-type=none",
         "--allow-privileged=true",
         "--profiling=false",
+        *gate_flags(lay),
+        *([f"--runtime-config={config}"] if (config := features(lay)["runtimeConfig"]) else []),
     ]
 
 
@@ -312,6 +344,7 @@ def _controller_manager_args(lay: Layout, ports: Ports, certs: Certs) -> list[st
         f"--client-ca-file={certs.ca.cert}",
         "--leader-elect=false",
         "--profiling=false",
+        *gate_flags(lay),
     ]
 
 
@@ -367,6 +400,7 @@ def status(lay: Layout) -> dict[str, Any]:
         "kubeconfig": str(lay.admin_kubeconfig) if lay.admin_kubeconfig.exists() else None,
         "operator_kubeconfig": str(lay.operator_kubeconfig) if lay.operator_kubeconfig.exists() else None,
         "operator_user": OPERATOR_USER,
+        **({"features": features(lay)} if lay.features.exists() else {}),
         "processes": [{"name": i.name, "pid": i.pid, "alive": i.alive, "log": str(lay.log(i.name))} for i in items],
         "listeners": [{"process": s.process, "pid": s.pid, "address": s.address, "port": s.port} for s in sockets],
         "loopback_only": all(s.loopback for s in sockets),

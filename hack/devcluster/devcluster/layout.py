@@ -14,7 +14,12 @@
         kubeconfig, kubeconfig-operator, kubeconfig-scheduler, kubeconfig-controller-manager
 
 ``CRD_SCHEDULER_DEVCLUSTER_DIR`` moves the state folder (e.g. to run a second cluster);
-``CRD_SCHEDULER_DEVCLUSTER_BIN`` points at an already built bin folder.
+``CRD_SCHEDULER_DEVCLUSTER_BIN`` points at an already built bin folder, which is then only
+used, never built into. ``CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES`` (``--feature-gates`` syntax,
+e.g. ``GenericWorkload=true,GangScheduling=true``) and ``CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG``
+(``--runtime-config``, e.g. ``scheduling.k8s.io/v1alpha2=true``) are read when a cluster starts
+and kept in ``run/features.json``: every component of that cluster, the on-demand
+kube-scheduler included, runs with them.
 """
 
 from __future__ import annotations
@@ -35,16 +40,28 @@ BINARIES = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER)
 CLUSTER_COMPONENTS = (CONTROLLER_MANAGER, APISERVER, ETCD)
 
 
+FEATURE_GATES_ENV = "CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES"
+RUNTIME_CONFIG_ENV = "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG"
+
+
 @dataclass(frozen=True)
 class Layout:
     root: Path
     bin: Path
+    external_bin: bool = False  # binaries built elsewhere: use them, never build into them
 
     @classmethod
     def from_env(cls) -> Layout:
         root = Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR") or REPO_ROOT / ".devcluster")
         bin_dir = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN")
-        return cls(root=root.resolve(), bin=Path(bin_dir).resolve() if bin_dir else root.resolve() / "bin")
+        if bin_dir:
+            return cls(root=root.resolve(), bin=Path(bin_dir).resolve(), external_bin=True)
+        return cls(root=root.resolve(), bin=root.resolve() / "bin")
+
+    @property
+    def features(self) -> Path:
+        """The feature gates and runtime config the running cluster was started with."""
+        return self.run / "features.json"
 
     @property
     def build_log(self) -> Path:

@@ -16,7 +16,7 @@ from typing import Any
 
 from . import process
 from .api import wait_until
-from .cluster import healthy, tracked
+from .cluster import gate_flags, healthy, tracked
 from .errors import DevClusterError
 from .layout import SCHEDULER, Layout
 from .ui import say, tail
@@ -75,6 +75,7 @@ def up(lay: Layout, config_path: Path | None, verbosity: int | None) -> Path:
         f"--cert-dir={folder / 'serving'}",
         f"--authentication-kubeconfig={kubeconfig}",
         f"--authorization-kubeconfig={kubeconfig}",
+        *gate_flags(lay),  # the gates the cluster runs with (GangScheduling...)
     ]
     if verbosity is not None:
         argv.append(f"--v={verbosity}")

@@ -48,13 +48,23 @@ def test_kustomization_lists_existing_files_once() -> None:
 
 
 # Components applied apart from the base (they have a kustomization of their own).
-COMPONENTS = ("tenancy",)
+COMPONENTS = ("tenancy", "podgroup-crd")
+
+
+def _optional(path: Path) -> bool:
+    """Under a folder with its own kustomization: an optional part, applied on its own."""
+    folder = path.parent
+    while folder != MANIFESTS:
+        if (folder / "kustomization.yaml").is_file():
+            return True
+        folder = folder.parent
+    return False
 
 
 def test_kustomization_lists_every_manifest() -> None:
-    files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml")} - {"kustomization.yaml"}
+    files = {str(path.relative_to(MANIFESTS)) for path in MANIFESTS.rglob("*.yaml") if not _optional(path)}
+    files -= {"kustomization.yaml"}
     overlay = {f for f in files if f.startswith("webhook/")}  # the webhook overlays, on top of the base
-    files = {f for f in files if f.split("/", 1)[0] not in COMPONENTS}
 
     assert files - overlay - set(_resources()) == set()
     assert {"crds/schedulerprofiles.yaml", "crds/pluginconfigs.yaml", "rbac.yaml"} <= set(_resources())
@@ -231,3 +241,11 @@ def test_webhook_overlays_build_on_the_base_and_serve_both_kinds(variant: str) -
     hooks = yaml.safe_load((MANIFESTS / "webhook" / "validating-webhook.yaml").read_text())["webhooks"]
     paths = {hook["clientConfig"]["service"]["path"] for hook in hooks}
     assert paths == {"/validate-schedulerprofiles", "/validate-pluginconfigs"}  # Kopf's handler ids
+
+
+def test_optional_pod_group_crd_is_the_one_in_crds() -> None:
+    part = MANIFESTS / "podgroup-crd"
+    listed = yaml.safe_load((part / "kustomization.yaml").read_text())["resources"]
+    assert listed == ["podgroups.scheduling.x-k8s.io.yaml"]
+    shipped = (MANIFESTS.parent / "crds" / "podgroups.scheduling.x-k8s.io.yaml").read_text()
+    assert (part / "podgroups.scheduling.x-k8s.io.yaml").read_text() == shipped

@@ -5,7 +5,9 @@ from __future__ import annotations
 from scheduler_core.eventhandlers import STORAGE_EVENT_RESOURCES
 from scheduler_core.framework import storage
 from scheduler_core.framework.events import EventResource
+from scheduler_core.plugins.coscheduling import podgroup
 from scheduler_core.plugins.defaultpreemption.evaluator import PDB_KIND
+from scheduler_core.plugins.gangscheduling import gang_scheduling
 from scheduler_operator.resources import OBJECT_KINDS
 
 READ_BY_PLUGINS = {
@@ -14,6 +16,7 @@ READ_BY_PLUGINS = {
     "Service", "ReplicationController", "ReplicaSet", "StatefulSet",  # PodTopologySpread default selector
     storage.PERSISTENT_VOLUME_CLAIM, storage.PERSISTENT_VOLUME, storage.STORAGE_CLASS,
     storage.CSI_NODE, storage.CSI_DRIVER, storage.CSI_STORAGE_CAPACITY, storage.VOLUME_ATTACHMENT,
+    podgroup.KIND, gang_scheduling.KIND,  # Coscheduling, GangScheduling
 }  # fmt: skip
 
 
