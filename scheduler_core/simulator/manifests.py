@@ -218,6 +218,24 @@ def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAUL
     return loader.cluster
 
 
+def load_objects(
+    source: str, lists: Mapping[str, Sequence[Mapping[str, Any]]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE
+) -> Cluster:
+    """The same as :func:`load_texts` for objects already parsed, by kind (the items of a list
+    call, which carry no ``kind``): a live cluster's snapshot goes through the same checks."""
+    problems: list[Problem] = []
+    raws = [
+        _Raw(kind, obj, source, f"{kind} item {i}")
+        for kind, items in lists.items()
+        for i, obj in enumerate(items, start=1)
+    ]
+    loader = _Loading(home_namespace, problems)
+    loader.run(raws)
+    if problems:
+        raise InputError(problems)
+    return loader.cluster
+
+
 class _Loading:
     def __init__(self, home_namespace: str, problems: list[Problem]) -> None:
         self.home = home_namespace

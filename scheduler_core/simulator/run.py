@@ -53,6 +53,7 @@ class Simulation:
     cluster: InMemoryCluster
     scheduler: Scheduler
     warnings: list[str] = field(default_factory=list)
+    recorder: Recorder | None = None
 
 
 def simulate(
@@ -62,11 +63,16 @@ def simulate(
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
     batch: bool = True,
+    live: bool = False,
+    replace_all: bool = False,
 ) -> Simulation:
     """Run :func:`simulate_async` in a fresh event loop."""
     return asyncio.run(
-        simulate_async(cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch)
-    )
+        simulate_async(
+            cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch, live=live,
+            replace_all=replace_all,
+        )
+    )  # fmt: skip
 
 
 async def simulate_async(
@@ -76,10 +82,14 @@ async def simulate_async(
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
     batch: bool = True,
+    live: bool = False,
+    replace_all: bool = False,
 ) -> Simulation:
     """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles.
 
-    ``batch=False`` runs plugins per node only (the reference for the batch forms)."""
+    ``batch=False`` runs plugins per node only (the reference for the batch forms). ``live``: the
+    cluster is a snapshot of a live one, whose profiles are exactly those it holds (no built-in
+    default). ``replace_all``: every bound pod a profile handles is placed again as if new."""
     registry = default_registry() if registry is None else registry
     backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
     recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
@@ -105,9 +115,11 @@ async def simulate_async(
         elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
             pending.append(pod)
     problems = check_plugin_configs(cluster.plugin_configs, registry)
-    problems += apply_profiles(scheduler, cluster, home_namespace)
+    problems += apply_profiles(scheduler, cluster, home_namespace, builtin_default=not live)
     if problems:
         raise InputError(list(dict.fromkeys(problems)))  # a PluginConfig's problem once, not per profile
+    if replace_all:
+        pending[:0] = _unbind_handled(scheduler, backend)
     for pod in pending:
         clock.advance(POD_ARRIVAL_INTERVAL)
         scheduler.on_pod_add(pod)
@@ -123,7 +135,21 @@ async def simulate_async(
             unhandled.append(info)
             continue
         reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
-    return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled))
+    return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled), recorder)
+
+
+def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster) -> list[dict[str, Any]]:
+    """Take every bound pod a profile handles off its node: it is pending again, in input order."""
+    unbound: list[dict[str, Any]] = []
+    for uid, pod in list(backend.pods.items()):
+        if not (pod.get("spec") or {}).get("nodeName") or not scheduler.profiles.handles(PodInfo(pod)):
+            continue
+        scheduler.on_pod_delete(pod)
+        fresh = {**pod, "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}
+        fresh["status"] = {k: v for k, v in (pod.get("status") or {}).items() if k == "qosClass"}
+        backend.pods[uid] = fresh
+        unbound.append(fresh)
+    return unbound
 
 
 def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mapping[str, Any]) -> list[Problem]:
@@ -143,10 +169,15 @@ def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mappin
     return problems
 
 
-def apply_profiles(scheduler: Scheduler, cluster: Cluster, home_namespace: str) -> list[Problem]:
-    """Build and serve every valid profile; the problems of the others."""
+def apply_profiles(
+    scheduler: Scheduler, cluster: Cluster, home_namespace: str, *, builtin_default: bool = True
+) -> list[Problem]:
+    """Build and serve every valid profile; the problems of the others. Without profiles in the
+    input, the built-in default serves when ``builtin_default`` (not on a live snapshot: there,
+    as in the operator, no profile means no pod is ours)."""
     profiles = cluster.profiles or [
         ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
+        for _ in range(1 if builtin_default else 0)
     ]
     problems: list[Problem] = []
     for profile in profiles:
