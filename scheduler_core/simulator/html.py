@@ -93,13 +93,14 @@ def heat_map(reports: Sequence[PodReport], node_order: Sequence[str], *, caption
     rows = []
     for r in reports:
         pod = f"{r.namespace}/{r.name}"
-        top = max((row[TOTAL] for row in r.scores.values()), default=0)
+        totals = [row[TOTAL] for row in r.scores.values()]
+        span = (min(totals, default=0), max(totals, default=0))
         cells = [
             f"<td class='pod'>{escape(pod)}</td>",
             f"<td class='status-{escape(r.status)}'>{escape(r.status)}</td>",
         ]
         for node in nodes:
-            cells.append(_cell(pod, node, r, top))
+            cells.append(_cell(pod, node, r, span))
         rows.append(f"<tr data-pod='{escape(pod)}'>{''.join(cells)}</tr>")
     more = f"<div class='more'>... and {hidden} more nodes not shown</div>" if hidden > 0 else ""
     return (
@@ -108,7 +109,7 @@ def heat_map(reports: Sequence[PodReport], node_order: Sequence[str], *, caption
     )
 
 
-def _cell(pod: str, node: str, report: PodReport, top: int) -> str:
+def _cell(pod: str, node: str, report: PodReport, span: tuple[int, int]) -> str:
     chosen = " chosen" if report.node == node and report.status == SCHEDULED else ""
     detail: dict[str, object]
     if node in report.filtered:
@@ -121,7 +122,8 @@ def _cell(pod: str, node: str, report: PodReport, top: int) -> str:
         text = "●" if chosen else "·"
         return f"<td class='cell unscored{chosen}' data-detail='{escape(json.dumps(detail))}'>{text}</td>"
     total = row[TOTAL]
-    share = total / top if top > 0 else 0.0
+    low, high = span
+    share = (total - low) / (high - low) if high > low else 1.0  # the row's own range: differences show
     colour = f"hsl(140,60%,{int(92 - 50 * share)}%)"
     title = ", ".join(f"{k}={v}" for k, v in row.items())
     detail = {"pod": pod, "node": node, "scores": row}
