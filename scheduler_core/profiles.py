@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec
+from scheduler_core.explanation import ANNOTATE
 from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
@@ -86,6 +87,7 @@ class ProfileSet:
             built=built,
             handle=handle,
             batch=self._batch,
+            annotate=spec.explain == ANNOTATE,
         )
         self._check_queue_sort(key, fwk)
         return fwk

@@ -22,6 +22,7 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
+from scheduler_core import explanation
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
@@ -69,6 +70,10 @@ class Backend(Protocol):
 
     def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
         """A Scheduled event ("Successfully assigned ns/name to node")."""
+        ...
+
+    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
+        """Annotations the pod's binding carries, if it is bound (``explain: Annotate``)."""
         ...
 
 
@@ -330,7 +335,9 @@ class Scheduler:
         snapshot = self.cache.update_snapshot()
         nominated = self._nominated()
         try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, snapshot, nominated=nominated, explain=self.explain)
+            result = self.algorithm.schedule_pod(
+                fwk, state, pod, snapshot, nominated=nominated, explain=self.explain or fwk.annotate
+            )
         except FitError as err:
             nominated_node: str | None = None
             if fwk.post_filter_plugins:
@@ -375,6 +382,8 @@ class Scheduler:
             return
         if state.pods_to_activate:
             self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
+        if fwk.annotate:
+            self.backend.annotate_binding(assumed, {explanation.ANNOTATION: explanation.summarize(result)})
         task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         imported = convert(config, namespace=args.home_namespace, registry=registry, source=args.config)
         built = load_objects(args.config, {"SchedulerProfile": imported.objects}, home_namespace=args.home_namespace)
-        simulate(built, home_namespace=args.home_namespace, registry=registry, live=True)  # builds every profile
+        simulate(built, home_namespace=args.home_namespace, registry=registry)  # builds every profile, or says why
     except ConfigImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

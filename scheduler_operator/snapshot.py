@@ -110,6 +110,6 @@ def take(api: client.ApiClient, *, home_namespace: str, server: str = "") -> Clu
     """The live cluster as the simulator's :class:`Cluster` (raises ``InputError`` for objects
     the manifest checks refuse, naming them)."""
     lists, warnings = list_all(api)
-    cluster = load_objects(f"cluster {server}".strip(), lists, home_namespace=home_namespace)
+    cluster = load_objects(f"cluster {server}".strip(), lists, home_namespace=home_namespace, stored=True)
     cluster.warnings[:0] = warnings
     return cluster

@@ -13,16 +13,16 @@ from typing import Any
 import yaml
 
 from bench.parity.outcome import Outcome
-from bench.parity.profile import scheduler_profile
+from bench.parity.profile import ProfilePair, scheduler_profile
 from scheduler_core.simulator import load_texts, simulate
 from scheduler_core.simulator.report import TOTAL
 
 Json = dict[str, Any]
 
 
-def scenario_yaml(objects: Sequence[Json], registered: Collection[str]) -> str:
+def scenario_yaml(objects: Sequence[Json], registered: Collection[str], pair: ProfilePair | None = None) -> str:
     """The simulate input: the scenario's objects and the parity profile, one YAML stream."""
-    return yaml.safe_dump_all([*objects, scheduler_profile(registered)], sort_keys=False)
+    return yaml.safe_dump_all([*objects, scheduler_profile(registered, pair)], sort_keys=False)
 
 
 def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome:

@@ -13,6 +13,7 @@ extender runs after every filter plugin and never changes what a plugin reports.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.plugins.registry import UPSTREAM_DEFAULT_PLUGINS
@@ -37,17 +38,32 @@ def plugin_set(registered: Collection[str]) -> dict[str, Any]:
     return {"multiPoint": {"enabled": enabled, "disabled": [{"name": "*"}]}}
 
 
-def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ProfilePair:
+    """Another profile, written twice: one ``KubeSchedulerProfile`` for kube-scheduler and the
+    SchedulerProfile ``spec`` meant to be equivalent (``import-config``'s round trip). Both
+    serve ``SCHEDULER_NAME``, whatever their own schedulerName."""
+
+    upstream: dict[str, Any]
+    ours: dict[str, Any]
+
+
+def kube_scheduler_config(
+    registered: Collection[str], extender_url: str, pair: ProfilePair | None = None
+) -> dict[str, Any]:
+    profile = (
+        {**pair.upstream, "schedulerName": SCHEDULER_NAME}
+        if pair is not None
+        else {
+            "schedulerName": SCHEDULER_NAME,
+            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+            "plugins": plugin_set(registered),
+        }
+    )
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": SCHEDULER_NAME,
-                "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
-                "plugins": plugin_set(registered),
-            }
-        ],
+        "profiles": [profile],
         "extenders": [
             {
                 "urlPrefix": extender_url,
@@ -59,15 +75,20 @@ def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dic
     }
 
 
-def scheduler_profile(registered: Collection[str]) -> dict[str, Any]:
+def scheduler_profile(registered: Collection[str], pair: ProfilePair | None = None) -> dict[str, Any]:
     """The SchedulerProfile ``crd-scheduler simulate`` serves the scenario's pod with."""
+    spec = (
+        {**pair.ours, "schedulerName": SCHEDULER_NAME}
+        if pair is not None
+        else {
+            "schedulerName": SCHEDULER_NAME,
+            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+            "plugins": plugin_set(registered),
+        }
+    )
     return {
         "apiVersion": "scheduling.crd-scheduler.io/v1alpha1",
         "kind": "SchedulerProfile",
         "metadata": {"name": PROFILE_NAME, "namespace": HOME_NAMESPACE},
-        "spec": {
-            "schedulerName": SCHEDULER_NAME,
-            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
-            "plugins": plugin_set(registered),
-        },
+        "spec": spec,
     }

@@ -8,7 +8,7 @@ CRD schemas in ``crds/`` are generated from these models; field descriptions bec
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -83,6 +83,12 @@ class SchedulerProfileSpec(_Model):
     )
     plugin_config: list[PluginConfigEntry] = Field(
         default_factory=list, description="Arguments per plugin; one entry per plugin at most."
+    )
+    explain: Literal["Off", "Annotate"] | None = Field(
+        default=None,
+        description="Annotate: on each pod it binds, the operator records why in the annotation "
+        "scheduling.crd-scheduler.io/explanation (the chosen node's weighted scores per plugin, the runner-up, "
+        "nodes filtered per reason), in the binding itself. Off (or unset) by default.",
     )
 
 

@@ -92,6 +92,7 @@ class Framework:
         built: BuiltProfile,
         handle: FrameworkHandle,
         batch: bool = True,
+        annotate: bool = False,
     ) -> None:
         """``batch=False`` runs every Filter and Score plugin per node, ignoring batch forms:
         slower, and the reference the batch forms are tested against."""
@@ -117,6 +118,7 @@ class Framework:
         self.post_bind_plugins = cast(list[PostBindPlugin], points["post_bind"])
         self.score_weights = built.score_weights
         self.batch = batch
+        self.annotate = annotate  # explain: Annotate (scheduler_core.explanation)
         self.batch_filter_plugins = [
             cast(BatchFilterPlugin, p) for p in self.filter_plugins if batch and hasattr(p, "filter_batch")
         ]

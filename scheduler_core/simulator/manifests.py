@@ -219,17 +219,23 @@ def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAUL
 
 
 def load_objects(
-    source: str, lists: Mapping[str, Sequence[Mapping[str, Any]]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE
+    source: str,
+    lists: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    stored: bool = False,
 ) -> Cluster:
     """The same as :func:`load_texts` for objects already parsed, by kind (the items of a list
-    call, which carry no ``kind``): a live cluster's snapshot goes through the same checks."""
+    call, which carry no ``kind``). ``stored``: the Nodes and Pods come from an API server,
+    which validated and defaulted them already; they are taken as they are (a 5,000-node
+    snapshot would spend seconds on checks the server made). Profiles are checked either way."""
     problems: list[Problem] = []
     raws = [
         _Raw(kind, obj, source, f"{kind} item {i}")
         for kind, items in lists.items()
         for i, obj in enumerate(items, start=1)
     ]
-    loader = _Loading(home_namespace, problems)
+    loader = _Loading(home_namespace, problems, stored=stored)
     loader.run(raws)
     if problems:
         raise InputError(problems)
@@ -237,9 +243,10 @@ def load_objects(
 
 
 class _Loading:
-    def __init__(self, home_namespace: str, problems: list[Problem]) -> None:
+    def __init__(self, home_namespace: str, problems: list[Problem], *, stored: bool = False) -> None:
         self.home = home_namespace
         self.problems = problems
+        self.stored = stored
         self.cluster = Cluster()
         self._seen: dict[tuple[str, str], str] = {}  # (kind, "ns/name") -> source
         self._pod_uids: set[str] = set()
@@ -250,6 +257,9 @@ class _Loading:
             raw.obj for raw in raws if raw.kind == "PriorityClass" and isinstance(raw.obj.get("metadata"), Mapping)
         )
         for raw in raws:
+            if self.stored and raw.kind in ("Node", "Pod"):  # unique by the server's own keys
+                (self.cluster.nodes if raw.kind == "Node" else self.cluster.pods).append(dict(raw.obj))
+                continue
             what = raw.what(self.home)
             if not self._unique(raw, what):
                 continue

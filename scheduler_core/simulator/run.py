@@ -91,7 +91,7 @@ async def simulate_async(
     cluster is a snapshot of a live one, whose profiles are exactly those it holds (no built-in
     default). ``replace_all``: every bound pod a profile handles is placed again as if new."""
     registry = default_registry() if registry is None else registry
-    backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
+    backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects, copy_input=not live)
     recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
     clock = FakeClock()
     scheduler = Scheduler(
@@ -116,8 +116,11 @@ async def simulate_async(
             pending.append(pod)
     problems = check_plugin_configs(cluster.plugin_configs, registry)
     problems += apply_profiles(scheduler, cluster, home_namespace, builtin_default=not live)
-    if problems:
-        raise InputError(list(dict.fromkeys(problems)))  # a PluginConfig's problem once, not per profile
+    problems = list(dict.fromkeys(problems))  # a PluginConfig's problem once, not per profile
+    if problems and not live:
+        raise InputError(problems)
+    # On a live cluster an invalid object blocks nothing: the operator serves the others.
+    invalid = [f"{p}: not serving (the operator keeps its last good version, unknown here)" for p in problems]
     if replace_all:
         pending[:0] = _unbind_handled(scheduler, backend)
     for pod in pending:
@@ -135,7 +138,7 @@ async def simulate_async(
             unhandled.append(info)
             continue
         reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
-    return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled), recorder)
+    return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
 
 
 def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster) -> list[dict[str, Any]]:

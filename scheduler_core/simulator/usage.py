@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.framework import NodeInfo
 from scheduler_core.simulator.run import Simulation
 
 
@@ -27,20 +27,18 @@ class Usage:
 
 
 def node_usage(nodes: Sequence[Mapping[str, Any]], sim: Simulation) -> dict[str, Usage]:
-    """Every node of ``nodes``, in order, with the pods bound to it at the end of ``sim``."""
-    infos = {(n.get("metadata") or {}).get("name", ""): NodeInfo(n) for n in nodes}
-    for pod in sim.cluster.pods.values():
-        node = (pod.get("spec") or {}).get("nodeName")
-        if node in infos and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
-            infos[node].add_pod(PodInfo(pod))
-    return {
-        name: Usage(
+    """Every node of ``nodes``, in order, with the pods on it at the end of ``sim`` (as the
+    scheduler's cache accounts them: bound pods, terminated ones left out)."""
+    usage = {}
+    for node in nodes:
+        name = (node.get("metadata") or {}).get("name", "")
+        info = sim.scheduler.cache.get_node(name) or NodeInfo(node)
+        usage[name] = Usage(
             _fraction(info.requested.milli_cpu, info.allocatable.milli_cpu),
             _fraction(info.requested.memory, info.allocatable.memory),
             len(info.pods),
         )
-        for name, info in infos.items()
-    }
+    return usage
 
 
 def _fraction(used: int, total: int) -> float:

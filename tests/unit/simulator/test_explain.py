@@ -94,3 +94,11 @@ def test_what_cannot_be_explained_is_a_clear_error(
     with pytest.raises(InputError) as caught:
         explain(_cluster(*objects), namespace, name)
     assert [str(p) for p in caught.value.problems] == [problem]
+
+
+def test_an_invalid_live_profile_elsewhere_blocks_nothing() -> None:
+    bad_args = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Nope"}}}]
+    broken = profile("broken", namespace="team-b", schedulerName="crd-scheduler", pluginConfig=bad_args)
+    explanation = explain(_cluster(LIVE_DEFAULT, broken, pod("web", cpu="1")), "default", "web")
+    assert explanation.report.node == "n2"
+    assert any(w.startswith("in.yaml: SchedulerProfile team-b/broken: ") for w in explanation.warnings)

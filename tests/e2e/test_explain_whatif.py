@@ -1,0 +1,131 @@
+"""``explain`` and ``simulate --from-cluster`` on a real API server, read-only.
+
+``explain`` on a pending pod gives the reasons of the operator's FailedScheduling event; on a
+pod the operator bound, it picks the node the operator picked. What-if with a MostAllocated
+candidate packs the pending pods onto fewer nodes and says so. Both run as a get/list/watch-only
+ServiceAccount through a loopback proxy that counts requests: no write reaches the server.
+
+The cluster is shared: other tests' nodes are in every snapshot. Our pods select our nodes
+(``nodeSelector``), so the other nodes only add "didn't match Pod's node affinity/selector"
+to the counts, which are compared without that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client
+
+from tests.e2e import eventually
+from tests.e2e.readonly import read_only_identity
+from tests.e2e.test_operator_support import MOST_ALLOCATED, ROOT, Env, profile
+
+pytestmark = pytest.mark.e2e
+
+SELECTOR_REASON = "node(s) didn't match Pod's node affinity/selector"
+
+
+def cli(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "scheduler_operator", *args, "--kubeconfig", str(kubeconfig)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def reasons(message: str) -> dict[str, int]:
+    """``0/N nodes are available: 2 Insufficient cpu, 1 x.`` -> {reason: count}, the selector
+    reason of other tests' nodes left out; the preemption part after it too."""
+    head = message.split(" preemption: ")[0]
+    found = dict(
+        (reason, int(count)) for count, reason in re.findall(r"(\d+) ([^,]+?)(?:,|\.$)", head.split(": ", 1)[1])
+    )
+    found.pop(SELECTOR_REASON, None)
+    return found
+
+
+def test_explain_a_pending_pod_gives_the_failed_scheduling_reasons(env: Env) -> None:
+    env.add_nodes(2, cpu="2", memory="4Gi")
+    env.custom.create(env.home, profile("default", env.scheduler))
+    env.start_operator()
+    env.create_pods(env.home, ["too-big"], cpu="3")
+
+    def failed_note() -> str:
+        events: Any = client.EventsV1Api(env.api).list_namespaced_event(env.home).items
+        notes = [e.note for e in events if e.reason == "FailedScheduling" and e.regarding.name == "too-big"]
+        assert notes
+        return str(notes[-1])
+
+    note = eventually(failed_note)
+    done = cli(env.cluster.kubeconfig, "explain", "too-big", "-n", env.home, "--home-namespace", env.home, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    (entry,) = json.loads(done.stdout)["pods"]
+    assert entry["status"] == "Unschedulable"
+    assert reasons(entry["message"]) == reasons(note) == {"Insufficient cpu": 2}
+    ours = {n: r for n, r in entry["filtered"].items() if n in env.nodes}
+    assert ours == {n: ["Insufficient cpu"] for n in env.nodes}
+    text = cli(env.cluster.kubeconfig, "explain", "too-big", "-n", env.home, "--home-namespace", env.home)
+    assert "Result: Unschedulable" in text.stdout and "Insufficient cpu" in text.stdout
+
+
+def test_explain_a_bound_pod_picks_the_node_the_operator_picked(env: Env) -> None:
+    nodes = env.add_nodes(3, cpu="4", memory="8Gi")
+    # Uneven load, placed directly: the least allocated node is nodes[2], by a clear margin.
+    for i, name in enumerate(nodes[:2]):
+        env.core.create_namespaced_pod(env.home, {
+            "metadata": {"name": f"load-{i}"},
+            "spec": {"nodeName": name, "containers": [{"name": "c", "image": "pause",
+                     "resources": {"requests": {"cpu": f"{i + 1}", "memory": f"{i + 1}Gi"}}}]},
+        })  # fmt: skip
+    env.custom.create(env.home, profile("default", env.scheduler))
+    operator = env.start_operator()
+    env.create_pods(env.home, ["web"], cpu="500m", memory="512Mi")
+    operator.wait_log(r" bound \S+/web ")
+    (bound,) = [node for pod, _, node in operator.binds() if pod == f"{env.home}/web"]
+
+    done = cli(env.cluster.kubeconfig, "explain", "web", "-n", env.home, "--home-namespace", env.home, "-o", "json")
+    assert done.returncode == 0, done.stderr
+    (entry,) = json.loads(done.stdout)["pods"]
+    assert (entry["boundTo"], entry["node"]) == (bound, bound) == (nodes[2], nodes[2])
+    ours = {n: row["total"] for n, row in entry["scores"].items() if n in nodes}
+    assert max(ours, key=lambda n: ours[n]) == bound and len(set(ours.values())) == 3
+
+
+def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp_path: Path) -> None:
+    env.add_nodes(4, cpu="4", memory="8Gi")
+    env.custom.create(env.home, profile("default", env.scheduler))  # live: LeastAllocated; no operator runs
+    names = [f"web-{i}" for i in range(4)]
+    env.create_pods(env.home, names, cpu="500m", memory="512Mi")
+    candidate = tmp_path / "candidate.yaml"
+    body = profile("default", env.scheduler, plugin_config=MOST_ALLOCATED)
+    body["metadata"]["namespace"] = env.home
+    candidate.write_text(yaml.safe_dump(body))
+
+    with read_only_identity(env.api, env.cluster.kubeconfig, env.home, tmp_path) as (kubeconfig, proxy):
+        done = cli(kubeconfig, "simulate", "--from-cluster", "-f", str(candidate), "--home-namespace", env.home,
+                   "-o", "json")  # fmt: skip
+        explained = cli(kubeconfig, "explain", "web-0", "-n", env.home, "--home-namespace", env.home)
+        html = cli(kubeconfig, "simulate", "--from-cluster", "-f", str(candidate), "--home-namespace", env.home,
+                   "-o", "html")  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert explained.returncode == 0 and "Result: Scheduled" in explained.stdout, explained.stderr
+    assert html.returncode == 0 and "toward fewer nodes" in html.stdout
+    assert proxy.reads > 0
+    assert proxy.writes == {}, proxy.writes
+    report = json.loads(done.stdout)
+    ours = {p["name"]: p for p in report["pods"] if p["namespace"] == env.home}
+    assert set(ours) == set(names)
+    live = {p["live"]["node"] for p in ours.values()}
+    packed = {p["candidate"]["node"] for p in ours.values()}
+    assert live == set(env.nodes) and len(packed) == 1
+    assert sum(p["moved"] for p in ours.values()) == 3
+    assert "toward fewer nodes" in report["summary"]
+    for name in names:  # nothing was bound: the snapshot's placements stayed in memory
+        assert env.core.read_namespaced_pod(name, env.home).spec.node_name is None
