@@ -47,6 +47,11 @@ _OPERATOR_FIELDS = {
     "extenders": ("no equivalent yet: extenders are not supported by this build", None),
 }
 _PROFILE_UNSUPPORTED = ("placementGenerate", "placementScore")  # v1.36 workload-aware scheduling
+# Upstream's default plugins behind feature gates (pkg/scheduler/apis/config/v1/default_plugins.go);
+# DynamicResources is on by default in v1.36 (DynamicResourceAllocation is GA), the others are not.
+UPSTREAM_GATED_DEFAULTS = ("DynamicResources", "NodeDeclaredFeatures", "GangScheduling",
+                           "TopologyPlacementGenerator", "PodGroupPodsCount")  # fmt: skip
+_DEFAULT_ON_GATED = ("DynamicResources",)
 _DNS_LABEL = re.compile(r"[^a-z0-9-]+")
 
 
@@ -78,6 +83,10 @@ def convert(config: object, *, namespace: str, registry: Mapping[str, Any], sour
         if value in (None, {}, []) or (default is not None and value == default):
             continue
         warnings.append(f"{where}{name}: not imported: {why}")
+    for name in _DEFAULT_ON_GATED:
+        if name not in registry:
+            why = "the profiles run without it (pods with resource claims are not scheduled as upstream would)"
+            warnings.append(f"{where}profiles: upstream's default plugin {name} does not exist in this build: {why}")
     profiles = config.get("profiles") or [{}]
     if not isinstance(profiles, list):
         raise ConfigImportError(f"{where}profiles: must be an array")

@@ -8,7 +8,8 @@ through the simulator's manifest checks and defaulting (``load_objects``) as a f
 the in-memory cluster the scheduler then runs on is the one ``simulate`` uses.
 
 A kind the identity may not list (403) or the server does not serve (404, e.g. the CRDs not
-installed) is left out with a warning: the snapshot is then what that identity can see.
+installed), or whose list holds an object too deeply nested to decode, is left out with a
+warning: the snapshot is then what that identity can see.
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def list_all(api: client.ApiClient) -> tuple[dict[str, list[dict[str, Any]]], li
         fn: Callable[..., Any] = getattr(core, method) if method else custom.list_cluster_custom_object
         try:
             lists[kind] = _paginate(fn, args)
+        except RecursionError:  # an object nested deeper than Python's JSON decoder goes
+            warnings.append(f"{kind}: cannot read (an object nests too deeply to decode); the snapshot has none")
         except client.ApiException as error:
             if error.status not in (HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND):
                 raise

@@ -23,9 +23,10 @@ import pytest
 import yaml
 from kubernetes import client
 
+from scheduler_core.explanation import ANNOTATION
 from tests.e2e import eventually
 from tests.e2e.readonly import read_only_identity
-from tests.e2e.test_operator_support import MOST_ALLOCATED, ROOT, Env, profile
+from tests.e2e.test_operator_support import MOST_ALLOCATED, ROOT, Env, install_crds, profile
 
 pytestmark = pytest.mark.e2e
 
@@ -129,3 +130,50 @@ def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp
     assert "toward fewer nodes" in report["summary"]
     for name in names:  # nothing was bound: the snapshot's placements stayed in memory
         assert env.core.read_namespaced_pod(name, env.home).spec.node_name is None
+
+
+def test_explain_annotate_writes_the_explanation_in_the_binding_itself(env: Env) -> None:
+    nodes = env.add_nodes(3, cpu="4", memory="8Gi")
+    env.core.create_namespaced_pod(env.home, {
+        "metadata": {"name": "load"},
+        "spec": {"nodeName": nodes[0], "containers": [{"name": "c", "image": "pause",
+                 "resources": {"requests": {"cpu": "2", "memory": "2Gi"}}}]},
+    })  # fmt: skip
+    install_crds(env.api)  # ours: other branches' tests on a shared cluster may install theirs
+    created = env.custom.create(env.home, profile("default", env.scheduler, explain="Annotate"))
+    if created["spec"].get("explain") != "Annotate":  # pruned: the CRD is not this branch's
+        pytest.skip("the cluster's SchedulerProfile CRD has no spec.explain (another branch's tests replaced it)")
+    operator = env.start_operator()
+    since = env.core.list_namespaced_pod(env.home).metadata.resource_version
+    env.create_pods(env.home, ["web", "big"], cpu="3", memory="1Gi")
+    operator.wait_log(r" bound \S+/big ")
+    operator.wait_log(r" bound \S+/web ")
+
+    for name in ("web", "big"):
+        pod = env.api.sanitize_for_serialization(env.core.read_namespaced_pod(name, env.home))
+        if ANNOTATION not in (pod["metadata"].get("annotations") or {}) and not _crd_has_explain(env.api):
+            pytest.skip("another branch's tests replaced the SchedulerProfile CRD meanwhile (spec.explain pruned)")
+        data = json.loads(pod["metadata"]["annotations"][ANNOTATION])
+        assert data["node"] == pod["spec"]["nodeName"]
+        assert data["filtered"].get("Insufficient cpu", 0) >= 1  # nodes[0] has 2 of 4 cpu left
+    # One write: every version of the pods, replayed by a watch from before they existed, has
+    # both the node and the annotation or neither (the binding set them together).
+    stream = env.core.list_namespaced_pod(
+        env.home, watch=True, resource_version=since, timeout_seconds=3, field_selector="metadata.name!=load",
+        _preload_content=False,
+    )  # fmt: skip
+    events = [json.loads(line) for line in stream.read().splitlines() if line.strip()]
+    versions = [
+        (e["object"]["spec"].get("nodeName"), ANNOTATION in (e["object"]["metadata"].get("annotations") or {}))
+        for e in events
+        if e["type"] in ("ADDED", "MODIFIED")
+    ]
+    assert {(bool(node), annotated) for node, annotated in versions} == {(False, False), (True, True)}
+    assert len([b for b in operator.binds() if b[0] in (f"{env.home}/web", f"{env.home}/big")]) == 2
+    assert operator.problems() == []
+
+
+def _crd_has_explain(api: client.ApiClient) -> bool:
+    extensions: Any = client.ApiextensionsV1Api(api)
+    crd = extensions.read_custom_resource_definition("schedulerprofiles.scheduling.crd-scheduler.io")
+    return "explain" in crd.spec.versions[0].schema.open_apiv3_schema.properties["spec"].properties
