@@ -32,7 +32,10 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
     nodes = [n["metadata"]["name"] for n in cluster.nodes]
     for report in simulation.pods:
         if (report.namespace, report.name) == pod:
-            scores = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
+            # Per plugin, as kube-scheduler's "Plugin scored node" lines: a profile without Score
+            # plugins has totals but no plugin score on any node, and none is read on its side.
+            per_plugin = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
+            scores = {n: row for n, row in per_plugin.items() if row}
             return Outcome(
                 status=report.status,
                 node=report.node,
