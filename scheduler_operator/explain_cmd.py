@@ -29,7 +29,7 @@ def add_parser(verbs: Any) -> None:
     parser.add_argument("pod", metavar="POD", help="the pod's name")
     parser.add_argument("-n", "--namespace", default="default", metavar="NS", help="the pod's namespace (default)")
     parser.add_argument("-o", "--output", choices=("text", "json", "html"), default="text", help="(text)")
-    parser.add_argument("--top", type=int, default=5, metavar="N", help="nodes whose scores are shown (5)")
+    parser.add_argument("--top", type=_positive, default=5, metavar="N", help="nodes whose scores are shown (5)")
     live.add_arguments(parser)
     parser.set_defaults(handler=run)
 
@@ -50,3 +50,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         emit(render_text(explanation, top=args.top))
     return EXIT_OK
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -42,7 +43,7 @@ def add_parser(verbs: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        text = sys.stdin.read() if args.config == "-" else open(args.config, encoding="utf-8").read()  # noqa: SIM115
+        text = sys.stdin.read() if args.config == "-" else Path(args.config).read_text(encoding="utf-8")
         config = yaml.safe_load(text)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         print(f"error: {args.config}: {exc}", file=sys.stderr)

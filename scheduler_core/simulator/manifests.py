@@ -228,7 +228,9 @@ def load_objects(
     """The same as :func:`load_texts` for objects already parsed, by kind (the items of a list
     call, which carry no ``kind``). ``stored``: the Nodes and Pods come from an API server,
     which validated and defaulted them already; they are taken as they are (a 5,000-node
-    snapshot would spend seconds on checks the server made). Profiles are checked either way."""
+    snapshot would spend seconds on checks the server made). Profiles are checked either way;
+    from a live cluster, one that does not pass is a warning and is left out, as the operator
+    leaves it out, instead of failing the whole snapshot."""
     problems: list[Problem] = []
     raws = [
         _Raw(kind, obj, source, f"{kind} item {i}")
@@ -237,7 +239,9 @@ def load_objects(
     ]
     loader = _Loading(home_namespace, problems, stored=stored)
     loader.run(raws)
-    if problems:
+    if problems and stored:  # a live object the operator refuses serves nothing; the rest does
+        loader.cluster.warnings.extend(f"{p}: not served" for p in problems)
+    elif problems:
         raise InputError(problems)
     return loader.cluster
 

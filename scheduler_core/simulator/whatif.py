@@ -163,13 +163,13 @@ def render_table(whatif: WhatIf) -> str:
         (f"{p.namespace}/{p.name}", p.live_node or "-", p.candidate_node or "-", "moved" if p.moved else "")
         for p in whatif.placements
     ]
-    nodes = [("NODE", "CPU LIVE", "CPU CANDIDATE", "MEM LIVE", "MEM CANDIDATE", "PODS")] + [
-        (
-            name, f"{b.cpu:.0%}", f"{a.cpu:.0%}", f"{b.memory:.0%}", f"{a.memory:.0%}", f"{b.pods} -> {a.pods}"
-        )
-        for name, b in whatif.before.items()
-        for a in (whatif.after[name],)
-    ]  # fmt: skip
+    nodes = [("NODE", "CPU LIVE", "CPU CANDIDATE", "MEM LIVE", "MEM CANDIDATE", "PODS")]
+    for name, before in whatif.before.items():
+        after = whatif.after[name]
+        nodes.append((
+            name, f"{before.cpu:.0%}", f"{after.cpu:.0%}", f"{before.memory:.0%}", f"{after.memory:.0%}",
+            f"{before.pods} -> {after.pods}",
+        ))  # fmt: skip
     return "\n".join([*_columns(pods), "", *_columns(nodes), "", whatif.summary()])
 
 

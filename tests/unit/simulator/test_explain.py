@@ -102,3 +102,16 @@ def test_an_invalid_live_profile_elsewhere_blocks_nothing() -> None:
     explanation = explain(_cluster(LIVE_DEFAULT, broken, pod("web", cpu="1")), "default", "web")
     assert explanation.report.node == "n2"
     assert any(w.startswith("in.yaml: SchedulerProfile team-b/broken: ") for w in explanation.warnings)
+
+
+def test_a_live_profile_whose_spec_does_not_parse_is_left_out_with_a_warning() -> None:
+    from scheduler_core.simulator import load_objects
+
+    good = {"metadata": {"name": "default", "namespace": "crd-scheduler"}, "spec": {"schedulerName": "crd-scheduler"}}
+    bad = {"metadata": {"name": "bad", "namespace": "team-b"}, "spec": {"schedulerName": "x", "extenders": []}}
+    cluster = load_objects(
+        "cluster", {"Node": [node("n1")], "Pod": [pod("web", cpu="1")], "SchedulerProfile": [good, bad]}, stored=True
+    )
+    assert [str(p.key) for p in cluster.profiles] == ["crd-scheduler/default"]
+    assert cluster.warnings == ["cluster: SchedulerProfile team-b/bad: extenders: unknown field: not served"]
+    assert explain(cluster, "default", "web").report.node == "n1"
