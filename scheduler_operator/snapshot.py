@@ -14,6 +14,7 @@ warning: the snapshot is then what that identity can see.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
@@ -33,6 +34,7 @@ from scheduler_operator.resources import (
 )
 
 LIST_PAGE = 500
+JSON_DEPTH = 12_000  # above the API server's own nesting limit
 _CORE_LISTS = {
     "nodes": "list_node",
     "pods": "list_pod_for_all_namespaces",
@@ -102,11 +104,22 @@ def _paginate(fn: Callable[..., Any], args: tuple[str, ...]) -> list[dict[str, A
         kwargs: dict[str, Any] = {"limit": LIST_PAGE}
         if token:
             kwargs["_continue"] = token
-        page = kube.call_json(fn, *args, **kwargs)
+        page = _deep_json(fn, *args, **kwargs)
         items.extend(page.get("items") or [])
         token = (page.get("metadata") or {}).get("continue")
         if not token:
             return items
+
+
+def _deep_json(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``kube.call_json``, decoding as deep as the API server accepts (Go's encoding/json
+    stops at 10,000 levels; Python's decoder at its recursion limit, 1,000 by default)."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, JSON_DEPTH))
+    try:
+        return kube.call_json(fn, *args, **kwargs)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def take(api: client.ApiClient, *, home_namespace: str, server: str = "") -> Cluster:

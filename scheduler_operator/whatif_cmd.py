@@ -26,6 +26,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--replace-all", action="store_true",
         help="with --from-cluster: place every pod a profile handles again, as if new (compares packing)",
     )  # fmt: skip
+    parser.add_argument(
+        "-n", "--namespace", default=None, metavar="NS",
+        help="with --from-cluster: place and compare only this namespace's pods (all namespaces)",
+    )  # fmt: skip
     parser.add_argument("--kubeconfig", default=None, metavar="FILE", help="with --from-cluster: kubeconfig")
     parser.add_argument("--context", default=None, metavar="NAME", help="with --from-cluster: kubeconfig context")
 
@@ -43,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
         return cluster
     try:
         result = compare(
-            cluster, candidates, replace_all=args.replace_all, seed=args.seed, home_namespace=args.home_namespace
-        )
+            cluster, candidates, replace_all=args.replace_all, seed=args.seed, home_namespace=args.home_namespace,
+            namespace=args.namespace,
+        )  # fmt: skip
     except InputError as exc:
         return errors(exc)
     warn(result.warnings)

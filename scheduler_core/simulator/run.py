@@ -65,12 +65,13 @@ def simulate(
     batch: bool = True,
     live: bool = False,
     replace_all: bool = False,
+    namespace: str | None = None,
 ) -> Simulation:
     """Run :func:`simulate_async` in a fresh event loop."""
     return asyncio.run(
         simulate_async(
             cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch, live=live,
-            replace_all=replace_all,
+            replace_all=replace_all, namespace=namespace,
         )
     )  # fmt: skip
 
@@ -84,12 +85,14 @@ async def simulate_async(
     batch: bool = True,
     live: bool = False,
     replace_all: bool = False,
+    namespace: str | None = None,
 ) -> Simulation:
     """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles.
 
     ``batch=False`` runs plugins per node only (the reference for the batch forms). ``live``: the
     cluster is a snapshot of a live one, whose profiles are exactly those it holds (no built-in
-    default). ``replace_all``: every bound pod a profile handles is placed again as if new."""
+    default). ``replace_all``: every bound pod a profile handles is placed again as if new.
+    ``namespace``: only pods of that namespace are placed (pending pods elsewhere are left out)."""
     registry = default_registry() if registry is None else registry
     backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects, copy_input=not live)
     recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
@@ -112,7 +115,9 @@ async def simulate_async(
     for pod in backend.pods.values():
         if (pod.get("spec") or {}).get("nodeName"):
             scheduler.on_pod_add(pod)
-        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and (
+            namespace is None or PodInfo(pod).namespace == namespace
+        ):
             pending.append(pod)
     problems = check_plugin_configs(cluster.plugin_configs, registry)
     problems += apply_profiles(scheduler, cluster, home_namespace, builtin_default=not live)
@@ -122,7 +127,7 @@ async def simulate_async(
     # On a live cluster an invalid object blocks nothing: the operator serves the others.
     invalid = [f"{p}: not serving (the operator keeps its last good version, unknown here)" for p in problems]
     if replace_all:
-        pending[:0] = _unbind_handled(scheduler, backend)
+        pending[:0] = _unbind_handled(scheduler, backend, namespace)
     for pod in pending:
         clock.advance(POD_ARRIVAL_INTERVAL)
         scheduler.on_pod_add(pod)
@@ -141,11 +146,15 @@ async def simulate_async(
     return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
 
 
-def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster) -> list[dict[str, Any]]:
-    """Take every bound pod a profile handles off its node: it is pending again, in input order."""
+def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster, namespace: str | None) -> list[dict[str, Any]]:
+    """Take every bound pod a profile handles (of ``namespace``, if given) off its node: it is
+    pending again, in input order."""
     unbound: list[dict[str, Any]] = []
     for uid, pod in list(backend.pods.items()):
-        if not (pod.get("spec") or {}).get("nodeName") or not scheduler.profiles.handles(PodInfo(pod)):
+        if not (pod.get("spec") or {}).get("nodeName"):
+            continue
+        info = PodInfo(pod)
+        if not scheduler.profiles.handles(info) or (namespace is not None and info.namespace != namespace):
             continue
         scheduler.on_pod_delete(pod)
         fresh = {**pod, "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}

@@ -115,10 +115,13 @@ def compare(
     seed: int | None = 0,
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
+    namespace: str | None = None,
 ) -> WhatIf:
-    """Schedule ``live`` as configured and with ``candidates`` overlaid; compare."""
+    """Schedule ``live`` as configured and with ``candidates`` overlaid; compare (the pods of
+    ``namespace`` only, if given)."""
     options: dict[str, Any] = {
-        "seed": seed, "home_namespace": home_namespace, "registry": registry, "live": True, "replace_all": replace_all
+        "seed": seed, "home_namespace": home_namespace, "registry": registry, "live": True,
+        "replace_all": replace_all, "namespace": namespace,
     }  # fmt: skip
     before = simulate(live, **options)
     after = simulate(overlay(live, candidates), **options)

@@ -56,3 +56,14 @@ def test_overlay_replaces_same_key_and_adds_new_ones() -> None:
     assert [str(p.key) for p in merged.profiles] == ["crd-scheduler/default", "team-a/packing"]
     assert merged.profiles[0].spec.plugin_config[0].name == "NodeResourcesFit"
     assert merged.nodes is live.nodes
+
+
+def test_namespace_limits_the_pods_placed_and_compared() -> None:
+    live = _live(
+        *(pod(f"web-{i}", cpu="500m") for i in range(2)),
+        *(pod(f"other-{i}", "team-b", cpu="500m") for i in range(2)),
+        *(pod(f"bound-{i}", "team-b", cpu="500m", node_name="n1") for i in range(2)),
+    )  # fmt: skip
+    result = compare(live, load(CANDIDATE), namespace="default", replace_all=True)
+    assert [(p.namespace, p.name) for p in result.placements] == [("default", "web-0"), ("default", "web-1")]
+    assert result.after["n1"].pods >= 2  # team-b's bound pods stayed put
