@@ -102,7 +102,10 @@ def test_explain_a_bound_pod_picks_the_node_the_operator_picked(env: Env) -> Non
 
 def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp_path: Path) -> None:
     env.add_nodes(4, cpu="4", memory="8Gi")
-    env.custom.create(env.home, profile("default", env.scheduler))  # live: LeastAllocated; no operator runs
+    # Live: LeastAllocated. No operator of this test runs, but on a shared cluster another test's
+    # operator may bind the pods (it serves every namespace's profile): --replace-all places them
+    # all from scratch under both profiles, bound or not.
+    env.custom.create(env.home, profile("default", env.scheduler))
     names = [f"web-{i}" for i in range(4)]
     env.create_pods(env.home, names, cpu="500m", memory="512Mi")
     candidate = tmp_path / "candidate.yaml"
@@ -112,10 +115,10 @@ def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp
 
     with read_only_identity(env.api, env.cluster.kubeconfig, env.home, tmp_path) as (kubeconfig, proxy):
         done = cli(kubeconfig, "simulate", "--from-cluster", "-f", str(candidate), "--home-namespace", env.home,
-                   "-n", env.home, "-o", "json")  # fmt: skip
+                   "-n", env.home, "--replace-all", "-o", "json")  # fmt: skip
         explained = cli(kubeconfig, "explain", "web-0", "-n", env.home, "--home-namespace", env.home)
         html = cli(kubeconfig, "simulate", "--from-cluster", "-f", str(candidate), "--home-namespace", env.home,
-                   "-n", env.home, "-o", "html")  # fmt: skip
+                   "-n", env.home, "--replace-all", "-o", "html")  # fmt: skip
 
     assert done.returncode == 0, done.stderr
     assert explained.returncode == 0 and "Result: Scheduled" in explained.stdout, explained.stderr
@@ -123,7 +126,7 @@ def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp
     assert proxy.writes == {}, proxy.writes
     report = json.loads(done.stdout)
     ours = {p["name"]: p for p in report["pods"]}  # -n: other tests' pending pods are left out
-    assert set(ours) == set(names) and {p["namespace"] for p in report["pods"]} == {env.home}, done.stdout[:800]
+    assert set(ours) == set(names) and {p["namespace"] for p in report["pods"]} == {env.home}
     live = {p["live"]["node"] for p in ours.values()}
     packed = {p["candidate"]["node"] for p in ours.values()}
     assert live == set(env.nodes) and len(packed) == 1
@@ -132,8 +135,6 @@ def test_what_if_most_allocated_packs_pods_read_only_with_no_write(env: Env, tmp
     assert html.returncode == 0, html.stderr
     summary = re.search(r"class='summary'>([^<]*)<", html.stdout)
     assert summary is not None and "toward fewer nodes" in summary[1], (summary, html.stderr[-2000:])
-    for name in names:  # nothing was bound: the snapshot's placements stayed in memory
-        assert env.core.read_namespaced_pod(name, env.home).spec.node_name is None
 
 
 def test_explain_annotate_writes_the_explanation_in_the_binding_itself(env: Env) -> None:
