@@ -19,9 +19,9 @@ import yaml
 from scheduler_core.importconfig import ConfigImportError, convert
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_objects, simulate
+from scheduler_operator.live import HOME_NAMESPACE_ENV
 from scheduler_operator.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
 
-HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
 
 
 def add_parser(verbs: Any) -> None:
