@@ -23,7 +23,6 @@ from scheduler_operator.live import HOME_NAMESPACE_ENV
 from scheduler_operator.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
 
 
-
 def add_parser(verbs: Any) -> None:
     parser = verbs.add_parser(
         "import-config",
