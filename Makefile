@@ -2,7 +2,7 @@
 PY ?= python3
 STAMP := .stamp-install
 
-.PHONY: install test unit e2e lint simulate bench crds clean
+.PHONY: install browser test unit e2e lint simulate bench crds clean
 
 install: $(STAMP)
 # The sample out-of-tree plugin (tests/sample_plugin) is part of the dev install: its tests load
@@ -11,13 +11,18 @@ $(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]' -e tests/sample_plugin
 	@touch $@
 
+## browser: headless Chromium from Debian's package, for the HTML report tests (tests/browser)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq chromium chromium-driver >/dev/null; }
+
 ## test: every test, the real-API-server ones included (builds the dev cluster binaries on first use)
-test: install
+test: install browser
 	scripts/dev-cluster build
 	$(PY) -m pytest -q -p no:cacheprovider
 
-unit: install
-	$(PY) -m pytest -q tests/unit tests/integration
+unit: install browser
+	$(PY) -m pytest -q tests/unit tests/integration tests/browser
 
 e2e: install
 	scripts/dev-cluster build

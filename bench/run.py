@@ -54,12 +54,19 @@ def in_memory_scheduler(cluster: InMemoryCluster, seed: int) -> Scheduler:
 
 
 async def run(
-    workload_name: str, nodes: int, pods: int, init_pods: int, seed: int, max_attempts: int = 20
+    workload_name: str,
+    nodes: int,
+    pods: int,
+    init_pods: int,
+    seed: int,
+    max_attempts: int = 20,
+    explain: str | None = None,
 ) -> dict[str, Any]:
     workload = WORKLOADS[workload_name]
     cluster = InMemoryCluster()
     scheduler = in_memory_scheduler(cluster, seed)
-    scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), default_profile_spec())
+    spec = default_profile_spec().model_copy(update={"explain": explain})
+    scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), spec)
     for i in range(nodes):
         node = workload.node(i)
         cluster.nodes[node["metadata"]["name"]] = node
@@ -100,6 +107,7 @@ async def run(
     latencies.sort()
     return {
         "workload": workload_name,
+        "explain": explain or "Off",
         "nodes": nodes,
         "pods": pods,
         "init_pods": init_pods,
@@ -127,13 +135,17 @@ def main(argv: list[str] | None = None) -> int:
         default=20,
         help="run_until_idle drops a pod after this many attempts (its default: 20)",
     )
+    parser.add_argument(
+        "--explain", choices=("Off", "Annotate"), default=None,
+        help="the profile's spec.explain: Annotate computes each bound pod's explanation annotation (its cost)",
+    )  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     workload = WORKLOADS[args.workload]
     nodes = args.nodes if args.nodes is not None else workload.default_nodes
     pods = args.pods if args.pods is not None else workload.default_pods
     init_pods = args.init_pods if args.init_pods is not None else workload.default_init_pods
-    result = asyncio.run(run(args.workload, nodes, pods, init_pods, args.seed, args.max_attempts))
+    result = asyncio.run(run(args.workload, nodes, pods, init_pods, args.seed, args.max_attempts, args.explain))
     if args.json:
         print(json.dumps(result))
     else:

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from scheduler_core.config import PluginConfigEntry, PluginConfigSpec, PluginSet, SchedulerProfileSpec, TenantPolicy
+from scheduler_core.explanation import ANNOTATE
 from scheduler_core.extender import ExtenderConfigError, build_extenders
 from scheduler_core.framework import PodInfo
 from scheduler_core.framework.extension_points import EXTENSION_POINTS
@@ -162,6 +163,7 @@ class ProfileSet:
             built=built,
             handle=handle,
             batch=self._batch,
+            annotate=spec.explain == ANNOTATE,
         )
         self._check_queue_sort(key, fwk)
         if key.namespace != self.home_namespace:

@@ -24,6 +24,7 @@ import random
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
+from scheduler_core import explanation
 from scheduler_core.cache import Cache
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
@@ -72,6 +73,10 @@ class Backend(Protocol):
 
     def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
         """A Scheduled event ("Successfully assigned ns/name to node")."""
+        ...
+
+    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
+        """Annotations the pod's binding carries, if it is bound (``explain: Annotate``)."""
         ...
 
 
@@ -366,7 +371,9 @@ class Scheduler(EventHandlers):
         snapshot = self.cache.update_snapshot()
         nominated = self._nominated()
         try:
-            result = self.algorithm.schedule_pod(fwk, state, pod, snapshot, nominated=nominated, explain=self.explain)
+            result = self.algorithm.schedule_pod(
+                fwk, state, pod, snapshot, nominated=nominated, explain=self.explain or fwk.annotate
+            )
         except (FitError, ScheduleError) as err:
             self._algorithm_failed(fwk, state, qpi, err)
             return
@@ -393,7 +400,7 @@ class Scheduler(EventHandlers):
                 self.cache.update_snapshot,
                 fwk.handle.extenders,
                 nominated=self._nominated(),
-                explain=self.explain,
+                explain=self.explain or fwk.annotate,
             )
         except FitError as err:
             post = None
@@ -479,6 +486,8 @@ class Scheduler(EventHandlers):
             return
         if state.pods_to_activate:
             self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
+        if fwk.annotate:
+            self.backend.annotate_binding(assumed, {explanation.ANNOTATION: explanation.summarize(result)})
         task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)

@@ -18,9 +18,13 @@ from collections.abc import Sequence
 
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_files, render_json, render_table
 from scheduler_core.simulator import simulate as run_simulation
+from scheduler_core.simulator.html import render_simulation
+from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
+from scheduler_operator import explain_cmd, import_cmd, whatif_cmd
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
 from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, WebhookOptions, default_identity
+from scheduler_operator.output import emit, warn
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
 HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
@@ -45,10 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
         "try, and report every pod a profile handles: node, scores per plugin, filter reasons.",
     )
     sim.add_argument(
-        "-f", "--filename", action="append", required=True, metavar="FILE",
-        help="manifest file (YAML or JSON, multi-document), directory of them, or - for stdin; repeatable",
+        "-f", "--filename", action="append", default=[], metavar="FILE",
+        help="manifest file (YAML or JSON, multi-document), directory of them, or - for stdin; repeatable "
+        "(with --from-cluster: the candidate SchedulerProfiles and PluginConfigs)",
     )  # fmt: skip
-    sim.add_argument("-o", "--output", choices=("json", "table"), default="table", help="output format (table)")
+    sim.add_argument("-o", "--output", choices=("json", "table", "html"), default="table", help="output format (table)")
+    whatif_cmd.add_arguments(sim)
     sim.add_argument(
         "--seed", type=int, default=0, metavar="N",
         help="seed of the random choice among equally scored nodes (0); the same seed gives the same placements",
@@ -59,6 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"({DEFAULT_HOME_NAMESPACE})",
     )  # fmt: skip
     sim.set_defaults(handler=_simulate)
+    explain_cmd.add_parser(verbs)
+    import_cmd.add_parser(verbs)
 
     check = verbs.add_parser(
         "validate",
@@ -151,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _simulate(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if args.from_cluster:
+        return whatif_cmd.run(args)
+    if not args.filename:
+        print("error: simulate: -f/--filename is required (or --from-cluster)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         cluster = load_files(args.filename, home_namespace=args.home_namespace)
         _warn(cluster.warnings)
@@ -160,10 +173,11 @@ def _simulate(args: argparse.Namespace) -> int:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     _warn(result.warnings)
-    try:
-        print(render_json(result.pods) if args.output == "json" else render_table(result.pods), flush=True)
-    except BrokenPipeError:  # `| head`: the reader left; say nothing more
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    if args.output == "html":
+        text = render_simulation(result.pods, node_usage(cluster.nodes, result))
+    else:
+        text = render_json(result.pods) if args.output == "json" else render_table(result.pods)
+    emit(text)
     return EXIT_OK
 
 
@@ -238,8 +252,7 @@ def _extender_serve(args: argparse.Namespace) -> int:
 
 
 def _warn(warnings: Sequence[str]) -> None:
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    warn(warnings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

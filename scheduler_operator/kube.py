@@ -8,7 +8,7 @@ server and then fails to deserialise the reply. Asking for the raw response
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any, cast
 
@@ -18,15 +18,26 @@ from kubernetes import client
 from scheduler_operator import decoding
 
 
-def bind_pod(api_client: client.ApiClient, namespace: str, name: str, uid: str, node_name: str) -> bool:
+def bind_pod(
+    api_client: client.ApiClient,
+    namespace: str,
+    name: str,
+    uid: str,
+    node_name: str,
+    annotations: Mapping[str, str] | None = None,
+) -> bool:
     """Bind pod ``namespace/name`` to ``node_name`` through ``pods/binding``.
 
     The UID is a precondition, so a pod deleted and re-created under the same name is never
-    bound by mistake. Returns True when bound, False on 409 Conflict (the pod is already bound,
-    or its UID changed); raises ``kubernetes.client.ApiException`` on any other error.
+    bound by mistake. ``annotations`` are set on the pod in the same write (the binding
+    subresource copies the Binding's annotations onto the pod). Returns True when bound, False
+    on 409 Conflict (the pod is already bound, or its UID changed); raises
+    ``kubernetes.client.ApiException`` on any other error.
     """
     body = client.V1Binding(
-        metadata=client.V1ObjectMeta(name=name, namespace=namespace, uid=uid),
+        metadata=client.V1ObjectMeta(
+            name=name, namespace=namespace, uid=uid, annotations=dict(annotations) if annotations else None
+        ),
         target=client.V1ObjectReference(api_version="v1", kind="Node", name=node_name),
     )
     try:

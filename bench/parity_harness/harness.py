@@ -26,7 +26,7 @@ from bench.parity_harness.compare import Disagreement, compare
 from bench.parity_harness.generator import Scenario, generate
 from bench.parity_harness.kube import DEFAULT_STATE, ROOT, Api, DevCluster
 from bench.parity_harness.outcome import Outcome
-from bench.parity_harness.profile import parity_plugins
+from bench.parity_harness.profile import ProfilePair, parity_plugins
 from bench.parity_harness.upstream import KubeScheduler
 from scheduler_core.runtime.registry import default_registry
 
@@ -96,7 +96,11 @@ class Harness:
         state: Path = DEFAULT_STATE,
         workdir: Path = DEFAULT_WORKDIR,
         timeout: float = 60.0,
+        pair: ProfilePair | None = None,
     ) -> None:
+        """``pair``: run another profile than the default one on both sides (e.g. a
+        KubeSchedulerConfiguration's profile and what ``import-config`` made of it)."""
+        self.pair = pair
         self.registry = default_registry()
         self.registered = frozenset(self.registry)
         self.plugins = [name for name, _ in parity_plugins(self.registered)]
@@ -112,7 +116,7 @@ class Harness:
         try:
             self._api = Api(kubeconfig)
             self._scheduler = KubeScheduler(
-                self.cluster, self._api, self.registered, self.workdir, timeout=self._timeout
+                self.cluster, self._api, self.registered, self.workdir, timeout=self._timeout, pair=self.pair
             )
             self._scheduler.start()
         except BaseException:
@@ -153,7 +157,7 @@ class Harness:
             result.theirs, result.anomalies = upstream.outcome, upstream.anomalies
             result.upstream_phases = upstream.phases
             extender_url = self._scheduler.extender.url if "extenders" in scenario.features else None
-            result.simulate_input = ours.scenario_yaml(upstream.objects, self.registered, extender_url)
+            result.simulate_input = ours.scenario_yaml(upstream.objects, self.registered, extender_url, self.pair)
             started = time.monotonic()
             result.ours = ours.run(result.simulate_input, pod, self.registry)
             result.ours_seconds = time.monotonic() - started

@@ -13,16 +13,21 @@ from typing import Any
 import yaml
 
 from bench.parity_harness.outcome import Outcome
-from bench.parity_harness.profile import scheduler_profile
+from bench.parity_harness.profile import ProfilePair, scheduler_profile
 from scheduler_core.simulator import load_texts, simulate
 from scheduler_core.simulator.report import TOTAL
 
 Json = dict[str, Any]
 
 
-def scenario_yaml(objects: Sequence[Json], registered: Collection[str], extender_url: str | None = None) -> str:
+def scenario_yaml(
+    objects: Sequence[Json],
+    registered: Collection[str],
+    extender_url: str | None = None,
+    pair: ProfilePair | None = None,
+) -> str:
     """The simulate input: the scenario's objects and the parity profile, one YAML stream."""
-    return yaml.safe_dump_all([*objects, scheduler_profile(registered, extender_url)], sort_keys=False)
+    return yaml.safe_dump_all([*objects, scheduler_profile(registered, extender_url, pair)], sort_keys=False)
 
 
 def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome:
@@ -32,7 +37,10 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
     nodes = [n["metadata"]["name"] for n in cluster.nodes]
     for report in simulation.pods:
         if (report.namespace, report.name) == pod:
-            scores = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
+            # Per plugin, as kube-scheduler's "Plugin scored node" lines: a profile without Score
+            # plugins has totals but no plugin score on any node, and none is read on its side.
+            per_plugin = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
+            scores = {n: row for n, row in per_plugin.items() if row}
             return Outcome(
                 status=report.status,
                 node=report.node,

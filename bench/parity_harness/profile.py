@@ -17,6 +17,7 @@ so what it records is the feasible set after the extenders, as ours reports it.
 from __future__ import annotations
 
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from bench.parity_harness.vocabulary import EXTENDER_RESOURCES
@@ -61,17 +62,32 @@ def scenario_extenders(extender_url: str) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ProfilePair:
+    """Another profile, written twice: one ``KubeSchedulerProfile`` for kube-scheduler and the
+    SchedulerProfile ``spec`` meant to be equivalent (``import-config``'s round trip). Both
+    serve ``SCHEDULER_NAME``, whatever their own schedulerName."""
+
+    upstream: dict[str, Any]
+    ours: dict[str, Any]
+
+
+def kube_scheduler_config(
+    registered: Collection[str], extender_url: str, pair: ProfilePair | None = None
+) -> dict[str, Any]:
+    profile = (
+        {**pair.upstream, "schedulerName": SCHEDULER_NAME}
+        if pair is not None
+        else {
+            "schedulerName": SCHEDULER_NAME,
+            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+            "plugins": plugin_set(registered),
+        }
+    )
     return {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
         "kind": "KubeSchedulerConfiguration",
-        "profiles": [
-            {
-                "schedulerName": SCHEDULER_NAME,
-                "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
-                "plugins": plugin_set(registered),
-            }
-        ],
+        "profiles": [profile],
         "extenders": [
             *scenario_extenders(extender_url),
             {
@@ -84,18 +100,24 @@ def kube_scheduler_config(registered: Collection[str], extender_url: str) -> dic
     }
 
 
-def scheduler_profile(registered: Collection[str], extender_url: str | None = None) -> dict[str, Any]:
+def scheduler_profile(
+    registered: Collection[str], extender_url: str | None = None, pair: ProfilePair | None = None
+) -> dict[str, Any]:
     """The SchedulerProfile ``crd-scheduler simulate`` serves the scenario's pod with (and the
     scenario extenders, when the run serves them at ``extender_url``)."""
     extenders = scenario_extenders(extender_url) if extender_url else []
+    spec = (
+        {**pair.ours, "schedulerName": SCHEDULER_NAME}
+        if pair is not None
+        else {
+            "schedulerName": SCHEDULER_NAME,
+            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
+            "plugins": plugin_set(registered),
+        }
+    )
     return {
         "apiVersion": "scheduling.crd-scheduler.io/v1alpha1",
         "kind": "SchedulerProfile",
         "metadata": {"name": PROFILE_NAME, "namespace": HOME_NAMESPACE},
-        "spec": {
-            "schedulerName": SCHEDULER_NAME,
-            "percentageOfNodesToScore": PERCENTAGE_OF_NODES_TO_SCORE,
-            "plugins": plugin_set(registered),
-            **({"extenders": extenders} if extenders else {}),
-        },
+        "spec": {**spec, **({"extenders": extenders} if extenders else {})},
     }

@@ -38,7 +38,7 @@ from bench.parity_harness.generator import Scenario
 from bench.parity_harness.klog import LogTail, SchedulerLog
 from bench.parity_harness.kube import Api, ApiError, DevCluster
 from bench.parity_harness.outcome import Outcome
-from bench.parity_harness.profile import kube_scheduler_config
+from bench.parity_harness.profile import ProfilePair, kube_scheduler_config
 
 Json = dict[str, Any]
 VERBOSITY = 10
@@ -98,8 +98,16 @@ class KubeScheduler:
     """The real kube-scheduler on the harness's dev cluster, ready to run scenarios."""
 
     def __init__(
-        self, cluster: DevCluster, api: Api, registered: Collection[str], workdir: Path, *, timeout: float = 60.0
+        self,
+        cluster: DevCluster,
+        api: Api,
+        registered: Collection[str],
+        workdir: Path,
+        *,
+        timeout: float = 60.0,
+        pair: ProfilePair | None = None,
     ) -> None:
+        self.pair = pair
         self.cluster = cluster
         self.api = api
         self.registered = registered
@@ -128,7 +136,7 @@ class KubeScheduler:
         self.extender.start()
         self.workdir.mkdir(parents=True, exist_ok=True)
         config = self.workdir / "kube-scheduler.json"
-        config.write_text(json.dumps(kube_scheduler_config(self.registered, self.extender.url), indent=2))
+        config.write_text(json.dumps(kube_scheduler_config(self.registered, self.extender.url, self.pair), indent=2))
         self._tail = LogTail(self.cluster.kube_scheduler_up(config, VERBOSITY))
 
     def stop(self) -> None:

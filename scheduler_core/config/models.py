@@ -8,7 +8,7 @@ CRD schemas in ``crds/`` are generated from these models; field descriptions bec
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -214,6 +214,12 @@ class SchedulerProfileSpec(_Model):
     extenders: list[Extender] = Field(
         default_factory=list,
         description="HTTP scheduler extenders, called after the plugins (cluster-wide profiles only).",
+    )
+    explain: Literal["Off", "Annotate"] | None = Field(
+        default=None,
+        description="Annotate: on each pod it binds, the operator records why in the annotation "
+        "scheduling.crd-scheduler.io/explanation (the chosen node's weighted scores per plugin, the runner-up, "
+        "nodes filtered per reason), in the binding itself. Off (or unset) by default.",
     )
 
 

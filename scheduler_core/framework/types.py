@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
-from scheduler_core.framework.resource import Resource, compute_pod_resources
+from scheduler_core.framework.resource import Resource, compute_pod_resources_memo
 
 if TYPE_CHECKING:
     from scheduler_core.framework.affinity import PodTerms
@@ -176,7 +176,7 @@ class PodInfo:
                 like.non_zero_memory,
             )
         else:
-            self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources(pod)
+            self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources_memo(pod)
         self.tolerations: tuple[Toleration, ...] = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or ())
         self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
         self.affinity: Mapping[str, Any] = spec.get("affinity") or {}

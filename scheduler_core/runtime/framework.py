@@ -89,6 +89,7 @@ class Framework:
         built: BuiltProfile,
         handle: FrameworkHandle,
         batch: bool = True,
+        annotate: bool = False,
     ) -> None:
         """``batch=False`` runs every Filter and Score plugin per node, ignoring batch forms:
         slower, and the reference the batch forms are tested against."""
@@ -113,6 +114,7 @@ class Framework:
         self.post_bind_plugins = sets.post_bind
         self.score_weights = built.score_weights
         self.batch = batch
+        self.annotate = annotate  # explain: Annotate (scheduler_core.explanation)
         self.batch_filter_plugins: list[BatchFilterPlugin] = [p for p in self.filter_plugins if batch and _batch(p)]
         self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and _batch(p))]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]

@@ -8,7 +8,14 @@ pod's last attempt and renders it as JSON or a table. No scheduling logic lives 
 
 from scheduler_core.simulator.backend import Event, InMemoryCluster
 from scheduler_core.simulator.errors import InputError, Problem
-from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster, load_files, load_texts
+from scheduler_core.simulator.manifests import (
+    DEFAULT_HOME_NAMESPACE,
+    Cluster,
+    load_files,
+    load_lists,
+    load_objects,
+    load_texts,
+)
 from scheduler_core.simulator.report import PodReport, Recorder, render_json, render_table
 from scheduler_core.simulator.run import Simulation, simulate, simulate_async
 
@@ -23,6 +30,8 @@ __all__ = [
     "Recorder",
     "Simulation",
     "load_files",
+    "load_lists",
+    "load_objects",
     "load_texts",
     "render_json",
     "render_table",

@@ -50,17 +50,24 @@ class InMemoryCluster:
         nodes: Iterable[Mapping[str, Any]] = (),
         pods: Iterable[Mapping[str, Any]] = (),
         objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+        copy_input: bool = True,
     ) -> None:
+        """``copy_input=False`` stores the given objects as they are: for a snapshot nobody else
+        holds (every write here makes a new version of an object, never changes one)."""
+        def take(obj: dict[str, Any]) -> dict[str, Any]:
+            return copy.deepcopy(obj) if copy_input else obj
+
         self.nodes: dict[str, dict[str, Any]] = {}
         for node in nodes:
-            self.nodes[(node.get("metadata") or {}).get("name", "")] = copy.deepcopy(dict(node))
+            self.nodes[(node.get("metadata") or {}).get("name", "")] = take(dict(node))
         self.pods: dict[str, dict[str, Any]] = {}  # by uid
         for pod in pods:
-            self.pods[PodInfo(pod).uid] = copy.deepcopy(dict(pod))
+            self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
         self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
+        self._binding_annotations: dict[str, dict[str, str]] = {}  # by uid, until bound
 
     def watch(self, watcher: PodWatch) -> None:
         self._watch = watcher
@@ -96,6 +103,9 @@ class InMemoryCluster:
         message = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
         self.events.append(Event("Normal", "Scheduled", pod.namespace, pod.name, message))
 
+    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
+        self._binding_annotations[pod.uid] = dict(annotations)
+
     # -- ClusterAPI -----------------------------------------------------------------------
     async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
         stored = self.pods.get(pod.uid)
@@ -110,6 +120,11 @@ class InMemoryCluster:
                 f'pod {pod.name} is already assigned to node "{current}"',
             )
         new = _with_changes(stored, spec={"nodeName": node_name})
+        annotations = self._binding_annotations.pop(pod.uid, None)
+        if annotations:  # the binding's annotations land on the pod, as the binding subresource does
+            meta = dict(new.get("metadata") or {})
+            meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
+            new["metadata"] = meta
         _set_condition(new["status"], {"type": POD_SCHEDULED, "status": "True"})
         self.pods[pod.uid] = new
         if self._watch is not None:

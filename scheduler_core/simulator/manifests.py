@@ -248,21 +248,56 @@ def load_valid(
     return loader.cluster
 
 
+def load_lists(
+    source: str,
+    lists: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    home_namespace: str = DEFAULT_HOME_NAMESPACE,
+    stored: bool = False,
+) -> Cluster:
+    """The same as :func:`load_texts` for objects already parsed, by kind (the items of a list
+    call, which carry no ``kind``). ``stored``: the Nodes and Pods come from an API server,
+    which validated and defaulted them already; they are taken as they are (a 5,000-node
+    snapshot would spend seconds on checks the server made). Profiles are checked either way;
+    from a live cluster, one that does not pass is a warning and is left out, as the operator
+    leaves it out, instead of failing the whole snapshot."""
+    problems: list[Problem] = []
+    raws = [
+        _Raw(kind, obj, source, f"{kind} item {i}")
+        for kind, items in lists.items()
+        for i, obj in enumerate(items, start=1)
+    ]
+    loader = _Loading(home_namespace, problems, stored=stored)
+    loader.run(raws)
+    if problems and stored:  # a live object the operator refuses serves nothing; the rest does
+        loader.cluster.warnings.extend(f"{p}: not served" for p in problems)
+    elif problems:
+        raise InputError(problems)
+    return loader.cluster
+
+
 class _Loading:
-    def __init__(self, home_namespace: str, problems: list[Problem]) -> None:
+    def __init__(self, home_namespace: str, problems: list[Problem], *, stored: bool = False) -> None:
         self.home = home_namespace
         self.problems = problems
+        self.stored = stored
         self.cluster = Cluster()
         self._seen: dict[tuple[str, str], str] = {}  # (kind, "ns/name") -> source
         self._pod_uids: set[str] = set()
 
     def run(self, raws: list[_Raw]) -> None:
         raws = [raw for raw in raws if self._known(raw)]
-        # Every object is validated as the API server would before any is used: PriorityClasses
-        # resolve pod priorities wherever they appear in the input.
-        valid = [raw for raw in raws if self._validates(raw)]
-        classes = PriorityClasses(raw.obj for raw in valid if raw.kind == "PriorityClass")
+        # Every object is validated as the API server would before any is used (a live
+        # snapshot's objects come from the API server, which validated them already).
+        # PriorityClasses resolve pod priorities wherever they appear in the input.
+        valid = raws if self.stored else [raw for raw in raws if self._validates(raw)]
+        classes = PriorityClasses(
+            raw.obj for raw in valid if raw.kind == "PriorityClass" and isinstance(raw.obj.get("metadata"), Mapping)
+        )
         for raw in valid:
+            if self.stored and raw.kind in ("Node", "Pod"):  # unique by the server's own keys
+                (self.cluster.nodes if raw.kind == "Node" else self.cluster.pods).append(dict(raw.obj))
+                continue
             what = raw.what(self.home)
             if not self._unique(raw, what):
                 continue

@@ -69,6 +69,7 @@ class Recorder:
     def __init__(self, node_order: Sequence[str] = ()) -> None:
         self._rank = {name: i for i, name in enumerate(node_order)}
         self.last: dict[str, PodReport] = {}
+        self.first: dict[str, PodReport] = {}  # ``explain`` shows the first attempt (before preemption)
 
     def attempt(
         self,
@@ -82,7 +83,7 @@ class Recorder:
         diagnosis: Diagnosis | None,
     ) -> None:
         previous = self.last.get(pod.uid)
-        self.last[pod.uid] = PodReport(
+        report = self.last[pod.uid] = PodReport(
             namespace=pod.namespace,
             name=pod.name,
             scheduler_name=pod.scheduler_name,
@@ -94,6 +95,7 @@ class Recorder:
             filtered=self._filtered(diagnosis),
             attempts=(previous.attempts if previous else 0) + 1,
         )
+        self.first.setdefault(pod.uid, report)
 
     def _order(self, names: Sequence[str]) -> list[str]:
         return sorted(names, key=lambda n: (self._rank.get(n, len(self._rank)), n))

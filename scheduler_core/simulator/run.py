@@ -52,6 +52,7 @@ class Simulation:
     cluster: InMemoryCluster
     scheduler: Scheduler
     warnings: list[str] = field(default_factory=list)
+    recorder: Recorder | None = None
 
 
 def simulate(
@@ -61,11 +62,17 @@ def simulate(
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
     batch: bool = True,
+    live: bool = False,
+    replace_all: bool = False,
+    namespace: str | None = None,
 ) -> Simulation:
     """Run :func:`simulate_async` in a fresh event loop."""
     return asyncio.run(
-        simulate_async(cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch)
-    )
+        simulate_async(
+            cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch, live=live,
+            replace_all=replace_all, namespace=namespace,
+        )
+    )  # fmt: skip
 
 
 async def simulate_async(
@@ -75,12 +82,18 @@ async def simulate_async(
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
     registry: Mapping[str, Any] | None = None,
     batch: bool = True,
+    live: bool = False,
+    replace_all: bool = False,
+    namespace: str | None = None,
 ) -> Simulation:
     """Schedule every pending pod of ``cluster``; raise :class:`InputError` for bad profiles.
 
-    ``batch=False`` runs plugins per node only (the reference for the batch forms)."""
+    ``batch=False`` runs plugins per node only (the reference for the batch forms). ``live``: the
+    cluster is a snapshot of a live one, whose profiles are exactly those it holds (no built-in
+    default). ``replace_all``: every bound pod a profile handles is placed again as if new.
+    ``namespace``: only pods of that namespace are placed (pending pods elsewhere are left out)."""
     registry = default_registry() if registry is None else registry
-    backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects)
+    backend = InMemoryCluster(nodes=cluster.nodes, pods=cluster.pods, objects=cluster.objects, copy_input=not live)
     recorder = Recorder([(n.get("metadata") or {}).get("name", "") for n in cluster.nodes])
     clock = FakeClock()
     scheduler = Scheduler(
@@ -101,12 +114,19 @@ async def simulate_async(
     for pod in backend.pods.values():
         if (pod.get("spec") or {}).get("nodeName"):
             scheduler.on_pod_add(pod)
-        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
+        elif (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed") and (
+            namespace is None or PodInfo(pod).namespace == namespace
+        ):
             pending.append(pod)
     problems = check_plugin_configs(cluster.plugin_configs, registry)
-    problems += apply_profiles(scheduler, cluster, home_namespace)
-    if problems:
-        raise InputError(list(dict.fromkeys(problems)))  # a PluginConfig's problem once, not per profile
+    problems += apply_profiles(scheduler, cluster, home_namespace, builtin_default=not live)
+    problems = list(dict.fromkeys(problems))  # a PluginConfig's problem once, not per profile
+    if problems and not live:
+        raise InputError(problems)
+    # On a live cluster an invalid object blocks nothing: the operator serves the others.
+    invalid = [f"{p}: not serving (the operator keeps its last good version, unknown here)" for p in problems]
+    if replace_all:
+        pending[:0] = _unbind_handled(scheduler, backend, namespace)
     for pod in pending:
         clock.advance(POD_ARRIVAL_INTERVAL)
         scheduler.on_pod_add(pod)
@@ -126,7 +146,25 @@ async def simulate_async(
             continue
         reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
     gangs.annotate(reports, backend.pods.values(), cluster.objects)
-    return Simulation(reports, backend, scheduler, _unhandled_warnings(unhandled))
+    return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
+
+
+def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster, namespace: str | None) -> list[dict[str, Any]]:
+    """Take every bound pod a profile handles (of ``namespace``, if given) off its node: it is
+    pending again, in input order."""
+    unbound: list[dict[str, Any]] = []
+    for uid, pod in list(backend.pods.items()):
+        if not (pod.get("spec") or {}).get("nodeName"):
+            continue
+        info = PodInfo(pod)
+        if not scheduler.profiles.handles(info) or (namespace is not None and info.namespace != namespace):
+            continue
+        scheduler.on_pod_delete(pod)
+        fresh = {**pod, "spec": {k: v for k, v in pod["spec"].items() if k != "nodeName"}}
+        fresh["status"] = {k: v for k, v in (pod.get("status") or {}).items() if k == "qosClass"}
+        backend.pods[uid] = fresh
+        unbound.append(fresh)
+    return unbound
 
 
 def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mapping[str, Any]) -> list[Problem]:
@@ -139,11 +177,16 @@ def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mappin
     return problems
 
 
-def apply_profiles(scheduler: Scheduler, cluster: Cluster, home_namespace: str) -> list[Problem]:
+def apply_profiles(
+    scheduler: Scheduler, cluster: Cluster, home_namespace: str, *, builtin_default: bool = True
+) -> list[Problem]:
     """Build and serve every valid profile (the cluster-wide ones first: they carry the tenant
-    policy); the problems of the others, each naming the object at fault."""
+    policy); the problems of the others, each naming the object at fault. Without profiles in
+    the input, the built-in default serves when ``builtin_default`` (not on a live snapshot:
+    there, as in the operator, no profile means no pod is ours)."""
     profiles = cluster.profiles or [
         ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
+        for _ in range(1 if builtin_default else 0)
     ]
     for profile in profiles:  # every profile claims its schedulerName before any is built
         scheduler.claim_profile(profile.key, profile.spec.scheduler_name)

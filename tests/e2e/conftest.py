@@ -23,12 +23,15 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 from kubernetes import client
 
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
+
+if TYPE_CHECKING:
+    from tests.e2e.operator_support import Env
 
 EXIT_TOOLCHAIN_MISSING = 3  # scripts/dev-cluster: no Go to build the binaries with
 _HERE = Path(__file__).parent
@@ -99,3 +102,20 @@ def namespace(api: client.ApiClient, request: pytest.FixtureRequest) -> Iterator
         # the namespace controller can finish deleting the namespace.
         core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         core.delete_namespace(name)
+
+
+@pytest.fixture(scope="module")
+def crds(api: client.ApiClient) -> None:
+    """The CRDs of crds/, served (created or brought up to date once per module)."""
+    from tests.e2e.operator_support import install_crds
+
+    install_crds(api)
+
+
+@pytest.fixture
+def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path, crds: None) -> Iterator[Env]:
+    """A test's operators, nodes and namespaces (``test_operator_support.environment``)."""
+    from tests.e2e.operator_support import environment
+
+    with environment(cluster, api, namespace, tmp_path) as created:
+        yield created
