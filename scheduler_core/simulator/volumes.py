@@ -72,6 +72,10 @@ class VolumeStore:
         metadata.setdefault("resourceVersion", str(next(self._versions)))
         return new
 
+    def create(self, kind: str, obj: Mapping[str, Any]) -> Object:
+        """Add a PV or PVC as the API server creates it (uid, resourceVersion)."""
+        return self._store(kind, self._created(kind, dict(obj)))
+
     # -- reads -------------------------------------------------------------------------------------
     def find(self, kind: str, name: str, namespace: str = "") -> Object | None:
         for obj in self._objects.get(kind, ()):
