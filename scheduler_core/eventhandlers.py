@@ -231,4 +231,7 @@ def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_CONDITION, "NodeConditionChange"))
     if (o_meta.get("annotations") or {}) != (n_meta.get("annotations") or {}):
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_ANNOTATION, "NodeAnnotationChange"))
+    # extractNodeFeaturesChange (the NodeDeclaredFeatures gate is on by default in v1.36).
+    if (o_status.get("declaredFeatures") or []) != (n_status.get("declaredFeatures") or []):
+        events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_DECLARED_FEATURE, "NodeDeclaredFeatureChange"))
     return events

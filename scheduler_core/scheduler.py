@@ -625,5 +625,3 @@ def _advancer(clock: Clock) -> Callable[[float], None] | None:
 
 def _earliest(*times: float | None) -> float | None:
     return min((t for t in times if t is not None), default=None)
-
-

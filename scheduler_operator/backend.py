@@ -13,6 +13,11 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
 * ``delete_pod`` (preemption): upstream's DisruptionTarget condition first, then a delete with
   the UID as precondition; a pod already gone is not an error.
 * ``set_nominated_node``: a status patch of ``nominatedNodeName``.
+* ``patch_pv_claim_ref``, ``patch_pvc_selected_node`` (VolumeBinding's PreBind, upstream
+  ``bindAPIUpdate``): JSON merge patches of a PV's ``claimRef`` (and bound-by-controller
+  annotation) and of a claim's selected-node annotation, with the ``resourceVersion`` the
+  scheduler saw as precondition (upstream writes with Update, which has the same conflict);
+  an API error fails PreBind with the API server's message.
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
@@ -24,6 +29,7 @@ critical lane, reports on the report lane.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
@@ -33,6 +39,7 @@ from typing import Any
 from kubernetes import client
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.framework.storage import ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE
 from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
@@ -204,3 +211,52 @@ class KubeBackend:
         except Exception as error:
             return Status.as_error(error)
         return None
+
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        metadata = pv.get("metadata") or {}
+        patch: dict[str, Any] = {
+            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
+            "spec": {"claimRef": (pv.get("spec") or {}).get("claimRef")},
+        }
+        bound_by = (metadata.get("annotations") or {}).get(ANN_BOUND_BY_CONTROLLER)
+        if bound_by is not None:
+            patch["metadata"]["annotations"] = {ANN_BOUND_BY_CONTROLLER: bound_by}
+        return await self._patch_storage(self._core.patch_persistent_volume, metadata.get("name"), patch)
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        metadata = pvc.get("metadata") or {}
+        patch = {
+            "metadata": {
+                "resourceVersion": metadata.get("resourceVersion"),
+                "annotations": {ANN_SELECTED_NODE: node_name},
+            }
+        }
+        namespace = metadata.get("namespace") or "default"
+        return await self._patch_storage(
+            self._core.patch_namespaced_persistent_volume_claim, metadata.get("name"), namespace, patch
+        )
+
+    async def _patch_storage(
+        self, method: Callable[..., Any], *args: Any
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error."""
+        try:
+            stored = await self._lanes.critical.call(
+                kube.call_json, method, *args, _content_type=kube.CONTENT_MERGE_PATCH
+            )
+        except client.ApiException as error:
+            return None, Status(Code.ERROR, api_message(error))
+        except Exception as error:  # network and the like: PreBind fails, the pod is retried
+            return None, Status.as_error(error)
+        return stored, None
+
+
+def api_message(error: client.ApiException) -> str:
+    """The API server's own message (``metav1.Status.message``), as client-go's error reads."""
+    try:
+        message = json.loads(error.body or "{}").get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message) if message else f"HTTP {error.status} {error.reason or ''}".strip()

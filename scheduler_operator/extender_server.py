@@ -196,6 +196,16 @@ class KubeBinder:
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
         return Status(Code.ERROR, "the extender does not nominate pods")
 
+    # kube-scheduler runs its own PreBind plugins (VolumeBinding's writes) before it calls a
+    # binder extender; the extender's bind verb binds only.
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return None, Status(Code.ERROR, "the extender does not bind volumes")
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        return None, Status(Code.ERROR, "the extender does not bind volumes")
+
 
 class Follower:
     """List-then-watch of one resource in a thread; events are applied on the event loop."""

@@ -12,7 +12,7 @@ Upstream: ``staging/src/k8s.io/kube-scheduler/framework/interface.go`` and
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -181,6 +181,20 @@ class ClusterAPI(Protocol):
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None: ...
 
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None: ...
+
+    # VolumeBinding's PreBind (upstream ``bindAPIUpdate``). Each is a patch with the object's
+    # ``resourceVersion`` as precondition; the answer is the object as stored after the write,
+    # or the API's error. Reading the result back goes through ``Handle.objects``.
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Write ``pv``'s ``spec.claimRef`` and its ``pv.kubernetes.io/bound-by-controller``
+        annotation (when set) onto the stored PV of that name."""
+        ...
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        """Annotate the stored claim with ``volume.kubernetes.io/selected-node: node_name``."""
+        ...
 
 
 class Nominator(Protocol):

@@ -15,6 +15,7 @@ from scheduler_core.plugins.gangscheduling import GangScheduling
 from scheduler_core.plugins.imagelocality import ImageLocality
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.nodeaffinity import NodeAffinity
+from scheduler_core.plugins.nodedeclaredfeatures import NodeDeclaredFeatures
 from scheduler_core.plugins.nodename import NodeName
 from scheduler_core.plugins.nodeports import NodePorts
 from scheduler_core.plugins.noderesources import NodeResourcesBalancedAllocation, NodeResourcesFit
@@ -49,6 +50,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         DefaultPreemption,
         InterPodAffinity,
         PodTopologySpread,
+        NodeDeclaredFeatures,
         # Gang scheduling, off in the default profile; a profile enables one of them.
         Coscheduling,
         GangScheduling,
@@ -56,7 +58,8 @@ def in_tree_registry() -> dict[str, PluginFactory]:
     return {factory.name: factory for factory in factories}
 
 
-# Upstream's default multiPoint list and weights, in upstream order. Plugins not (yet)
+# Upstream's default multiPoint list and weights with v1.36.3's default feature gates
+# (pkg/scheduler/apis/config/v1/default_plugins.go), in upstream order. Plugins not (yet)
 # in the registry are left out of the default profile by ``default_plugins``.
 UPSTREAM_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     (names.SCHEDULING_GATES, None),
@@ -73,8 +76,13 @@ UPSTREAM_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     (names.VOLUME_ZONE, None),
     (names.POD_TOPOLOGY_SPREAD, 2),
     (names.INTER_POD_AFFINITY, 2),
+    # applyDynamicResources (DRA is GA): DynamicResources goes before DefaultPreemption. It is not
+    # implemented yet, so ``default_plugins`` leaves it out of our default profile.
+    (names.DYNAMIC_RESOURCES, 2),
     (names.DEFAULT_PREEMPTION, None),
     (names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),
     (names.IMAGE_LOCALITY, 1),
     (names.DEFAULT_BINDER, None),
+    # applyFeatureGates (default gates): NodeDeclaredFeatures (beta, on) is appended.
+    (names.NODE_DECLARED_FEATURES, None),
 )

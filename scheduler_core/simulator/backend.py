@@ -6,6 +6,9 @@ API server would announce on a watch is fed back to the scheduler at once, as it
 would: ``bind`` sets ``spec.nodeName`` (and the PodScheduled=True condition, as the binding
 subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_delete``;
 ``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``.
+``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
+:class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
+an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
 
 Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
 FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.simulator.volumes import VolumeStore
 
 POD_SCHEDULED = "PodScheduled"
 
@@ -64,6 +68,7 @@ class InMemoryCluster:
         for pod in pods:
             self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
         self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
+        self.volumes = VolumeStore(self._objects)
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
@@ -158,6 +163,14 @@ class InMemoryCluster:
         if self._watch is not None:
             self._watch.on_pod_update(stored, new)
         return None
+
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.volumes.patch_pv_claim_ref(pv)
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.volumes.patch_pvc_selected_node(pvc, node_name)
 
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:

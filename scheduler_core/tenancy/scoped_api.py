@@ -1,14 +1,17 @@
-"""The ClusterAPI a tenant profile's Handle gets: pods of its own namespace only.
+"""The ClusterAPI a tenant profile's Handle gets: pods and claims of its own namespace only.
 
 DESIGN.md, tenant safety: a tenant profile affects only pods of its own namespace, whatever
-its plugins (out-of-tree ones included) try. Every call about a pod of another namespace is
-refused here, before the backend sees it, with an Error status naming the profile, the call
-and the pod; the refusal is logged, since only a faulty or hostile plugin gets there.
+its plugins (out-of-tree ones included) try. Every call about a pod of another namespace, a
+claim of another namespace, or a PV bound to such a claim is refused here, before the backend
+sees it, with an Error status naming the profile, the call and the object; the refusal is
+logged, since only a faulty or hostile plugin gets there.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from scheduler_core.framework import ClusterAPI, PodInfo, Status
 
@@ -44,3 +47,26 @@ class ScopedClusterAPI:
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
         refused = self._refuse("nominate", pod)
         return refused if refused is not None else await self._inner.set_nominated_node(pod, node_name)
+
+    # -- volume binding (VolumeBinding's PreBind) --------------------------------------------
+    def _refuse_claim(self, call: str, namespace: object, name: object) -> Status | None:
+        if namespace == self.namespace:
+            return None
+        message = (
+            f"profile {self._profile} may act only on claims of namespace {self.namespace!r}: "
+            f"{call} for claim {namespace}/{name} refused"
+        )
+        log.warning("%s", message)
+        return Status.as_error(PermissionError(message))
+
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        ref = (pv.get("spec") or {}).get("claimRef") or {}
+        refused = self._refuse_claim("binding a PersistentVolume", ref.get("namespace"), ref.get("name"))
+        return (None, refused) if refused is not None else await self._inner.patch_pv_claim_ref(pv)
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        meta = pvc.get("metadata") or {}
+        refused = self._refuse_claim("selecting a node", meta.get("namespace"), meta.get("name"))
+        return (None, refused) if refused is not None else await self._inner.patch_pvc_selected_node(pvc, node_name)

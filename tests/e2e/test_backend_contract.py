@@ -5,13 +5,15 @@ operator (``scheduler_operator.backend.KubeBackend``) on the real API server.
 The simulator is the API server's twin (as httpx's in-memory transport is the network's), so
 what plugins see through ``ClusterAPI`` must not depend on which one runs: binding sets
 ``spec.nodeName``, a missing pod is an error naming it, preemption's delete is idempotent,
-nominations are set and cleared. One known difference is left out on purpose: binding a pod
+nominations are set and cleared, VolumeBinding's PV/PVC patches write what they say and fail
+on a stale resourceVersion with the API server's message. One known difference is left out on purpose: binding a pod
 that is already bound under the same UID is an error in memory, but success for the operator
 (another replica bound it during a failover; see ``scheduler_operator/backend.py``).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -36,6 +38,7 @@ class Twin:
     namespace: str
     create: Callable[[dict[str, Any]], PodInfo]
     stored: Callable[[PodInfo], dict[str, Any] | None]
+    create_storage: Callable[[dict[str, Any]], dict[str, Any]]  # a PV or PVC, as stored
 
 
 def _in_memory(namespace: str) -> Twin:
@@ -46,10 +49,13 @@ def _in_memory(namespace: str) -> Twin:
         cluster.pods[info.uid] = manifest
         return info
 
-    return Twin(cluster, namespace, create, lambda pod: cluster.pod(pod.namespace, pod.name))
+    return Twin(
+        cluster, namespace, create, lambda pod: cluster.pod(pod.namespace, pod.name),
+        lambda obj: cluster.volumes.create(obj["kind"], obj),
+    )  # fmt: skip
 
 
-def _kube(api: client.ApiClient, namespace: str) -> tuple[Twin, Lanes]:
+def _kube(api: client.ApiClient, namespace: str, request: pytest.FixtureRequest) -> tuple[Twin, Lanes]:
     core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
     lanes = Lanes()
     recorder = EventRecorder(api, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}")
@@ -69,7 +75,22 @@ def _kube(api: client.ApiClient, namespace: str) -> tuple[Twin, Lanes]:
             raise
         return found
 
-    return Twin(backend.api, namespace, create, stored), lanes
+    def create_storage(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj["kind"] == "PersistentVolume":
+            name = obj["metadata"]["name"]
+            created = core.create_persistent_volume(obj)
+            request.addfinalizer(lambda: core.delete_persistent_volume(name))
+            # The PV controller (when it runs) writes the new PV's phase at once: read that version.
+            deadline = time.monotonic() + 5
+            while (created.status.phase or "Pending") == "Pending" and time.monotonic() < deadline:
+                time.sleep(0.1)
+                created = core.read_persistent_volume(name)
+        else:
+            created = core.create_namespaced_persistent_volume_claim(namespace, obj)
+        result: dict[str, Any] = api.sanitize_for_serialization(created)  # type: ignore[no-untyped-call]
+        return result
+
+    return Twin(backend.api, namespace, create, stored, create_storage), lanes
 
 
 @pytest.fixture(params=["in-memory", "kube-apiserver"])
@@ -79,7 +100,7 @@ async def twin(request: pytest.FixtureRequest) -> AsyncIterator[Twin]:
         return
     api: client.ApiClient = request.getfixturevalue("api")
     namespace: str = request.getfixturevalue("namespace")
-    backend, lanes = _kube(api, namespace)
+    backend, lanes = _kube(api, namespace, request)
     try:
         yield backend
     finally:
@@ -126,3 +147,59 @@ async def test_nominating_a_missing_pod_is_an_error_naming_it(twin: Twin) -> Non
     ghost = make_pod().name("ghost").namespace(twin.namespace).info()
     status = await twin.api.set_nominated_node(ghost, "node-b")
     assert status is not None and status.message() == 'pods "ghost" not found'
+
+
+# -- VolumeBinding's PreBind writes (upstream binder.go bindAPIUpdate) -----------------------------
+def _claim(twin: Twin, name: str) -> dict[str, Any]:
+    return twin.create_storage(
+        {
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": twin.namespace},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}},
+                     "storageClassName": "contract-no-class"},  # nothing provisions or binds it
+        }
+    )  # fmt: skip
+
+
+def _volume(twin: Twin) -> dict[str, Any]:
+    return twin.create_storage(
+        {
+            "apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": f"contract-pv-{uuid.uuid4().hex[:8]}"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "",
+                     "csi": {"driver": "contract.example.com", "volumeHandle": "h"}},
+        }
+    )  # fmt: skip
+
+
+async def test_selected_node_annotation_is_written_once_and_conflicts_when_stale(twin: Twin) -> None:
+    pvc = _claim(twin, "data")
+    stored, status = await twin.api.patch_pvc_selected_node(pvc, "node-a")
+    assert status is None and stored is not None
+    assert stored["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "node-a"
+    assert int(stored["metadata"]["resourceVersion"]) > int(pvc["metadata"]["resourceVersion"])
+    _, status = await twin.api.patch_pvc_selected_node(pvc, "node-b")  # the version read before
+    assert status is not None and status.message() == (
+        'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+    ghost = {**pvc, "metadata": {**pvc["metadata"], "name": "ghost"}}
+    _, status = await twin.api.patch_pvc_selected_node(ghost, "node-a")
+    assert status is not None and status.message() == 'persistentvolumeclaims "ghost" not found'
+
+
+async def test_claim_ref_is_written_and_conflicts_when_stale(twin: Twin) -> None:
+    pv, pvc = _volume(twin), _claim(twin, "static")
+    ref = {"kind": "PersistentVolumeClaim", "apiVersion": "v1", "namespace": twin.namespace, "name": "static",
+           "uid": pvc["metadata"]["uid"]}  # fmt: skip
+    pre_bound = {**pv, "spec": {**pv["spec"], "claimRef": ref}}
+    pre_bound["metadata"] = {**pv["metadata"], "annotations": {"pv.kubernetes.io/bound-by-controller": "yes"}}
+    stored, status = await twin.api.patch_pv_claim_ref(pre_bound)
+    assert status is None and stored is not None
+    assert stored["spec"]["claimRef"]["uid"] == pvc["metadata"]["uid"]
+    assert stored["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] == "yes"
+    _, status = await twin.api.patch_pv_claim_ref(pre_bound)  # same resourceVersion again: stale now
+    assert status is not None and status.message() == (
+        f'Operation cannot be fulfilled on persistentvolumes "{pv["metadata"]["name"]}": the object has been '
+        "modified; please apply your changes to the latest version and try again"
+    )

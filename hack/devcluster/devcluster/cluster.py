@@ -7,7 +7,9 @@ Choices (see README.md for the why):
   lift the ``not-ready`` taint it puts on new Nodes, so scheduling tests could not place pods).
 * kube-controller-manager runs only the controllers an API-only cluster needs: service accounts
   (pods pass ServiceAccount admission), namespace deletion, garbage collection, ClusterRole
-  aggregation and the ``kube-root-ca.crt`` publisher. Never ``nodelifecycle``: with no kubelets
+  aggregation, the ``kube-root-ca.crt`` publisher and ``persistentvolume-binder`` (the PV
+  controller: it completes the PV/PVC bindings VolumeBinding's PreBind starts; tests play the
+  external provisioner). Never ``nodelifecycle``: with no kubelets
   it would taint and evict every Node. Override with ``CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS``.
 * The unprivileged identity is a real service account, ``crd-scheduler/crd-scheduler`` (what the
   operator runs as in a cluster), with a TokenRequest token in ``kubeconfig-operator``. It has no
@@ -34,7 +36,8 @@ OPERATOR_NAMESPACE = "crd-scheduler"
 OPERATOR_SERVICE_ACCOUNT = "crd-scheduler"
 OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
 DEFAULT_CONTROLLERS = (
-    "serviceaccount,serviceaccount-token,namespace,garbagecollector,clusterrole-aggregation,root-ca-cert-publisher"
+    "serviceaccount,serviceaccount-token,namespace,garbagecollector,clusterrole-aggregation,root-ca-cert-publisher,"
+    "persistentvolume-binder"
 )
 _TOKEN_SECONDS = 30 * 24 * 3600
 _START_TIMEOUT = 180.0

@@ -6,8 +6,8 @@ node; later cycles then see those objects, so two pods never take the same PV. A
 holds while the stored object keeps the resourceVersion it was made against: a newer object
 from the API replaces it, and a deleted object drops it. Unreserve restores the stored object.
 
-crd-scheduler has no API to write PV/PVC bindings (PreBind is a no-op), so in ``simulate`` the
-assumptions are the record of those bindings for the rest of the run.
+PreBind writes the assumed objects through the ClusterAPI; the stored objects then carry a
+newer resourceVersion and replace the assumptions.
 """
 
 from __future__ import annotations

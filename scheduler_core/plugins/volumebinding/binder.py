@@ -251,7 +251,7 @@ class Binder:
             if dirty:
                 error = self.pv_cache.assume(new_pv, view.find(PERSISTENT_VOLUME, pv_key(new_pv)))
                 if error is not None:
-                    self._revert(new_bindings, [])
+                    self.revert(new_bindings, [])
                     raise BinderError(error)
             new_bindings.append(BindingInfo(new_pv, binding.pvc))
         new_provisions: list[DynamicProvision] = []
@@ -261,7 +261,7 @@ class Binder:
             stored = view.find(PERSISTENT_VOLUME_CLAIM, name_of(claim), namespace_of(claim))
             error = self.pvc_cache.assume(claim, stored)
             if error is not None:
-                self._revert(new_bindings, new_provisions)
+                self.revert(new_bindings, new_provisions)
                 raise BinderError(error)
             new_provisions.append(DynamicProvision(claim))
         volumes.static_bindings = new_bindings
@@ -269,9 +269,9 @@ class Binder:
         return False
 
     def revert_assumed_pod_volumes(self, volumes: PodVolumes) -> None:
-        self._revert(volumes.static_bindings, volumes.dynamic_provisions)
+        self.revert(volumes.static_bindings, volumes.dynamic_provisions)
 
-    def _revert(self, bindings: Sequence[BindingInfo], provisions: Sequence[DynamicProvision]) -> None:
+    def revert(self, bindings: Sequence[BindingInfo], provisions: Sequence[DynamicProvision]) -> None:
         for binding in bindings:
             self.pv_cache.restore(binding.pv)
         for provision in provisions:

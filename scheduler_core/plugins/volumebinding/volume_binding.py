@@ -15,10 +15,10 @@ matching itself is in :mod:`.binder`.
   default; PreScore always skips, so this plugin never scores (as upstream by default).
 * Reserve/Unreserve: the chosen node's bindings are assumed in memory (see
   :mod:`.assume_cache`), so the next pods see the PVs as taken.
-* PreBind: upstream writes the PV ``claimRef`` and the claim's selected-node annotation
-  through the API and waits up to ``bindTimeoutSeconds`` for the PV controller. crd-scheduler's
-  ClusterAPI has no call to write PVs or PVCs, so PreBind only checks the state: the simulator
-  does not write PV/PVC bindings, and the in-memory assumptions stand for them.
+* PreBind: writes the PV ``claimRef`` of each static binding and the selected-node annotation
+  of each claim to provision through the Handle's ClusterAPI, then waits (asynchronously) up to
+  ``bindTimeoutSeconds`` for the PV controller and the provisioner to bind every claim (see
+  :mod:`.prebind`). A failure fails PreBind: the pod is unreserved and requeued.
 
 Events upstream also registers, not here because the framework has no such resources yet:
 CSIDriver/Update and CSIStorageCapacity/Add|Update (their hints are
@@ -67,6 +67,7 @@ from scheduler_core.framework.storage import (
 from scheduler_core.plugins import names
 from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
 from scheduler_core.plugins.volumebinding.binder import Binder, BinderError, PodVolumeClaims, PodVolumes
+from scheduler_core.plugins.volumebinding.prebind import Waiting, bind_pod_volumes
 
 NAME = names.VOLUME_BINDING
 STATE_KEY = NAME
@@ -99,6 +100,7 @@ class VolumeBinding:
         self._args = args if args is not None else VolumeBindingArgs()
         self._handle = handle
         self.binder = Binder()
+        self.waiting = Waiting()  # PreBind's clock and sleep (tests put fake time here)
 
     @property
     def bind_timeout_seconds(self) -> int:
@@ -197,11 +199,14 @@ class VolumeBinding:
             return Status.as_error("not found")
         if data.all_bound:
             return None
-        if node_name not in data.pod_volumes_by_node:
+        volumes = data.pod_volumes_by_node.get(node_name)
+        if volumes is None:
             return Status.as_error(f'no pod volume found for node "{node_name}"')
-        # Upstream makes the API updates here and waits for the PV controller; there is no
-        # API for that in crd-scheduler, so the assumptions made at Reserve stand for them.
-        return None
+        error = await bind_pod_volumes(
+            self._handle.api, self._handle.objects, self.binder, pod, node_name, volumes,
+            self._args.bind_timeout_seconds, self.waiting,
+        )  # fmt: skip
+        return None if error is None else Status.as_error(error)
 
 
 def _state(state: CycleState) -> _StateData | None:

@@ -20,6 +20,7 @@ from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
+from scheduler_core.tenancy import ScopedClusterAPI
 from tests.builders import node, pod
 
 HOME = "crd-scheduler"
@@ -234,3 +235,35 @@ def test_deleting_the_cluster_wide_profile_rechecks_tenants_against_the_default_
     assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is None
     reason = harness.scheduler.profiles.held_reason(PodInfo(pod("p", "team-a")))
     assert reason is not None and "tenant policy rule 'protected-plugins'" in reason
+
+
+async def test_a_tenant_profiles_api_refuses_claims_and_volumes_of_other_namespaces() -> None:
+    """VolumeBinding's writes through a tenant Handle: another namespace's claim, or a PV
+    bound to one, is refused before the backend is called (it would bind a stranger's volume)."""
+    backend = RecordingCluster(nodes=[node("n1")])
+    seen: list[str] = []
+
+    async def record_pv(pv: Any) -> tuple[dict[str, Any] | None, Status | None]:
+        seen.append("pv")
+        return dict(pv), None
+
+    async def record_pvc(pvc: Any, node_name: str) -> tuple[dict[str, Any] | None, Status | None]:
+        seen.append("pvc")
+        return dict(pvc), None
+
+    backend.patch_pv_claim_ref = record_pv  # type: ignore[method-assign]
+    backend.patch_pvc_selected_node = record_pvc  # type: ignore[method-assign]
+    api = ScopedClusterAPI(backend, namespace="team-a", profile="team-a/own")
+    foreign_pvc = {"metadata": {"name": "data", "namespace": "team-b"}}
+    foreign_pv = {"metadata": {"name": "pv1"}, "spec": {"claimRef": {"namespace": "team-b", "name": "data"}}}
+
+    refused = [await api.patch_pvc_selected_node(foreign_pvc, "n1"), await api.patch_pv_claim_ref(foreign_pv)]
+
+    assert [stored for stored, _ in refused] == [None, None]
+    assert all(s is not None and "may act only on claims of namespace 'team-a'" in s.message() for _, s in refused)
+    assert seen == []
+    own_pvc = {"metadata": {"name": "data", "namespace": "team-a"}}
+    own_pv = {"metadata": {"name": "pv2"}, "spec": {"claimRef": {"namespace": "team-a", "name": "data"}}}
+    assert (await api.patch_pvc_selected_node(own_pvc, "n1"))[1] is None
+    assert (await api.patch_pv_claim_ref(own_pv))[1] is None
+    assert seen == ["pvc", "pv"]

@@ -6,7 +6,7 @@ filter plugins (``pkg/scheduler/testing/framework/fake_plugins.go``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -197,6 +197,14 @@ class RecordingAPI:
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
         self.nominations.append((pod.name, node_name))
         return None
+
+    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        raise AssertionError("preemption must not bind volumes")
+
+    async def patch_pvc_selected_node(
+        self, pvc: Mapping[str, Any], node_name: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        raise AssertionError("preemption must not bind volumes")
 
     @property
     def deleted_names(self) -> list[str]:

@@ -126,3 +126,27 @@ def test_pods_without_volumes_are_unaffected(batch: bool) -> None:
     sim = run(node("n1"), node("n2"), LOCAL_SC, pod("plain", cpu="1"), batch=batch)
     assert sim.pods[0].node in ("n1", "n2")
     assert sim.pods[0].filtered == {}
+
+
+def test_simulate_binds_claims_as_the_pv_controller_and_a_provisioner_would() -> None:
+    """PreBind writes through the in-memory cluster, which binds the static PV to its claim and
+    provisions a PV for the WaitForFirstConsumer claim on the chosen node."""
+    sim = run(
+        node("n1"),
+        LOCAL_SC,
+        storage_class("fast", provisioner="csi.example.com"),
+        local_pv("pv-n1", "n1"),
+        local_claim("static"),
+        pvc("dynamic", "fast", request="3Gi", access_modes=["ReadWriteOnce"]),
+        claim_pod("user", "static", "dynamic"),
+    )
+    assert placements(sim) == {"user": "n1"}
+    claims = {c["metadata"]["name"]: c for c in sim.cluster.objects("PersistentVolumeClaim")}
+    volumes = {v["metadata"]["name"]: v for v in sim.cluster.objects("PersistentVolume")}
+    assert claims["static"]["spec"]["volumeName"] == "pv-n1"
+    assert volumes["pv-n1"]["spec"]["claimRef"]["name"] == "static"
+    assert claims["dynamic"]["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "n1"
+    provisioned = volumes[claims["dynamic"]["spec"]["volumeName"]]
+    assert provisioned["spec"]["capacity"] == {"storage": "3Gi"}
+    assert {c["status"]["phase"] for c in claims.values()} == {"Bound"}
+    assert {v["status"]["phase"] for v in volumes.values()} == {"Bound"}

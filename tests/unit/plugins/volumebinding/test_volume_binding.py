@@ -430,7 +430,6 @@ def test_reserve_takes_the_volume_for_later_pods_and_unreserve_gives_it_back() -
     _, filters, state = run_filters(plugin, first, nodes)
     assert filters == [None]
     assert plugin.reserve(state, first, "node-a") is None
-    assert asyncio.run(plugin.pre_bind(state, first, "node-a")) is None
 
     assert run_filters(plugin, second, nodes)[1] == [BIND_CONFLICT]
     # The first pod's claim still finds its (assumed pre-bound) volume.

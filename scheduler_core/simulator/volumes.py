@@ -1,0 +1,210 @@
+"""The in-memory cluster's PV and PVC writes, with the PV controller and a provisioner behind them.
+
+VolumeBinding's PreBind writes a PV's ``claimRef`` (a static binding) or a claim's
+``volume.kubernetes.io/selected-node`` annotation (a claim to provision) and waits for
+kube-controller-manager's ``persistentvolume-binder`` and an external provisioner to finish.
+In ``simulate`` nobody else runs, so :class:`VolumeStore` plays their parts at once, within the
+write:
+
+* a PV pre-bound to a claim is bound: the PV's phase becomes ``Bound``; the claim gets
+  ``spec.volumeName``, the ``pv.kubernetes.io/bind-completed`` and
+  ``pv.kubernetes.io/bound-by-controller`` annotations and a ``Bound`` status with the PV's
+  capacity and access modes (``pkg/controller/volume/persistentvolume/pv_controller.go``
+  ``bind``);
+* a claim annotated with a selected node whose StorageClass names a provisioner (other than
+  ``kubernetes.io/no-provisioner``) gets a new PV ``pvc-<claim uid>`` of the requested size,
+  the class's reclaim policy (``Delete`` by default) and the claim's access and volume modes,
+  pre-bound to the claim and annotated ``pv.kubernetes.io/provisioned-by``, as
+  external-provisioner creates it; the PV controller then binds both as above. The PV carries
+  no node affinity (a real CSI driver would add its topology).
+
+Writes follow the API server: a ``resourceVersion`` that is not the stored one is a conflict
+with its message; every write gives the object a new resourceVersion. Objects loaded without
+a uid or resourceVersion get one, as the API server gives them on create.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_core.framework import Code, Status
+from scheduler_core.framework.storage import (
+    ANN_BIND_COMPLETED,
+    ANN_BOUND_BY_CONTROLLER,
+    ANN_SELECTED_NODE,
+    NOT_SUPPORTED_PROVISIONER,
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
+    VOLUME_BOUND,
+    access_modes,
+    claim_class,
+    name_of,
+    namespace_of,
+    spec,
+)
+from scheduler_core.simulator.defaulting import generated_uid
+
+ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+Object = dict[str, Any]
+WriteResult = tuple[Object | None, Status | None]
+
+
+class VolumeStore:
+    """PVs and PVCs (and the StorageClasses they name) of the in-memory cluster, shared with it."""
+
+    def __init__(self, objects: dict[str, list[Object]]) -> None:
+        self._objects = objects
+        self._versions = itertools.count(1)
+        for kind in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM):
+            stored = objects.get(kind)
+            if stored:
+                objects[kind] = [self._created(kind, obj) for obj in stored]
+
+    def _created(self, kind: str, obj: Object) -> Object:
+        new = copy.deepcopy(obj)
+        metadata = new.setdefault("metadata", {})
+        namespace = namespace_of(new) if kind == PERSISTENT_VOLUME_CLAIM else ""
+        metadata.setdefault("uid", generated_uid(kind, namespace, name_of(new)))
+        metadata.setdefault("resourceVersion", str(next(self._versions)))
+        return new
+
+    def create(self, kind: str, obj: Mapping[str, Any]) -> Object:
+        """Add a PV or PVC as the API server creates it (uid, resourceVersion)."""
+        return self._store(kind, self._created(kind, dict(obj)))
+
+    # -- reads -------------------------------------------------------------------------------------
+    def find(self, kind: str, name: str, namespace: str = "") -> Object | None:
+        for obj in self._objects.get(kind, ()):
+            if name_of(obj) == name and (kind != PERSISTENT_VOLUME_CLAIM or namespace_of(obj) == namespace):
+                return obj
+        return None
+
+    def _store(self, kind: str, new: Object) -> Object:
+        """Replace (or add) ``new`` under a fresh resourceVersion; the old dict is not mutated."""
+        new["metadata"] = {**new.get("metadata", {}), "resourceVersion": str(next(self._versions))}
+        objects = self._objects.setdefault(kind, [])
+        namespace = namespace_of(new)
+        for i, obj in enumerate(objects):
+            if name_of(obj) == name_of(new) and (kind != PERSISTENT_VOLUME_CLAIM or namespace_of(obj) == namespace):
+                objects[i] = new
+                return new
+        objects.append(new)
+        return new
+
+    # -- the ClusterAPI writes ---------------------------------------------------------------------
+    def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> WriteResult:
+        stored = self.find(PERSISTENT_VOLUME, name_of(pv))
+        problem = _precondition("persistentvolumes", name_of(pv), stored, pv)
+        if problem is not None or stored is None:
+            return None, problem
+        new = copy.deepcopy(stored)
+        new.setdefault("spec", {})["claimRef"] = copy.deepcopy(spec(pv).get("claimRef"))
+        bound_by = ((pv.get("metadata") or {}).get("annotations") or {}).get(ANN_BOUND_BY_CONTROLLER)
+        if bound_by is not None:
+            _annotations(new)[ANN_BOUND_BY_CONTROLLER] = bound_by
+        written = self._store(PERSISTENT_VOLUME, new)
+        self._sync_volume(written)
+        return written, None
+
+    def patch_pvc_selected_node(self, pvc: Mapping[str, Any], node_name: str) -> WriteResult:
+        stored = self.find(PERSISTENT_VOLUME_CLAIM, name_of(pvc), namespace_of(pvc))
+        problem = _precondition("persistentvolumeclaims", name_of(pvc), stored, pvc)
+        if problem is not None or stored is None:
+            return None, problem
+        new = copy.deepcopy(stored)
+        _annotations(new)[ANN_SELECTED_NODE] = node_name
+        written = self._store(PERSISTENT_VOLUME_CLAIM, new)
+        self._provision(written)
+        return written, None
+
+    # -- the controllers ---------------------------------------------------------------------------
+    def _provision(self, claim: Object) -> None:
+        """external-provisioner: a PV for a claim whose class has a provisioner."""
+        if spec(claim).get("volumeName"):
+            return
+        sc = self.find(STORAGE_CLASS, claim_class(claim))
+        provisioner = str((sc or {}).get("provisioner") or "")
+        if sc is None or not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
+            return
+        metadata = claim.get("metadata") or {}
+        name = f"pvc-{metadata.get('uid')}"
+        claim_spec = spec(claim)
+        pv: Object = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {
+                "name": name,
+                "uid": generated_uid(PERSISTENT_VOLUME, "", name),
+                "annotations": {ANN_PROVISIONED_BY: provisioner},
+            },
+            "spec": {
+                "capacity": {"storage": ((claim_spec.get("resources") or {}).get("requests") or {}).get("storage")},
+                "accessModes": access_modes(claim),
+                "persistentVolumeReclaimPolicy": sc.get("reclaimPolicy") or "Delete",
+                "storageClassName": claim_class(claim),
+                "volumeMode": claim_spec.get("volumeMode") or "Filesystem",
+                "csi": {"driver": provisioner, "volumeHandle": name},
+                "claimRef": _claim_ref(claim),
+            },
+            "status": {"phase": "Pending"},
+        }
+        self._sync_volume(self._store(PERSISTENT_VOLUME, pv))
+
+    def _sync_volume(self, pv: Object) -> None:
+        """The PV controller's ``syncVolume`` for a PV pre-bound to a claim: bind both."""
+        ref = spec(pv).get("claimRef") or {}
+        claim = self.find(PERSISTENT_VOLUME_CLAIM, ref.get("name") or "", ref.get("namespace") or "default")
+        if claim is None or (ref.get("uid") and ref.get("uid") != (claim.get("metadata") or {}).get("uid")):
+            return
+        if spec(claim).get("volumeName") not in (None, "", name_of(pv)):
+            return  # the claim is bound to another PV
+        bound_pv = copy.deepcopy(pv)
+        bound_pv.setdefault("spec", {})["claimRef"] = _claim_ref(claim)
+        bound_pv["status"] = {"phase": VOLUME_BOUND}
+        self._store(PERSISTENT_VOLUME, bound_pv)
+        bound_claim = copy.deepcopy(claim)
+        bound_claim.setdefault("spec", {})["volumeName"] = name_of(pv)
+        annotations = _annotations(bound_claim)
+        annotations[ANN_BIND_COMPLETED] = "yes"
+        annotations[ANN_BOUND_BY_CONTROLLER] = "yes"
+        bound_claim["status"] = {
+            "phase": VOLUME_BOUND,
+            "accessModes": access_modes(pv),
+            "capacity": dict(spec(pv).get("capacity") or {}),
+        }
+        self._store(PERSISTENT_VOLUME_CLAIM, bound_claim)
+
+
+def _precondition(resource: str, name: str, stored: Object | None, written: Mapping[str, Any]) -> Status | None:
+    if stored is None:
+        return Status(Code.ERROR, f'{resource} "{name}" not found')
+    version = (written.get("metadata") or {}).get("resourceVersion")
+    if version and version != (stored.get("metadata") or {}).get("resourceVersion"):
+        return Status(
+            Code.ERROR,
+            f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
+            "please apply your changes to the latest version and try again",
+        )
+    return None
+
+
+def _annotations(obj: Object) -> dict[str, str]:
+    metadata = obj.setdefault("metadata", {})
+    annotations: dict[str, str] = metadata.setdefault("annotations", {})
+    return annotations
+
+
+def _claim_ref(claim: Mapping[str, Any]) -> dict[str, Any]:
+    metadata = claim.get("metadata") or {}
+    return {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": namespace_of(claim),
+        "name": name_of(claim),
+        "uid": metadata.get("uid") or "",
+        "resourceVersion": metadata.get("resourceVersion") or "",
+    }
