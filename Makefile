@@ -30,6 +30,7 @@ e2e: install
 
 lint: install
 	$(PY) -m ruff check scheduler_core scheduler_operator tests bench
+	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench
 	$(PY) -m mypy scheduler_core scheduler_operator tests bench
 	lint-imports
 	$(PY) -m scheduler_core.config.crd --check

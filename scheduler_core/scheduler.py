@@ -59,6 +59,7 @@ from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
 
+
 class Backend(Protocol):
     """What a scheduler needs from the world it schedules in."""
 

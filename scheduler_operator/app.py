@@ -283,5 +283,3 @@ async def run(options: Options) -> None:
         leader.cancel()
         await asyncio.gather(leader, resync, return_exceptions=True)
         operator.close()
-
-

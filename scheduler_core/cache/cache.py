@@ -58,7 +58,6 @@ from scheduler_core.framework.types import NodeInfo, NodeName, PodInfo, PodUID
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(slots=True)
 class _PodState:
     pod: PodInfo

@@ -114,6 +114,8 @@ class TenantPolicy(_Model):
         max_length=16,
         description="Extenders (by urlPrefix) tenant profiles may call; none by default.",
     )
+
+
 def _no_defaults_in_schema(schema: dict[str, Any]) -> None:
     for prop in (schema.get("properties") or {}).values():
         prop.pop("default", None)

@@ -52,6 +52,7 @@ def go_div_array(a: npt.NDArray[np.int64], b: int) -> npt.NDArray[np.int64]:
     result: npt.NDArray[np.int64] = np.where(a >= 0, a // b, -((-a) // b))
     return result
 
+
 _HSQRT2 = 7.07106781186547524401e-01
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10

@@ -391,8 +391,10 @@ class SchedulingQueue:
     def assigned_pod_updated(self, old: PodInfo, new: PodInfo, event: ClusterEvent | None = None) -> None:
         """Raise the AssignedPod update events of this change (one call per event upstream,
         from ``PodSchedulingPropertiesChange``), or just ``event`` when given."""
-        events = [event] if event is not None else pod_scheduling_properties_change(
-            new, old, resource=EventResource.ASSIGNED_POD
+        events = (
+            [event]
+            if event is not None
+            else pod_scheduling_properties_change(new, old, resource=EventResource.ASSIGNED_POD)
         )
         for evt in events:
             if _ASSIGNED_POD_SCALE_DOWN.matches(evt):
@@ -407,9 +409,7 @@ class SchedulingQueue:
     def _pods_unblocked_by(self, assigned: PodInfo) -> list[QueuedPod]:
         ns_labels = self._namespace_labels(assigned.namespace)
         return [
-            qp
-            for qp in self._unschedulable
-            if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
+            qp for qp in self._unschedulable if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
         ]
 
     # Time-driven moves.

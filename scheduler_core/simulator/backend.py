@@ -58,6 +58,7 @@ class InMemoryCluster:
     ) -> None:
         """``copy_input=False`` stores the given objects as they are: for a snapshot nobody else
         holds (every write here makes a new version of an object, never changes one)."""
+
         def take(obj: dict[str, Any]) -> dict[str, Any]:
             return copy.deepcopy(obj) if copy_input else obj
 

@@ -127,8 +127,10 @@ def read_sources(paths: Sequence[str], problems: list[Problem] | None = None) ->
                 size = file.stat().st_size
                 total += size
                 if size > MAX_DOCUMENT_BYTES or total > MAX_TOTAL_BYTES:
-                    limit = f"file is larger than {MAX_DOCUMENT_BYTES} bytes" if size > MAX_DOCUMENT_BYTES else (
-                        f"the files together are larger than {MAX_TOTAL_BYTES} bytes"
+                    limit = (
+                        f"file is larger than {MAX_DOCUMENT_BYTES} bytes"
+                        if size > MAX_DOCUMENT_BYTES
+                        else (f"the files together are larger than {MAX_TOTAL_BYTES} bytes")
                     )
                     problems.append(Problem(str(file), "", "", limit))
                     continue
@@ -403,11 +405,7 @@ class _Loading:
     def _other(self, raw: _Raw, what: str) -> None:
         obj = dict(raw.obj)
         meta = obj.get("metadata")
-        if (
-            raw.kind not in CLUSTER_SCOPED_KINDS
-            and isinstance(meta, Mapping)
-            and not meta.get("namespace")
-        ):
+        if raw.kind not in CLUSTER_SCOPED_KINDS and isinstance(meta, Mapping) and not meta.get("namespace"):
             obj["metadata"] = {**meta, "namespace": DEFAULT_NAMESPACE}
         kind = raw.kind
         if kind == podgroups.KIND and (group_key := podgroups.key(obj)) is not None:

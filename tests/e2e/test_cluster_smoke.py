@@ -66,9 +66,7 @@ def test_node_is_stored_as_given(core: Any, make_node: Callable[..., str], clust
         assert not node.spec.taints
 
 
-def test_pod_for_an_unhandled_scheduler_stays_pending(
-    core: Any, namespace: str, make_node: Callable[..., str]
-) -> None:
+def test_pod_for_an_unhandled_scheduler_stays_pending(core: Any, namespace: str, make_node: Callable[..., str]) -> None:
     make_node()
 
     _pending_pod(core, namespace, "waits", cpu="100m")

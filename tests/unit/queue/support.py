@@ -70,9 +70,9 @@ def hint_always(answer: QueueingHint) -> Callable[[PodInfo, Any, Any], QueueingH
     return lambda _pod, _old, _new: answer
 
 
-def register(event: ClusterEvent, hint: Callable[[PodInfo, Any, Any], QueueingHint] | None = None) -> list[
-    ClusterEventWithHint
-]:
+def register(
+    event: ClusterEvent, hint: Callable[[PodInfo, Any, Any], QueueingHint] | None = None
+) -> list[ClusterEventWithHint]:
     return [ClusterEventWithHint(event, hint)]
 
 

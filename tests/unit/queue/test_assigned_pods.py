@@ -52,9 +52,13 @@ def _affinity(**term: Any) -> dict[str, Any]:
             id="term-names-namespace",
         ),
         pytest.param(
-            pod("p", affinity=_affinity(
-                labelSelector={"matchExpressions": [{"key": "app", "operator": "Exists"}]}, namespaceSelector={},
-            )),
+            pod(
+                "p",
+                affinity=_affinity(
+                    labelSelector={"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                    namespaceSelector={},
+                ),
+            ),
             INTER_POD_AFFINITY,
             pod("any", namespace="x", node_name="n1", labels={"app": "anything"}),
             True,
@@ -86,12 +90,17 @@ def test_assigned_pod_added_moves_only_pods_it_may_unblock(
 
 
 def test_namespace_selector_uses_the_namespace_labels() -> None:
-    pending = pod("p", affinity=_affinity(
-        labelSelector={"matchLabels": {"app": "db"}}, namespaceSelector={"matchLabels": {"team": "a"}},
-    ))
+    pending = pod(
+        "p",
+        affinity=_affinity(
+            labelSelector={"matchLabels": {"app": "db"}},
+            namespaceSelector={"matchLabels": {"team": "a"}},
+        ),
+    )
     labels = {"team-a-ns": {"team": "a"}}
-    q, clock = make_queue(hints={INTER_POD_AFFINITY: register(ASSIGNED_ALL)},
-                          namespace_labels=lambda ns: labels.get(ns, {}))
+    q, clock = make_queue(
+        hints={INTER_POD_AFFINITY: register(ASSIGNED_ALL)}, namespace_labels=lambda ns: labels.get(ns, {})
+    )
     q.add(pending)
     pop_and_fail(q, INTER_POD_AFFINITY)
     clock.advance(20)
@@ -102,8 +111,13 @@ def test_namespace_selector_uses_the_namespace_labels() -> None:
 
 
 def test_anti_affinity_terms_are_not_cross_topology_terms() -> None:
-    anti = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}]}}
+    anti = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": "zone", "labelSelector": {"matchLabels": {"app": "db"}}}
+            ]
+        }
+    }
     assert affinity.pod_terms(pod("p", affinity=anti)).required_affinity == ()
 
 

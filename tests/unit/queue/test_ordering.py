@@ -123,5 +123,7 @@ def test_len_counts_every_sub_queue_but_not_in_flight() -> None:
     q.pop()  # c in flight
     assert len(q) == 3
     assert {k: names(v) for k, v in q.pending().items()} == {
-        "active": ["d"], "backoff": ["b"], "unschedulable": ["a"],
+        "active": ["d"],
+        "backoff": ["b"],
+        "unschedulable": ["a"],
     }

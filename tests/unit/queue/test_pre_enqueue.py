@@ -49,7 +49,9 @@ def test_gated_pod_waits_in_the_pool_with_its_gating_plugin() -> None:
     record = q.get(_gated_pod())
     assert isinstance(record, QueuedPod)
     assert (record.gated, record.gating_plugin, record.unschedulable_plugins) == (
-        True, "SchedulingGates", {"SchedulingGates"},
+        True,
+        "SchedulingGates",
+        {"SchedulingGates"},
     )
     assert record.initial_attempt_timestamp is None
 

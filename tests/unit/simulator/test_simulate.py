@@ -38,10 +38,20 @@ def test_scores_per_plugin_and_totals_with_the_default_profile() -> None:
     assert (report.status, report.node, report.profile) == ("Scheduled", "a", "crd-scheduler/default")
     assert report.message == "Successfully assigned default/p to a"
     assert report.scores == {
-        "a": {"TaintToleration": 300, "NodeResourcesFit": 75, "NodeResourcesBalancedAllocation": 75,
-              "ImageLocality": 0, "total": 450},
-        "b": {"TaintToleration": 300, "NodeResourcesFit": 62, "NodeResourcesBalancedAllocation": 68,
-              "ImageLocality": 0, "total": 430},
+        "a": {
+            "TaintToleration": 300,
+            "NodeResourcesFit": 75,
+            "NodeResourcesBalancedAllocation": 75,
+            "ImageLocality": 0,
+            "total": 450,
+        },
+        "b": {
+            "TaintToleration": 300,
+            "NodeResourcesFit": 62,
+            "NodeResourcesBalancedAllocation": 68,
+            "ImageLocality": 0,
+            "total": 430,
+        },
     }
     assert report.filtered == {}
 

@@ -56,5 +56,3 @@ def test_requested_to_capacity_ratio_scales_shape_scores_to_max_node_score() -> 
     strategy = RequestedToCapacityRatio([1], [(0, 0), (100, 1)])
     assert strategy.score([25], [0], [100]) == 2  # 0 + (10 - 0) * 25 / 100, truncated
     assert strategy.score([101], [0], [100]) == 10  # over capacity scores as 100% utilization
-
-

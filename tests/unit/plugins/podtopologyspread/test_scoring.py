@@ -301,5 +301,3 @@ def test_normalize_maps_the_least_crowded_to_100() -> None:
     zeros = [NodeScore("a", 0), NodeScore("d", 0)]
     assert plugin.normalize_score(state, PodInfo(make_pod("p")), zeros) is None
     assert [s.score for s in zeros] == [100, 0]
-
-
