@@ -57,8 +57,8 @@ def validate_objects(
 
 def check(cluster: Cluster, *, home_namespace: str, registry: Mapping[str, Any] | None) -> list[Problem]:
     """Build every profile as the operator would; the problems."""
-    # The tenant policy (issue 9) plugs in here: a profile outside the home namespace is
-    # checked against the home namespace's policy before it is built, as the operator does.
+    # The same resolution as the operator (scheduler_core.resolution): a profile outside the
+    # home namespace is checked against the tenant policy of its cluster-wide profile.
     empty = Cluster(profiles=cluster.profiles, plugin_configs=cluster.plugin_configs)
     try:
         simulate(empty, home_namespace=home_namespace, registry=registry)
