@@ -378,6 +378,9 @@ class Scheduler(EventHandlers):
         except (FitError, ScheduleError) as err:
             self._algorithm_failed(fwk, state, qpi, err)
             return
+        except Exception as exc:
+            self._plugin_raised(fwk, qpi, exc)
+            return
         self._assume_and_bind(fwk, state, qpi, result)
 
     def needs_await(self, qpi: QueuedPodInfo) -> bool:
@@ -411,6 +414,9 @@ class Scheduler(EventHandlers):
             return
         except ScheduleError as err:
             self._algorithm_failed(fwk, state, qpi, err)
+            return
+        except Exception as exc:
+            self._plugin_raised(fwk, qpi, exc)
             return
         current = self._unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
@@ -471,16 +477,20 @@ class Scheduler(EventHandlers):
         except Exception as exc:
             self._failure(fwk, qpi, Status.as_error(exc), None, result, None)
             return
-        status: Status | None = fwk.run_reserve(state, assumed, host)
-        if status is None:
-            status = fwk.run_permit(state, assumed, host)
-            if status is not None and status.code is Code.WAIT:
-                status = None
-            elif status is not None:
+        try:
+            status: Status | None = fwk.run_reserve(state, assumed, host)
+            if status is None:
+                status = fwk.run_permit(state, assumed, host)
+                if status is not None and status.code is Code.WAIT:
+                    status = None
+        except Exception as exc:
+            log.exception("reserve/permit of %s failed", pod.key)
+            status = Status.as_error(exc)
+        if status is not None:
+            try:
                 fwk.run_unreserve(state, assumed, host)
-                self.cache.forget_pod(assumed)
-        else:
-            fwk.run_unreserve(state, assumed, host)
+            except Exception:
+                log.exception("unreserve of %s failed", pod.key)
             self.cache.forget_pod(assumed)
         if status is not None:
             self._cycle_rejected(fwk, qpi, status, host, result)
@@ -492,6 +502,12 @@ class Scheduler(EventHandlers):
         task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)
+
+    def _plugin_raised(self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception) -> None:
+        """A plugin raised instead of returning a Status: upstream's SchedulerError for this pod
+        (requeued with backoff), never the end of the loop (``handleSchedulingFailure``)."""
+        log.exception("scheduling cycle of %s failed", qpi.pod_info.key)
+        self._failure(fwk, qpi, Status.as_error(exc), None, None, None)
 
     def _nominated(self) -> dict[str, list[PodInfo]]:
         nominator = self.queue.nominator

@@ -229,3 +229,58 @@ def test_fit_error_with_prefilter_message() -> None:
     assert str(FitError(PodInfo(pod("p")), 3, diagnosis)) == (
         "0/3 nodes are available: node(s) didn't satisfy plugin NodeAffinity."
     )
+
+
+class Raiser:
+    """A plugin that raises (a bug, not a Status) at ``Raiser.point``, once per pod ``victim``."""
+
+    name = "Raiser"
+    args_model = None
+    point = "filter"
+    victim = "bad"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    def _maybe_raise(self, point: str, pod: PodInfo) -> None:
+        if Raiser.point == point and pod.name == Raiser.victim:
+            raise RuntimeError(f"{point} blew up")
+
+    def filter(self, state: CycleState, pod: PodInfo, node_info: Any) -> Status | None:
+        self._maybe_raise("filter", pod)
+        return None
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self._maybe_raise("reserve", pod)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        pass
+
+
+@pytest.mark.parametrize("point", [pytest.param("filter", id="filter"), pytest.param("reserve", id="reserve")])
+async def test_a_plugin_that_raises_fails_only_that_pods_cycle_and_never_ends_the_loop(point: str) -> None:
+    """Upstream handleSchedulingFailure: an error is a SchedulerError for that pod, requeued;
+    the loop (``Scheduler.run``) goes on with the next pod, and nothing stays assumed."""
+    Raiser.point = point
+    scheduler, cluster, _ = make_scheduler(
+        {"plugins": {"multiPoint": {"enabled": [{"name": "Raiser"}]}}}, extra_plugins={"Raiser": Raiser}
+    )
+    add_nodes(scheduler, cluster, [node("n", cpu="4")])
+    add_pods(scheduler, cluster, [pod("bad", uid="bad", cpu="1"), pod("good", uid="good", cpu="1")])
+    stop = asyncio.Event()
+    loop = asyncio.ensure_future(scheduler.run(stop))
+    for _ in range(200):
+        await asyncio.sleep(0)
+        if node_of(cluster, "good") is not None:
+            break
+    assert not loop.done()  # the loop survived the exception
+    stop.set()
+    await loop
+    assert node_of(cluster, "good") == "n"
+    assert node_of(cluster, "bad") is None
+    [event] = [e for e in cluster.events_for("default", "bad") if e.reason == "FailedScheduling"][:1]
+    assert f"{point} blew up" in event.message
+    assert scheduler.queue.contains(PodInfo(cluster.pods["bad"]))  # requeued, not dropped
+    node_n = scheduler.cache.update_snapshot().get("n")
+    assert node_n is not None and node_n.requested.milli_cpu == 1000  # only good's request: bad not assumed
