@@ -288,10 +288,7 @@ class Scheduler(EventHandlers):
                     break
                 qpi = popper.result()
                 if qpi is not None:
-                    if self.needs_await(qpi):
-                        await self.schedule_one_with_extenders(qpi)
-                    else:
-                        self.schedule_one(qpi)
+                    await self._cycle(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
             self._reporting = False
@@ -335,10 +332,7 @@ class Scheduler(EventHandlers):
                         self.queue.delete(qpi.pod_info)
                         self.queue.done(qpi.pod_info.uid)
                     continue
-                if self.needs_await(qpi):
-                    await self.schedule_one_with_extenders(qpi)
-                else:
-                    self.schedule_one(qpi)
+                await self._cycle(qpi)
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
@@ -383,10 +377,14 @@ class Scheduler(EventHandlers):
             return
         self._assume_and_bind(fwk, state, qpi, result)
 
-    def needs_await(self, qpi: QueuedPodInfo) -> bool:
-        """Whether the pod's profile calls extenders: its cycle is then awaited (extender/cycle.py)."""
+    async def _cycle(self, qpi: QueuedPodInfo) -> None:
+        """One scheduling cycle; awaited only when the pod's profile calls extenders
+        (:mod:`scheduler_core.extender.cycle`), synchronous otherwise."""
         fwk = self.profiles.for_pod(qpi.pod_info)
-        return fwk is not None and bool(fwk.handle.extenders)
+        if fwk is not None and fwk.handle.extenders:
+            await self.schedule_one_with_extenders(qpi)
+        else:
+            self.schedule_one(qpi)
 
     async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
         """The cycle of a profile with HTTP extenders; see :mod:`scheduler_core.extender.cycle`."""

@@ -108,13 +108,7 @@ class DefaultPreemption:
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status | None]:
         result, status, best = self.evaluator.preempt(state, pod, statuses, self.clock_ns())
-        if best is not None:
-            status = self.executor.actuate(best.name, best.victims, pod)
-            if status is not None:
-                result = None
-        if status is not None and status.message():
-            return result, Status(status.code, MSG_PREFIX + status.message())
-        return result, status
+        return self._actuate(pod, result, status, best)
 
     async def post_filter_async(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -131,6 +125,12 @@ class DefaultPreemption:
             if status is None:
                 kept = [Candidate(name, pods, n) for name, (pods, n) in narrowed.items()]
                 result, status, best = self.evaluator.choose(kept, now)
+        return self._actuate(pod, result, status, best)
+
+    def _actuate(
+        self, pod: PodInfo, result: PostFilterResult | None, status: Status | None, best: Candidate | None
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        """Evict ``best``'s victims and nominate; the outcome with upstream's message prefix."""
         if best is not None:
             status = self.executor.actuate(best.name, best.victims, pod)
             if status is not None:
