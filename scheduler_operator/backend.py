@@ -29,13 +29,15 @@ critical lane, reports on the report lane.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
+import urllib3
 from kubernetes import client
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
@@ -88,6 +90,7 @@ class KubeBackend:
         self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
         self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # retry backoff (tests skip it)
         self.binds = 0
         self.bind_conflicts = 0
         self._binding_annotations: dict[str, dict[str, str]] = {}  # uid -> what its Binding carries
@@ -241,16 +244,53 @@ class KubeBackend:
     async def _patch_storage(
         self, method: Callable[..., Any], *args: Any
     ) -> tuple[dict[str, Any] | None, Status | None]:
-        """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error."""
-        try:
-            stored = await self._lanes.critical.call(
-                kube.call_json, method, *args, _content_type=kube.CONTENT_MERGE_PATCH
-            )
-        except client.ApiException as error:
-            return None, Status(Code.ERROR, api_message(error))
-        except Exception as error:  # network and the like: PreBind fails, the pod is retried
-            return None, Status.as_error(error)
-        return stored, None
+        """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error,
+        with a timeout per request and bounded retries (:data:`STORAGE_WRITE_ATTEMPTS`)."""
+        for attempt in range(STORAGE_WRITE_ATTEMPTS):
+            try:
+                stored = await self._lanes.critical.call(
+                    kube.call_json,
+                    method,
+                    *args,
+                    _content_type=kube.CONTENT_MERGE_PATCH,
+                    _request_timeout=STORAGE_WRITE_TIMEOUT,
+                )
+            except Exception as error:
+                delay = _retry_delay(attempt, error)
+                if delay is None or attempt == STORAGE_WRITE_ATTEMPTS - 1:
+                    # PreBind fails with the server's message; the pod is unreserved and retried.
+                    if isinstance(error, client.ApiException):
+                        return None, Status(Code.ERROR, api_message(error))
+                    return None, Status.as_error(error)
+                log.warning("storage write failed (%s); retrying in %.1f s", error, delay)
+                await self.sleep(delay)
+                continue
+            return stored, None
+        raise AssertionError("unreachable: the last attempt returns")
+
+
+# VolumeBinding's PV/PVC writes: (connect, read) seconds per request, and attempts in all. A
+# 429, a 5xx or a lost connection is retried after 0.5, 1, 2 s (or the server's Retry-After,
+# up to 5 s); any other answer is final. A retry is safe: each write carries its
+# resourceVersion, so one that landed before its answer was lost comes back as a 409 conflict
+# and PreBind fails and requeues the pod, as any conflict does.
+STORAGE_WRITE_TIMEOUT = (5.0, 30.0)
+STORAGE_WRITE_ATTEMPTS = 4
+_MAX_RETRY_AFTER = 5.0
+
+
+def _retry_delay(attempt: int, error: Exception) -> float | None:
+    """Seconds before the next attempt, or None when ``error`` is final."""
+    if isinstance(error, client.ApiException):
+        status = error.status or 0
+        if status != HTTPStatus.TOO_MANY_REQUESTS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
+            return None
+        after = (error.headers or {}).get("Retry-After")
+        if after is not None and str(after).isdigit():
+            return min(float(after), _MAX_RETRY_AFTER)
+    elif not isinstance(error, (urllib3.exceptions.HTTPError, OSError)):
+        return None
+    return 0.5 * float(2**attempt)
 
 
 def api_message(error: client.ApiException) -> str:
