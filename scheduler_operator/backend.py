@@ -37,7 +37,6 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
-import urllib3
 from kubernetes import client
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
@@ -245,19 +244,21 @@ class KubeBackend:
         self, method: Callable[..., Any], *args: Any
     ) -> tuple[dict[str, Any] | None, Status | None]:
         """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error,
-        with a timeout per request and bounded retries (:data:`STORAGE_WRITE_ATTEMPTS`)."""
-        for attempt in range(STORAGE_WRITE_ATTEMPTS):
+        with a timeout per request and bounded retries (``kube.retry_delay``). A retry is safe:
+        each write carries its resourceVersion, so one that landed before its answer was lost
+        comes back as a 409 conflict, and PreBind fails and requeues the pod as on any conflict."""
+        for attempt in range(kube.ATTEMPTS):
             try:
                 stored = await self._lanes.critical.call(
                     kube.call_json,
                     method,
                     *args,
                     _content_type=kube.CONTENT_MERGE_PATCH,
-                    _request_timeout=STORAGE_WRITE_TIMEOUT,
+                    _request_timeout=kube.REQUEST_TIMEOUT,
                 )
             except Exception as error:
-                delay = _retry_delay(attempt, error)
-                if delay is None or attempt == STORAGE_WRITE_ATTEMPTS - 1:
+                delay = kube.retry_delay(attempt, error)
+                if delay is None:
                     # PreBind fails with the server's message; the pod is unreserved and retried.
                     if isinstance(error, client.ApiException):
                         return None, Status(Code.ERROR, api_message(error))
@@ -267,30 +268,6 @@ class KubeBackend:
                 continue
             return stored, None
         raise AssertionError("unreachable: the last attempt returns")
-
-
-# VolumeBinding's PV/PVC writes: (connect, read) seconds per request, and attempts in all. A
-# 429, a 5xx or a lost connection is retried after 0.5, 1, 2 s (or the server's Retry-After,
-# up to 5 s); any other answer is final. A retry is safe: each write carries its
-# resourceVersion, so one that landed before its answer was lost comes back as a 409 conflict
-# and PreBind fails and requeues the pod, as any conflict does.
-STORAGE_WRITE_TIMEOUT = (5.0, 30.0)
-STORAGE_WRITE_ATTEMPTS = 4
-_MAX_RETRY_AFTER = 5.0
-
-
-def _retry_delay(attempt: int, error: Exception) -> float | None:
-    """Seconds before the next attempt, or None when ``error`` is final."""
-    if isinstance(error, client.ApiException):
-        status = error.status or 0
-        if status != HTTPStatus.TOO_MANY_REQUESTS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
-            return None
-        after = (error.headers or {}).get("Retry-After")
-        if after is not None and str(after).isdigit():
-            return min(float(after), _MAX_RETRY_AFTER)
-    elif not isinstance(error, (urllib3.exceptions.HTTPError, OSError)):
-        return None
-    return 0.5 * float(2**attempt)
 
 
 def api_message(error: client.ApiException) -> str:

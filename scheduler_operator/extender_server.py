@@ -18,6 +18,7 @@ the I/O around it:
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import ssl
@@ -180,7 +181,7 @@ class KubeBinder:
             return Status(Code.ERROR, "the extender is not connected to the API")
         try:
             bound = await asyncio.to_thread(
-                kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name
+                kube.retrying, kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name
             )
         except client.ApiException as error:
             return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason or ''}")
@@ -243,7 +244,7 @@ class Follower:
             log.exception("cache update for %s failed", self._key(obj))
 
     def _list(self) -> str:
-        listed = kube.call_json(self._lister, **self._selectors)
+        listed = kube.retrying(functools.partial(kube.call_json, self._lister, **self._selectors))
         items = listed.get("items") or []
         fresh = {self._key(item): item for item in items}
         for key in [k for k in self._known if k not in fresh]:
@@ -263,6 +264,9 @@ class Follower:
                     self._lister,
                     resource_version=version,
                     timeout_seconds=WATCH_TIMEOUT_SECONDS,
+                    # A connection that goes silent ends too (the server closes it after
+                    # timeout_seconds; a read this much longer means it is dead): re-watch.
+                    _request_timeout=(kube.REQUEST_TIMEOUT[0], WATCH_TIMEOUT_SECONDS + 30),
                     allow_watch_bookmarks=True,
                     **self._selectors,
                 )

@@ -4,10 +4,18 @@
 ``Binding`` the generated client expects: ``create_namespaced_pod_binding`` succeeds on the
 server and then fails to deserialise the reply. Asking for the raw response
 (``_preload_content=False``) and reading the HTTP status ourselves avoids that.
+
+``retry_delay`` is the retry policy of the calls added for volume binding, ``explain`` and
+``extender serve`` (the operator's older calls do not use it yet): a timeout on every request
+(:data:`REQUEST_TIMEOUT`), and a 429, a 5xx or a lost connection retried after 0.5, 1, 2 s
+(or the server's Retry-After, up to 5 s), :data:`ATTEMPTS` attempts in all; any other answer
+is final.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any, cast
@@ -17,6 +25,46 @@ from kubernetes import client
 
 from scheduler_operator import decoding
 
+log = logging.getLogger(__name__)
+
+REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds
+ATTEMPTS = 4
+MAX_RETRY_AFTER = 5.0
+
+
+def retry_delay(attempt: int, error: Exception) -> float | None:
+    """Seconds before attempt ``attempt + 1`` after ``error``; None when it is final."""
+    if attempt >= ATTEMPTS - 1:
+        return None
+    if isinstance(error, client.ApiException):
+        status = error.status or 0
+        if status != HTTPStatus.TOO_MANY_REQUESTS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
+            return None
+        after = (error.headers or {}).get("Retry-After")
+        if after is not None and str(after).isdigit():
+            return min(float(after), MAX_RETRY_AFTER)
+    elif not isinstance(error, (urllib3.exceptions.HTTPError, OSError)):
+        return None
+    return 0.5 * float(2**attempt)
+
+
+def retrying(
+    call_: Callable[..., Any], /, *args: Any, sleep: Callable[[float], None] = time.sleep, **kwargs: Any
+) -> Any:
+    """``call_(*args, **kwargs, _request_timeout=REQUEST_TIMEOUT)`` with :func:`retry_delay`'s
+    retries (blocking: for threads and one-shot commands)."""
+    attempt = 0
+    while True:
+        try:
+            return call_(*args, _request_timeout=REQUEST_TIMEOUT, **kwargs)
+        except Exception as error:
+            delay = retry_delay(attempt, error)
+            if delay is None:
+                raise
+            log.warning("API call failed (%s); retrying in %.1f s", error, delay)
+            sleep(delay)
+            attempt += 1
+
 
 def bind_pod(
     api_client: client.ApiClient,
@@ -25,6 +73,7 @@ def bind_pod(
     uid: str,
     node_name: str,
     annotations: Mapping[str, str] | None = None,
+    **request: Any,
 ) -> bool:
     """Bind pod ``namespace/name`` to ``node_name`` through ``pods/binding``.
 
@@ -32,7 +81,8 @@ def bind_pod(
     bound by mistake. ``annotations`` are set on the pod in the same write (the binding
     subresource copies the Binding's annotations onto the pod). Returns True when bound, False
     on 409 Conflict (the pod is already bound, or its UID changed); raises
-    ``kubernetes.client.ApiException`` on any other error.
+    ``kubernetes.client.ApiException`` on any other error. ``request``: the client's request
+    options (``_request_timeout``).
     """
     body = client.V1Binding(
         metadata=client.V1ObjectMeta(
@@ -41,7 +91,7 @@ def bind_pod(
         target=client.V1ObjectReference(api_version="v1", kind="Node", name=node_name),
     )
     try:
-        call(client.CoreV1Api(api_client).create_namespaced_pod_binding, name, namespace, body)
+        call(client.CoreV1Api(api_client).create_namespaced_pod_binding, name, namespace, body, **request)
     except client.ApiException as error:
         if error.status == HTTPStatus.CONFLICT:
             return False

@@ -117,7 +117,7 @@ def _deep_json(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, JSON_DEPTH))
     try:
-        return kube.call_json(fn, *args, **kwargs)
+        return kube.retrying(kube.call_json, fn, *args, **kwargs)
     finally:
         sys.setrecursionlimit(limit)
 

@@ -11,7 +11,8 @@ import pytest
 import urllib3
 from kubernetes import client
 
-from scheduler_operator.backend import STORAGE_WRITE_ATTEMPTS, STORAGE_WRITE_TIMEOUT, KubeBackend
+from scheduler_operator import kube
+from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.recorder import EventRecorder
 
@@ -70,7 +71,7 @@ async def test_a_transient_failure_is_retried_and_the_write_lands(backend: KubeB
     stored, status = await backend._patch_storage(server, "pv1", {})
     assert status is None and stored == {"metadata": {"name": "pv1"}}
     assert len(server.calls) == 2
-    assert all(call["_request_timeout"] == STORAGE_WRITE_TIMEOUT for call in server.calls)
+    assert all(call["_request_timeout"] == kube.REQUEST_TIMEOUT for call in server.calls)
 
 
 async def test_a_conflict_is_final(backend: KubeBackend) -> None:
@@ -81,7 +82,31 @@ async def test_a_conflict_is_final(backend: KubeBackend) -> None:
 
 
 async def test_retries_are_bounded(backend: KubeBackend) -> None:
-    server = Server(*([500] * STORAGE_WRITE_ATTEMPTS))
+    server = Server(*([500] * kube.ATTEMPTS))
     stored, status = await backend._patch_storage(server, "pv1", {})
     assert stored is None and status is not None and "500" in status.message()
-    assert len(server.calls) == STORAGE_WRITE_ATTEMPTS
+    assert len(server.calls) == kube.ATTEMPTS
+
+
+@pytest.mark.parametrize(
+    ("answers", "calls", "final"),
+    [
+        pytest.param([429, b'{"items": []}'], 2, None, id="retried"),
+        pytest.param([403], 1, 403, id="forbidden-is-final"),
+        pytest.param([502] * kube.ATTEMPTS, kube.ATTEMPTS, 502, id="bounded"),
+    ],
+)
+def test_the_blocking_calls_of_explain_and_extender_serve_retry_alike(
+    answers: list[Any], calls: int, final: int | None
+) -> None:
+    server = Server(*answers)
+    waits: list[float] = []
+    if final is None:
+        assert kube.retrying(kube.call_json, server, sleep=waits.append) == {"items": []}
+    else:
+        with pytest.raises(client.ApiException) as raised:
+            kube.retrying(kube.call_json, server, sleep=waits.append)
+        assert raised.value.status == final
+    assert len(server.calls) == calls
+    assert waits == [0.5 * 2**i for i in range(calls - 1)]
+    assert all(call["_request_timeout"] == kube.REQUEST_TIMEOUT for call in server.calls)
