@@ -98,7 +98,7 @@ def convert(config: object, *, namespace: str, registry: Mapping[str, Any], sour
         spec = _profile_spec(profile, config.get("percentageOfNodesToScore"), registry, path, warnings)
         if config.get("extenders"):
             # Upstream's extenders are global: every profile calls them (same field names).
-            spec["extenders"] = config["extenders"]
+            spec["extenders"] = _shaped(config["extenders"], list, f"{where}extenders")
         name = _name(str(spec["schedulerName"]), names)
         objects.append(
             {
@@ -114,7 +114,8 @@ def convert(config: object, *, namespace: str, registry: Mapping[str, Any], sour
 def _profile_spec(
     profile: Mapping[str, Any], global_percentage: object, registry: Mapping[str, Any], path: str, warnings: list[str]
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {"schedulerName": profile.get("schedulerName") or UPSTREAM_DEFAULT_SCHEDULER_NAME}
+    name = _shaped(profile.get("schedulerName") or UPSTREAM_DEFAULT_SCHEDULER_NAME, str, f"{path}.schedulerName")
+    spec: dict[str, Any] = {"schedulerName": name}
     percentage = profile.get("percentageOfNodesToScore")
     if percentage is None:
         percentage = global_percentage
@@ -123,10 +124,17 @@ def _profile_spec(
     for name in profile:
         if name not in ("schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"):
             warnings.append(f"{path}.{name}: not imported: unknown field")
-    plugins = _plugins(profile.get("plugins") or {}, registry, f"{path}.plugins", warnings)
+    plugins = _plugins(
+        _shaped(profile.get("plugins") or {}, Mapping, f"{path}.plugins"), registry, f"{path}.plugins", warnings
+    )
     if plugins:
         spec["plugins"] = plugins
-    entries = _plugin_config(profile.get("pluginConfig") or [], registry, f"{path}.pluginConfig", warnings)
+    entries = _plugin_config(
+        _shaped(profile.get("pluginConfig") or [], list, f"{path}.pluginConfig"),
+        registry,
+        f"{path}.pluginConfig",
+        warnings,
+    )
     if entries:
         spec["pluginConfig"] = entries
     try:
@@ -149,8 +157,9 @@ def _plugins(plugins: Mapping[str, Any], registry: Mapping[str, Any], path: str,
         converted: dict[str, Any] = {}
         for which in ("enabled", "disabled"):
             refs = []
-            for j, ref in enumerate(plugin_set.get(which) or []):
-                name = ref.get("name") if isinstance(ref, Mapping) else None
+            for j, ref in enumerate(_shaped(plugin_set.get(which) or [], list, f"{path}.{point}.{which}")):
+                name = _shaped(_shaped(ref, Mapping, f"{path}.{point}.{which}[{j}]").get("name"), str,
+                               f"{path}.{point}.{which}[{j}].name")  # fmt: skip
                 if name != "*" and name not in registry:
                     why = "not imported" if which == "enabled" else "nothing to disable"
                     warnings.append(f"{path}.{point}.{which}[{j}]: plugin {name!r} does not exist in this build: {why}")
@@ -172,7 +181,8 @@ def _plugin_config(
         if not isinstance(name, str) or name not in registry:
             warnings.append(f"{path}[{j}]: args of plugin {name!r}, which does not exist in this build: not imported")
             continue
-        args = {k: v for k, v in (entry.get("args") or {}).items() if k not in ("apiVersion", "kind")}
+        given = _shaped(entry.get("args") or {}, Mapping, f"{path}[{j}].args")
+        args = {k: v for k, v in given.items() if k not in ("apiVersion", "kind")}
         try:
             validate_args(name, getattr(registry[name], "args_model", None), args, "args")
         except ProfileError as exc:
@@ -181,6 +191,17 @@ def _plugin_config(
             continue
         out.append({"name": name, "args": args} if args else {"name": name})
     return out
+
+
+_SHAPES = {Mapping: "an object", list: "an array", str: "a string"}
+
+
+def _shaped(value: Any, shape: type, path: str) -> Any:
+    """``value`` when it has the JSON ``shape`` upstream's types give ``path``; else the refusal
+    naming the field (the input is a file the user wrote)."""
+    if not isinstance(value, shape):
+        raise ConfigImportError(f"{path}: must be {_SHAPES[shape]}")
+    return value
 
 
 def _name(scheduler_name: str, taken: set[str]) -> str:

@@ -234,3 +234,41 @@ def test_extenders_are_imported_into_every_profile() -> None:
     assert not [w for w in imported.warnings if "extenders" in w]
     built = load_lists("test", {"SchedulerProfile": imported.objects}, home_namespace="crd-scheduler")
     assert [p.spec.extenders[0].url_prefix for p in built.profiles] == [extender["urlPrefix"]] * 2
+
+
+def _config(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **fields}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        pytest.param(_config(profiles=[{"plugins": [1, 2]}]), "profiles[0].plugins: must be an object", id="plugins-list"),
+        pytest.param(
+            _config(profiles=[{"pluginConfig": "x"}]), "profiles[0].pluginConfig: must be an array", id="plugin-config-str"
+        ),
+        pytest.param(
+            _config(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": [1]}]}]),
+            "profiles[0].pluginConfig[0].args: must be an object",
+            id="args-list",
+        ),
+        pytest.param(
+            _config(profiles=[{"plugins": {"filter": {"disabled": "x"}}}]),
+            "profiles[0].plugins.filter.disabled: must be an array",
+            id="disabled-str",
+        ),
+        pytest.param(
+            _config(profiles=[{"schedulerName": 5}]), "profiles[0].schedulerName: must be a string", id="name-int"
+        ),
+        pytest.param(_config(extenders="nope"), "extenders: must be an array", id="extenders-str"),
+        pytest.param(
+            _config(profiles=[{"plugins": {"score": {"disabled": [{"name": {"a": 1}}]}}}]),
+            "profiles[0].plugins.score.disabled[0].name: must be a string",
+            id="plugin-name-object",
+        ),
+    ],
+)  # fmt: skip
+def test_a_config_of_the_wrong_shape_is_refused_naming_the_field(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigImportError) as refused:
+        convert(config, namespace="crd-scheduler", registry=default_registry())
+    assert message in str(refused.value)
