@@ -193,7 +193,7 @@ def _plugin_config(
     return out
 
 
-_SHAPES = {Mapping: "an object", list: "an array", str: "a string"}
+_SHAPES: dict[type, str] = {Mapping: "an object", list: "an array", str: "a string"}
 
 
 def _shaped(value: Any, shape: type, path: str) -> Any:

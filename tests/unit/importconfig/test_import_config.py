@@ -243,9 +243,12 @@ def _config(**fields: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("config", "message"),
     [
-        pytest.param(_config(profiles=[{"plugins": [1, 2]}]), "profiles[0].plugins: must be an object", id="plugins-list"),
         pytest.param(
-            _config(profiles=[{"pluginConfig": "x"}]), "profiles[0].pluginConfig: must be an array", id="plugin-config-str"
+            _config(profiles=[{"plugins": [1, 2]}]), "profiles[0].plugins: must be an object", id="plugins-list"
+        ),
+        pytest.param(
+            _config(profiles=[{"pluginConfig": "x"}]), "profiles[0].pluginConfig: must be an array",
+            id="plugin-config-str",
         ),
         pytest.param(
             _config(profiles=[{"pluginConfig": [{"name": "NodeResourcesFit", "args": [1]}]}]),
