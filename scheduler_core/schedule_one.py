@@ -108,12 +108,15 @@ class Algorithm:
         snapshot: SnapshotLister,
         *,
         nominated: dict[str, list[PodInfo]] | None = None,
+        nominated_node: str = "",
         explain: bool = False,
     ) -> ScheduleResult:
         if not snapshot.list():
             raise ScheduleError(Status(Code.UNSCHEDULABLE, NO_NODES_AVAILABLE))
         columns = snapshot.columns
-        rows, diagnosis = self.find_nodes_that_fit(fwk, state, pod, snapshot, nominated or {}, explain)
+        rows, diagnosis = self.find_nodes_that_fit(
+            fwk, state, pod, snapshot, nominated or {}, explain, nominated_node=nominated_node
+        )
         if not len(rows):
             raise FitError(pod, len(snapshot.list()), diagnosis)
         evaluated = len(rows) + len(diagnosis.node_to_status)
@@ -132,8 +135,14 @@ class Algorithm:
         snapshot: SnapshotLister,
         nominated: dict[str, list[PodInfo]],
         explain: bool,
+        *,
+        nominated_node: str = "",
     ) -> tuple[np.ndarray, Diagnosis]:
-        """Rows of the feasible nodes, in the order they were found, and the diagnosis."""
+        """Rows of the feasible nodes, in the order they were found, and the diagnosis.
+
+        ``nominated``: the pods nominated to each node that this pod's Filter counts as placed.
+        ``nominated_node``: the pod's own nomination (by an earlier preemption), tried alone
+        first, as upstream's ``evaluateNominatedNode``: it is likely the only node with room."""
         diagnosis = Diagnosis()
         all_nodes = snapshot.list()
         pre = fwk.run_pre_filter(state, pod, all_nodes)
@@ -147,6 +156,10 @@ class Algorithm:
             return _NO_ROWS, diagnosis
 
         columns = snapshot.columns
+        if nominated_node:
+            row = self._evaluate_nominated_node(fwk, state, pod, snapshot, nominated, nominated_node)
+            if row is not None:
+                return np.array([row], np.int64), diagnosis
         allowed: np.ndarray | None = None
         if pre.result is not None and pre.result.node_names is not None:
             infos = (snapshot.get(name) for name in pre.result.node_names)
@@ -195,6 +208,29 @@ class Algorithm:
                 diagnosis.add_plugin_status(status)
         self.next_start_node_index = (start + processed) % n
         return feasible_rows, diagnosis
+
+    @staticmethod
+    def _evaluate_nominated_node(
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SnapshotLister,
+        nominated: dict[str, list[PodInfo]],
+        node_name: str,
+    ) -> int | None:
+        """The row of the pod's nominated node if it passes every Filter (with the node's other
+        nominated pods counted), else None: the full search follows and reports on it. Upstream
+        ignores the PreFilter result's node names here, and so does this. An Error aborts the
+        cycle as it would in the full search."""
+        info = snapshot.get(node_name)
+        if info is None:
+            return None
+        status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(node_name, ()))
+        if status is None or status.code is Code.SUCCESS:
+            return info.row
+        if status.code is Code.ERROR:
+            raise ScheduleError(status)
+        return None
 
     def _refine(
         self,

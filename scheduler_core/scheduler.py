@@ -364,10 +364,15 @@ class Scheduler(EventHandlers):
         pod = qpi.pod_info
         state = CycleState()
         snapshot = self.cache.update_snapshot()
-        nominated = self._nominated()
         try:
             result = self.algorithm.schedule_pod(
-                fwk, state, pod, snapshot, nominated=nominated, explain=self.explain or fwk.annotate
+                fwk,
+                state,
+                pod,
+                snapshot,
+                nominated=self._nominated(pod),
+                nominated_node=self._nominated_node(pod),
+                explain=self.explain or fwk.annotate,
             )
         except (FitError, ScheduleError) as err:
             self._algorithm_failed(fwk, state, qpi, err)
@@ -401,7 +406,8 @@ class Scheduler(EventHandlers):
                 pod,
                 self.cache.update_snapshot,
                 fwk.handle.extenders,
-                nominated=self._nominated(),
+                nominated=self._nominated(pod),
+                nominated_node=self._nominated_node(pod),
                 explain=self.explain or fwk.annotate,
             )
         except FitError as err:
@@ -475,6 +481,8 @@ class Scheduler(EventHandlers):
         except Exception as exc:
             self._failure(fwk, qpi, Status.as_error(exc), None, result, None)
             return
+        # Placed now: its nomination no longer holds room (upstream ``assume``).
+        self.queue.nominator.delete_nominated_pod_if_exists(pod)
         try:
             status: Status | None = fwk.run_reserve(state, assumed, host)
             if status is None:
@@ -507,12 +515,22 @@ class Scheduler(EventHandlers):
         log.exception("scheduling cycle of %s failed", qpi.pod_info.key)
         self._failure(fwk, qpi, Status.as_error(exc), None, None, None)
 
-    def _nominated(self) -> dict[str, list[PodInfo]]:
+    def _nominated(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+        """The pods nominated to each node that ``pod``'s Filter must count as placed there
+        (upstream ``addGETNominatedPods``: priority at least the pod's, the pod itself left out)."""
         nominator = self.queue.nominator
-        nodes = getattr(nominator, "nominated_node_names", None)
-        if nodes is None:
-            return {}
-        return {name: nominator.nominated_pods_for_node(name) for name in nodes()}
+        nominated: dict[str, list[PodInfo]] = {}
+        for name in nominator.nominated_node_names():
+            pods = nominator.nominated_pods_for_node(name)
+            ghosts = [p for p in pods if p.priority >= pod.priority and p.uid != pod.uid]
+            if ghosts:
+                nominated[name] = ghosts
+        return nominated
+
+    def _nominated_node(self, pod: PodInfo) -> str:
+        """Where ``pod`` was nominated (upstream reads ``status.nominatedNodeName``, which the
+        scheduler's own record anticipates until the status patch comes back on the watch)."""
+        return self.queue.nominator.nominated_node_for(pod.uid) or pod.nominated_node_name
 
     def _cycle_rejected(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, host: str, result: ScheduleResult | None

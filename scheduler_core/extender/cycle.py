@@ -67,6 +67,7 @@ async def schedule_pod(
     extenders: Sequence[HTTPExtender],
     *,
     nominated: dict[str, list[PodInfo]] | None = None,
+    nominated_node: str = "",
     explain: bool = False,
 ) -> ScheduleResult:
     """``Algorithm.schedule_pod`` with the extenders; raises FitError or ScheduleError as it does."""
@@ -77,7 +78,9 @@ async def schedule_pod(
     interested = [e for e in extenders if e.is_interested(pod.pod)]
     filtering = any(e.is_filter for e in interested)
     # Reasons of the nodes the plugins rejected are needed when the extenders reject the rest.
-    rows, diagnosis = algorithm.find_nodes_that_fit(fwk, state, pod, snap, nominated or {}, explain or filtering)
+    rows, diagnosis = algorithm.find_nodes_that_fit(
+        fwk, state, pod, snap, nominated or {}, explain or filtering, nominated_node=nominated_node
+    )
     if not len(rows):
         raise FitError(pod, num_all, diagnosis)
     infos = [snap.columns.infos[int(r)] for r in rows]

@@ -72,6 +72,10 @@ class Nominator:
     def nominated_node_for(self, uid: PodUID) -> str | None:
         return self._nominated_pod_to_node.get(uid)
 
+    def nominated_node_names(self) -> list[str]:
+        """The nodes with at least one pod nominated to them."""
+        return list(self._nominated_pods)
+
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         pods = list(self._nominated_pods.get(node_name, ()))
         if self.resolve is None:

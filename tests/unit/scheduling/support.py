@@ -22,10 +22,11 @@ def make_scheduler(
     *,
     extra_plugins: Mapping[str, Any] | None = None,
     seed: int = 1,
+    cluster: InMemoryCluster | None = None,
 ) -> tuple[Scheduler, InMemoryCluster, FakeClock]:
     registry: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
     registry.update(extra_plugins or {})
-    cluster = InMemoryCluster()
+    cluster = cluster if cluster is not None else InMemoryCluster()
     clock = FakeClock()
     scheduler = Scheduler(
         cluster,

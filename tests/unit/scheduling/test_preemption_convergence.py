@@ -1,0 +1,135 @@
+"""Preemption that converges: each preemptor evicts once and binds where it was nominated.
+
+The shape of upstream scheduler_perf's PreemptionBasic (``misc/performance-config.yaml``):
+every 4-CPU node holds four 900m pods of priority 0, and each measured pod (3 CPU, priority 10)
+needs three of them gone. Upstream keeps a preemptor's freed room for it by counting it, while
+nominated, in every other pod's Filter (``RunFilterPluginsWithNominatedPods``), and retries it on
+its nominated node first (``evaluateNominatedNode``); the victims' deletion requeues it
+(NodeResourcesFit's hint for AssignedPod/Delete) once DefaultPreemption's PreEnqueue lets it go.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_core.framework import PodInfo, Status
+from scheduler_core.simulator.backend import InMemoryCluster
+from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import make_node, make_pod
+
+
+def nodes(count: int) -> list[dict[str, Any]]:
+    return [make_node().name(f"node-{i}").capacity(cpu="4", memory="32Gi").obj() for i in range(count)]
+
+
+def low_pods(count_nodes: int) -> list[dict[str, Any]]:
+    return [
+        make_pod().name(f"low-{n}-{i}").uid(f"low-{n}-{i}").req(cpu="900m").node(f"node-{n}").obj()
+        for n in range(count_nodes)
+        for i in range(4)
+    ]
+
+
+def preemptors(count: int) -> list[dict[str, Any]]:
+    return [make_pod().name(f"high-{i}").uid(f"high-{i}").priority(10).req(cpu="3").obj() for i in range(count)]
+
+
+class CountingCluster(InMemoryCluster):
+    """Counts delete calls per victim and which preemptors were nominated where."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delete_calls: Counter[str] = Counter()
+        self.nominations: list[tuple[str, str]] = []
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        self.delete_calls[pod.name] += 1
+        return await super().delete_pod(pod, reason)
+
+    def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
+        if nominated_node:
+            self.nominations.append((pod.name, nominated_node))
+        super().report_failure(pod, reason, message, nominated_node)
+
+
+class GracefulCluster(CountingCluster):
+    """Deletion as the API server does it for a pod with a grace period: the victim is marked
+    terminating (an update) and leaves only when ``finish_deletions`` runs (the kubelet)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.terminating: list[str] = []
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        self.delete_calls[pod.name] += 1
+        stored = self.pods.get(pod.uid)
+        if stored is None or (stored.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        new: dict[str, Any] = {
+            **stored,
+            "metadata": {**stored["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"},
+        }
+        self.pods[pod.uid] = new
+        self.terminating.append(pod.uid)
+        assert self._watch is not None
+        self._watch.on_pod_update(stored, new)
+        return None
+
+    def finish_deletions(self) -> None:
+        for uid in self.terminating:
+            gone: Mapping[str, Any] = self.pods.pop(uid)
+            assert self._watch is not None
+            self._watch.on_pod_delete(gone)
+        self.terminating.clear()
+
+
+async def test_each_preemptor_preempts_once_and_binds_to_its_nominated_node() -> None:
+    cluster = CountingCluster()
+    scheduler, _, _ = make_scheduler(cluster=cluster)
+    add_nodes(scheduler, cluster, nodes(4))
+    add_pods(scheduler, cluster, low_pods(4))
+    await scheduler.run_until_idle()
+    attempts: Counter[str] = Counter()
+    schedule_one = scheduler.schedule_one
+
+    def counted(qpi: Any) -> None:
+        attempts[qpi.pod_info.name] += 1
+        schedule_one(qpi)
+
+    scheduler.schedule_one = counted  # type: ignore[method-assign]
+    add_pods(scheduler, cluster, preemptors(4))
+    await scheduler.run_until_idle()
+
+    # Nobody takes the room freed for another: one preemption each, then a bind there.
+    assert sorted(name for name, _ in cluster.nominations) == [f"high-{i}" for i in range(4)]
+    assert {name: node_of(cluster, name) for name, _ in cluster.nominations} == dict(cluster.nominations)
+    assert attempts == {f"high-{i}": 2 for i in range(4)}
+    # Three victims per node, each asked to go once.
+    assert sum(cluster.delete_calls.values()) == 12
+    assert set(cluster.delete_calls.values()) == {1}
+
+
+async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_requeues_the_preemptor() -> None:
+    """While the victims terminate, a second preemptor must not count them as room: the first
+    preemptor's nomination covers the node, so it preempts on another node. The deletions then
+    requeue both, and each binds to its own nominated node."""
+    cluster = GracefulCluster()
+    scheduler, _, _ = make_scheduler(cluster=cluster)
+    add_nodes(scheduler, cluster, nodes(2))
+    add_pods(scheduler, cluster, low_pods(2))
+    await scheduler.run_until_idle()
+    add_pods(scheduler, cluster, preemptors(2))
+    await scheduler.run_until_idle()
+
+    nominated = dict(cluster.nominations)
+    assert sorted(nominated) == ["high-0", "high-1"]
+    assert sorted(nominated.values()) == ["node-0", "node-1"]
+    assert sum(cluster.delete_calls.values()) == 6 and set(cluster.delete_calls.values()) == {1}
+    assert node_of(cluster, "high-0") is None and node_of(cluster, "high-1") is None
+
+    cluster.finish_deletions()
+    await scheduler.run_until_idle()
+    assert {name: node_of(cluster, name) for name in nominated} == nominated
+    assert sum(cluster.delete_calls.values()) == 6
