@@ -82,12 +82,15 @@ async def run(
     init_scheduled = scheduler.scheduled_count
 
     started: dict[str, float] = {}
+    attempts: dict[str, int] = {}
     latencies: list[float] = []
     schedule_one = scheduler.schedule_one
     report_scheduled = cluster.report_scheduled
 
     def timed_schedule_one(qpi: QueuedPodInfo) -> None:
-        started.setdefault(qpi.pod_info.uid, time.perf_counter())
+        uid = qpi.pod_info.uid
+        started.setdefault(uid, time.perf_counter())
+        attempts[uid] = attempts.get(uid, 0) + 1
         schedule_one(qpi)
 
     def timed_report(pod: Any, node_name: str) -> None:
@@ -100,6 +103,7 @@ async def run(
     cluster.report_scheduled = timed_report  # type: ignore[method-assign]
     for i in range(pods):
         create(workload.measure_pod(i))
+    evicted_before = len(cluster.deleted)
     begin = time.perf_counter()
     await scheduler.run_until_idle(max_attempts_per_pod=max_attempts)
     elapsed = time.perf_counter() - begin
@@ -116,6 +120,11 @@ async def run(
         "pods_per_second": round(measured / elapsed, 1) if elapsed > 0 else 0.0,
         "p50_ms": round(percentile(latencies, 0.50) * 1000, 3),
         "p99_ms": round(percentile(latencies, 0.99) * 1000, 3),
+        # Measured pods left unbound: given up after --max-attempts, or waiting for an event.
+        "unscheduled": pods - measured,
+        "attempts_max": max(attempts.values(), default=0),
+        "attempts_mean": round(sum(attempts.values()) / len(attempts), 2) if attempts else 0.0,
+        "evicted": len(cluster.deleted) - evicted_before,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "upstream_threshold_pods_per_second": workload.upstream_threshold,
         "upstream_workload": workload.upstream,

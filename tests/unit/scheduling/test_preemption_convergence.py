@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from bench import run as bench_run
 from scheduler_core.framework import PodInfo, Status
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
@@ -133,3 +134,11 @@ async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_re
     await scheduler.run_until_idle()
     assert {name: node_of(cluster, name) for name in nominated} == nominated
     assert sum(cluster.delete_calls.values()) == 6
+
+
+async def test_the_preemption_basic_bench_binds_every_preemptor_on_its_second_attempt() -> None:
+    """``python bench/run.py PreemptionBasic`` at 50 nodes: no preemptor given up, none retried
+    beyond the attempt after its victims left, three evictions each."""
+    result = await bench_run.run("PreemptionBasic", nodes=50, pods=50, init_pods=200, seed=0)
+    assert (result["scheduled"], result["unscheduled"]) == (50, 0)
+    assert (result["attempts_max"], result["attempts_mean"], result["evicted"]) == (2, 2.0, 150)
