@@ -78,8 +78,12 @@ async def schedule_pod(
     interested = [e for e in extenders if e.is_interested(pod.pod)]
     filtering = any(e.is_filter for e in interested)
     # Reasons of the nodes the plugins rejected are needed when the extenders reject the rest.
+    # Upstream sends a passing nominated node alone through the filtering extenders and falls
+    # back to the full search when they reject it; here the full search covers that case (the
+    # nomination still keeps the node's room from other pods).
+    shortcut = "" if filtering else nominated_node
     rows, diagnosis = algorithm.find_nodes_that_fit(
-        fwk, state, pod, snap, nominated or {}, explain or filtering, nominated_node=nominated_node
+        fwk, state, pod, snap, nominated or {}, explain or filtering, nominated_node=shortcut
     )
     if not len(rows):
         raise FitError(pod, num_all, diagnosis)
