@@ -32,6 +32,16 @@ def test_pods_for_a_node_come_in_nomination_order() -> None:
     assert n.nominated_pods_for_node("n3") == []
 
 
+def test_nominated_node_names_are_the_nodes_with_a_nominated_pod() -> None:
+    n = Nominator()
+    a, b = pod("a"), pod("b")
+    n.add_nominated_pod(a, "n1")
+    n.add_nominated_pod(b, "n2")
+    assert sorted(n.nominated_node_names()) == ["n1", "n2"]
+    n.delete_nominated_pod_if_exists(b)
+    assert n.nominated_node_names() == ["n1"]
+
+
 @pytest.mark.parametrize(
     ("status_node", "override", "expected_node"),
     [
