@@ -186,8 +186,12 @@ class Algorithm:
         else:
             positions = np.flatnonzero(mask[order])
         ghosts_on = {name for name, pods in nominated.items() if pods}
+        # Statuses of the nodes the nominated pods made infeasible, kept for the diagnosis.
+        rejected: dict[int, Status] = {}
         if fwk.has_per_node_filters(state) or ghosts_on:
-            positions = self._refine(fwk, state, pod, columns, order, positions, to_find, nominated, ghosts_on)
+            positions = self._refine(
+                fwk, state, pod, columns, order, positions, to_find, nominated, ghosts_on, rejected
+            )
         else:
             positions = positions[:to_find]
         processed = int(positions[-1]) + 1 if len(positions) >= to_find else n
@@ -198,7 +202,9 @@ class Algorithm:
                 if i in feasible_set:
                     continue
                 info = columns.infos[i]
-                status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(info.name, ()))
+                status = rejected.get(i)
+                if status is None:
+                    status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(info.name, ()))
                 if status is None:
                     # Only the per-node-only filters or ghosts can reject a node the batch passed.
                     status = Status.unschedulable("node(s) were rejected by a filter plugin")
@@ -243,18 +249,22 @@ class Algorithm:
         to_find: int,
         nominated: dict[str, list[PodInfo]],
         ghosts_on: set[str],
+        rejected: dict[int, Status],
     ) -> np.ndarray:
         """Per-node evaluation, in order, of what the batch pass could not decide;
-        returns positions (in ``order``) of the feasible nodes."""
+        returns positions (in ``order``) of the feasible nodes. The status of each node rejected
+        with its nominated pods counted goes into ``rejected`` (by row)."""
         per_node = fwk.has_per_node_filters(state)
         found: list[int] = []
         for position in positions.tolist():
-            info = columns.infos[int(order[position])]
+            row = int(order[position])
+            info = columns.infos[row]
             if info.name in ghosts_on:
                 status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated[info.name])
                 if status is not None:
                     if status.code is Code.ERROR:
                         raise ScheduleError(status)
+                    rejected[row] = status
                     continue
             elif per_node and not fwk.run_filter_per_node_only(state, pod, info):
                 continue
