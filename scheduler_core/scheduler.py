@@ -153,6 +153,7 @@ class Scheduler(EventHandlers):
             str(key),
             tenant_namespace=tenant,
             spawn=self._spawn,
+            activate=self.queue.activate,
             snapshot=self.cache.update_snapshot,
             api=api,
             nominator=self.queue.nominator,

@@ -231,6 +231,11 @@ class Handle(Protocol):
         """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
         ...
 
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Move ``pods`` to activeQ (upstream ``PodActivator.Activate``): from the unschedulable
+        pool or backoffQ; a pod in flight is requeued when its attempt ends; others are ignored."""
+        ...
+
     def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         """Run ``work`` in the background, tracked by the scheduler (waited for when it
         drains, e.g. at the end of ``simulate``): preemption's evictions."""

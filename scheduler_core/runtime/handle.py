@@ -43,8 +43,10 @@ class FrameworkHandle:
         objects: Callable[[str], Iterable[Any]] | None = None,
         tenant_namespace: str | None = None,
         spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
+        activate: Callable[[Iterable[PodInfo]], None] | None = None,
     ) -> None:
         self._spawn = spawn
+        self._activate = activate
         self._profile_name = profile_name
         self._tenant_namespace = tenant_namespace
         self._framework: Framework | None = None
@@ -90,6 +92,10 @@ class FrameworkHandle:
 
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        if self._activate is not None:
+            self._activate(pods)
 
     def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         if self._spawn is not None:

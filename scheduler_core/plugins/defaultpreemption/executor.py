@@ -17,9 +17,10 @@ snapshot), or is terminating.
 
 Here the work is an asyncio task, and the victims are preempted one after the other (upstream
 issues the calls of step 2 in parallel); the tasks are kept so that they can be awaited.
-Not carried over: the "Preempted" event on each victim (the plugin API has no event recorder),
-and activating the preemptor when a call failed (the Handle cannot activate pods; the pod waits
-for the next cluster event or the unschedulable-pool flush).
+When a call failed, the preemptor is activated once the preemption is over (upstream's deferred
+``Activate`` when the goroutine's result is an error): it may otherwise wait in the unschedulable
+pool for a deletion event that never comes. Not carried over: the "Preempted" event on each
+victim (the plugin API has no event recorder).
 """
 
 from __future__ import annotations
@@ -83,33 +84,42 @@ class Executor:
             await asyncio.gather(*self.tasks, return_exceptions=True)
 
     async def _preempt(self, node_name: str, victims: list[PodInfo], preemptor: PodInfo) -> None:
+        ok = False
         try:
-            await self._clear_lower_priority_nominations(node_name, preemptor)
-            ok = True
+            ok = await self._clear_lower_priority_nominations(node_name, preemptor)
             for victim in victims[:-1]:
                 if not await self._preempt_pod(node_name, preemptor, victim):
                     ok = False
                     break
-            # Skip the last victim after a failure so that the preemptor is retried sooner.
-            if ok:
+            else:
+                # Skip the last victim after a failure so that the preemptor is retried sooner.
                 last = victims[-1]
                 self._preempting[preemptor.uid] = _PendingVictim(last.uid, node_name)
-                await self._preempt_pod(node_name, preemptor, last)
+                ok = await self._preempt_pod(node_name, preemptor, last) and ok
         except Exception:
             log.exception("preemption for pod %s on node %s failed", preemptor.key, node_name)
+            ok = False
         finally:
             self._preempting.pop(preemptor.uid, None)
+        if not ok:
+            # The preemptor may wait in the unschedulable pool for an event that never comes
+            # (no victim left): retry it now (upstream's deferred Activate on a failed goroutine).
+            self._handle.activate([preemptor])
 
-    async def _clear_lower_priority_nominations(self, node_name: str, preemptor: PodInfo) -> None:
-        """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``; a failure is
-        logged only (not critical). A tenant profile touches pods of its own namespace only."""
+    async def _clear_lower_priority_nominations(self, node_name: str, preemptor: PodInfo) -> bool:
+        """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``; False when a
+        call failed, which does not stop the preemption (not critical) but counts as its failure.
+        A tenant profile touches pods of its own namespace only."""
         tenant = self._handle.tenant_namespace
+        ok = True
         for pod in self._handle.nominator.nominated_pods_for_node(node_name):
             if pod.priority >= preemptor.priority or (tenant is not None and pod.namespace != tenant):
                 continue
             status = await self._handle.api.set_nominated_node(pod, "")
             if status is not None and not status.is_success():
                 log.error("cannot clear nominatedNodeName of %s on node %s: %s", pod.key, node_name, status.message())
+                ok = False
+        return ok
 
     async def _preempt_pod(self, node_name: str, preemptor: PodInfo, victim: PodInfo) -> bool:
         """Upstream ``Executor.PreemptPod``; False when the API call failed."""

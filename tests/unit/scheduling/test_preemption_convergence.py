@@ -136,6 +136,31 @@ async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_re
     assert sum(cluster.delete_calls.values()) == 6
 
 
+class FlakyCluster(CountingCluster):
+    """The first deletion fails, as an API server answering 500 would."""
+
+    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
+        if not self.delete_calls:
+            self.delete_calls[pod.name] += 1
+            return Status.as_error("Internal error occurred: etcdserver: request timed out")
+        return await super().delete_pod(pod, reason)
+
+
+async def test_a_failed_eviction_retries_the_preemptor_at_once() -> None:
+    """No victim left, so no deletion event would move the preemptor: the executor activates it
+    (upstream executor.go, the goroutine's deferred Activate on an error), and it preempts again."""
+    cluster = FlakyCluster()
+    scheduler, _, _ = make_scheduler(cluster=cluster)
+    add_nodes(scheduler, cluster, nodes(1))
+    add_pods(scheduler, cluster, low_pods(1))
+    await scheduler.run_until_idle()
+    add_pods(scheduler, cluster, preemptors(1))
+    await scheduler.run_until_idle()
+    assert node_of(cluster, "high-0") == "node-0"
+    assert cluster.nominations == [("high-0", "node-0"), ("high-0", "node-0")]
+    assert len(cluster.deleted) == 3
+
+
 async def test_the_preemption_basic_bench_binds_every_preemptor_on_its_second_attempt() -> None:
     """``python bench/run.py PreemptionBasic`` at 50 nodes: no preemptor given up, none retried
     beyond the attempt after its victims left, three evictions each."""

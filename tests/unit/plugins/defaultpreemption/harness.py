@@ -219,6 +219,7 @@ class Env:
     api: RecordingAPI
     snapshot: Snapshot
     nominator: Nominator
+    activated: list[str]  # names of the pods the plugin activated (Handle.activate)
 
     def pre_filtered_state(self, pod: PodInfo) -> CycleState:
         """Upstream ``RunPreFilterPlugins`` to populate the state."""
@@ -250,8 +251,10 @@ def make_env(
     snapshot = Snapshot(list(infos.values()))
     recording = api or RecordingAPI()
     nominator = Nominator()
+    activated: list[str] = []
     handle = FrameworkHandle(
         "test",
+        activate=lambda pods: activated.extend(p.name for p in pods),
         snapshot=lambda: snapshot,
         api=recording,
         nominator=nominator,
@@ -273,7 +276,7 @@ def make_env(
         handle=handle,
     )
     plugin = cast(DefaultPreemption, fwk.plugins[DefaultPreemption.name])
-    return Env(fwk, plugin, recording, snapshot, nominator)
+    return Env(fwk, plugin, recording, snapshot, nominator, activated)
 
 
 def offsets(*values: int) -> Iterator[int]:

@@ -169,6 +169,22 @@ def test_a_failed_deletion_skips_the_last_victim() -> None:
     run(scenario())
     assert api.deleted == []
     assert not env.plugin.executor.is_running_preemption(preemptor.uid)
+    # Nothing else would move the preemptor: upstream's deferred Activate on an error result.
+    assert env.activated == ["p"]
+
+
+def test_a_preemption_that_succeeds_activates_nobody() -> None:
+    env = make_env([mknode("n")], [mkpod("v1", node="n", priority=LOW), mkpod("v2", node="n", priority=LOW)])
+    victims = sorted(env.snapshot.get("n").pods, key=lambda v: v.name)  # type: ignore[union-attr]
+    preemptor = PodInfo(mkpod("p", priority=HIGH))
+
+    async def scenario() -> None:
+        env.plugin.executor.actuate("n", victims, preemptor)
+        await env.plugin.executor.wait()
+
+    run(scenario())
+    assert env.api.deleted_names == ["v1", "v2"]
+    assert env.activated == []
 
 
 def test_tenant_profile_clears_only_its_own_nominations() -> None:
