@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import run as bench_run
 from scheduler_core.framework import PodInfo, Status
+from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
 from tests.wrappers import make_node, make_pod
@@ -86,12 +87,18 @@ class GracefulCluster(CountingCluster):
         self.terminating.clear()
 
 
+async def filled(cluster: InMemoryCluster, count: int) -> Scheduler:
+    """A scheduler over ``cluster`` with ``count`` nodes, each full of low-priority pods."""
+    scheduler, _, _ = make_scheduler(cluster=cluster)
+    add_nodes(scheduler, cluster, nodes(count))
+    add_pods(scheduler, cluster, low_pods(count))
+    await scheduler.run_until_idle()
+    return scheduler
+
+
 async def test_each_preemptor_preempts_once_and_binds_to_its_nominated_node() -> None:
     cluster = CountingCluster()
-    scheduler, _, _ = make_scheduler(cluster=cluster)
-    add_nodes(scheduler, cluster, nodes(4))
-    add_pods(scheduler, cluster, low_pods(4))
-    await scheduler.run_until_idle()
+    scheduler = await filled(cluster, 4)
     attempts: Counter[str] = Counter()
     schedule_one = scheduler.schedule_one
 
@@ -117,10 +124,7 @@ async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_re
     preemptor's nomination covers the node, so it preempts on another node. The deletions then
     requeue both, and each binds to its own nominated node."""
     cluster = GracefulCluster()
-    scheduler, _, _ = make_scheduler(cluster=cluster)
-    add_nodes(scheduler, cluster, nodes(2))
-    add_pods(scheduler, cluster, low_pods(2))
-    await scheduler.run_until_idle()
+    scheduler = await filled(cluster, 2)
     add_pods(scheduler, cluster, preemptors(2))
     await scheduler.run_until_idle()
 
@@ -150,10 +154,7 @@ async def test_a_failed_eviction_retries_the_preemptor_at_once() -> None:
     """No victim left, so no deletion event would move the preemptor: the executor activates it
     (upstream executor.go, the goroutine's deferred Activate on an error), and it preempts again."""
     cluster = FlakyCluster()
-    scheduler, _, _ = make_scheduler(cluster=cluster)
-    add_nodes(scheduler, cluster, nodes(1))
-    add_pods(scheduler, cluster, low_pods(1))
-    await scheduler.run_until_idle()
+    scheduler = await filled(cluster, 1)
     add_pods(scheduler, cluster, preemptors(1))
     await scheduler.run_until_idle()
     assert node_of(cluster, "high-0") == "node-0"
