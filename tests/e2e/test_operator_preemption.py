@@ -10,6 +10,7 @@ preemptor's nominatedNodeName, the victims' conditions, which pods were deleted)
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
@@ -145,21 +146,28 @@ def _pod(
     return pod
 
 
-def test_preemption_evicts_the_fewest_victims_on_the_node_no_budget_protects(env: Env) -> None:
-    started = time.monotonic()
+@contextlib.contextmanager
+def priority_classes(env: Env) -> Iterator[tuple[str, str]]:
+    """Two cluster-scoped PriorityClasses with unique names (low 100, high 1000), removed after."""
     scheduling: Any = client.SchedulingV1Api(env.api)
-    policy: Any = client.PolicyV1Api(env.api)
     suffix = uuid.uuid4().hex[:6]
     low, high = f"e2e-low-{suffix}", f"e2e-high-{suffix}"
     scheduling.create_priority_class(_priority_class(low, 100))
     try:
         scheduling.create_priority_class(_priority_class(high, 1000))
         try:
-            _run_preemption(env, policy, low, high, started)
+            yield low, high
         finally:
             scheduling.delete_priority_class(high)
     finally:
         scheduling.delete_priority_class(low)
+
+
+def test_preemption_evicts_the_fewest_victims_on_the_node_no_budget_protects(env: Env) -> None:
+    started = time.monotonic()
+    policy: Any = client.PolicyV1Api(env.api)
+    with priority_classes(env) as (low, high):
+        _run_preemption(env, policy, low, high, started)
 
 
 def _run_preemption(env: Env, policy: Any, low: str, high: str, started: float) -> None:
@@ -235,3 +243,49 @@ def _run_preemption(env: Env, policy: Any, low: str, high: str, started: float) 
         f"\npreemption: high-priority pod created -> bound on {node_b} in {preempt_seconds:.2f} s; "
         f"victim {victim}; whole test {time.monotonic() - started:.1f} s; kubelet watch errors: {errors}"
     )
+
+
+def test_preemptors_of_equal_priority_each_preempt_once_and_bind_where_nominated(env: Env) -> None:
+    """PreemptionBasic in miniature (upstream scheduler_perf ``misc/performance-config.yaml``):
+    three 4-CPU nodes full of 900m low-priority pods, then three 3-CPU high-priority pods at once.
+    Each must evict three pods on a node of its own and bind there: a preemptor's freed room is
+    kept for it while nominated (upstream ``RunFilterPluginsWithNominatedPods``)."""
+    started = time.monotonic()
+    with priority_classes(env) as (low, high):
+        nodes = env.add_nodes(3, cpu="4", memory="8Gi")
+        env.custom.create(env.home, profile("default", env.scheduler))
+        operator = env.start_operator()
+        lows = {f"low-{n}-{i}": node for n, node in enumerate(nodes) for i in range(4)}
+        highs = [f"high-{i}" for i in range(3)]
+        with FakeKubelet(env.core, env.home) as kubelet:
+            for name, node in lows.items():
+                env.core.create_namespaced_pod(env.home, _pod(
+                    env, name, cpu="900m", priority_class=low,
+                    node_selector={"kubernetes.io/hostname": node}, labels={"tier": "low"},
+                ))  # fmt: skip
+            assert wait_all_bound(env.core, env.home, set(lows), timeout=30) == lows
+            for name in highs:
+                env.core.create_namespaced_pod(env.home, _pod(
+                    env, name, cpu="3", priority_class=high, node_selector={"e2e-run": env.label},
+                    labels={"tier": "high"},
+                ))  # fmt: skip
+            left = TEST_DEADLINE_SECONDS - (time.monotonic() - started)
+            bound = wait_all_bound(env.core, env.home, set(highs), timeout=min(60, left))
+            preempt_seconds = time.monotonic() - started
+
+            def nominated_once() -> None:
+                assert {name: kubelet.seen_nominations(name) for name in highs} == {
+                    name: {node} for name, node in bound.items()
+                }
+
+            eventually(nominated_once, timeout=10)
+            time.sleep(1.0)  # room for an (unwanted) further eviction to show
+            deleted = kubelet.deleted_pods()
+
+    assert sorted(bound.values()) == sorted(nodes)
+    # Three victims on each preemptor's node, none elsewhere, each preempted once.
+    assert sorted(lows[victim] for victim in deleted) == sorted(nodes * 3)
+    assert len(re.findall(r"backend: preempted ", operator.log())) == 9
+    assert_no_overcommit(env.core, nodes)
+    assert operator.problems() == []
+    print(f"\nthree preemptors bound in {preempt_seconds:.2f} s since the test began")
