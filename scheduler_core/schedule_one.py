@@ -1,8 +1,10 @@
 """One pod's placement decision: feasible nodes, scores, host (upstream ``schedule_one.go``).
 
-``find_nodes_that_fit`` runs PreFilter, then Filter over the snapshot starting at a
-rotating index and stopping once ``num_feasible_nodes_to_find`` nodes pass (adaptive
-``percentageOfNodesToScore``); ``prioritize`` runs PreScore/Score; ``select_host`` picks a
+``find_nodes_that_fit`` runs PreFilter, then the pod's nominated node alone if it has one
+(``evaluateNominatedNode``: a preemptor goes back where it freed room), then Filter over the
+snapshot starting at a rotating index and stopping once ``num_feasible_nodes_to_find`` nodes
+pass (adaptive ``percentageOfNodesToScore``), with the pods nominated to a node counted there
+(``RunFilterPluginsWithNominatedPods``); ``prioritize`` runs PreScore/Score; ``select_host`` picks a
 highest-scoring node uniformly at random among ties (the distribution of upstream's
 reservoir sampling, from a seedable RNG). Filter runs in batch over the columns where
 plugins allow it; the per-node Filter is then called only for reasons, which are needed
