@@ -10,7 +10,7 @@ the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages 
   claim's node selector restricts the nodes; unallocated claims get an allocator over the
   ResourceSlices, the DeviceClasses and every device already allocated or in flight.
 * Filter: the claims' devices on this node; "cannot allocate all claims" when they do not fit.
-* Score: with the prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable``
+* PreScore/Score: skipped unless claims are allocated in this cycle; then, with the prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable``
   subrequest ``i`` was chosen (``computeScore``), normalized to 0..100.
 * Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
   ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
@@ -151,19 +151,20 @@ class DynamicResources:
         """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
         access ones excepted), and the device objects for counters."""
         allocated: set[DeviceID] = set()
-        seen = set()
+        stored = set()
         allocations = []
         for claim in claims:
             uid = _uid(claim)
+            stored.add(uid)
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
-                self.in_flight.pop(uid, None)  # PreBind's write has landed
+                self.in_flight.pop(uid, None)  # PreBind's write is now what the store shows
             else:
                 allocation = self.in_flight.get(uid)
             if allocation:
                 allocations.append(allocation)
-                seen.add(uid)
-        allocations.extend(a for uid, a in self.in_flight.items() if uid not in seen)
+        for uid in [uid for uid in self.in_flight if uid not in stored]:
+            del self.in_flight[uid]  # the claim is gone
         for allocation in allocations:
             for result in (allocation.get("devices") or {}).get("results") or ():
                 if not result.get("adminAccess"):
@@ -328,6 +329,13 @@ class DynamicResources:
     async def _write_status(self, claim: Claim) -> None:
         await self._handle.api.update_claim_status(claim)
 
+    # -- PreScore / Score --------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        # Upstream has no PreScore; its Score answers 0 on every node when no claim is allocated
+        # in this cycle, which normalizes to 0: skipping gives the same totals without a call per node.
+        data = _state(state)
+        return Status.skip() if data is None or data.allocator is None else None
+
     # -- Score --------------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
         data = _state(state)
@@ -400,6 +408,7 @@ class DynamicResources:
         uid = _uid(claim)
         key = f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim).get('name')}"
         current: Claim = claim
+        done = False
         try:
             for attempt in range(_CONFLICT_RETRIES):
                 if attempt:
@@ -426,6 +435,10 @@ class DynamicResources:
                 new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
                 updated, status = await api.update_claim_status(new)
                 if status is None and updated is not None:
+                    written = (updated.get("status") or {}).get("allocation")
+                    if written:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
+                        self.in_flight[uid] = written
+                    done = True
                     return updated, None
                 if status is not None and _is_conflict(status):
                     continue
@@ -433,7 +446,8 @@ class DynamicResources:
                 return None, f"{what} claim {key}: {status.message() if status else ''}"
             return None, f"claim {key}: too many conflicts"
         finally:
-            self.in_flight.pop(uid, None)
+            if not done:
+                self.in_flight.pop(uid, None)
 
 
 def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, Any]]) -> int:
