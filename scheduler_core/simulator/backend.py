@@ -188,6 +188,14 @@ class InMemoryCluster:
         return self.claims.update(claim)
 
     # -- the resourceclaim controller ----------------------------------------------------------------
+    def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new pod as the API server creates it, after which the resourceclaim controller
+        makes the claims of its templates; the pod as stored (for the scheduler's informer)."""
+        uid = (pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid
+        self.pods[uid] = dict(pod)
+        self._make_pod_claims(uid, self.pods[uid])
+        return self.pods[uid]
+
     def _make_pod_claims(self, uid: str, pod: dict[str, Any]) -> None:
         statuses = self.claims.claims_for_pod(pod)
         if statuses:

@@ -38,9 +38,9 @@ class ClaimStore:
     def __init__(self, objects: dict[str, list[Object]]) -> None:
         self._objects = objects
         self._versions = itertools.count(1)
-        stored = objects.get(RESOURCE_CLAIM)
-        if stored:
-            objects[RESOURCE_CLAIM] = [self._created(obj) for obj in stored]
+        objects[RESOURCE_CLAIM] = [self._created(obj) for obj in objects.get(RESOURCE_CLAIM) or ()]
+        # position of each claim in the shared list, by (namespace, name): only this store writes it
+        self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(objects[RESOURCE_CLAIM])}
 
     def _created(self, obj: Mapping[str, Any]) -> Object:
         new = copy.deepcopy(dict(obj))
@@ -51,19 +51,19 @@ class ClaimStore:
         return new
 
     def find(self, namespace: str, name: str) -> Object | None:
-        for obj in self._objects.get(RESOURCE_CLAIM, ()):
-            if name_of(obj) == name and namespace_of(obj) == namespace:
-                return obj
-        return None
+        position = self._index.get((namespace, name))
+        return None if position is None else self._objects[RESOURCE_CLAIM][position]
 
     def _store(self, new: Object) -> Object:
         new["metadata"] = {**new.get("metadata", {}), "resourceVersion": f"c{next(self._versions)}"}
-        claims = self._objects.setdefault(RESOURCE_CLAIM, [])
-        for i, obj in enumerate(claims):
-            if name_of(obj) == name_of(new) and namespace_of(obj) == namespace_of(new):
-                claims[i] = new
-                return new
-        claims.append(new)
+        claims = self._objects[RESOURCE_CLAIM]
+        key = (namespace_of(new), name_of(new))
+        position = self._index.get(key)
+        if position is None:
+            self._index[key] = len(claims)
+            claims.append(new)
+        else:
+            claims[position] = new
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------

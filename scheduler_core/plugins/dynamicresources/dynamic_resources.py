@@ -51,7 +51,7 @@ from scheduler_core.framework import (
 from scheduler_core.framework.helpers import default_normalize_score
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
-from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID
+from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID, SelectorResults
 
 NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
@@ -118,6 +118,7 @@ class DynamicResources:
         self._handle = handle
         # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
         self.in_flight: dict[str, dict[str, Any]] = {}
+        self._selector_results = SelectorResults()
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
@@ -147,12 +148,11 @@ class DynamicResources:
             claims.append(claim)
         return claims
 
-    def _allocated_devices(self, claims: Iterable[Claim]) -> tuple[set[DeviceID], dict[DeviceID, Claim]]:
+    def _allocated_devices(self, claims: Iterable[Claim]) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
-        access ones excepted), and the device objects for counters."""
+        access ones excepted)."""
         allocated: set[DeviceID] = set()
         stored = set()
-        allocations = []
         for claim in claims:
             uid = _uid(claim)
             stored.add(uid)
@@ -162,22 +162,12 @@ class DynamicResources:
             else:
                 allocation = self.in_flight.get(uid)
             if allocation:
-                allocations.append(allocation)
+                for result in (allocation.get("devices") or {}).get("results") or ():
+                    if not result.get("adminAccess"):
+                        allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
         for uid in [uid for uid in self.in_flight if uid not in stored]:
             del self.in_flight[uid]  # the claim is gone
-        for allocation in allocations:
-            for result in (allocation.get("devices") or {}).get("results") or ():
-                if not result.get("adminAccess"):
-                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-        devices: dict[DeviceID, Claim] = {}
-        if allocated:
-            for s in self._handle.objects("ResourceSlice"):
-                spec = s.get("spec") or {}
-                for device in spec.get("devices") or ():
-                    device_id = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name"))
-                    if device_id in allocated:
-                        devices[device_id] = device
-        return allocated, devices
+        return allocated
 
     # -- EventsToRegister ---------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -279,8 +269,9 @@ class DynamicResources:
                 if status is not None:
                     return None, status
         if data.to_allocate():
-            allocated, devices = self._allocated_devices(stored.values())
-            data.allocator = Allocator(classes, list(self._handle.objects("ResourceSlice")), allocated, devices)
+            allocated = self._allocated_devices(stored.values())
+            slices = list(self._handle.objects("ResourceSlice"))
+            data.allocator = Allocator(classes, slices, allocated, self._selector_results)
         return None, None
 
     # -- Filter ------------------------------------------------------------------------------------------

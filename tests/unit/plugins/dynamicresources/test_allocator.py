@@ -58,7 +58,7 @@ def req(name: str = "req-0", count: int | None = None, mode: str | None = None, 
 
 def run(slices: list[Any], claims: list[Any], allocated: set[Any] | None = None, labels: dict[str, str] | None = None
         ) -> list[list[str]] | None:
-    allocator = Allocator({"class-a": CLASS}, slices, allocated or set(), {})
+    allocator = Allocator({"class-a": CLASS}, slices, allocated or set())
     result = allocator.allocate(labels or {}, NODE, claims)
     if result is None:
         return None
@@ -146,8 +146,7 @@ def test_partitionable_devices_share_counters() -> None:
 
 def test_counters_of_allocated_devices_are_used() -> None:
     slices = counters_slices()
-    whole = slices[1]["spec"]["devices"][0]
-    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", "whole")}, {(DRIVER, "pool-1", "whole"): whole})
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", "whole")})
     assert allocator.allocate({}, NODE, [claim(req())]) is None
 
 
@@ -178,7 +177,7 @@ def test_no_device_is_ever_allocated_twice(devices: int, counts: list[int]) -> N
     slices = [slice_("s", *(dev(f"d{i}") for i in range(devices)))]
     taken: set[str] = set()
     for n, count in enumerate(counts):
-        allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", d) for d in taken}, {})
+        allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", d) for d in taken})
         result = allocator.allocate({}, NODE, [claim(req(count=count), name=f"c{n}")])
         if result is None:
             assert devices - len(taken) < count
