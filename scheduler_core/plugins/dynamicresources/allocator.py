@@ -103,9 +103,13 @@ class SliceIndex:
     """The cycle's ResourceSlices indexed once, so each node's pools are gathered without
     reading every slice again: slices by ``nodeName``, the others (``allNodes``,
     ``nodeSelector``, per-device selection, shared counters) checked per node, and the number
-    of slices published per pool generation (upstream ``checkSlicesInPool``)."""
+    of slices published per pool generation (upstream ``checkSlicesInPool``). The plugin keeps
+    one while the stored slices are the same objects (:meth:`reuse`), and with it each node's
+    pools, gathered once per node labels."""
 
     def __init__(self, slices: Sequence[Object]) -> None:
+        self.slices = list(slices)  # held, so the ids in ``reuse`` stay theirs
+        self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
         self.by_node: dict[str, list[Object]] = {}
         self.others: list[Object] = []
         self.newest: dict[tuple[str, str], int] = {}
@@ -123,6 +127,18 @@ class SliceIndex:
                 self.by_node.setdefault(str(spec["nodeName"]), []).append(s)
             else:
                 self.others.append(s)
+
+    def reuse(self, slices: Sequence[Object]) -> bool:
+        """Whether ``slices`` are the very objects this index was built from."""
+        return len(slices) == len(self.slices) and all(a is b for a, b in zip(slices, self.slices, strict=True))
+
+    def pools(self, labels: Mapping[str, str], node_name: str) -> list[Pool]:
+        cached = self._pools.get(node_name)
+        if cached is not None and cached[0] is labels:
+            return cached[1]
+        pools = gather_pools(self, labels, node_name)
+        self._pools[node_name] = (labels, pools)
+        return pools
 
 
 def gather_pools(index: SliceIndex, labels: Mapping[str, str], node_name: str) -> list[Pool]:
@@ -213,13 +229,13 @@ class Allocator:
     def __init__(
         self,
         classes: Mapping[str, Object],
-        slices: Sequence[Object],
+        slices: SliceIndex | Sequence[Object],
         allocated: set[DeviceID],
         results: SelectorResults | None = None,
     ) -> None:
         self.results = results if results is not None else SelectorResults()
         self._classes = classes
-        self._slices = SliceIndex(slices)
+        self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self._allocated = allocated
 
     def allocate(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> list[dict[str, Any]] | None:
@@ -232,7 +248,7 @@ class _Allocation:
         self.labels = labels
         self.node_name = node_name
         self.claims = claims
-        self.pools = gather_pools(owner._slices, labels, node_name)
+        self.pools = owner._slices.pools(labels, node_name)
         self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
         self.constraints: list[list[dict[str, Any]]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]

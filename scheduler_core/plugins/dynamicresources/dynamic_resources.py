@@ -51,7 +51,13 @@ from scheduler_core.framework import (
 from scheduler_core.framework.helpers import default_normalize_score
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
-from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID, SelectorResults
+from scheduler_core.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    DeviceID,
+    SelectorResults,
+    SliceIndex,
+)
 
 NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
@@ -119,6 +125,7 @@ class DynamicResources:
         # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
         self.in_flight: dict[str, dict[str, Any]] = {}
         self._selector_results = SelectorResults()
+        self._slice_index = SliceIndex(())
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
@@ -271,7 +278,9 @@ class DynamicResources:
         if data.to_allocate():
             allocated = self._allocated_devices(stored.values())
             slices = list(self._handle.objects("ResourceSlice"))
-            data.allocator = Allocator(classes, slices, allocated, self._selector_results)
+            if not self._slice_index.reuse(slices):
+                self._slice_index = SliceIndex(slices)
+            data.allocator = Allocator(classes, self._slice_index, allocated, self._selector_results)
         return None, None
 
     # -- Filter ------------------------------------------------------------------------------------------
