@@ -67,7 +67,9 @@ def resource_slice(obj: Obj) -> Errors:
         if spec.get(flag) is False:
             errs.append(field.invalid(field.child(path, flag), False, "must be either unset or set to true"))
     if spec.get("nodeName") == "":
-        errs.append(field.invalid(field.child(path, "nodeName"), "", "must be either unset or set to a non-empty string"))
+        errs.append(
+            field.invalid(field.child(path, "nodeName"), "", "must be either unset or set to a non-empty string")
+        )
     if spec.get("nodeSelector") is not None and len((spec["nodeSelector"] or {}).get("nodeSelectorTerms") or ()) != 1:
         errs.append(field.invalid(field.child(path, "nodeSelector", "nodeSelectorTerms"),
                                   (spec["nodeSelector"] or {}).get("nodeSelectorTerms"),
@@ -75,7 +77,9 @@ def resource_slice(obj: Obj) -> Errors:
     if not chosen:
         errs.append(field.required(path, NODE_SELECTION))
     elif len(chosen) > 1:
-        errs.append(field.invalid(path, "{" + ", ".join(chosen) + "}", NODE_SELECTION + ", but multiple fields are set"))
+        errs.append(
+            field.invalid(path, "{" + ", ".join(chosen) + "}", NODE_SELECTION + ", but multiple fields are set")
+        )
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         errs.append(field.invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
     errs += _named_set(spec.get("devices"), RESOURCE_SLICE_MAX_DEVICES, field.child(path, "devices"), _no_rules)
@@ -131,7 +135,8 @@ def _device_claim(devices: Obj, path: str) -> Errors:
                                               "but multiple fields are set"))  # fmt: skip
         elif attribute is not None and "/" not in attribute:
             errs.append(field.invalid(field.child(ipath, "matchAttribute"), attribute,
-                                      "a fully qualified name must be a domain and a name separated by a slash"))  # fmt: skip
+                                      "a fully qualified name must be a domain and a name "
+                                      "separated by a slash"))  # fmt: skip
     config = devices.get("config") or []
     if len(config) > DEVICE_CONFIG_MAX_SIZE:
         errs.append(field.too_many(field.child(path, "config"), len(config), DEVICE_CONFIG_MAX_SIZE))
@@ -143,7 +148,11 @@ def _request(request: Obj, path: str) -> Errors:
     if exactly is None and not first:
         return [field.required(path, "exactly one of `exactly` or `firstAvailable` is required")]
     if exactly is not None and first:
-        return [field.invalid(path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set")]
+        return [
+            field.invalid(
+                path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+            )
+        ]
     if exactly is not None:
         return _exact(exactly, field.child(path, "exactly"))
     return _named_set(first, FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, field.child(path, "firstAvailable"), _exact)
@@ -158,7 +167,9 @@ def _exact(request: Obj, path: str) -> Errors:
     count = int(request.get("count") or 0)
     if mode == "All":
         if count != 0:
-            errs.append(field.invalid(field.child(path, "count"), count, "must not be specified when allocationMode is 'All'"))
+            errs.append(
+                field.invalid(field.child(path, "count"), count, "must not be specified when allocationMode is 'All'")
+            )
     elif mode == "ExactCount":
         if count < 0:  # 0 (unset) is defaulted to 1
             errs.append(field.invalid(field.child(path, "count"), count, "must be greater than zero"))

@@ -177,7 +177,8 @@ def test_unschedulable_pod_is_not_an_error_and_ignored_kinds_are_warned_about(tm
     assert (entry["status"], entry["message"]) == (
         "Unschedulable",
         "0/1 nodes are available: 1 Insufficient cpu."
-        " no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        " no new claims to deallocate, preemption: 0/1 nodes are available:"
+        " 1 Preemption is not helpful for scheduling.",
     )
     assert entry["filtered"] == {"n1": ["Insufficient cpu"]}
 

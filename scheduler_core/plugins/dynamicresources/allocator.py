@@ -238,7 +238,9 @@ class Allocator:
         self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self._allocated = allocated
 
-    def allocate(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> list[dict[str, Any]] | None:
+    def allocate(
+        self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
+    ) -> list[dict[str, Any]] | None:
         return _Allocation(self, labels, node_name, claims).run()
 
 
@@ -260,7 +262,7 @@ class _Allocation:
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
     def run(self) -> list[dict[str, Any]] | None:
-        for claim_index, claim in enumerate(self.claims):
+        for claim in self.claims:
             devices = _spec(claim).get("devices") or {}
             alternatives: list[list[_Request]] = []
             minimum = 0
@@ -305,7 +307,9 @@ class _Allocation:
     def _request(self, claim: Object, name: str, base: str, sub: str, spec: Object) -> _Request:
         class_name = spec.get("deviceClassName") or ""
         if not class_name:
-            raise AllocationError(f"claim {_key(claim)}, request {name}: missing device class name (unsupported request type?)")
+            raise AllocationError(
+                f"claim {_key(claim)}, request {name}: missing device class name (unsupported request type?)"
+            )
         klass = self.owner._classes.get(class_name)
         if klass is None:
             raise AllocationError(
@@ -656,4 +660,6 @@ def _tolerates(toleration: Object, taint: Object) -> bool:
         return False
     if toleration.get("operator") == "Exists":
         return True
-    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(toleration.get("key") or not taint.get("key"))
+    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(
+        toleration.get("key") or not taint.get("key")
+    )

@@ -10,8 +10,9 @@ the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages 
   claim's node selector restricts the nodes; unallocated claims get an allocator over the
   ResourceSlices, the DeviceClasses and every device already allocated or in flight.
 * Filter: the claims' devices on this node; "cannot allocate all claims" when they do not fit.
-* PreScore/Score: skipped unless claims are allocated in this cycle; then, with the prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable``
-  subrequest ``i`` was chosen (``computeScore``), normalized to 0..100.
+* PreScore/Score: skipped unless claims are allocated in this cycle; then, with the
+  prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable`` subrequest ``i`` was
+  chosen (``computeScore``), normalized to 0..100.
 * Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
   ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
   lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
@@ -183,7 +184,9 @@ class DynamicResources:
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, node)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                 self.is_schedulable_after_pod_change,
@@ -199,9 +202,11 @@ class DynamicResources:
             uses = any(_uid(c) == _uid(new) for c in self.pod_claims(pod))
         except ClaimProblem:
             return QueueingHint.SKIP
-        if isinstance(old, Mapping) and (old.get("status") or {}).get("allocation") and not (
-            new.get("status") or {}
-        ).get("allocation"):
+        if (
+            isinstance(old, Mapping)
+            and (old.get("status") or {}).get("allocation")
+            and not (new.get("status") or {}).get("allocation")
+        ):
             return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
         if not uses:
             return QueueingHint.SKIP
@@ -271,7 +276,8 @@ class DynamicResources:
                 else:
                     ns = _meta(claim).get("namespace") or "default"
                     status = Status.unresolvable(
-                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: unknown request type"
+                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: "
+                        "unknown request type"
                     )
                 if status is not None:
                     return None, status
@@ -423,7 +429,10 @@ class DynamicResources:
                     if (current.get("status") or {}).get("allocation"):
                         return None, f"claim {key} got allocated elsewhere in the meantime"
                     if FINALIZER not in (_meta(current).get("finalizers") or ()):
-                        new["metadata"] = {**new["metadata"], "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER]}
+                        new["metadata"] = {
+                            **new["metadata"],
+                            "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER],
+                        }
                         updated, status = await api.update_claim(new)
                         if status is not None or updated is None:
                             if status is not None and _is_conflict(status):
@@ -456,7 +465,11 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
     pending = iter(allocations)
     for claim in claims:
         allocation = (claim.get("status") or {}).get("allocation") or next(pending, None) or {}
-        chosen = {r.get("request") for r in (allocation.get("devices") or {}).get("results") or () if "/" in str(r.get("request"))}
+        chosen = {
+            r.get("request")
+            for r in (allocation.get("devices") or {}).get("results") or ()
+            if "/" in str(r.get("request"))
+        }
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
             for i, sub in enumerate(request.get("firstAvailable") or ()):
                 if f"{request['name']}/{sub['name']}" in chosen:

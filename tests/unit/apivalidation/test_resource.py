@@ -34,7 +34,8 @@ EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
     [
         pytest.param("ResourceClaim", claim(EXACT), [], id="valid-claim"),
         pytest.param("ResourceClaim", claim({"name": "r"}),
-                     ["spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` is required"],
+                     ["spec.devices.requests[0]: Required value: exactly one of `exactly` or `firstAvailable` "
+                      "is required"],
                      id="validateDeviceRequest-none"),
         pytest.param("ResourceClaim", claim({"name": "r", "exactly": {"deviceClassName": "gpu", "count": -1}}),
                      ["spec.devices.requests[0].exactly.count: Invalid value: -1: must be greater than zero"],
@@ -51,7 +52,8 @@ EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
                      ['spec.devices.constraints[0].matchAttribute: Invalid value: "numa": a fully qualified name must '
                       "be a domain and a name separated by a slash"], id="validateFullyQualifiedName"),
         pytest.param("ResourceClaim",
-                     claim({"name": "r", "exactly": {"deviceClassName": "g", "selectors": [{"cel": {"expression": "x" * 10241}}]}}),
+                     claim({"name": "r", "exactly": {"deviceClassName": "g",
+                                                     "selectors": [{"cel": {"expression": "x" * 10241}}]}}),
                      ["spec.devices.requests[0].exactly.selectors[0].cel.expression: Too long: may not be more than "
                       "10240 bytes"], id="validateCELSelector-length"),
         pytest.param("ResourceSlice", slice_(nodeName="n", devices=[{"name": "a"}]), [], id="valid-slice"),

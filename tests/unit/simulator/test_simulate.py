@@ -217,7 +217,8 @@ def test_higher_priority_is_scheduled_first_then_input_order() -> None:
     assert (reports["urgent"].node, reports["first"].node) == ("only", "only")
     assert reports["second"].message == (
         "0/1 nodes are available: 1 Insufficient cpu."
-        " no new claims to deallocate, preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        " no new claims to deallocate, preemption: 0/1 nodes are available:"
+        " 1 No preemption victims found for incoming pod."
     )
 
 

@@ -19,6 +19,7 @@ from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
 from scheduler_core.tenancy.scoped_api import ScopedClusterAPI
 
+GPU_REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
 EXAMPLE = Path(__file__).parents[4] / "examples" / "dra" / "cluster.yaml"
 
 
@@ -82,7 +83,7 @@ def test_an_allocated_claim_restricts_the_pod_to_its_node() -> None:
     objects = example_objects()
     shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
               "metadata": {"name": "shared", "namespace": "default"},
-              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}  # fmt: skip
+              "spec": {"devices": {"requests": [GPU_REQUEST]}}}  # fmt: skip
     objects.append(shared)
     for name in ("worker-1", "worker-2"):
         worker = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == name)
