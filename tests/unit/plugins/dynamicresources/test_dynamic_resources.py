@@ -168,3 +168,22 @@ def test_no_device_is_ever_allocated_twice_by_the_scheduler(devices: list[int], 
     for report in sim.pods:
         if report.node is None:
             assert counts[int(report.name[1:])] > max(free)
+
+
+def test_a_deleted_pod_frees_its_devices_as_the_resourceclaim_controller_does() -> None:
+    objects = example_objects()
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "shared", "namespace": "default"},
+              "spec": {"devices": {"requests": [GPU_REQUEST]}}}  # fmt: skip
+    objects.append(shared)
+    worker = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "worker-2")
+    worker["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+    sim = run(objects)
+    for name in ("worker-1", "worker-2"):
+        stored = sim.cluster.pod("default", name)
+        assert stored is not None
+        asyncio.run(sim.cluster.delete_pod(PodInfo(stored), "test"))
+    names = {c["metadata"]["name"]: c for c in sim.cluster.objects("ResourceClaim")}
+    assert "worker-1-gpu" not in names  # generated for the pod: deleted with it
+    assert names["shared"]["status"] == {}  # reserved by nobody: deallocated
+    assert names["shared"]["metadata"]["finalizers"] == []
