@@ -139,8 +139,7 @@ class ClaimStore:
                 finalizers = [f for f in (claim.get("metadata") or {}).get("finalizers") or () if f != FINALIZER]
                 new["metadata"] = {**(claim.get("metadata") or {}), "finalizers": finalizers}
             self._store(new)
-        owned = [c for c in claims if any(o.get("controller") and o.get("uid") == uid
-                                           for o in (c.get("metadata") or {}).get("ownerReferences") or ())]  # fmt: skip
+        owned = [c for c in claims if _controlled_by(c, uid)]
         if owned:
             claims[:] = [c for c in claims if all(c is not o for o in owned)]
             self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
@@ -150,6 +149,11 @@ class ClaimStore:
             if name_of(obj) == name and namespace_of(obj) == namespace:
                 return obj
         return None
+
+
+def _controlled_by(claim: Mapping[str, Any], uid: object) -> bool:
+    references = (claim.get("metadata") or {}).get("ownerReferences") or ()
+    return any(o.get("controller") and o.get("uid") == uid for o in references)
 
 
 def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: str, name: str) -> Object:
