@@ -13,8 +13,9 @@ the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages 
 * PreScore/Score: skipped unless claims are allocated in this cycle; then, with the
   prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable`` subrequest ``i`` was
   chosen (``computeScore``), normalized to 0..100.
-* Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
-  ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
+* Reserve/Unreserve: the chosen allocation is kept in memory as in flight, in the scheduler's
+  :class:`ClaimTracker` (upstream ``SignalClaimPendingAllocation``), so the next pod, of any
+  profile, never gets the same device before PreBind
   lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
 * PreBind: each claim not yet reserved for the pod gets the finalizer, ``status.allocation``
   and the pod in ``status.reservedFor``, through the ClusterAPI (``bindClaim``; a conflict is
@@ -117,16 +118,29 @@ def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
     return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
 
 
+class ClaimTracker:
+    """What every profile's DynamicResources shares (``Handle.shared``; upstream's claim tracker in
+    the ``SharedDRAManager``): in-flight allocations by claim uid, Reserve's picks until the
+    store shows PreBind's write, so no two profiles, and no framework rebuilt by a hot reload,
+    hand out the same device; and the caches of slices and CEL results."""
+
+    def __init__(self) -> None:
+        self.in_flight: dict[str, dict[str, Any]] = {}
+        self.selector_results = SelectorResults()
+        self.slice_index = SliceIndex(())
+
+
 class DynamicResources:
     name = NAME
     args_model = None
 
     def __init__(self, args: object, handle: Handle) -> None:
         self._handle = handle
-        # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
-        self.in_flight: dict[str, dict[str, Any]] = {}
-        self._selector_results = SelectorResults()
-        self._slice_index = SliceIndex(())
+        self._tracker = handle.shared(NAME, ClaimTracker)
+
+    @property
+    def in_flight(self) -> dict[str, dict[str, Any]]:
+        return self._tracker.in_flight
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
@@ -284,9 +298,10 @@ class DynamicResources:
         if data.to_allocate():
             allocated = self._allocated_devices(stored.values())
             slices = list(self._handle.objects("ResourceSlice"))
-            if not self._slice_index.reuse(slices):
-                self._slice_index = SliceIndex(slices)
-            data.allocator = Allocator(classes, self._slice_index, allocated, self._selector_results)
+            tracker = self._tracker
+            if not tracker.slice_index.reuse(slices):
+                tracker.slice_index = SliceIndex(slices)
+            data.allocator = Allocator(classes, tracker.slice_index, allocated, tracker.selector_results)
         return None, None
 
     # -- Filter ------------------------------------------------------------------------------------------
