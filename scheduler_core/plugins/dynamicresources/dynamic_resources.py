@@ -1,7 +1,8 @@
 """DynamicResources: place pods where their ResourceClaims can be allocated, and allocate them.
 
 Upstream: ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`` (v1.36.3);
-the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages are upstream's.
+the allocation itself is :mod:`.allocator`, CEL is :mod:`scheduler_core.framework.device_cel`.
+Messages are upstream's.
 
 * PreEnqueue: every claim of the pod must exist (a template's claim is named by the pod's
   ``status.resourceClaimStatuses``) and not be deleting.
