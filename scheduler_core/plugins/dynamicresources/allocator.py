@@ -655,12 +655,11 @@ def _taint_prevents(device: Object, request: Object) -> bool:
 
 
 def _tolerates(toleration: Object, taint: Object) -> bool:
+    """``DeviceToleration.ToleratesTaint``: key (if set), effect (if set), then Exists or Equal."""
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("key") and toleration.get("key") != taint.get("key"):
         return False
     if toleration.get("operator") == "Exists":
         return True
-    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(
-        toleration.get("key") or not taint.get("key")
-    )
+    return bool(toleration.get("value", "") == taint.get("value", ""))  # Equal, the default
