@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -66,8 +67,14 @@ NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
 FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8  # k8s.io/api resource/v1 types.go
-MAX_NODE_SCORE = 100
 _CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+
+# Reasons, as dynamicresources.go writes them.
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+ERR_STILL_NOT_SCHEDULABLE = "still not schedulable"
+DEALLOCATED = "deallocation of ResourceClaim completed"
 
 Claim = Mapping[str, Any]
 
@@ -320,11 +327,11 @@ class DynamicResources:
             except AllocationError as error:
                 return Status.as_error(str(error))
             if result is None or len(result) != len(to_allocate):
-                return Status.unresolvable("cannot allocate all claims")
+                return Status.unresolvable(ERR_CANNOT_ALLOCATE)
             data.node_allocations[node.name] = result
         if unavailable:
             data.unavailable.update(unavailable)
-            return Status.unresolvable("resourceclaim not available on the node")
+            return Status.unresolvable(ERR_NOT_AVAILABLE)
         return None
 
     # -- PostFilter ------------------------------------------------------------------------------------
@@ -335,7 +342,7 @@ class DynamicResources:
         if data is None:
             return None, Status.as_error("not found")
         if not data.claims:
-            return None, Status.unschedulable("no new claims to deallocate")
+            return None, Status.unschedulable(ERR_NO_CLAIMS_TO_DEALLOCATE)
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
@@ -345,8 +352,8 @@ class DynamicResources:
                 for key in ("reservedFor", "allocation", "devices"):
                     status.pop(key, None)
                 self._handle.start_task(self._write_status(new))
-                return None, Status.unschedulable("deallocation of ResourceClaim completed")
-        return None, Status.unschedulable("still not schedulable")
+                return None, Status.unschedulable(DEALLOCATED)
+        return None, Status.unschedulable(ERR_STILL_NOT_SCHEDULABLE)
 
     async def _write_status(self, claim: Claim) -> None:
         await self._handle.api.update_claim_status(claim)
