@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -31,6 +31,8 @@ from scheduler_core.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
+
+T = TypeVar("T")
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -196,6 +198,18 @@ class ClusterAPI(Protocol):
         """Annotate the stored claim with ``volume.kubernetes.io/selected-node: node_name``."""
         ...
 
+    # DynamicResources (upstream ``bindClaim``, ``Unreserve``, ``PostFilter``). A PUT of the whole
+    # ResourceClaim with its ``metadata.resourceVersion`` as precondition; the answer is the claim
+    # as stored after the write, or the API's error (a conflict included).
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Replace the stored claim's ``status`` with ``claim["status"]`` (the status subresource)."""
+        ...
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Replace the stored claim's metadata and spec (not its status) with ``claim``'s: upstream
+        adds its ``resource.kubernetes.io/delete-protection`` finalizer so before allocating."""
+        ...
+
 
 class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
@@ -234,6 +248,12 @@ class Handle(Protocol):
     def activate(self, pods: Iterable[PodInfo]) -> None:
         """Move ``pods`` to activeQ (upstream ``PodActivator.Activate``): from the unschedulable
         pool or backoffQ; a pod in flight is requeued when its attempt ends; others are ignored."""
+        ...
+
+    def shared(self, name: str, factory: Callable[[], T]) -> T:
+        """The scheduler's one object under ``name`` (made by ``factory`` on first use), shared by
+        every profile's plugins and kept across hot reloads: state that must be one per
+        scheduler, as upstream's ``SharedDRAManager`` (DynamicResources' in-flight allocations)."""
         ...
 
     def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:

@@ -5,10 +5,15 @@ It implements the scheduler's :class:`~scheduler_core.scheduler.Backend` and the
 API server would announce on a watch is fed back to the scheduler at once, as its informer
 would: ``bind`` sets ``spec.nodeName`` (and the PodScheduled=True condition, as the binding
 subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_delete``;
-``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``.
+``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``; a
+claim written (PreBind, or the resourceclaim controller freeing a deleted pod's claims) calls
+``on_object_update("ResourceClaim", ...)``.
 ``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
 :class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
 an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
+``update_claim_status`` and ``update_claim`` (DynamicResources) go to
+:class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays the resourceclaim
+controller (claims of pods' ResourceClaimTemplates, ``status.resourceClaimStatuses``).
 
 Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
 FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
@@ -23,17 +28,20 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.simulator.claims import ClaimStore
 from scheduler_core.simulator.volumes import VolumeStore
 
 POD_SCHEDULED = "PodScheduled"
 
 
 class PodWatch(Protocol):
-    """Who hears of pod writes (the scheduler's event handlers)."""
+    """Who hears of pod and claim writes (the scheduler's event handlers)."""
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
 
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None: ...
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +78,10 @@ class InMemoryCluster:
             self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
         self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
         self.volumes = VolumeStore(self._objects)
+        self.claims = ClaimStore(self._objects)
+        for uid, pod in self.pods.items():
+            if not (pod.get("spec") or {}).get("nodeName"):
+                self._make_pod_claims(uid, pod)
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
@@ -77,6 +89,7 @@ class InMemoryCluster:
 
     def watch(self, watcher: PodWatch) -> None:
         self._watch = watcher
+        self.claims.on_update = lambda old, new: watcher.on_object_update("ResourceClaim", old, new)
 
     # -- Backend --------------------------------------------------------------------------
     @property
@@ -146,6 +159,7 @@ class InMemoryCluster:
         if stored is None:
             return None  # already gone: what a delete wanted
         self.deleted.append((stored, reason))
+        self.claims.release_pod(stored)
         if self._watch is not None:
             self._watch.on_pod_delete(stored)
         return None
@@ -172,6 +186,28 @@ class InMemoryCluster:
         self, pvc: Mapping[str, Any], node_name: str
     ) -> tuple[dict[str, Any] | None, Status | None]:
         return self.volumes.patch_pvc_selected_node(pvc, node_name)
+
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.claims.update_status(claim)
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.claims.update(claim)
+
+    # -- the resourceclaim controller ----------------------------------------------------------------
+    def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new pod as the API server creates it, after which the resourceclaim controller
+        makes the claims of its templates; the pod as stored (for the scheduler's informer)."""
+        uid = (pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid
+        self.pods[uid] = dict(pod)
+        self._make_pod_claims(uid, self.pods[uid])
+        return self.pods[uid]
+
+    def _make_pod_claims(self, uid: str, pod: dict[str, Any]) -> None:
+        statuses = self.claims.claims_for_pod(pod)
+        if statuses:
+            new = _with_changes(pod)
+            new["status"]["resourceClaimStatuses"] = statuses
+            self.pods[uid] = new
 
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
