@@ -241,8 +241,12 @@ class Framework:
     def run_filter_per_node_only(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> bool:
         """Whether ``node`` passes the Filter plugins that the batch pass did not cover."""
         declined = state.read_as(_DECLINED_KEY, _Declined).plugins
+        sampled = state.record_plugin_metrics
         for plugin in declined:
+            begun = self.timer() if sampled else 0.0
             status = plugin.filter(state, pod, node)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.FILTER, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 return False
         return True
