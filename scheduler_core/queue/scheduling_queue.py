@@ -479,6 +479,10 @@ class SchedulingQueue:
         self._active.close()
         self._broadcast()
 
+    def waiting(self) -> int:
+        """Pods the loop could pop now: activeQ, and backoffQ (popped when activeQ is empty)."""
+        return len(self._active) + len(self._backoff)
+
     # Metrics, collected at scrape time.
     def _pending_samples(self) -> list[tuple[LabelValues, float]]:
         gated = sum(1 for qp in self._unschedulable if qp.gated)
