@@ -15,7 +15,7 @@ How each moves (the callers cite the upstream line they mirror):
   the binding cycle ends well, ``unschedulable`` or ``error`` from the failure handler);
 * SLI duration: at binding, from the pod's first entry in activeQ, labelled by attempts;
 * extension-point durations: every run of PreFilter, Filter, PostFilter, PreScore, Score,
-  Reserve, Permit, PreBind, Bind, PostBind, and PreEnqueue;
+  Reserve, Unreserve, Permit, PreBind, Bind, PostBind (not PreEnqueue, which runs in the queue);
 * plugin durations: each plugin's call, in a sample of the scheduling cycles
   (``PLUGIN_METRICS_SAMPLE_PERCENT``, upstream's ``pluginMetricsSamplePercent``);
 * pending pods and unschedulable pods by plugin: collected from the queue at scrape time,
@@ -48,8 +48,7 @@ SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
 ERROR = "error"
 
-# metrics.go extension-point label values (and "PreEnqueue", scheduling_queue.go's preEnqueue).
-PRE_ENQUEUE = "PreEnqueue"
+# metrics.go extension-point label values.
 PRE_FILTER = "PreFilter"
 FILTER = "Filter"
 POST_FILTER = "PostFilter"

@@ -502,8 +502,12 @@ class Framework:
         return status
 
     async def _run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.pre_bind_plugins:
+            begun = self.timer() if sampled else 0.0
             status = await plugin.pre_bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PRE_BIND, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     continue
@@ -519,8 +523,12 @@ class Framework:
         return status
 
     async def _run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.bind_plugins:
+            begun = self.timer() if sampled else 0.0
             status = await plugin.bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.BIND, status, begun)
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -532,8 +540,12 @@ class Framework:
 
     async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         start = self.timer()
+        sampled = state.record_plugin_metrics
         for plugin in self.post_bind_plugins:
+            begun = self.timer() if sampled else 0.0
             await plugin.post_bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.POST_BIND, None, begun)
         self.observe(sm.POST_BIND, None, start)
 
     def describe(self) -> dict[str, list[dict[str, object]]]:

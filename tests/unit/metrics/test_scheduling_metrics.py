@@ -130,6 +130,7 @@ async def test_extension_points_always_plugins_only_when_sampled(percent: int, s
     assert counts[(("extension_point", "Filter"), ("plugin", "NodeResourcesFit"), ("status", "Success"))] >= 1
     assert counts[(("extension_point", "Score"), ("plugin", "NodeResourcesFit"), ("status", "Success"))] >= 1
     assert counts[(("extension_point", "PreFilter"), ("plugin", "NodeResourcesFit"), ("status", "Success"))] >= 1
+    assert counts[(("extension_point", "Bind"), ("plugin", "DefaultBinder"), ("status", "Success"))] == 2
 
 
 async def test_a_gated_pod_is_pending_in_gated_and_counts_for_its_gate() -> None:
