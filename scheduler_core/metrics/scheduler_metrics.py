@@ -163,6 +163,7 @@ class SchedulerMetrics:
             exponential_buckets(0.001, 2, 15),
         )
         self._attempts: dict[tuple[str, str], tuple[CounterChild, HistogramChild]] = {}
+        self._attempts_child = self.pod_scheduling_attempts.labels()
         self._points: dict[tuple[str, str, str], HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
@@ -177,7 +178,7 @@ class SchedulerMetrics:
     # -- the scheduling loop -------------------------------------------------------------------
     def sample_cycle(self) -> bool:
         """Whether this cycle records plugin durations (schedule_one.go ``rand.Intn(100) < 10``)."""
-        return self._sampler.randrange(100) < self.plugin_sample_percent
+        return self._sampler.random() * 100 < self.plugin_sample_percent
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """Upstream ``observeScheduleAttemptAndLatency``."""
@@ -193,7 +194,7 @@ class SchedulerMetrics:
     def scheduled(self, attempts: int, sli_seconds: float | None) -> None:
         """At binding (schedule_one.go ``bindingCycle``): attempts, and the SLI when the pod's
         first entry into activeQ is known."""
-        self.pod_scheduling_attempts.labels().observe(attempts)
+        self._attempts_child.observe(attempts)
         if sli_seconds is not None:
             self.sli_duration.labels(attempts_label(attempts)).observe(sli_seconds)
 
