@@ -219,6 +219,7 @@ class Bench:
         argv = [
             sys.executable, "-m", "scheduler_operator", "run", "--home-namespace", home,
             "--identity", f"bench-{self.run_id}", "--liveness", f"http://127.0.0.1:{free_port()}/healthz",
+            "--bind-address", "127.0.0.1", "--port", str(free_port()),
         ]  # fmt: skip
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "PYTHONUNBUFFERED": "1"}
         operators: list[subprocess.Popen[bytes]] = []

@@ -26,6 +26,7 @@ import numpy as np
 from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, PodInfo, Status
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.interface import SnapshotLister
+from scheduler_core.metrics.scheduler_metrics import FILTER
 from scheduler_core.runtime.framework import Framework, ScoreOutcome
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
@@ -182,6 +183,8 @@ class Algorithm:
             self.next_start_node_index = (start + min(to_find, n)) % n
             return order[:to_find], diagnosis
 
+        # The Filter extension point's duration, as upstream's findNodesThatPassFilters times it.
+        began = fwk.timer()
         mask = fwk.run_filter_batch(state, pod, columns)
         if mask is None:
             positions = np.arange(n, dtype=np.int64)
@@ -191,9 +194,13 @@ class Algorithm:
         # Statuses of the nodes the nominated pods made infeasible, kept for the diagnosis.
         rejected: dict[int, Status] = {}
         if fwk.has_per_node_filters(state) or ghosts_on:
-            positions = self._refine(
-                fwk, state, pod, columns, order, positions, to_find, nominated, ghosts_on, rejected
-            )
+            try:
+                positions = self._refine(
+                    fwk, state, pod, columns, order, positions, to_find, nominated, ghosts_on, rejected
+                )
+            except ScheduleError as error:
+                fwk.observe(FILTER, error.status, began)
+                raise
         else:
             positions = positions[:to_find]
         processed = int(positions[-1]) + 1 if len(positions) >= to_find else n
@@ -211,9 +218,11 @@ class Algorithm:
                     # Only the per-node-only filters or ghosts can reject a node the batch passed.
                     status = Status.unschedulable("node(s) were rejected by a filter plugin")
                 if status.code is Code.ERROR:
+                    fwk.observe(FILTER, status, began)
                     raise ScheduleError(status)
                 diagnosis.node_to_status[info.name] = status
                 diagnosis.add_plugin_status(status)
+        fwk.observe(FILTER, None, began)
         self.next_start_node_index = (start + processed) % n
         return feasible_rows, diagnosis
 

@@ -42,6 +42,7 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework import events as ev
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
+from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
@@ -113,12 +114,14 @@ class Scheduler(EventHandlers):
         observer: Observer | None = None,
         pop_from_backoff: bool = True,
         batch: bool = True,
+        metrics: sm.SchedulerMetrics | None = None,
     ) -> None:
         self.backend = backend
         self.clock = clock or RealClock()
+        self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
         self.cache = Cache()
         self.queue = SchedulingQueue(
-            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=self._profile_of
+            self.clock, self._less, pop_from_backoff=pop_from_backoff, profile_of=self._profile_of, metrics=self.metrics
         )
         self.algorithm = Algorithm(rng)
         self.observer = observer
@@ -139,9 +142,11 @@ class Scheduler(EventHandlers):
         self._wakeup = asyncio.Event()
         self._unscheduled_pod_add = False  # a served profile's plugin registers Pod/Add (gangs)
         self._last_rejectors: dict[str, set[str]] = {}  # run_until_idle: who rejected a pod last
+        self._attempt_started: dict[str, float] = {}  # uid -> the attempt's start (metrics.timer)
         self.scheduled_count = 0
         self.attempt_count = 0
         self._shared: dict[str, Any] = {}  # Handle.shared: one per scheduler, across profiles and reloads
+        self.last_turn: float | None = None  # clock reading of the loop's last turn (health)
 
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
@@ -162,6 +167,7 @@ class Scheduler(EventHandlers):
             shared=self._shared,
             # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
             waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),
+            metrics=self.metrics,
         )
 
     def _profile_of(self, pod: PodInfo) -> str | None:
@@ -197,13 +203,16 @@ class Scheduler(EventHandlers):
         A profile that never served and fails holds its pods, with the reason."""
         if created is not None:
             self.claim_profile(key, spec.scheduler_name, created)
+        began = self.metrics.timer()
         try:
             fwk = self.profiles.build(key, spec)
             old = self.profiles.install(key, fwk, spec)
         except ProfileError as error:
             self.hold_profile(key, spec.scheduler_name, self._created(key) if created is None else created, str(error))
+            self.metrics.profile_reloaded(sm.RELOAD_INVALID, self.metrics.timer() - began)
             raise
         self._profile_changed(key, fwk.scheduler_name, fwk, old)
+        self.metrics.profile_reloaded(sm.RELOAD_SUCCESS, self.metrics.timer() - began)
         if key.namespace == self.profiles.home_namespace:
             for tenant, broken, _ in self.profiles.recheck_tenants(fwk.scheduler_name):
                 self._profile_changed(tenant, broken.scheduler_name, None, broken)
@@ -284,6 +293,7 @@ class Scheduler(EventHandlers):
         self._report_held()
         try:
             while not stop.is_set():
+                self.last_turn = self.clock.now()
                 popper = asyncio.ensure_future(self.queue.wait_pop())
                 done, _ = await asyncio.wait({popper, stopper}, return_when=asyncio.FIRST_COMPLETED)
                 if popper not in done:
@@ -365,7 +375,7 @@ class Scheduler(EventHandlers):
         if fwk is None:
             return
         pod = qpi.pod_info
-        state = CycleState()
+        state = self._cycle_state()
         snapshot = self.cache.update_snapshot()
         try:
             result = self.algorithm.schedule_pod(
@@ -400,7 +410,7 @@ class Scheduler(EventHandlers):
         if fwk is None:
             return
         pod = qpi.pod_info
-        state = CycleState()
+        state = self._cycle_state()
         try:
             result = await extender_cycle.schedule_pod(
                 self.algorithm,
@@ -428,6 +438,7 @@ class Scheduler(EventHandlers):
         current = self._unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
+            self._attempt_started.pop(pod.uid, None)
             return
         self._assume_and_bind(fwk, state, qpi, result)
 
@@ -438,7 +449,19 @@ class Scheduler(EventHandlers):
             self.queue.done(pod.uid)
             return None
         self.attempt_count += 1
+        self._attempt_started[pod.uid] = self.metrics.timer()
         return fwk
+
+    def _cycle_state(self) -> CycleState:
+        state = CycleState()
+        state.record_plugin_metrics = self.metrics.sample_cycle()
+        return state
+
+    def _attempt_ended(self, uid: str, result: str, fwk: Framework) -> None:
+        """Upstream ``metrics.PodScheduled``/``PodUnschedulable``/``PodScheduleError``."""
+        began = self._attempt_started.pop(uid, None)
+        if began is not None:
+            self.metrics.attempt(result, fwk.profile_name, self.metrics.timer() - began)
 
     @staticmethod
     def _post_filter_statuses(err: FitError) -> NodeToStatus:
@@ -576,6 +599,10 @@ class Scheduler(EventHandlers):
         self._unassigned.pop(assumed.uid, None)
         self._last_rejectors.pop(assumed.uid, None)
         self.scheduled_count += 1
+        # schedule_one.go bindingCycle: the attempt, its count and the SLI from the first entry in activeQ.
+        self._attempt_ended(assumed.uid, sm.SCHEDULED, fwk)
+        first = qpi.initial_attempt_timestamp
+        self.metrics.scheduled(qpi.attempts, None if first is None else self.clock.now() - first)
         if self.observer is not None:
             self.observer.attempt(
                 assumed,
@@ -612,6 +639,7 @@ class Scheduler(EventHandlers):
         """Upstream ``handleSchedulingFailure``: requeue, then condition and event."""
         pod = qpi.pod_info
         reason = REASON_UNSCHEDULABLE if status.is_rejected() else REASON_SCHEDULER_ERROR
+        self._attempt_ended(pod.uid, sm.UNSCHEDULABLE if reason == REASON_UNSCHEDULABLE else sm.ERROR, fwk)
         message = status.message()
         if reason == REASON_SCHEDULER_ERROR:
             log.warning("error scheduling pod %s; retrying: %s", pod.key, message)

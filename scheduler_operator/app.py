@@ -11,6 +11,10 @@ pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling o
 cache would overcommit nodes whose pods it has not seen yet. It stops scheduling the moment the
 lease is lost, and stands as a candidate again.
 
+Observability (``docs/observability.md``): the scheduler's metrics, and a
+:class:`~scheduler_operator.health.HealthState` fed from the operator's state, are served on
+``/metrics``, ``/healthz`` and ``/readyz`` (:mod:`scheduler_operator.serving`).
+
 A restart or failover loses no pod (the new leader finds every pending pod in its watch) and
 binds none twice (pods/binding refuses a second binding with 409; the backend takes a pod
 found bound as bound).
@@ -31,10 +35,11 @@ from kubernetes import client
 from scheduler_core.defaults import default_plugins
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import admission, decoding, kube
+from scheduler_operator import admission, decoding, kube, serving
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.handlers import build_registry
+from scheduler_operator.health import HealthState
 from scheduler_operator.informer import Body, Store, name_of, namespaced_name_of, uid_of
 from scheduler_operator.kopfsettings import kopf_settings
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector
@@ -102,6 +107,17 @@ class Operator:
         )
         self.elector = LeaderElector(lock, options.identity, options.election)
         self.leading_since: float | None = None
+        self.caches_synced = False  # a wait_synced succeeded (the standby's at start, the leader's each time)
+        self.health = self._health()
+
+    def _health(self) -> HealthState:
+        health = HealthState(lease_duration=self.options.election.lease_duration)
+        health.synced = lambda: self.caches_synced
+        health.leading = lambda: self.leading_since is not None and self.elector.is_leader
+        health.last_turn = lambda: self.scheduler.last_turn
+        health.waiting = self.scheduler.queue.waiting
+        health.lease_observed = lambda: self.elector.observed_at
+        return health
 
     @property
     def is_leader(self) -> bool:
@@ -166,6 +182,7 @@ class Operator:
                 if error.status == HTTPStatus.NOT_FOUND and args in OPTIONAL_LISTS:
                     return items  # e.g. no PodGroup CRD installed: nothing to read
                 raise
+            self.health.api_contact()
             items.extend(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue")
             if not token:
@@ -228,6 +245,7 @@ class Operator:
                     synced.cancel()
                     return
                 if synced.exception() is None:
+                    self.caches_synced = True
                     break
                 log.warning("cache sync failed (%s); retrying", synced.exception())
                 await asyncio.sleep(self.options.election.retry_period)
@@ -249,6 +267,19 @@ class Operator:
             await asyncio.gather(holder, *tasks, return_exceptions=True)
             log.info("stopped scheduling")
 
+    async def standby_sync(self) -> None:
+        """A replica that does not lead at start checks its caches once, for ``/readyz``; the
+        leader checks them every time it starts leading (``_serve``)."""
+        await asyncio.sleep(2 * self.options.election.retry_period)  # the first election round
+        while not self.caches_synced and not self.is_leader:
+            try:
+                await self.wait_synced()
+            except Exception as error:
+                log.warning("standby cache sync failed (%s); retrying", error)
+                await asyncio.sleep(self.options.election.retry_period)
+                continue
+            self.caches_synced = True
+
     def close(self) -> None:
         self.lanes.shutdown()
         self.writer.close()
@@ -259,8 +290,14 @@ async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
     decoding.install_in_kopf()
     operator = Operator(options)
+    server = None
+    if options.serving is not None:
+        app = serving.make_app(operator.scheduler.metrics.registry, operator.health)
+        server = serving.Server(app, options.serving.bind_address, options.serving.port)
+        await server.start()
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
+    standby = asyncio.ensure_future(operator.standby_sync())
     try:
         registry = build_registry(operator)
         settings = kopf_settings()
@@ -281,5 +318,8 @@ async def run(options: Options) -> None:
     finally:
         resync.cancel()
         leader.cancel()
-        await asyncio.gather(leader, resync, return_exceptions=True)
+        standby.cancel()
+        await asyncio.gather(leader, resync, standby, return_exceptions=True)
+        if server is not None:
+            await server.stop()
         operator.close()

@@ -23,7 +23,14 @@ from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator import explain_cmd, import_cmd, whatif_cmd
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
-from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, WebhookOptions, default_identity
+from scheduler_operator.options import (
+    DEFAULT_LIVENESS,
+    ElectionConfig,
+    Options,
+    ServingOptions,
+    WebhookOptions,
+    default_identity,
+)
 from scheduler_operator.output import emit, warn
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
@@ -107,7 +114,16 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument(
         "--liveness", default=DEFAULT_LIVENESS, metavar="URL",
-        help=f"Kopf's liveness endpoint ({DEFAULT_LIVENESS}; empty to disable)",
+        help=f"Kopf's liveness endpoint ({DEFAULT_LIVENESS}; empty to disable; /healthz on --port supersedes it)",
+    )  # fmt: skip
+    serving = ServingOptions()
+    run.add_argument(
+        "--bind-address", default=serving.bind_address, metavar="ADDR",
+        help=f"address of the /metrics, /healthz and /readyz endpoints ({serving.bind_address})",
+    )  # fmt: skip
+    run.add_argument(
+        "--port", type=int, default=serving.port, metavar="PORT",
+        help=f"plain-HTTP port of /metrics, /healthz and /readyz ({serving.port}; 0: not served)",
     )  # fmt: skip
     election = ElectionConfig()
     for flag, default, what in (
@@ -215,7 +231,11 @@ def _run(args: argparse.Namespace) -> int:
         webhook = WebhookOptions(
             args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
         )
+    if not 0 <= args.port <= 65535:
+        print(f"error: --port {args.port} is not a TCP port (0 to 65535)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     options = Options(
+        serving=ServingOptions(args.bind_address, args.port) if args.port else None,
         webhook=webhook,
         home_namespace=args.home_namespace,
         lease_name=args.lease_name,

@@ -24,7 +24,6 @@ import logging
 import ssl
 import threading
 import time
-from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -33,6 +32,7 @@ from kubernetes import client, watch
 
 from scheduler_core.extender.service import BadRequest, ExtenderService, ServiceError
 from scheduler_core.framework import Code, PodInfo, Status
+from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
 from scheduler_operator import kube
 from scheduler_operator.informer import name_of, uid_of
 
@@ -46,55 +46,29 @@ BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 
 
 class Metrics:
-    """``crd_scheduler_extender_requests_total{verb,code}`` and a latency histogram per verb."""
+    """``crd_scheduler_extender_requests_total{verb,code}``, a latency histogram per verb and the
+    cache sizes, in the registry ``/metrics`` renders (:mod:`scheduler_core.metrics.registry`)."""
 
-    def __init__(self) -> None:
-        self.requests: Counter[tuple[str, int]] = Counter()
-        self.buckets: dict[str, list[int]] = {verb: [0] * len(BUCKETS) for verb in VERBS}
-        self.sums: Counter[str] = Counter()
-        self.counts: Counter[str] = Counter()
+    def __init__(self, service: ExtenderService) -> None:
+        self.registry = Registry()
+        self.requests = self.registry.counter(
+            "crd_scheduler_extender_requests_total", "Extender requests by verb and HTTP status.", ("verb", "code")
+        )
+        self.duration = self.registry.histogram(
+            "crd_scheduler_extender_request_duration_seconds", "Time to answer a request.", ("verb",), BUCKETS
+        )
+        cache = service.cache
+        self.registry.collected_gauge(
+            "crd_scheduler_extender_cache_nodes", "Nodes in the cache.", (), lambda: [((), cache.node_count())]
+        )
+        self.registry.collected_gauge(
+            "crd_scheduler_extender_cache_pods", "Pods in the cache.", (), lambda: [((), cache.pod_count())]
+        )
 
     def observe(self, verb: str, code: int, seconds: float) -> None:
-        self.requests[(verb, code)] += 1
-        if verb in self.buckets:
-            for i, bound in enumerate(BUCKETS):
-                if seconds <= bound:
-                    self.buckets[verb][i] += 1
-            self.sums[verb] += seconds  # type: ignore[assignment]
-            self.counts[verb] += 1
-
-    def render(self, *, nodes: int, pods: int) -> str:
-        lines = [
-            "# HELP crd_scheduler_extender_requests_total Extender requests by verb and HTTP status.",
-            "# TYPE crd_scheduler_extender_requests_total counter",
-        ]
-        lines += [
-            f'crd_scheduler_extender_requests_total{{verb="{verb}",code="{code}"}} {count}'
-            for (verb, code), count in sorted(self.requests.items())
-        ]
-        lines += [
-            "# HELP crd_scheduler_extender_request_duration_seconds Time to answer a request.",
-            "# TYPE crd_scheduler_extender_request_duration_seconds histogram",
-        ]
-        for verb in VERBS:
-            if not self.counts[verb]:
-                continue
-            for bound, count in zip(BUCKETS, self.buckets[verb], strict=True):
-                lines.append(
-                    f'crd_scheduler_extender_request_duration_seconds_bucket{{verb="{verb}",le="{bound}"}} {count}'
-                )
-            lines.append(
-                f'crd_scheduler_extender_request_duration_seconds_bucket{{verb="{verb}",le="+Inf"}} {self.counts[verb]}'
-            )
-            lines.append(f'crd_scheduler_extender_request_duration_seconds_sum{{verb="{verb}"}} {self.sums[verb]}')
-            lines.append(f'crd_scheduler_extender_request_duration_seconds_count{{verb="{verb}"}} {self.counts[verb]}')
-        lines += [
-            "# TYPE crd_scheduler_extender_cache_nodes gauge",
-            f"crd_scheduler_extender_cache_nodes {nodes}",
-            "# TYPE crd_scheduler_extender_cache_pods gauge",
-            f"crd_scheduler_extender_cache_pods {pods}",
-        ]
-        return "\n".join(lines) + "\n"
+        self.requests.labels(verb, str(code)).inc()
+        if verb in VERBS:
+            self.duration.labels(verb).observe(seconds)
 
 
 def _summary(body: Any) -> tuple[str, int]:
@@ -117,7 +91,7 @@ def _summary(body: Any) -> tuple[str, int]:
 
 
 def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: True) -> web.Application:
-    metrics = Metrics()
+    metrics = Metrics(service)
 
     def answer(
         verb: str, handler: Callable[[Any], Awaitable[Any] | Any]
@@ -154,8 +128,7 @@ def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: Tr
         return web.Response(text="ok\n") if ready() else web.Response(status=503, text="cache not synced\n")
 
     async def metrics_page(request: web.Request) -> web.Response:
-        text = metrics.render(nodes=service.cache.node_count(), pods=service.cache.pod_count())
-        return web.Response(text=text, content_type="text/plain")
+        return web.Response(body=metrics.registry.render().encode(), headers={"Content-Type": CONTENT_TYPE})
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_post("/filter", answer("filter", service.filter))

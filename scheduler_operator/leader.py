@@ -184,6 +184,12 @@ class LeaderElector:
     def observed(self) -> LeaseRecord | None:
         return self._observed
 
+    @property
+    def observed_at(self) -> float | None:
+        """When this replica last saw the record change, on its clock (client-go's
+        ``observedTime``, which ``LeaderElector.Check`` and ``/healthz`` read)."""
+        return self._observed_at if self._observed is not None else None
+
     def _observe(self, record: LeaseRecord) -> None:
         if record != self._observed:
             self._observed = record

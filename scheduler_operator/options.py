@@ -54,6 +54,14 @@ class WebhookOptions:
 
 
 @dataclass(frozen=True)
+class ServingOptions:
+    """Where ``/metrics``, ``/healthz`` and ``/readyz`` are served (``scheduler_operator.serving``)."""
+
+    bind_address: str = "0.0.0.0"
+    port: int = 10251
+
+
+@dataclass(frozen=True)
 class Options:
     home_namespace: str = DEFAULT_HOME_NAMESPACE
     lease_name: str = DEFAULT_LEASE_NAME
@@ -64,3 +72,4 @@ class Options:
     reports_limit: int = DEFAULT_REPORTS_LIMIT
     resync_period: float = RESYNC_PERIOD
     webhook: WebhookOptions | None = None
+    serving: ServingOptions | None = field(default_factory=ServingOptions)  # None: not served

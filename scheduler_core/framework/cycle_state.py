@@ -23,7 +23,7 @@ class StateNotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "pods_to_activate", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, StateData] = {}
@@ -32,6 +32,9 @@ class CycleState:
         self.skip_score_plugins: set[str] = set()
         # Pods a plugin asks to move to activeQ at the end of the cycle (key -> pod).
         self.pods_to_activate: dict[str, object] = {}
+        # This cycle is in the sample whose plugin durations are recorded (upstream
+        # ``ShouldRecordPluginMetrics``).
+        self.record_plugin_metrics = False
 
     def read(self, key: str) -> StateData:
         try:
@@ -68,4 +71,5 @@ class CycleState:
         clone.skip_filter_plugins = set(self.skip_filter_plugins)
         clone.skip_score_plugins = set(self.skip_score_plugins)
         clone.pods_to_activate = dict(self.pods_to_activate)
+        clone.record_plugin_metrics = self.record_plugin_metrics
         return clone

@@ -215,6 +215,19 @@ class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
 
+class PluginMetrics(Protocol):
+    """What plugins report to the scheduler's metrics (upstream's plugins write the global
+    ``scheduler_preemption_*`` metrics; here they go through the Handle)."""
+
+    def preemption_attempted(self) -> None:
+        """One PostFilter preemption attempt (``scheduler_preemption_attempts_total``)."""
+        ...
+
+    def preemption_victims(self, count: int) -> None:
+        """The victims of the chosen candidate (``scheduler_preemption_victims``)."""
+        ...
+
+
 class Handle(Protocol):
     """What the framework gives a plugin: the snapshot, waiting pods, nominator, API."""
 
@@ -231,6 +244,9 @@ class Handle(Protocol):
 
     @property
     def nominator(self) -> Nominator: ...
+
+    @property
+    def metrics(self) -> PluginMetrics: ...
 
     @property
     def api(self) -> ClusterAPI: ...

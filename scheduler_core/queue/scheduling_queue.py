@@ -23,7 +23,12 @@ tree where QueueingHints are GA and SchedulerPopFromBackoffQ is on by default. A
   flush (a wildcard event) moves every pod that stayed ``max_in_unschedulable``, Pending ones
   included, through backoff.
 
-Simplified against upstream: no metrics; no pod groups (GenericWorkload) or pod signatures
+Metrics (:mod:`scheduler_core.metrics.scheduler_metrics`): each entry into a sub-queue counts
+in ``scheduler_queue_incoming_pods_total`` as upstream's ``active_queue.go``, ``backoff_queue.go``
+and ``unschedulable_pods.go`` count it; the pending and unschedulable-by-plugin gauges are
+collected from the sub-queues at scrape time.
+
+Simplified against upstream: no pod groups (GenericWorkload) or pod signatures
 (OpportunisticBatching); no async API dispatcher; single-threaded, so no locks (``wait_pop``
 waits on an asyncio event instead of a condition variable). ``pop`` clears the pod's
 rejector plugins for the next attempt, as upstream's activeQ pop did up to v1.33. ``update``
@@ -53,6 +58,8 @@ from scheduler_core.framework import (
     QueuedPodInfo,
 )
 from scheduler_core.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
+from scheduler_core.metrics import scheduler_metrics as sm
+from scheduler_core.metrics.registry import LabelValues
 from scheduler_core.queue.active import ActiveQueue
 from scheduler_core.queue.backoff import BackoffQueue
 from scheduler_core.queue.hints import HintRegistry, QueueingStrategy, hint_objects, is_wildcard
@@ -99,6 +106,7 @@ class SchedulingQueue:
         namespace_labels: NamespaceLabels | None = None,
         pod_lister: PodLookup | None = None,
         profile_of: ProfileOf | None = None,
+        metrics: sm.SchedulerMetrics | None = None,
     ) -> None:
         self._clock = clock
         # The profile a pod resolves to keys PreEnqueue plugins and hints (DESIGN.md: what
@@ -122,6 +130,10 @@ class SchedulingQueue:
         self.nominator = Nominator(pod_lister=pod_lister)
         self.nominator.resolve = self._freshest
         self._wakeup = asyncio.Event()
+        self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
+        self._incoming = self.metrics.queue_incoming
+        self.metrics.collect_pending(self._pending_samples)
+        self.metrics.collect_unschedulable(self._unschedulable_samples)
 
     def _queued_less(self, a: QueuedPod, b: QueuedPod) -> bool:
         return self._less(a, b)
@@ -155,12 +167,13 @@ class SchedulingQueue:
         if qp.gated:
             # Cleared here too: a flushed pod that is gated never reaches a failed attempt.
             qp.was_flushed_from_unschedulable = False
-            self._unschedulable.add_or_update(qp)
+            self._to_unschedulable(qp, event)
             return False
         if qp.initial_attempt_timestamp is None:
             qp.initial_attempt_timestamp = self._clock.now()
         self._unschedulable.delete(qp.key)
         self._active.add(qp)
+        self._incoming.labels(sm.ACTIVE, event).inc()
         log.debug("pod %s moved to %s on %s", qp.key, ACTIVE_Q, event)
         return True
 
@@ -169,22 +182,29 @@ class SchedulingQueue:
             self._pre_enqueue.run(qp)
             if qp.gated:
                 qp.was_flushed_from_unschedulable = False
-                self._unschedulable.add_or_update(qp)
+                self._to_unschedulable(qp, event)
                 return False
         self._unschedulable.delete(qp.key)
         self._backoff.add(qp)
+        self._incoming.labels(sm.BACKOFF, event).inc()
         log.debug("pod %s moved to %s on %s", qp.key, BACKOFF_Q, event)
         return True
 
     def _requeue(self, qp: QueuedPod, strategy: QueueingStrategy, event: str) -> str:
         """Upstream ``requeueEntityWithQueueingStrategy``: the queue the pod ends in."""
         if strategy is QueueingStrategy.SKIP:
-            self._unschedulable.add_or_update(qp)
+            self._to_unschedulable(qp, event)
             return UNSCHEDULABLE_Q
         # The pod may have completed its backoff while it sat in the unschedulable pool.
         if strategy is QueueingStrategy.AFTER_BACKOFF and self._backoff.is_backing_off(qp):
             return BACKOFF_Q if self._move_to_backoff(qp, event) else UNSCHEDULABLE_Q
         return ACTIVE_Q if self._move_to_active(qp, event) else UNSCHEDULABLE_Q
+
+    def _to_unschedulable(self, qp: QueuedPod, event: str) -> None:
+        # Counted on entry only, not on an update in place (upstream unschedulable_pods.go).
+        if qp.key not in self._unschedulable:
+            self._incoming.labels(sm.UNSCHEDULABLE_QUEUE, event).inc()
+        self._unschedulable.add_or_update(qp)
 
     def _wakes_pop(self, queue: str) -> bool:
         return queue == ACTIVE_Q or (self._pop_from_backoff and queue == BACKOFF_Q)
@@ -267,6 +287,7 @@ class SchedulingQueue:
                 qp = self._backoff.pop_backoff()
                 if qp is None:
                     return None
+                self._incoming.labels(sm.ACTIVE, "PopFromBackoffQ").inc()  # active_queue.go unlockedPop
             if not self._active.move_to_in_flight(qp):
                 continue
             qp.unschedulable_plugins.clear()
@@ -457,6 +478,30 @@ class SchedulingQueue:
     def close(self) -> None:
         self._active.close()
         self._broadcast()
+
+    def waiting(self) -> int:
+        """Pods the loop could pop now: activeQ, and backoffQ (popped when activeQ is empty)."""
+        return len(self._active) + len(self._backoff)
+
+    # Metrics, collected at scrape time.
+    def _pending_samples(self) -> list[tuple[LabelValues, float]]:
+        gated = sum(1 for qp in self._unschedulable if qp.gated)
+        return [
+            ((sm.ACTIVE,), float(len(self._active))),
+            ((sm.BACKOFF,), float(len(self._backoff))),
+            ((sm.UNSCHEDULABLE_QUEUE,), float(len(self._unschedulable) - gated)),
+            ((sm.GATED,), float(gated)),
+        ]
+
+    def _unschedulable_samples(self) -> list[tuple[LabelValues, float]]:
+        """Waiting pods per rejector plugin (gating PreEnqueue plugins included) and profile; a pod
+        in flight counts for none, as upstream decrements at pop (``active_queue.go``)."""
+        waiting = [*self._active.pods(), *self._backoff.pods(), *self._unschedulable]
+        return sm.count_by(
+            (plugin, self._profile_of(qp.pod_info) or "")
+            for qp in waiting
+            for plugin in qp.unschedulable_plugins | qp.pending_plugins  # a gating plugin is among them
+        )
 
     # Diagnostics.
     def pending(self) -> dict[str, list[PodInfo]]:

@@ -9,6 +9,12 @@ holds the pod (the longest wait is 15 min); Bind plugins run until one does not 
 
 Filter and Score have a batch form over the snapshot's columns; plugins without it run per
 node. Error messages are upstream's ("running PreFilter plugin %q: ...").
+
+Every extension point's run is timed into ``scheduler_framework_extension_point_duration_seconds``
+(the Filter pass by its caller, :mod:`scheduler_core.schedule_one`, as upstream times it in
+``findNodesThatPassFilters``); each plugin call is timed into
+``scheduler_plugin_execution_duration_seconds`` only in the cycles sampled for it
+(``CycleState.record_plugin_metrics``), as upstream's ``runXPlugin`` functions do.
 """
 
 from __future__ import annotations
@@ -43,6 +49,8 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
 from scheduler_core.framework.extension_points import ExtensionPointSets
+from scheduler_core.metrics import scheduler_metrics as sm
+from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT
@@ -98,6 +106,10 @@ class Framework:
         self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self.handle = handle
         handle.attach(self)
+        self.metrics = handle.metrics
+        self.timer = handle.metrics.timer
+        self._point_children: dict[tuple[str, str], HistogramChild] = {}
+        self._plugin_children: dict[tuple[str, str, str], HistogramChild] = {}
         self.plugins = built.plugins
         sets = ExtensionPointSets.of(built.points)
         self.pre_enqueue_plugins = sets.pre_enqueue
@@ -131,13 +143,42 @@ class Framework:
             hints[plugin.name] = list(register()) if register is not None else _ALL_EVENTS
         return hints
 
+    # -- metrics ---------------------------------------------------------------------------
+    # The label children this framework observes into, kept: an observation is then a dict
+    # lookup, a bisect and two additions (this runs several times per cycle).
+    def observe(self, point: str, status: Status | None, start: float) -> None:
+        """One run of extension point ``point``, begun at ``start`` (on ``self.timer``)."""
+        code = "Success" if status is None else status.code.upstream_name
+        child = self._point_children.get((point, code))
+        if child is None:
+            child = self.metrics.extension_point_duration.labels(point, code, self.profile_name)
+            self._point_children[(point, code)] = child
+        child.observe(self.timer() - start)
+
+    def _plugin_ran(self, plugin: str, point: str, status: Status | None, start: float) -> None:
+        key = (plugin, point, "Success" if status is None else status.code.upstream_name)
+        child = self._plugin_children.get(key)
+        if child is None:
+            child = self._plugin_children[key] = self.metrics.plugin_duration.labels(*key)
+        child.observe(self.timer() - start)
+
     # -- PreFilter / Filter --------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> PreFilterOutcome:
+        start = self.timer()
+        outcome = self._run_pre_filter(state, pod, nodes)
+        self.observe(sm.PRE_FILTER, outcome.status, start)
+        return outcome
+
+    def _run_pre_filter(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> PreFilterOutcome:
         result: PreFilterResult | None = None
         plugins_with_nodes: set[str] = set()
         rejection: Status | None = None
+        sampled = state.record_plugin_metrics
         for plugin in self.pre_filter_plugins:
+            begun = self.timer() if sampled else 0.0
             r, status = plugin.pre_filter(state, pod, nodes)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PRE_FILTER, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     state.skip_filter_plugins.add(plugin.name)
@@ -167,10 +208,14 @@ class Framework:
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """All Filter plugins on one node, stopping at the first rejection."""
         skip = state.skip_filter_plugins
+        sampled = state.record_plugin_metrics
         for plugin in self.filter_plugins:
             if skip and plugin.name in skip:
                 continue
+            begun = self.timer() if sampled else 0.0
             status = plugin.filter(state, pod, node)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.FILTER, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
                     return _error(f"running {plugin.name!r} filter plugin: {status.message()}", plugin.name)
@@ -185,10 +230,14 @@ class Framework:
         mask: np.ndarray | None = None
         skip = state.skip_filter_plugins
         declined: list[FilterPlugin] = []
+        sampled = state.record_plugin_metrics
         for plugin in self.batch_filter_plugins:
             if skip and plugin.name in skip:
                 continue
+            begun = self.timer() if sampled else 0.0
             plugin_mask = plugin.filter_batch(state, pod, columns)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.FILTER, None, begun)
             if plugin_mask is None:
                 declined.append(plugin)
                 continue
@@ -201,8 +250,12 @@ class Framework:
     def run_filter_per_node_only(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> bool:
         """Whether ``node`` passes the Filter plugins that the batch pass did not cover."""
         declined = state.read_as(_DECLINED_KEY, _Declined).plugins
+        sampled = state.record_plugin_metrics
         for plugin in declined:
+            begun = self.timer() if sampled else 0.0
             status = plugin.filter(state, pod, node)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.FILTER, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 return False
         return True
@@ -256,10 +309,16 @@ class Framework:
     def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
+        start = self.timer()
         outcome = _PostFilterOutcome()
         for plugin in self.post_filter_plugins:
-            if outcome.add(plugin.name, *plugin.post_filter(state, pod, statuses)):
+            begun = self.timer()
+            result, status = plugin.post_filter(state, pod, statuses)
+            if state.record_plugin_metrics:
+                self._plugin_ran(plugin.name, sm.POST_FILTER, status, begun)
+            if outcome.add(plugin.name, result, status):
                 break
+        self.observe(sm.POST_FILTER, outcome.status, start)
         return outcome.result, outcome.status
 
     async def run_post_filter_async(
@@ -267,18 +326,30 @@ class Framework:
     ) -> tuple[PostFilterResult | None, Status]:
         """``run_post_filter`` awaiting the plugins' ``post_filter_async`` where they have one
         (DefaultPreemption calling the profile's extenders); used by profiles with extenders."""
+        start = self.timer()
         outcome = _PostFilterOutcome()
         for plugin in self.post_filter_plugins:
             run_async = getattr(plugin, "post_filter_async", None)
             r, status = await run_async(state, pod, statuses) if run_async else plugin.post_filter(state, pod, statuses)
             if outcome.add(plugin.name, r, status):
                 break
+        self.observe(sm.POST_FILTER, outcome.status, start)
         return outcome.result, outcome.status
 
     # -- PreScore / Score ----------------------------------------------------------------
     def run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        start = self.timer()
+        status = self._run_pre_score(state, pod, nodes)
+        self.observe(sm.PRE_SCORE, status, start)
+        return status
+
+    def _run_pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.pre_score_plugins:
+            begun = self.timer() if sampled else 0.0
             status = plugin.pre_score(state, pod, nodes)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PRE_SCORE, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     state.skip_score_plugins.add(plugin.name)
@@ -290,6 +361,14 @@ class Framework:
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], columns: NodeColumns, rows: IntArray
     ) -> tuple[ScoreOutcome | None, Status | None]:
         """Score, normalize, check and weight; ``rows`` are the nodes' column rows."""
+        start = self.timer()
+        outcome, status = self._run_score(state, pod, nodes, columns, rows)
+        self.observe(sm.SCORE, status, start)
+        return outcome, status
+
+    def _run_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], columns: NodeColumns, rows: IntArray
+    ) -> tuple[ScoreOutcome | None, Status | None]:
         names: list[str] = []
         weighted: list[IntArray] = []
         totals = np.zeros(len(nodes), np.int64)
@@ -325,6 +404,8 @@ class Framework:
         columns: NodeColumns,
         rows: IntArray,
     ) -> IntArray | Status:
+        sampled = state.record_plugin_metrics
+        begun = self.timer() if sampled else 0.0
         batch = getattr(plugin, "score_batch", None) if self.batch else None
         scores = batch(state, pod, columns, rows) if batch is not None else None
         if scores is None:
@@ -337,6 +418,9 @@ class Framework:
             scores = raw
         else:
             scores = np.array(scores, dtype=np.int64, copy=True)
+        if sampled:
+            self._plugin_ran(plugin.name, sm.SCORE, None, begun)
+            begun = self.timer()
         normalize_batch = getattr(plugin, "normalize_score_batch", None) if self.batch else None
         if normalize_batch is not None:
             status = normalize_batch(state, pod, scores)
@@ -346,14 +430,26 @@ class Framework:
             scores = np.fromiter((s.score for s in node_scores), np.int64, len(node_scores))
         else:
             status = None
+        if sampled:
+            self._plugin_ran(plugin.name, sm.SCORE_EXTENSION_NORMALIZE, status, begun)
         if status is not None and status.code is not Code.SUCCESS:
             return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
         return scores
 
     # -- Reserve / Permit ------------------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        start = self.timer()
+        status = self._run_reserve(state, pod, node_name)
+        self.observe(sm.RESERVE, status, start)
+        return status
+
+    def _run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.reserve_plugins:
+            begun = self.timer() if sampled else 0.0
             status = plugin.reserve(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.RESERVE, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return _with_plugin(status, plugin.name)
@@ -361,13 +457,25 @@ class Framework:
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        start = self.timer()
         for plugin in reversed(self.reserve_plugins):
             plugin.unreserve(state, pod, NodeName(node_name))
+        self.observe(sm.UNRESERVE, None, start)
 
     def run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        start = self.timer()
+        status = self._run_permit(state, pod, node_name)
+        self.observe(sm.PERMIT, status, start)
+        return status
+
+    def _run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
+        sampled = state.record_plugin_metrics
         for plugin in self.permit_plugins:
+            begun = self.timer() if sampled else 0.0
             status, timeout = plugin.permit(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PERMIT, status, begun)
             if status is None or status.code is Code.SUCCESS:
                 continue
             if status.is_rejected():
@@ -397,8 +505,18 @@ class Framework:
 
     # -- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        start = self.timer()
+        status = await self._run_pre_bind(state, pod, node_name)
+        self.observe(sm.PRE_BIND, status, start)
+        return status
+
+    async def _run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.pre_bind_plugins:
+            begun = self.timer() if sampled else 0.0
             status = await plugin.pre_bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PRE_BIND, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if status.code is Code.SKIP:
                     continue
@@ -408,8 +526,18 @@ class Framework:
         return None
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        start = self.timer()
+        status = await self._run_bind(state, pod, node_name)
+        self.observe(sm.BIND, status, start)
+        return status
+
+    async def _run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        sampled = state.record_plugin_metrics
         for plugin in self.bind_plugins:
+            begun = self.timer() if sampled else 0.0
             status = await plugin.bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.BIND, status, begun)
             if status is not None and status.code is Code.SKIP:
                 continue
             if status is not None and status.code is not Code.SUCCESS:
@@ -420,8 +548,14 @@ class Framework:
         return _error("no Bind plugin bound the pod: every one returned Skip")
 
     async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        start = self.timer()
+        sampled = state.record_plugin_metrics
         for plugin in self.post_bind_plugins:
+            begun = self.timer() if sampled else 0.0
             await plugin.post_bind(state, pod, NodeName(node_name))
+            if sampled:
+                self._plugin_ran(plugin.name, sm.POST_BIND, None, begun)
+        self.observe(sm.POST_BIND, None, start)
 
     def describe(self) -> dict[str, list[dict[str, object]]]:
         """The resolved plugins per extension point, with weights for Score (for status)."""

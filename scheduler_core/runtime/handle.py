@@ -17,6 +17,7 @@ from scheduler_core.framework import (
     Status,
     WaitingPod,
 )
+from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.runtime.waiting_pods import WaitingPods
 
 if TYPE_CHECKING:
@@ -48,10 +49,14 @@ class FrameworkHandle:
         spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
         activate: Callable[[Iterable[PodInfo]], None] | None = None,
         shared: dict[str, Any] | None = None,
+        metrics: SchedulerMetrics | None = None,
     ) -> None:
         self._shared = shared if shared is not None else {}
         self._spawn = spawn
         self._activate = activate
+        # The scheduler's metrics: the framework times its extension points into them, and
+        # plugins report preemption through them (``Handle.metrics``).
+        self.metrics = metrics if metrics is not None else SchedulerMetrics()
         self._profile_name = profile_name
         self._tenant_namespace = tenant_namespace
         self._framework: Framework | None = None

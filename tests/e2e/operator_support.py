@@ -226,11 +226,14 @@ class OperatorProcess:
     def __init__(self, kubeconfig: Path, home_namespace: str, log_dir: Path, *extra: str, identity: str = "") -> None:
         self.identity = identity or unique("op")
         self.port = free_port()
+        self.metrics_port = free_port()  # /metrics, /healthz, /readyz (scheduler_operator.serving)
+        self.url = f"http://127.0.0.1:{self.metrics_port}"
         self.log_path = log_dir / f"{self.identity}.log"
         argv = [
             sys.executable, "-m", "scheduler_operator", "run",
             "--home-namespace", home_namespace, "--identity", self.identity,
-            "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION, *extra,
+            "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION,
+            "--bind-address", "127.0.0.1", "--port", str(self.metrics_port), *extra,
         ]  # fmt: skip
         env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"}
         env.pop("POD_NAME", None)

@@ -131,7 +131,11 @@ class DefaultPreemption:
         self, pod: PodInfo, result: PostFilterResult | None, status: Status | None, best: Candidate | None
     ) -> tuple[PostFilterResult | None, Status | None]:
         """Evict ``best``'s victims and nominate; the outcome with upstream's message prefix."""
+        # Every PostFilter call is an attempt; the victims are observed as the candidate is
+        # prepared (v1.36.3 default_preemption.go PostFilter, preemption/executor.go).
+        self._handle.metrics.preemption_attempted()
         if best is not None:
+            self._handle.metrics.preemption_victims(len(best.victims))
             status = self.executor.actuate(best.name, best.victims, pod)
             if status is not None:
                 result = None

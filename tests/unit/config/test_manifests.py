@@ -88,12 +88,14 @@ def test_tenant_role_grants_no_status_and_nothing_cluster_wide() -> None:
 def test_namespaced_manifests_live_in_the_home_namespace() -> None:
     documents = [doc for name in _resources() if name != "rbac.yaml" for doc in yaml.safe_load_all(
         (MANIFESTS / name).read_text()) if doc]  # fmt: skip
-    cluster_scoped = {"Namespace", "CustomResourceDefinition"}
+    cluster_scoped = {"Namespace", "CustomResourceDefinition", "FlowSchema", "PriorityLevelConfiguration"}
 
     assert _load("namespace.yaml")["metadata"]["name"] == HOME
     assert {(d["kind"], d["metadata"].get("namespace")) for d in documents if d["kind"] not in cluster_scoped} == {
         ("ServiceAccount", HOME),
         ("Deployment", HOME),
+        ("Service", HOME),
+        ("PodDisruptionBudget", HOME),
         ("SchedulerProfile", HOME),
     }
 
@@ -124,7 +126,7 @@ def test_deployment_runs_the_packaged_command_and_version() -> None:
     project = _pyproject()["project"]
 
     assert container["image"] == f"crd-scheduler:{project['version']}"
-    assert container["command"] == ["crd-scheduler", "run", "--home-namespace", HOME]
+    assert container["command"][:4] == ["crd-scheduler", "run", "--home-namespace", HOME]
     assert container["command"][0] in project["scripts"]
 
 
@@ -176,14 +178,41 @@ def test_deployment_has_a_writable_tmp() -> None:
     assert "emptyDir" in volumes[mount["name"]]
 
 
-@pytest.mark.parametrize("probe", ["livenessProbe", "readinessProbe"])
-def test_deployment_probes_kopf_liveness_endpoint(probe: str) -> None:
+@pytest.mark.parametrize(
+    ("probe", "path"),
+    [
+        pytest.param("livenessProbe", "/healthz", id="liveness"),
+        pytest.param("readinessProbe", "/readyz", id="readiness"),
+    ],
+)
+def test_deployment_probes_the_operators_endpoints(probe: str, path: str) -> None:
     container = _container()
     ports = {port["name"]: port["containerPort"] for port in container["ports"]}
     get = container[probe]["httpGet"]
+    command = container["command"]
 
-    assert get["path"] == "/healthz"
-    assert ports.get(get["port"], get["port"]) == 8080
+    assert get["path"] == path
+    assert ports.get(get["port"], get["port"]) == int(command[command.index("--port") + 1]) == 10251
+
+
+def test_the_pdb_and_metrics_service_select_the_deployments_pods() -> None:
+    labels = _deployment()["spec"]["template"]["metadata"]["labels"]
+    pdb, service = _load("pdb.yaml"), _load("service.yaml")
+
+    assert pdb["spec"]["selector"]["matchLabels"].items() <= labels.items()
+    assert service["spec"]["selector"].items() <= labels.items()
+    assert pdb["spec"]["minAvailable"] < _deployment()["spec"]["replicas"]
+
+
+def test_the_flowschema_matches_the_operators_service_account() -> None:
+    level, schema = yaml.safe_load_all((MANIFESTS / "flowcontrol.yaml").read_text())
+    account = _deployment()["spec"]["template"]["spec"]["serviceAccountName"]
+
+    assert schema["spec"]["priorityLevelConfiguration"]["name"] == level["metadata"]["name"]
+    [rule] = schema["spec"]["rules"]
+    assert rule["subjects"] == [{"kind": "ServiceAccount", "serviceAccount": {"name": account, "namespace": HOME}}]
+    # kube-scheduler's bootstrap FlowSchema: precedence 800, ByNamespace (apiserver bootstrap/default.go).
+    assert (schema["spec"]["matchingPrecedence"], schema["spec"]["distinguisherMethod"]["type"]) == (800, "ByNamespace")
 
 
 def test_deployment_resources_have_requests_and_limits() -> None:

@@ -20,6 +20,7 @@ from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_operator.extender_server import make_app
 from tests.builders import node, pod
+from tests.promtext import parse
 from tests.unit.extender.label_plugins import PROFILE, REFUSE_LABEL, SCORE_LABEL, RefuseLabel, ScoreByLabel
 
 NODES = [
@@ -163,9 +164,11 @@ async def test_healthz_and_metrics(server: Server) -> None:
         assert resp.status == 200
     async with server.session.get(f"{server.url}/metrics") as resp:
         text = await resp.text()
-    assert 'crd_scheduler_extender_requests_total{verb="filter",code="200"} 1' in text
-    assert 'crd_scheduler_extender_requests_total{verb="filter",code="400"} 1' in text
-    assert "crd_scheduler_extender_cache_nodes 3" in text
+    families = parse(text)
+    assert families["crd_scheduler_extender_requests_total"].value(verb="filter", code="200") == 1
+    assert families["crd_scheduler_extender_requests_total"].value(verb="filter", code="400") == 1
+    assert families["crd_scheduler_extender_request_duration_seconds"].value("_count", verb="filter") == 2
+    assert families["crd_scheduler_extender_cache_nodes"].value() == 3
 
 
 @pytest.mark.parametrize(

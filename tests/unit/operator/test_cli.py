@@ -37,3 +37,12 @@ def test_bad_election_timings_are_refused(argv: list[str], message: str, capsys:
 
     assert code == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err
+
+
+def test_metrics_and_probes_are_served_on_10251_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
+    args = build_parser().parse_args(["run"])
+    assert (args.bind_address, args.port) == ("0.0.0.0", 10251)
+    args = build_parser().parse_args(["run", "--bind-address", "127.0.0.1", "--port", "0"])
+    assert (args.bind_address, args.port) == ("127.0.0.1", 0)
+    assert main(["run", "--port", "70000"]) == EXIT_BAD_INPUT
+    assert "--port 70000 is not a TCP port" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from typing import Any
 from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
+from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
@@ -23,6 +24,7 @@ def make_scheduler(
     extra_plugins: Mapping[str, Any] | None = None,
     seed: int = 1,
     cluster: InMemoryCluster | None = None,
+    metrics: SchedulerMetrics | None = None,
 ) -> tuple[Scheduler, InMemoryCluster, FakeClock]:
     registry: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
     registry.update(extra_plugins or {})
@@ -34,6 +36,7 @@ def make_scheduler(
         default_multi_point=default_plugins(registry),
         clock=clock,
         rng=random.Random(seed),
+        metrics=metrics,
     )
     cluster.watch(scheduler)
     scheduler.apply_profile(ProfileKey(HOME, "default"), SchedulerProfileSpec.model_validate(spec or {}))

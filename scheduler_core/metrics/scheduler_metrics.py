@@ -1,0 +1,229 @@
+"""kube-scheduler's metrics, where the concept exists here, and the reload metrics of our own.
+
+Names, help strings, labels and buckets are upstream's, from v1.36.3
+``pkg/scheduler/metrics/metrics.go`` (``InitMetrics``) and ``profile_metrics.go``; help
+strings carry the ``[STABLE]``/``[BETA]``/``[ALPHA]`` prefix that component-base's
+``annotateStabilityLevel`` adds (``staging/src/k8s.io/component-base/metrics/opts.go``).
+
+Where upstream's ``profile`` label holds the profile name (its ``schedulerName``), ours holds
+the serving profile's key, ``namespace/name``: one schedulerName may be served by a tenant
+profile per namespace.
+
+How each moves (the callers cite the upstream line they mirror):
+
+* attempts and attempt duration: once per scheduling attempt, at its end (``scheduled`` when
+  the binding cycle ends well, ``unschedulable`` or ``error`` from the failure handler);
+* SLI duration: at binding, from the pod's first entry in activeQ, labelled by attempts;
+* extension-point durations: every run of PreFilter, Filter, PostFilter, PreScore, Score,
+  Reserve, Unreserve, Permit, PreBind, Bind, PostBind (not PreEnqueue, which runs in the queue);
+* plugin durations: each plugin's call, in a sample of the scheduling cycles
+  (``PLUGIN_METRICS_SAMPLE_PERCENT``, upstream's ``pluginMetricsSamplePercent``);
+* pending pods and unschedulable pods by plugin: collected from the queue at scrape time,
+  so they are exact rather than maintained by increments;
+* incoming pods: each entry into activeQ, backoffQ or the unschedulable pool, by event;
+* preemption: one attempt per DefaultPreemption PostFilter call, victims per chosen candidate.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterable
+
+from scheduler_core.metrics.registry import (
+    Collect,
+    CounterChild,
+    HistogramChild,
+    LabelValues,
+    Registry,
+    exponential_buckets,
+)
+
+SUBSYSTEM = "scheduler"
+# schedule_one.go: pluginMetricsSamplePercent = 10.
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+# profile_metrics.go
+SCHEDULED = "scheduled"
+UNSCHEDULABLE = "unschedulable"
+ERROR = "error"
+
+# metrics.go extension-point label values.
+PRE_FILTER = "PreFilter"
+FILTER = "Filter"
+POST_FILTER = "PostFilter"
+PRE_SCORE = "PreScore"
+SCORE = "Score"
+SCORE_EXTENSION_NORMALIZE = "ScoreExtensionNormalize"
+RESERVE = "Reserve"
+UNRESERVE = "Unreserve"
+PERMIT = "Permit"
+PRE_BIND = "PreBind"
+BIND = "Bind"
+POST_BIND = "PostBind"
+
+# Queue label values of pending_pods and queue_incoming_pods_total.
+ACTIVE = "active"
+BACKOFF = "backoff"
+UNSCHEDULABLE_QUEUE = "unschedulable"
+GATED = "gated"
+
+RELOAD_SUCCESS = "success"
+RELOAD_INVALID = "invalid"
+
+PENDING_HELP = (
+    "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; "
+    "'backoff' means number of pods in backoffQ; 'unschedulable' means number of pods in "
+    "unschedulablePods that the scheduler attempted to schedule and failed; 'gated' is the number "
+    "of unschedulable pods that the scheduler never attempted to schedule because they are gated."
+)
+UNSCHEDULABLE_HELP = (
+    "[BETA] The number of unschedulable pods broken down by plugin name. A pod will increment the "
+    "gauge for all plugins that caused it to not schedule and so this metric have meaning only "
+    "when broken down by plugin."
+)
+
+
+def attempts_label(attempts: int) -> str:
+    """Upstream ``getAttemptsLabel``: attempts capped at "15+" to bound the cardinality."""
+    return "15+" if attempts >= 15 else str(attempts)
+
+
+class SchedulerMetrics:
+    """The scheduler's metric families in one registry (one per Scheduler: tests stay apart).
+
+    ``timer`` is the clock of the durations (``time.perf_counter``; tests pass a fake one)."""
+
+    def __init__(self, registry: Registry | None = None, *, timer: Callable[[], float] = time.perf_counter) -> None:
+        self.registry = registry = registry if registry is not None else Registry()
+        self.timer = timer
+        self.plugin_sample_percent = PLUGIN_METRICS_SAMPLE_PERCENT
+        self._sampler = random.Random()  # not the scheduler's RNG: simulate's tie-breaks stay seeded
+        self.schedule_attempts = registry.counter(
+            "scheduler_schedule_attempts_total",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
+            "could not be scheduled, while 'error' means an internal scheduler problem.",
+            ("result", "profile"),
+        )
+        self.attempt_duration = registry.histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ("result", "profile"),
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.sli_duration = registry.histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the scheduling "
+            "queue and might involve multiple scheduling attempts.",
+            ("attempts",),
+            exponential_buckets(0.01, 2, 20),
+        )
+        self.pod_scheduling_attempts = registry.histogram(
+            "scheduler_pod_scheduling_attempts",
+            "[STABLE] Number of attempts to successfully schedule a pod.",
+            (),
+            exponential_buckets(1, 2, 5),
+        )
+        self.extension_point_duration = registry.histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "[STABLE] Latency for running all plugins of a specific extension point.",
+            ("extension_point", "status", "profile"),
+            exponential_buckets(0.0001, 2, 12),
+        )
+        self.plugin_duration = registry.histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "[ALPHA] Duration for running a plugin at a specific extension point.",
+            ("plugin", "extension_point", "status"),
+            exponential_buckets(0.00001, 1.5, 20),
+        )
+        self.preemption_attempts = registry.counter(
+            "scheduler_preemption_attempts_total", "[STABLE] Total preemption attempts in the cluster till now"
+        )
+        self.preemption_victims_histogram = registry.histogram(
+            "scheduler_preemption_victims",
+            "[STABLE] Number of selected preemption victims",
+            (),
+            exponential_buckets(1, 2, 7),
+        )
+        self.queue_incoming = registry.counter(
+            "scheduler_queue_incoming_pods_total",
+            "[STABLE] Number of pods added to scheduling queues by event and queue type.",
+            ("queue", "event"),
+        )
+        self.profile_reloads = registry.counter(
+            "crd_scheduler_profile_reloads_total",
+            "Profile builds by result: 'success' serves the new framework, 'invalid' keeps the last "
+            "good one (or holds the profile's pods) and says why in the profile's status.",
+            ("result",),
+        )
+        self.profile_reload_duration = registry.histogram(
+            "crd_scheduler_profile_reload_duration_seconds",
+            "Time to validate and build a changed profile and swap it in, in seconds.",
+            ("result",),
+            exponential_buckets(0.001, 2, 15),
+        )
+        self._attempts: dict[tuple[str, str], tuple[CounterChild, HistogramChild]] = {}
+        self._attempts_child = self.pod_scheduling_attempts.labels()
+        self._points: dict[tuple[str, str, str], HistogramChild] = {}
+
+    # -- scrape-time gauges (the queue registers its collectors) -------------------------------
+    def collect_pending(self, collect: Collect) -> None:
+        self.registry.collected_gauge("scheduler_pending_pods", PENDING_HELP, ("queue",), collect)
+
+    def collect_unschedulable(self, collect: Collect) -> None:
+        self.registry.collected_gauge(
+            "scheduler_unschedulable_pods", UNSCHEDULABLE_HELP, ("plugin", "profile"), collect
+        )
+
+    # -- the scheduling loop -------------------------------------------------------------------
+    def sample_cycle(self) -> bool:
+        """Whether this cycle records plugin durations (schedule_one.go ``rand.Intn(100) < 10``)."""
+        return self._sampler.random() * 100 < self.plugin_sample_percent
+
+    def attempt(self, result: str, profile: str, seconds: float) -> None:
+        """Upstream ``observeScheduleAttemptAndLatency``."""
+        children = self._attempts.get((result, profile))
+        if children is None:
+            children = self._attempts[(result, profile)] = (
+                self.schedule_attempts.labels(result, profile),
+                self.attempt_duration.labels(result, profile),
+            )
+        children[0].value += 1
+        children[1].observe(seconds)
+
+    def scheduled(self, attempts: int, sli_seconds: float | None) -> None:
+        """At binding (schedule_one.go ``bindingCycle``): attempts, and the SLI when the pod's
+        first entry into activeQ is known."""
+        self._attempts_child.observe(attempts)
+        if sli_seconds is not None:
+            self.sli_duration.labels(attempts_label(attempts)).observe(sli_seconds)
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        key = (point, status, profile)
+        child = self._points.get(key)
+        if child is None:
+            child = self._points[key] = self.extension_point_duration.labels(*key)
+        child.observe(seconds)
+
+    def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self.plugin_duration.labels(plugin, point, status).observe(seconds)
+
+    # -- preemption (through the plugins' Handle) -------------------------------------------------
+    def preemption_attempted(self) -> None:
+        self.preemption_attempts.inc()
+
+    def preemption_victims(self, count: int) -> None:
+        self.preemption_victims_histogram.observe(count)
+
+    # -- profiles ------------------------------------------------------------------------------------
+    def profile_reloaded(self, result: str, seconds: float) -> None:
+        self.profile_reloads.labels(result).inc()
+        self.profile_reload_duration.labels(result).observe(seconds)
+
+
+def count_by(keys: Iterable[LabelValues]) -> list[tuple[LabelValues, float]]:
+    """Samples counting each label-values tuple (for collected gauges)."""
+    counts: dict[LabelValues, float] = {}
+    for key in keys:
+        counts[key] = counts.get(key, 0.0) + 1
+    return list(counts.items())
