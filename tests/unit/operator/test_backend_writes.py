@@ -1,7 +1,8 @@
 """No write is lost silently: what the backend and the status writer do when a write still
 fails after the transport's retries (counted; a PodScheduled condition is written again at the
 pod's next failure, a status write again later), and how a bind reads 409 and 5xx answers.
-The writes themselves are tested on the real API server (tests/e2e/test_backend_contract.py)."""
+The writes themselves are tested on the real API server (tests/e2e/test_backend_contract.py).
+Also the cache sync, which must end on a fresh list, never on a timer."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ import asyncio
 from typing import Any
 
 import pytest
+from kubernetes import client
 
 from scheduler_core.framework import Code
+from scheduler_operator import app
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
+from scheduler_operator.options import Options
 from scheduler_operator.recorder import EventRecorder, SpamFilter
 from scheduler_operator.transport import Transport
 from scheduler_operator.writer import StatusWriter
@@ -91,3 +95,24 @@ async def test_a_failed_status_write_is_counted_and_tried_again(server: Server) 
         "PATCH /apis/scheduling.crd-scheduler.io/v1alpha1/namespaces/ns/schedulerprofiles/default/status"
     }
     writer.close()
+
+
+async def test_the_cache_sync_lists_again_until_the_stores_hold_what_a_fresh_list_holds(
+    server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile in the first list was deleted before Kopf's own list: Kopf never hears of it,
+    so only a fresh list lets the sync end (it has no timeout)."""
+    injector, transport, _ = server
+    monkeypatch.setattr(app, "SYNC_RELIST", 0.05)
+    operator = app.Operator(Options(identity="t"), api_client=client.ApiClient(client.Configuration()),
+                            transport=transport)  # fmt: skip
+    for reflector in operator.reflectors:
+        reflector.synced = True
+    gone = {"metadata": {"namespace": "ns", "name": "gone", "uid": "u-gone"}}
+    empty: dict[str, Any] = {"items": [], "metadata": {}}
+    injector.answers = [{"items": [gone], "metadata": {}}, empty, empty, empty]
+
+    await asyncio.wait_for(operator.wait_synced(), timeout=5)
+
+    assert operator.synced and injector.answers == []
+    operator.lanes.shutdown()
