@@ -1,15 +1,17 @@
-"""The operator: Kopf watches feeding a Scheduler, a Lease deciding who schedules.
+"""The operator: reflectors and Kopf watches feeding a Scheduler, a Lease deciding who schedules.
 
 Wiring, as the simulator wires its in-memory twin (``scheduler_core.simulator.run``): the
-default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`.
-Every replica runs the watches (pods, nodes, the custom resources, and the kinds plugins read,
-``resources.OBJECT_KINDS``, each handed to ``Scheduler.on_object_*``, which decides what is a
-cluster event, as upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
-frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
-replica starts leading it first waits until its stores hold everything a fresh list of nodes,
-pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
-cache would overcommit nodes whose pods it has not seen yet. It stops scheduling the moment the
-lease is lost, and stands as a candidate again.
+default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`
+over one async HTTP layer (``scheduler_operator.transport``). Every replica runs the watches
+(pods, nodes and the kinds plugins read, ``resources.OBJECT_KINDS``, through the operator's own
+reflectors, ``scheduler_operator.reflector``; the custom resources through Kopf), each handed to
+``Scheduler.on_object_*``, which decides what is a cluster event, as upstream's
+``eventhandlers.go``, and reconciles every profile, so its cache, queue and frameworks stay warm;
+only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a replica
+starts leading it first waits until every store holds a consistent list (client-go's
+``WaitForCacheSync``), for as long as that takes: scheduling on a partial cache would overcommit
+nodes whose pods it has not seen yet. It stops scheduling the moment the lease is lost, and
+stands as a candidate again. The I/O is described in docs/operator-io.md.
 
 Observability (``docs/observability.md``): the scheduler's metrics, and a
 :class:`~scheduler_operator.health.HealthState` fed from the operator's state, are served on
@@ -26,13 +28,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from http import HTTPStatus
 from typing import Any
 
 import kopf
 from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, decoding, kube, serving
@@ -46,41 +48,58 @@ from scheduler_operator.leader import KubeLeaseLock, LeaderElector
 from scheduler_operator.options import Options
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.reflector import Reflector, Resource
 from scheduler_operator.resources import (
     GROUP,
     OBJECT_KINDS,
-    OPTIONAL_LISTS,
     PLUGIN_CONFIG_KIND,
     PLUGIN_CONFIG_PLURAL,
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
 )
+from scheduler_operator.transport import Credentials, Transport, describe
 from scheduler_operator.writer import StatusWriter
 
 log = logging.getLogger(__name__)
 
-SYNC_TIMEOUT = 120.0
-LIST_PAGE = 500
-
-Lister = tuple[Store, Callable[..., Any], tuple[Any, ...], Callable[[Body], str]]  # store, list call, args, key
+CR_LIST_PAGE = 500
+SYNC_POLL = 0.1  # seconds between two looks at the custom-resource stores while syncing
+SYNC_RELIST = 1.0  # seconds between two lists of the custom resources while syncing
 
 
 class Operator:
-    def __init__(self, options: Options, api_client: client.ApiClient | None = None) -> None:
+    def __init__(
+        self, options: Options, api_client: client.ApiClient | None = None, transport: Transport | None = None
+    ) -> None:
         self.options = options
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
-        self.api_client = api_client or kube.new_api_client(max_connections=self.lanes.max_in_flight + 4)
-        self.recorder = EventRecorder(self.api_client, self.lanes, instance=options.identity)
+        self.api_client = api_client or kube.new_api_client(max_connections=4)  # the Lease only
+        self.transport = transport or Transport(
+            Credentials.load(), qps=options.qps, burst=options.burst,
+            max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
+        )  # fmt: skip
+        self.recorder = EventRecorder(self.transport, self.lanes, instance=options.identity)
         # The informer stores first: they hand events to the scheduler built below (read when
         # an event arrives, so after __init__), and the backend reads them.
         self.nodes = self._scheduler_store("Node", name_of)
         self.pods = Store(
-            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted,
+            on_vanished=self._pod_vanished,
+        )  # fmt: skip
         self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
+        self.reflectors = [
+            Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes),
+            Reflector(self.transport, Resource("Pod", "", "v1", "pods"), self.pods),
+            *(
+                Reflector(
+                    self.transport, Resource(k.kind, k.group, k.version, k.plural, k.optional), self.objects[k.kind]
+                )
+                for k in OBJECT_KINDS
+            ),
+        ]
         self.backend = KubeBackend(
-            self.api_client, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
+            self.transport, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
         )
         registry = default_registry()
         self.scheduler = Scheduler(
@@ -89,7 +108,7 @@ class Operator:
             default_multi_point=default_plugins(registry),
             home_namespace=options.home_namespace,
         )
-        self.writer = StatusWriter(self.api_client, self.recorder)
+        self.writer = StatusWriter(self.transport, self.recorder)
         self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
         reconciler = self.reconciler
         self.profiles = Store(
@@ -107,12 +126,13 @@ class Operator:
         )
         self.elector = LeaderElector(lock, options.identity, options.election)
         self.leading_since: float | None = None
-        self.caches_synced = False  # a wait_synced succeeded (the standby's at start, the leader's each time)
+        self.synced = False  # every store holds a consistent list (readiness)
         self.health = self._health()
+        self.transport.contact = self.health.api_contact
 
     def _health(self) -> HealthState:
         health = HealthState(lease_duration=self.options.election.lease_duration)
-        health.synced = lambda: self.caches_synced
+        health.synced = lambda: self.synced
         health.leading = lambda: self.leading_since is not None and self.elector.is_leader
         health.last_turn = lambda: self.scheduler.last_turn
         health.waiting = self.scheduler.queue.waiting
@@ -135,6 +155,16 @@ class Operator:
         self.scheduler.on_pod_delete(pod)
         self.backend.forget(uid_of(pod))
 
+    def _pod_vanished(self, pod: Body) -> None:
+        """Deleted while no watch ran: the store's last body may predate the pod's binding (it
+        was assumed, then bound and deleted in the gap). The cache's copy says which node still
+        counts it, so the delete removes it there and frees that capacity."""
+        if not (pod.get("spec") or {}).get("nodeName"):
+            cached = self.scheduler.cache.get_pod(PodInfo(pod))
+            if cached is not None:
+                pod = cached.pod
+        self._pod_deleted(pod)
+
     def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
         """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean."""
         return Store(
@@ -145,82 +175,78 @@ class Operator:
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
-    def _listers(self) -> list[Lister]:
-        core = client.CoreV1Api(self.api_client)
-        custom: Callable[..., Any] = client.CustomObjectsApi(self.api_client).list_cluster_custom_object
-        core_lists: dict[str, Callable[..., Any]] = {
-            "namespaces": core.list_namespace,
-            "services": core.list_service_for_all_namespaces,
-            "replicationcontrollers": core.list_replication_controller_for_all_namespaces,
-            "persistentvolumeclaims": core.list_persistent_volume_claim_for_all_namespaces,
-            "persistentvolumes": core.list_persistent_volume,
-        }
-        objects: list[Lister] = [
-            (self.objects[k.kind], core_lists[k.plural], (), namespaced_name_of)
-            if not k.group
-            else (self.objects[k.kind], custom, (k.group, k.version, k.plural), namespaced_name_of)
-            for k in OBJECT_KINDS
-        ]
+    def _custom_lists(self) -> list[tuple[Store, str]]:
+        """The stores Kopf's watches feed, and the collection each lists."""
+        prefix = f"/apis/{GROUP}/{VERSION}"
         return [
-            (self.nodes, core.list_node, (), name_of),
-            (self.pods, core.list_pod_for_all_namespaces, (), uid_of),
-            (self.profiles, custom, (GROUP, VERSION, PROFILE_PLURAL), namespaced_name_of),
-            (self.plugin_configs, custom, (GROUP, VERSION, PLUGIN_CONFIG_PLURAL), namespaced_name_of),
-            *objects,
+            (self.profiles, f"{prefix}/{PROFILE_PLURAL}"),
+            (self.plugin_configs, f"{prefix}/{PLUGIN_CONFIG_PLURAL}"),
         ]
 
-    async def _list(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Body]:
+    async def _list(self, path: str) -> list[Body]:
         items: list[Body] = []
         token: str | None = None
         while True:
-            kwargs: dict[str, Any] = {"limit": LIST_PAGE}
+            params = {"limit": str(CR_LIST_PAGE)}
             if token:
-                kwargs["_continue"] = token
-            try:
-                page = await self.lanes.critical.call(kube.call_json, fn, *args, **kwargs)
-            except client.ApiException as error:
-                if error.status == HTTPStatus.NOT_FOUND and args in OPTIONAL_LISTS:
-                    return items  # e.g. no PodGroup CRD installed: nothing to read
-                raise
-            self.health.api_contact()
+                params["continue"] = token
+            page = await self.transport.request("GET", path, params=params)
             items.extend(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
 
-    async def wait_synced(self, timeout: float = SYNC_TIMEOUT) -> None:
-        """Wait until every store holds what a fresh list holds (upstream WaitForCacheSync)."""
+    def sync_state(self) -> dict[str, dict[str, Any]]:
+        """Per watched kind: whether its first list is in (``synced``), and when (monotonic
+        seconds) it last listed and last heard an event; for readiness."""
+        return {
+            r.resource.kind: {"synced": r.synced, "last_list": r.last_list, "last_event": r.last_event}
+            for r in self.reflectors
+        }
+
+    async def wait_synced(self) -> None:
+        """Wait until every store holds a consistent list (upstream WaitForCacheSync): each
+        reflector's first list is in its store, and Kopf's custom-resource stores hold what a
+        fresh list holds. No timeout: scheduling on a partial cache would overcommit nodes whose
+        pods it has not seen yet; readiness says not-synced meanwhile."""
         started = time.monotonic()
-        listed = []
-        for store, fn, args, key in self._listers():
-            items = await self._list(fn, args)
-            listed.append((store, {key(item): uid_of(item) for item in items}))
+        listed: list[tuple[Store, dict[str, str]]] = []
+        listed_at = -SYNC_RELIST
+        waiting = ""
         while True:
-            counts = {store.kind: len(store.missing(keys)) for store, keys in listed}
-            missing = {kind: count for kind, count in counts.items() if count}
-            if not missing:
+            if time.monotonic() - listed_at >= SYNC_RELIST:
+                # A fresh list each time: an object listed here, then deleted before Kopf's own
+                # list, never reaches Kopf's store (nor does its deletion).
+                listed_at = time.monotonic()
+                listed = [(store, {namespaced_name_of(item): uid_of(item) for item in await self._list(path)})
+                          for store, path in self._custom_lists()]  # fmt: skip
+            pending = [r.resource.kind for r in self.reflectors if not r.synced]
+            pending += [store.kind for store, keys in listed if store.missing(keys)]
+            if not pending:
                 break
-            if time.monotonic() - started > timeout:
-                log.warning("caches not synced after %.0f s (missing %s): scheduling anyway", timeout, missing)
-                break
-            await asyncio.sleep(0.1)
+            if ", ".join(pending) != waiting:
+                waiting = ", ".join(pending)
+                log.info("waiting for the caches of %s", waiting)
+            await asyncio.sleep(SYNC_POLL)
+        self.synced = True
         log.info(
-            "caches synced in %.2f s: %s",
-            time.monotonic() - started, ", ".join(f"{store.kind}={len(keys)}" for store, keys in listed),
+            "caches synced in %.2f s: %s", time.monotonic() - started,
+            ", ".join(f"{r.resource.kind}={len(r.store)}" for r in self.reflectors[:2]),
         )  # fmt: skip
 
     async def resync(self) -> None:
-        """Every resync period, drop what vanished while a watch was re-listed (Kopf does not say)."""
+        """Every resync period, drop custom resources that vanished while Kopf re-listed (Kopf
+        does not say). The reflectors' kinds need none: their re-list diffs."""
         while True:
             await asyncio.sleep(self.options.resync_period)
-            for store, fn, args, key in self._listers():
+            for store, path in self._custom_lists():
                 since = time.monotonic()
                 try:
-                    items = await self._list(fn, args)
+                    items = await self._list(path)
                 except Exception as error:
-                    log.warning("resync of %ss: %s", store.kind, error)
+                    log.warning("resync of %ss: %s", store.kind, describe(error))
                     continue
-                for body in store.resync({key(item) for item in items}, since):
+                for body in store.resync({namespaced_name_of(item) for item in items}, since):
                     log.warning("resync: %s %s was deleted unseen", store.kind, namespaced_name_of(body))
 
     # -- leading -------------------------------------------------------------------------------
@@ -245,9 +271,8 @@ class Operator:
                     synced.cancel()
                     return
                 if synced.exception() is None:
-                    self.caches_synced = True
                     break
-                log.warning("cache sync failed (%s); retrying", synced.exception())
+                log.warning("cache sync failed (%s); retrying", describe(synced.exception() or Exception()))
                 await asyncio.sleep(self.options.election.retry_period)
             self.writer.lead(True)
             self.leading_since = time.monotonic()
@@ -271,18 +296,21 @@ class Operator:
         """A replica that does not lead at start checks its caches once, for ``/readyz``; the
         leader checks them every time it starts leading (``_serve``)."""
         await asyncio.sleep(2 * self.options.election.retry_period)  # the first election round
-        while not self.caches_synced and not self.is_leader:
+        while not self.synced and not self.is_leader:
             try:
                 await self.wait_synced()
             except Exception as error:
                 log.warning("standby cache sync failed (%s); retrying", error)
                 await asyncio.sleep(self.options.election.retry_period)
-                continue
-            self.caches_synced = True
 
-    def close(self) -> None:
+    def watch(self) -> list[asyncio.Future[None]]:
+        """Start every reflector (list, then watch, for ever)."""
+        return [asyncio.ensure_future(reflector.run()) for reflector in self.reflectors]
+
+    async def close(self) -> None:
         self.lanes.shutdown()
         self.writer.close()
+        await self.transport.close()
         self.api_client.close()  # type: ignore[no-untyped-call]
 
 
@@ -295,6 +323,7 @@ async def run(options: Options) -> None:
         app = serving.make_app(operator.scheduler.metrics.registry, operator.health)
         server = serving.Server(app, options.serving.bind_address, options.serving.port)
         await server.start()
+    watches = operator.watch()
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
     standby = asyncio.ensure_future(operator.standby_sync())
@@ -316,10 +345,9 @@ async def run(options: Options) -> None:
             liveness_endpoint=options.liveness or None,
         )
     finally:
-        resync.cancel()
-        leader.cancel()
-        standby.cancel()
-        await asyncio.gather(leader, resync, standby, return_exceptions=True)
+        for task in (resync, leader, standby, *watches):
+            task.cancel()
+        await asyncio.gather(leader, resync, standby, *watches, return_exceptions=True)
         if server is not None:
             await server.stop()
-        operator.close()
+        await operator.close()
