@@ -8,8 +8,13 @@ cluster event, as upstream's ``eventhandlers.go``) and reconciles every profile,
 frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
 replica starts leading it first waits until its stores hold everything a fresh list of nodes,
 pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
-cache would overcommit nodes whose pods it has not seen yet. It stops scheduling the moment the
-lease is lost, and stands as a candidate again.
+cache would overcommit nodes whose pods it has not seen yet.
+
+The Lease is a fence (``docs/leader-election.md``): it is renewed on a thread of its own
+(``leader.LeaseKeeper``), every write request passes ``fence.Fence`` (refused once the renew
+deadline has passed since the last successful renewal), and a replica that loses the lease
+exits, as kube-scheduler does; on shutdown it fences, lets the writes in flight finish, then
+releases the lease.
 
 A restart or failover loses no pod (the new leader finds every pending pod in its watch) and
 binds none twice (pods/binding refuses a second binding with 409; the backend takes a pod
@@ -19,7 +24,10 @@ found bound as bound).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable
 from http import HTTPStatus
@@ -34,10 +42,11 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, decoding, kube
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
+from scheduler_operator.fence import Fence
 from scheduler_operator.handlers import build_registry
 from scheduler_operator.informer import Body, Store, name_of, namespaced_name_of, uid_of
 from scheduler_operator.kopfsettings import kopf_settings
-from scheduler_operator.leader import KubeLeaseLock, LeaderElector
+from scheduler_operator.leader import KubeLeaseLock, LeaseKeeper
 from scheduler_operator.options import Options
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
@@ -97,15 +106,41 @@ class Operator:
             on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
             on_delete=reconciler.plugin_config_deleted,
         )  # fmt: skip
-        lock = KubeLeaseLock(
-            self.api_client, options.home_namespace, options.lease_name, timeout=options.election.renew_deadline
-        )
-        self.elector = LeaderElector(lock, options.identity, options.election)
+        # The fence: no write starts unless the lease is surely still ours (scheduler_operator.fence).
+        self.fence = Fence(options.election.renew_deadline)
+        self.fence.install(self.api_client)
+        self.keeper = LeaseKeeper(self._lease_lock, options.identity, options.election, self.fence, self._lost)
         self.leading_since: float | None = None
+        self.stopping = False
 
     @property
     def is_leader(self) -> bool:
-        return self.elector.is_leader
+        return self.keeper.is_leader
+
+    def _lease_lock(self) -> KubeLeaseLock:
+        """The Lease client, built on the keeper's thread with a connection pool of its own."""
+        options = self.options
+        timeout = options.election.renew_deadline
+        api_client = kube.new_api_client(max_connections=2)
+        return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
+
+    def _lost(self) -> None:
+        """Leadership lost (on the keeper's thread): exit as kube-scheduler does
+        (``cmd/kube-scheduler/app/server.go``, ``OnStoppedLeading``: exit 0 when asked to
+        terminate, else "Leaderelection lost" and ``klog.FlushAndExit(…, 1)``). The fence is
+        closed already, so nothing starts meanwhile; what was in flight is abandoned, and the
+        next leader finds those pods pending."""
+        if self.stopping:
+            log.info("requested to terminate, exiting")
+            code = 0
+        else:
+            log.error("leader election lost: exiting")
+            code = 1
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
     def _pod_added(self, pod: Body) -> None:
         self.scheduler.on_pod_add(pod)
@@ -208,46 +243,43 @@ class Operator:
 
     # -- leading -------------------------------------------------------------------------------
     async def lead(self) -> None:
-        """Candidate, then leader, then candidate again when the lease is lost; forever."""
-        try:
-            while True:
-                await self.elector.acquire()
-                await self._serve()
-        finally:
-            await self.elector.release()
+        """Candidate until the keeper holds the lease, then leader until the process ends.
 
-    async def _serve(self) -> None:
-        stop = asyncio.Event()
-        holder = asyncio.ensure_future(self.elector.hold())
-        tasks: list[asyncio.Future[Any]] = []
-        try:
-            while True:  # no scheduling on a partial cache; the lease may be lost meanwhile
-                synced = asyncio.ensure_future(self.wait_synced())
-                await asyncio.wait({holder, synced}, return_when=asyncio.FIRST_COMPLETED)
-                if holder.done():
-                    synced.cancel()
-                    return
-                if synced.exception() is None:
-                    break
-                log.warning("cache sync failed (%s); retrying", synced.exception())
+        Losing the lease ends the process (:meth:`_lost`); shutting down ends this task, and
+        :meth:`step_down` then fences, waits for the writes in flight and releases the lease."""
+        self.keeper.start()
+        await self.keeper.acquired()
+        while True:  # no scheduling on a partial cache
+            try:
+                await self.wait_synced()
+                break
+            except Exception as error:
+                log.warning("cache sync failed (%s); retrying", error)
                 await asyncio.sleep(self.options.election.retry_period)
-            self.writer.lead(True)
-            self.leading_since = time.monotonic()
-            log.info("leading: scheduling as %r", self.options.identity)
-            loop = asyncio.ensure_future(self.scheduler.run(stop))
-            tasks = [loop]
-            await asyncio.wait({holder, loop}, return_when=asyncio.FIRST_COMPLETED)
-            if loop.done() and loop.exception() is not None:
-                log.error("the scheduling loop failed", exc_info=loop.exception())
+        self.writer.lead(True)
+        self.leading_since = time.monotonic()
+        log.info("leading: scheduling as %r", self.options.identity)
+        stop = asyncio.Event()
+        try:
+            await self.scheduler.run(stop)
         finally:
             stop.set()
             self.writer.lead(False)
             self.leading_since = None
-            holder.cancel()
-            for task in tasks[1:]:  # the loop itself ends on stop, after its current cycle
-                task.cancel()
-            await asyncio.gather(holder, *tasks, return_exceptions=True)
             log.info("stopped scheduling")
+
+    async def step_down(self, leading: asyncio.Future[Any]) -> None:
+        """Shutdown: no write starts any more, the scheduling loop ends, the writes in flight
+        finish (or time out) and only then the lease is released for a standby to take at once."""
+        self.stopping = True
+        self.fence.close()
+        leading.cancel()
+        await asyncio.gather(leading, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        timeout = self.options.election.renew_deadline
+        if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):
+            log.warning("%d writes in flight after %.0f s; releasing anyway", self.fence.in_flight, timeout)
+        await loop.run_in_executor(None, functools.partial(self.keeper.stop, release=True, timeout=timeout))
 
     def close(self) -> None:
         self.lanes.shutdown()
@@ -280,6 +312,6 @@ async def run(options: Options) -> None:
         )
     finally:
         resync.cancel()
-        leader.cancel()
-        await asyncio.gather(leader, resync, return_exceptions=True)
+        await asyncio.gather(resync, return_exceptions=True)
+        await operator.step_down(leader)
         operator.close()
