@@ -118,9 +118,11 @@ class Operator:
         return self.keeper.is_leader
 
     def _lease_lock(self) -> KubeLeaseLock:
-        """The Lease client, built on the keeper's thread with a connection pool of its own."""
+        """The Lease client, built on the keeper's thread with a connection pool of its own.
+        Each request times out after half the renew deadline, at least 1 s, as client-go's
+        ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time for another."""
         options = self.options
-        timeout = options.election.renew_deadline
+        timeout = max(options.election.renew_deadline / 2, 1.0)
         api_client = kube.new_api_client(max_connections=2)
         return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
 

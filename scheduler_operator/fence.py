@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +96,7 @@ class Fence:
         def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
             if method.upper() in READS:
                 return send(method, url, *args, **kwargs)
-            with self.write(f"{method} {url.split('?', 1)[0]}"):
+            with self.write(f"{method} {urlsplit(url).path}"):
                 return send(method, url, *args, **kwargs)
 
         rest.request = request

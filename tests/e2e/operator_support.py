@@ -223,7 +223,15 @@ def condition_of(status: dict[str, Any], kind: str) -> dict[str, Any]:
 class OperatorProcess:
     """``crd-scheduler run`` in a subprocess, its output in a log file."""
 
-    def __init__(self, kubeconfig: Path, home_namespace: str, log_dir: Path, *extra: str, identity: str = "") -> None:
+    def __init__(
+        self,
+        kubeconfig: Path,
+        home_namespace: str,
+        log_dir: Path,
+        *extra: str,
+        identity: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.identity = identity or unique("op")
         self.port = free_port()
         self.log_path = log_dir / f"{self.identity}.log"
@@ -232,10 +240,10 @@ class OperatorProcess:
             "--home-namespace", home_namespace, "--identity", self.identity,
             "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION, *extra,
         ]  # fmt: skip
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"}
-        env.pop("POD_NAME", None)
+        environ = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1", **(env or {})}
+        environ.pop("POD_NAME", None)
         self._log = self.log_path.open("w")
-        self.process = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)
+        self.process = subprocess.Popen(argv, env=environ, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -316,9 +324,18 @@ class Env:
         self.nodes.extend(names)
         return names
 
-    def start_operator(self, *extra: str, wait_for: str = r"leading: scheduling") -> OperatorProcess:
+    def start_operator(
+        self,
+        *extra: str,
+        wait_for: str = r"leading: scheduling",
+        kubeconfig: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> OperatorProcess:
+        """``kubeconfig``: another way to the API server (a fault proxy's); ``env``: more
+        environment for the process."""
         assert self.cluster.operator_kubeconfig is not None
-        operator = OperatorProcess(self.cluster.operator_kubeconfig, self.home, self.tmp, *extra)
+        path = kubeconfig or self.cluster.operator_kubeconfig
+        operator = OperatorProcess(path, self.home, self.tmp, *extra, env=env)
         self.operators.append(operator)
         operator.wait_log(wait_for)
         return operator
