@@ -178,6 +178,11 @@ def writes(method: str, path: str) -> bool:
     return method not in ("GET", "HEAD", "OPTIONS") and "/leases" not in path
 
 
+def reports(method: str, path: str) -> bool:
+    """Writes other than bindings and the Lease's: conditions, events, statuses."""
+    return writes(method, path) and not bindings(method, path)
+
+
 @dataclass
 class _Throttle:
     match: Matcher
@@ -416,6 +421,7 @@ class RaisesOnce:
 
 def raising_plugin(folder: Path) -> Path:
     """Write the plugin package and its entry point into ``folder``: put it on PYTHONPATH."""
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "crd_fault_plugin.py").write_text(_PLUGIN_SOURCE)
     info = folder / "crd_fault_plugin-0.0.0.dist-info"
     info.mkdir(parents=True, exist_ok=True)

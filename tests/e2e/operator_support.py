@@ -289,6 +289,15 @@ class OperatorProcess:
         return [m.groups() for m in BOUND_LINE.finditer(self.log())]  # type: ignore[misc]
 
 
+def wait_binds(operator: OperatorProcess, count: int, timeout: float = 30) -> None:
+    """Until ``operator`` has logged ``count`` bindings."""
+
+    def bound() -> None:
+        assert len(operator.binds()) >= count, f"{len(operator.binds())}/{count} bindings by {operator.identity}"
+
+    eventually(bound, timeout=timeout, interval=0.02)
+
+
 def lease_holder(coordination: Any, namespace: str) -> tuple[str, int]:
     lease = coordination.read_namespaced_lease(LEASE_NAME, namespace)
     return lease.spec.holder_identity or "", lease.spec.lease_transitions or 0

@@ -26,7 +26,7 @@ from kubernetes import client, config
 from scheduler_operator.fence import Fence, FencedError
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector, LeaseKeeper
 from scheduler_operator.options import ElectionConfig
-from tests.e2e import Cluster, eventually
+from tests.e2e import Cluster
 from tests.e2e.faults import HttpProxy, TcpProxy, bindings, kubeconfig_via, leases, server_of, tcp_target
 from tests.e2e.operator_support import (
     FAST_ELECTION,
@@ -37,6 +37,7 @@ from tests.e2e.operator_support import (
     profile,
     scheduled_events,
     wait_all_bound,
+    wait_binds,
 )
 
 pytestmark = pytest.mark.e2e
@@ -207,7 +208,7 @@ def test_leader_whose_renewals_fail_exits_and_the_standby_binds_the_rest_once(en
     try:
         for name in names:
             env.core.create_namespaced_pod(env.home, make_pod(name, env.home, env.scheduler, env.label, cpu="500m"))
-        eventually(lambda: len(leader.binds()) >= 2 or None, interval=0.02)  # binds under way
+        wait_binds(leader, 2)  # binds under way
         http_proxy.throttle(leases, 10**6)  # every Lease call of the leader fails from now on
         leader.process.wait(renew_deadline + 10)
         placed = wait_all_bound(env.core, env.home, set(names), timeout=40)
