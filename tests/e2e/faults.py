@@ -360,7 +360,7 @@ def tcp_target(kubeconfig: Path) -> tuple[str, int]:
 
 
 def restart_apiserver(state: Path, down_for: float) -> float:
-    """Stop the kube-apiserver of the dev cluster in ``state`` (SIGTERM), keep it down for
+    """Stop the kube-apiserver of the dev cluster in ``state`` (SIGKILL), keep it down for
     ``down_for`` seconds, start it again as it was; the seconds it was really unreachable."""
     pidfile = state / "run" / "pids" / "kube-apiserver.pid"
     pid = int(pidfile.read_text().split()[0])
@@ -370,7 +370,7 @@ def restart_apiserver(state: Path, down_for: float) -> float:
         item.decode().split("=", 1) for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0") if b"=" in item
     )
     stopped = time.monotonic()
-    os.kill(pid, signal.SIGTERM)
+    os.kill(pid, signal.SIGKILL)  # SIGTERM drains watches for up to a minute
     while Path(f"/proc/{pid}").exists() and _state(pid) not in ("Z", None):
         time.sleep(0.05)
     time.sleep(max(down_for - (time.monotonic() - stopped), 0.0))
