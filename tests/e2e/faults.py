@@ -12,8 +12,9 @@ and the real API server, an API server restart, and a plugin that raises.
   for a gap so that changes happen while the operator is not watching.
 * :func:`restart_apiserver`: stop kube-apiserver of a *private* dev cluster, wait, start it
   again with the same command line (``/proc``), and update its pid file for ``dev-cluster down``.
-* :func:`raising_plugin`: a plugin package on a folder put on the operator's ``PYTHONPATH``,
-  registered through the real ``crd_scheduler.plugins`` entry-point group.
+* :func:`plugin_env`: test plugins on a folder put on the operator's ``PYTHONPATH``,
+  registered through the real ``crd_scheduler.plugins`` entry-point group: one that raises,
+  and a marker that keeps other tests' operators away from these tests' pods.
 
 Each proxy runs its own event loop on a daemon thread; the tests drive it from theirs.
 """
@@ -27,7 +28,6 @@ import os
 import signal
 import ssl
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -38,6 +38,8 @@ from urllib.parse import urlsplit
 
 import yaml
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+
+from tests.e2e.operator_support import Env, OperatorProcess
 
 T = TypeVar("T")
 
@@ -394,19 +396,34 @@ def _state(pid: int) -> str | None:
     return raw[raw.rindex(")") + 2 :].split()[0]
 
 
-# -- a plugin that raises -------------------------------------------------------------------
+# -- test plugins ---------------------------------------------------------------------------
+# Every operator the e2e tests start serves every namespace's profiles, so another test's
+# operator on the shared cluster would bind these tests' pods too. Their profiles therefore
+# enable MARKER, a no-op plugin only these tests' operators have: anywhere else the profile is
+# invalid and its pods are left alone.
 
 RAISE_LABEL = "faults.crd-scheduler.io/raise"
 RAISING_PLUGIN = "FaultRaisesOnce"
+MARKER = "FaultTestMarker"
 _PLUGIN_SOURCE = f'''
-"""Filter raises on the first cycle of each pod labelled {RAISE_LABEL}, then passes."""
+"""Test plugins: {MARKER} does nothing; {RAISING_PLUGIN}'s Filter raises on the first cycle of
+each pod labelled {RAISE_LABEL}, then passes."""
 
-NAME = "{RAISING_PLUGIN}"
 _raised = set()
 
 
+class Marker:
+    name = "{MARKER}"
+
+    def __init__(self, args, handle):
+        pass
+
+    def filter(self, state, pod, node):
+        return None
+
+
 class RaisesOnce:
-    name = NAME
+    name = "{RAISING_PLUGIN}"
 
     def __init__(self, args, handle):
         pass
@@ -419,16 +436,26 @@ class RaisesOnce:
 '''
 
 
-def raising_plugin(folder: Path) -> Path:
-    """Write the plugin package and its entry point into ``folder``: put it on PYTHONPATH."""
+def plugin_env(folder: Path) -> dict[str, str]:
+    """Write the test plugins and their entry points into ``folder``; the environment that
+    puts them on an operator's ``PYTHONPATH``."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "crd_fault_plugin.py").write_text(_PLUGIN_SOURCE)
     info = folder / "crd_fault_plugin-0.0.0.dist-info"
     info.mkdir(parents=True, exist_ok=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crd-fault-plugin\nVersion: 0.0.0\n")
-    (info / "entry_points.txt").write_text(f"[crd_scheduler.plugins]\n{RAISING_PLUGIN} = crd_fault_plugin:RaisesOnce\n")
-    return folder
+    (info / "entry_points.txt").write_text(
+        f"[crd_scheduler.plugins]\n{MARKER} = crd_fault_plugin:Marker\n{RAISING_PLUGIN} = crd_fault_plugin:RaisesOnce\n"
+    )
+    path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path}
 
 
-def temp_folder(prefix: str) -> Path:
-    return Path(tempfile.mkdtemp(prefix=prefix))
+def marked(*enabled: str) -> dict[str, Any]:
+    """A profile's ``plugins`` with MARKER (and ``enabled``) on."""
+    return {"multiPoint": {"enabled": [{"name": name} for name in (MARKER, *enabled)]}}
+
+
+def start_marked(env: Env, *extra: str, **kwargs: Any) -> OperatorProcess:
+    """``env.start_operator`` with the test plugins installed (profiles use :func:`marked`)."""
+    return env.start_operator(*extra, env=plugin_env(env.tmp / "plugins"), **kwargs)
