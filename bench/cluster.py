@@ -24,6 +24,12 @@ Two modes (``--mode``, both by default), each bound time observed via a watch:
   includes its start and cache sync. ``bind_span_pods_per_second`` (first to last binding)
   leaves start-up out.
 
+For the operator the bench also reads its process (``/proc/<pid>``) once every pod is bound:
+``operator_cpu_seconds`` (user + system, whole life), ``cpu_seconds_per_bound_pod`` (the CPU
+it spent from the first pod created, or from its start in backlog mode, over the pods bound)
+and ``peak_rss_mib`` (``VmHWM``). The operator runs with ``--kube-api-qps``/``--kube-api-burst``
+equal to kube-scheduler's ``clientConnection`` here (5000).
+
 Prints one JSON object with ``ratio`` = crd-scheduler / kube-scheduler per mode. The nodes and
 namespaces are deleted at the end.
 """
@@ -64,6 +70,20 @@ def dev_cluster(*args: str) -> str:
         raise SystemExit(f"scripts/dev-cluster {' '.join(args)} failed:\n{done.stderr}")
     lines = done.stdout.strip().splitlines()
     return lines[-1] if lines else ""
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (``/proc/<pid>/stat`` utime and stime)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_memory_mib(pid: int, field: str) -> float:
+    """A ``/proc/<pid>/status`` memory figure (``VmHWM``: peak RSS, ``VmRSS``) in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    raise ValueError(f"no {field} in /proc/{pid}/status")
 
 
 def free_port() -> int:
@@ -204,22 +224,31 @@ class Bench:
             response.release_conn()
 
     # -- the two schedulers --------------------------------------------------------------------
-    def crd_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
-        mode = "backlog" if backlog else "stream"
-        home = self.namespace(f"crd-{mode}")
-        scheduler_name = f"crd-scheduler-bench-{self.run_id}-{mode}"
+    def crd_profile(self, stem: str) -> tuple[str, str]:
+        """A fresh home namespace with the default SchedulerProfile: (namespace, schedulerName)."""
+        home = self.namespace(f"crd-{stem}")
+        scheduler_name = f"crd-scheduler-bench-{self.run_id}-{stem}"
         custom: Any = client.CustomObjectsApi(self.api)
         body = {
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "SchedulerProfile",
             "metadata": {"name": "default"}, "spec": {"schedulerName": scheduler_name},
         }  # fmt: skip
         custom.create_namespaced_custom_object(GROUP, VERSION, home, "schedulerprofiles", body)
-        log_path = log_dir / f"crd-scheduler-{mode}.log"
-        log = log_path.open("w")
-        argv = [
+        return home, scheduler_name
+
+    def operator_argv(self, home: str) -> list[str]:
+        return [
             sys.executable, "-m", "scheduler_operator", "run", "--home-namespace", home,
             "--identity", f"bench-{self.run_id}", "--liveness", f"http://127.0.0.1:{free_port()}/healthz",
+            "--kube-api-qps", str(KUBE_SCHEDULER_QPS), "--kube-api-burst", str(KUBE_SCHEDULER_QPS),
         ]  # fmt: skip
+
+    def crd_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
+        mode = "backlog" if backlog else "stream"
+        home, scheduler_name = self.crd_profile(mode)
+        log_path = log_dir / f"crd-scheduler-{mode}.log"
+        log = log_path.open("w")
+        argv = self.operator_argv(home)
         env = {**os.environ, "KUBECONFIG": self.kubeconfig, "PYTHONUNBUFFERED": "1"}
         operators: list[subprocess.Popen[bytes]] = []
 
@@ -228,10 +257,21 @@ class Bench:
 
         try:
             if backlog:
-                return self.measure(home, scheduler_name, start)
-            start()
-            self._wait_log(log_path, "leading: scheduling", operators[0])
-            return self.measure(home, scheduler_name)
+                result = self.measure(home, scheduler_name, start)
+                cpu_before = 0.0
+            else:
+                start()
+                self._wait_log(log_path, "leading: scheduling", operators[0])
+                cpu_before = process_cpu_seconds(operators[0].pid)
+                result = self.measure(home, scheduler_name)
+            pid = operators[0].pid
+            cpu = process_cpu_seconds(pid)
+            result.update(
+                operator_cpu_seconds=round(cpu, 2),
+                cpu_seconds_per_bound_pod=round((cpu - cpu_before) / max(result["bound"], 1), 5),
+                peak_rss_mib=process_memory_mib(pid, "VmHWM"),
+            )
+            return result
         finally:
             for operator in operators:
                 operator.send_signal(signal.SIGTERM)
@@ -265,8 +305,8 @@ class Bench:
             dev_cluster("kube-scheduler", "down")
 
     @staticmethod
-    def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes]) -> None:
-        deadline = time.monotonic() + 120
+    def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
+        deadline = time.monotonic() + timeout
         while text not in path.read_text():
             if process.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(f"the operator did not start leading:\n{path.read_text()[-3000:]}")

@@ -1,14 +1,16 @@
-"""The operator: Kopf watches feeding a Scheduler, a Lease deciding who schedules.
+"""The operator: reflectors and Kopf watches feeding a Scheduler, a Lease deciding who schedules.
 
 Wiring, as the simulator wires its in-memory twin (``scheduler_core.simulator.run``): the
-default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`.
-Every replica runs the watches (pods, nodes, the custom resources, and the kinds plugins read,
-``resources.OBJECT_KINDS``, each handed to ``Scheduler.on_object_*``, which decides what is a
-cluster event, as upstream's ``eventhandlers.go``) and reconciles every profile, so its cache, queue and
-frameworks stay warm; only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a
-replica starts leading it first waits until its stores hold everything a fresh list of nodes,
-pods and custom resources holds (client-go's ``WaitForCacheSync``): scheduling on a partial
-cache would overcommit nodes whose pods it has not seen yet.
+default registry, upstream's default plugins, a :class:`~scheduler_operator.backend.KubeBackend`
+over one async HTTP layer (``scheduler_operator.transport``). Every replica runs the watches
+(pods, nodes and the kinds plugins read, ``resources.OBJECT_KINDS``, through the operator's own
+reflectors, ``scheduler_operator.reflector``; the custom resources through Kopf), each handed to
+``Scheduler.on_object_*``, which decides what is a cluster event, as upstream's
+``eventhandlers.go``, and reconciles every profile, so its cache, queue and frameworks stay warm;
+only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a replica
+starts leading it first waits until every store holds a consistent list (client-go's
+``WaitForCacheSync``), for as long as that takes: scheduling on a partial cache would overcommit
+nodes whose pods it has not seen yet. The I/O is described in docs/operator-io.md.
 
 The Lease is a fence (``docs/leader-election.md``): it is renewed on a thread of its own
 (``leader.LeaseKeeper``), every write request passes ``fence.Fence`` (refused once the renew
@@ -30,7 +32,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from http import HTTPStatus
 from typing import Any
 
 import kopf
@@ -50,32 +51,37 @@ from scheduler_operator.leader import KubeLeaseLock, LeaseKeeper
 from scheduler_operator.options import Options
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.reflector import Reflector, Resource
 from scheduler_operator.resources import (
     GROUP,
     OBJECT_KINDS,
-    OPTIONAL_LISTS,
     PLUGIN_CONFIG_KIND,
     PLUGIN_CONFIG_PLURAL,
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
 )
+from scheduler_operator.transport import Credentials, Transport, describe
 from scheduler_operator.writer import StatusWriter
 
 log = logging.getLogger(__name__)
 
-SYNC_TIMEOUT = 120.0
-LIST_PAGE = 500
-
-Lister = tuple[Store, Callable[..., Any], tuple[Any, ...], Callable[[Body], str]]  # store, list call, args, key
+CR_LIST_PAGE = 500
+SYNC_POLL = 0.1  # seconds between two looks at the custom-resource stores while syncing
 
 
 class Operator:
-    def __init__(self, options: Options, api_client: client.ApiClient | None = None) -> None:
+    def __init__(
+        self, options: Options, api_client: client.ApiClient | None = None, transport: Transport | None = None
+    ) -> None:
         self.options = options
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
-        self.api_client = api_client or kube.new_api_client(max_connections=self.lanes.max_in_flight + 4)
-        self.recorder = EventRecorder(self.api_client, self.lanes, instance=options.identity)
+        self.api_client = api_client or kube.new_api_client(max_connections=4)  # generated-client calls
+        self.transport = transport or Transport(
+            Credentials.load(), qps=options.qps, burst=options.burst,
+            max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
+        )  # fmt: skip
+        self.recorder = EventRecorder(self.transport, self.lanes, instance=options.identity)
         # The informer stores first: they hand events to the scheduler built below (read when
         # an event arrives, so after __init__), and the backend reads them.
         self.nodes = self._scheduler_store("Node", name_of)
@@ -83,8 +89,18 @@ class Operator:
             "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
         )
         self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
+        self.reflectors = [
+            Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes),
+            Reflector(self.transport, Resource("Pod", "", "v1", "pods"), self.pods),
+            *(
+                Reflector(
+                    self.transport, Resource(k.kind, k.group, k.version, k.plural, k.optional), self.objects[k.kind]
+                )
+                for k in OBJECT_KINDS
+            ),
+        ]
         self.backend = KubeBackend(
-            self.api_client, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
+            self.transport, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}
         )
         registry = default_registry()
         self.scheduler = Scheduler(
@@ -93,7 +109,7 @@ class Operator:
             default_multi_point=default_plugins(registry),
             home_namespace=options.home_namespace,
         )
-        self.writer = StatusWriter(self.api_client, self.recorder)
+        self.writer = StatusWriter(self.transport, self.recorder)
         self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
         reconciler = self.reconciler
         self.profiles = Store(
@@ -109,9 +125,11 @@ class Operator:
         # The fence: no write starts unless the lease is surely still ours (scheduler_operator.fence).
         self.fence = Fence(options.election.renew_deadline)
         self.fence.install(self.api_client)
+        self.transport.guard = self.fence.guard
         self.keeper = LeaseKeeper(self._lease_lock, options.identity, options.election, self.fence, self._lost)
         self.leading_since: float | None = None
         self.stopping = False
+        self.synced = False  # every store holds a consistent list (readiness)
 
     @property
     def is_leader(self) -> bool:
@@ -166,81 +184,72 @@ class Operator:
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
-    def _listers(self) -> list[Lister]:
-        core = client.CoreV1Api(self.api_client)
-        custom: Callable[..., Any] = client.CustomObjectsApi(self.api_client).list_cluster_custom_object
-        core_lists: dict[str, Callable[..., Any]] = {
-            "namespaces": core.list_namespace,
-            "services": core.list_service_for_all_namespaces,
-            "replicationcontrollers": core.list_replication_controller_for_all_namespaces,
-            "persistentvolumeclaims": core.list_persistent_volume_claim_for_all_namespaces,
-            "persistentvolumes": core.list_persistent_volume,
-        }
-        objects: list[Lister] = [
-            (self.objects[k.kind], core_lists[k.plural], (), namespaced_name_of)
-            if not k.group
-            else (self.objects[k.kind], custom, (k.group, k.version, k.plural), namespaced_name_of)
-            for k in OBJECT_KINDS
-        ]
+    def _custom_lists(self) -> list[tuple[Store, str]]:
+        """The stores Kopf's watches feed, and the collection each lists."""
+        prefix = f"/apis/{GROUP}/{VERSION}"
         return [
-            (self.nodes, core.list_node, (), name_of),
-            (self.pods, core.list_pod_for_all_namespaces, (), uid_of),
-            (self.profiles, custom, (GROUP, VERSION, PROFILE_PLURAL), namespaced_name_of),
-            (self.plugin_configs, custom, (GROUP, VERSION, PLUGIN_CONFIG_PLURAL), namespaced_name_of),
-            *objects,
+            (self.profiles, f"{prefix}/{PROFILE_PLURAL}"),
+            (self.plugin_configs, f"{prefix}/{PLUGIN_CONFIG_PLURAL}"),
         ]
 
-    async def _list(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> list[Body]:
+    async def _list(self, path: str) -> list[Body]:
         items: list[Body] = []
         token: str | None = None
         while True:
-            kwargs: dict[str, Any] = {"limit": LIST_PAGE}
+            params = {"limit": str(CR_LIST_PAGE)}
             if token:
-                kwargs["_continue"] = token
-            try:
-                page = await self.lanes.critical.call(kube.call_json, fn, *args, **kwargs)
-            except client.ApiException as error:
-                if error.status == HTTPStatus.NOT_FOUND and args in OPTIONAL_LISTS:
-                    return items  # e.g. no PodGroup CRD installed: nothing to read
-                raise
+                params["continue"] = token
+            page = await self.transport.request("GET", path, params=params)
             items.extend(page.get("items") or [])
             token = (page.get("metadata") or {}).get("continue")
             if not token:
                 return items
 
-    async def wait_synced(self, timeout: float = SYNC_TIMEOUT) -> None:
-        """Wait until every store holds what a fresh list holds (upstream WaitForCacheSync)."""
+    def sync_state(self) -> dict[str, dict[str, Any]]:
+        """Per watched kind: whether its first list is in (``synced``), and when (monotonic
+        seconds) it last listed and last heard an event; for readiness."""
+        return {
+            r.resource.kind: {"synced": r.synced, "last_list": r.last_list, "last_event": r.last_event}
+            for r in self.reflectors
+        }
+
+    async def wait_synced(self) -> None:
+        """Wait until every store holds a consistent list (upstream WaitForCacheSync): each
+        reflector's first list is in its store, and Kopf's custom-resource stores hold what a
+        fresh list holds. No timeout: scheduling on a partial cache would overcommit nodes whose
+        pods it has not seen yet; readiness says not-synced meanwhile."""
         started = time.monotonic()
-        listed = []
-        for store, fn, args, key in self._listers():
-            items = await self._list(fn, args)
-            listed.append((store, {key(item): uid_of(item) for item in items}))
+        listed = [(store, {namespaced_name_of(item): uid_of(item) for item in await self._list(path)})
+                  for store, path in self._custom_lists()]  # fmt: skip
+        waiting = ""
         while True:
-            counts = {store.kind: len(store.missing(keys)) for store, keys in listed}
-            missing = {kind: count for kind, count in counts.items() if count}
-            if not missing:
+            pending = [r.resource.kind for r in self.reflectors if not r.synced]
+            pending += [store.kind for store, keys in listed if store.missing(keys)]
+            if not pending:
                 break
-            if time.monotonic() - started > timeout:
-                log.warning("caches not synced after %.0f s (missing %s): scheduling anyway", timeout, missing)
-                break
-            await asyncio.sleep(0.1)
+            if ", ".join(pending) != waiting:
+                waiting = ", ".join(pending)
+                log.info("waiting for the caches of %s", waiting)
+            await asyncio.sleep(SYNC_POLL)
+        self.synced = True
         log.info(
-            "caches synced in %.2f s: %s",
-            time.monotonic() - started, ", ".join(f"{store.kind}={len(keys)}" for store, keys in listed),
+            "caches synced in %.2f s: %s", time.monotonic() - started,
+            ", ".join(f"{r.resource.kind}={len(r.store)}" for r in self.reflectors[:2]),
         )  # fmt: skip
 
     async def resync(self) -> None:
-        """Every resync period, drop what vanished while a watch was re-listed (Kopf does not say)."""
+        """Every resync period, drop custom resources that vanished while Kopf re-listed (Kopf
+        does not say). The reflectors' kinds need none: their re-list diffs."""
         while True:
             await asyncio.sleep(self.options.resync_period)
-            for store, fn, args, key in self._listers():
+            for store, path in self._custom_lists():
                 since = time.monotonic()
                 try:
-                    items = await self._list(fn, args)
+                    items = await self._list(path)
                 except Exception as error:
-                    log.warning("resync of %ss: %s", store.kind, error)
+                    log.warning("resync of %ss: %s", store.kind, describe(error))
                     continue
-                for body in store.resync({key(item) for item in items}, since):
+                for body in store.resync({namespaced_name_of(item) for item in items}, since):
                     log.warning("resync: %s %s was deleted unseen", store.kind, namespaced_name_of(body))
 
     # -- leading -------------------------------------------------------------------------------
@@ -256,7 +265,7 @@ class Operator:
                 await self.wait_synced()
                 break
             except Exception as error:
-                log.warning("cache sync failed (%s); retrying", error)
+                log.warning("cache sync failed (%s); retrying", describe(error))
                 await asyncio.sleep(self.options.election.retry_period)
         self.writer.lead(True)
         self.leading_since = time.monotonic()
@@ -283,9 +292,14 @@ class Operator:
             log.warning("%d writes in flight after %.0f s; releasing anyway", self.fence.in_flight, timeout)
         await loop.run_in_executor(None, functools.partial(self.keeper.stop, release=True, timeout=timeout))
 
-    def close(self) -> None:
+    def watch(self) -> list[asyncio.Future[None]]:
+        """Start every reflector (list, then watch, for ever)."""
+        return [asyncio.ensure_future(reflector.run()) for reflector in self.reflectors]
+
+    async def close(self) -> None:
         self.lanes.shutdown()
         self.writer.close()
+        await self.transport.close()
         self.api_client.close()  # type: ignore[no-untyped-call]
 
 
@@ -293,6 +307,7 @@ async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
     decoding.install_in_kopf()
     operator = Operator(options)
+    watches = operator.watch()
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
     try:
@@ -313,7 +328,8 @@ async def run(options: Options) -> None:
             liveness_endpoint=options.liveness or None,
         )
     finally:
-        resync.cancel()
-        await asyncio.gather(resync, return_exceptions=True)
+        for task in (resync, *watches):
+            task.cancel()
+        await asyncio.gather(resync, *watches, return_exceptions=True)
         await operator.step_down(leader)
-        operator.close()
+        await operator.close()

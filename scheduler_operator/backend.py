@@ -5,7 +5,7 @@ the API server in place of the in-memory store. Writes are not fed back by hand 
 watch (``scheduler_operator.informer``) brings them back, as upstream's informers do.
 
 * ``bind``: the pods/binding subresource with the pod's UID as precondition
-  (``kube.bind_pod``). A 409 Conflict whose pod is found bound under the same UID (another
+  (``binding``). A 409 Conflict whose pod is found bound under the same UID (another
   replica got there first during a failover, or a watch event is late) is not an error: the
   binding cycle ends as bound, the watch event moves the pod to where it really is, and no
   Scheduled event is posted for it. A 409 for a pod re-created under the same name, or a 404, is
@@ -23,16 +23,20 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
 * ``report_scheduled``: a Normal Scheduled event, "Successfully assigned ns/name to node".
 
-Every call runs on a bounded lane (``scheduler_operator.calls``): binding and preemption on the
-critical lane, reports on the report lane.
+Every call goes through the async HTTP layer (``scheduler_operator.transport``: timeouts,
+client-side QPS/burst, retries of 429, 5xx and lost connections) on a bounded lane
+(``scheduler_operator.calls``): binding and preemption on the critical lane, reports on the
+report lane. A write that finally fails is logged and counted (``Transport.failed_writes``); a
+failed bind, delete or nomination fails the cycle (the scheduler forgets the pod and requeues
+it, upstream ``handleBindingCycleError``), and a failed PodScheduled condition is written again
+at the pod's next failed attempt.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
@@ -45,6 +49,7 @@ from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
 from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
+from scheduler_operator.transport import Transport
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +82,10 @@ def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> di
 
 class KubeBackend:
     def __init__(
-        self, api_client: client.ApiClient, lanes: Lanes, recorder: EventRecorder, *, stores: Mapping[str, Store]
+        self, transport: Transport, lanes: Lanes, recorder: EventRecorder, *, stores: Mapping[str, Store]
     ) -> None:
         """``stores`` by kind: what ``objects(kind)`` reads ("Pod" and "Node" included)."""
-        self._api_client = api_client
-        self._core = client.CoreV1Api(api_client)
+        self._transport = transport
         self._lanes = lanes
         self.recorder = recorder
         self._pods: Store | None = stores.get("Pod")
@@ -89,7 +93,6 @@ class KubeBackend:
         self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
         self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep  # retry backoff (tests skip it)
         self.binds = 0
         self.bind_conflicts = 0
         self._binding_annotations: dict[str, dict[str, str]] = {}  # uid -> what its Binding carries
@@ -100,10 +103,10 @@ class KubeBackend:
         self._binding_annotations.pop(uid, None)
         self.recorder.spam.forget(uid)
 
-    def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
-        kube.call(
-            self._core.patch_namespaced_pod_status, pod.name, pod.namespace, body,
-            _content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH,
+    async def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
+        await self._transport.request(
+            "PATCH", _pod_path(pod.namespace, pod.name) + "/status", body=body,
+            content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH,
         )  # fmt: skip
 
     # -- Backend ---------------------------------------------------------------------------------
@@ -133,14 +136,26 @@ class KubeBackend:
             status["nominatedNodeName"] = nominated_node
         body = {"metadata": {"uid": pod.uid}, "status": status}  # uid: a precondition of the patch
 
-        def patch() -> None:
+        async def patch() -> None:
             try:
-                self._patch_status(pod, body)
+                await self._patch_status(pod, body)
             except client.ApiException as error:
-                if error.status not in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # gone, or re-created
-                    raise
+                if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # gone, or re-created
+                    return
+                self._failed_report(pod.uid, wanted)
+                raise
+            except Exception:
+                self._failed_report(pod.uid, wanted)
+                raise
 
-        self._lanes.report(f"PodScheduled condition of {pod.key}", patch)
+        if not self._lanes.report(f"PodScheduled condition of {pod.key}", patch):
+            self._failed_report(pod.uid, wanted)
+
+    def _failed_report(self, uid: str, wanted: tuple[str, str, str | None]) -> None:
+        """The condition did not land: counted, and written again at the pod's next failure."""
+        self._transport.count_failure("pod condition")
+        if self._reported.get(uid) == wanted:
+            del self._reported[uid]
 
     def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
         if pod.uid in self._conflicted:
@@ -156,22 +171,29 @@ class KubeBackend:
     # -- ClusterAPI ------------------------------------------------------------------------------
     async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
         annotations = self._binding_annotations.pop(pod.uid, None)
+        path = _pod_path(pod.namespace, pod.name)
         try:
-            bound = await self._lanes.critical.call(
-                kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name, annotations
+            # The answer is a metav1.Status, not a Binding (the generated client fails to read
+            # it): only the HTTP status matters. A retried POST whose first attempt landed
+            # answers 409, read below as bound.
+            await self._lanes.critical.run(
+                self._transport.request, "POST", path + "/binding", body=binding(pod, node_name, annotations)
             )
-            if bound:
-                self.binds += 1
-                log.info("bound %s uid=%s node=%s", pod.key, pod.uid, node_name)
-                return None
-            current = await self._lanes.critical.call(
-                kube.call_json, self._core.read_namespaced_pod, pod.name, pod.namespace
-            )
+            self.binds += 1
+            log.info("bound %s uid=%s node=%s", pod.key, pod.uid, node_name)
+            return None
         except client.ApiException as error:
             if error.status == HTTPStatus.NOT_FOUND:
                 return Status(Code.ERROR, f'pods "{pod.name}" not found')
-            return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason or ''}")
+            if error.status != HTTPStatus.CONFLICT:
+                self._transport.count_failure("bind")
+                return Status(Code.ERROR, f"binding {pod.key} to {node_name}: {api_message(error)}")
         except Exception as error:  # network and the like: the scheduler retries the pod
+            self._transport.count_failure("bind")
+            return Status.as_error(error)
+        try:
+            current = await self._lanes.critical.run(self._transport.request, "GET", path)
+        except Exception as error:
             return Status.as_error(error)
         meta, spec = current.get("metadata") or {}, current.get("spec") or {}
         if meta.get("uid") == pod.uid and spec.get("nodeName"):
@@ -187,17 +209,19 @@ class KubeBackend:
             "message": reason, "lastTransitionTime": rfc3339(self.now()),
         }  # fmt: skip
         patch = {"metadata": {"uid": pod.uid}, "status": {"conditions": [condition]}}
-        options = {"preconditions": {"uid": pod.uid}}
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
         try:
-            await self._lanes.critical.call(self._patch_status, pod, patch)
-            await self._lanes.critical.call(
-                kube.call, self._core.delete_namespaced_pod, pod.name, pod.namespace, body=options
+            await self._lanes.critical.run(self._patch_status, pod, patch)
+            await self._lanes.critical.run(
+                self._transport.request, "DELETE", _pod_path(pod.namespace, pod.name), body=options
             )
         except client.ApiException as error:
             if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):
                 return None  # gone already (or re-created: not the victim chosen)
+            self._transport.count_failure("preemption")
             return Status(Code.ERROR, f"preempting {pod.key}: HTTP {error.status} {error.reason or ''}")
         except Exception as error:
+            self._transport.count_failure("preemption")
             return Status.as_error(error)
         log.info("preempted %s uid=%s: %s", pod.key, pod.uid, reason)
         return None
@@ -205,12 +229,14 @@ class KubeBackend:
     async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
         body = {"metadata": {"uid": pod.uid}, "status": {"nominatedNodeName": node_name or None}}
         try:
-            await self._lanes.critical.call(self._patch_status, pod, body)
+            await self._lanes.critical.run(self._patch_status, pod, body)
         except client.ApiException as error:
             if error.status == HTTPStatus.NOT_FOUND:
                 return Status(Code.ERROR, f'pods "{pod.name}" not found')
+            self._transport.count_failure("nomination")
             return Status(Code.ERROR, f"nominating {pod.key}: HTTP {error.status} {error.reason or ''}")
         except Exception as error:
+            self._transport.count_failure("nomination")
             return Status.as_error(error)
         return None
 
@@ -223,7 +249,7 @@ class KubeBackend:
         bound_by = (metadata.get("annotations") or {}).get(ANN_BOUND_BY_CONTROLLER)
         if bound_by is not None:
             patch["metadata"]["annotations"] = {ANN_BOUND_BY_CONTROLLER: bound_by}
-        return await self._patch_storage(self._core.patch_persistent_volume, metadata.get("name"), patch)
+        return await self._patch_storage(f"/api/v1/persistentvolumes/{metadata.get('name')}", patch)
 
     async def patch_pvc_selected_node(
         self, pvc: Mapping[str, Any], node_name: str
@@ -236,38 +262,41 @@ class KubeBackend:
             }
         }
         namespace = metadata.get("namespace") or "default"
-        return await self._patch_storage(
-            self._core.patch_namespaced_persistent_volume_claim, metadata.get("name"), namespace, patch
-        )
+        path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{metadata.get('name')}"
+        return await self._patch_storage(path, patch)
 
-    async def _patch_storage(
-        self, method: Callable[..., Any], *args: Any
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error,
-        with a timeout per request and bounded retries (``kube.retry_delay``). A retry is safe:
-        each write carries its resourceVersion, so one that landed before its answer was lost
-        comes back as a 409 conflict, and PreBind fails and requeues the pod as on any conflict."""
-        for attempt in range(kube.ATTEMPTS):
-            try:
-                stored = await self._lanes.critical.call(
-                    kube.call_json,
-                    method,
-                    *args,
-                    _content_type=kube.CONTENT_MERGE_PATCH,
-                    _request_timeout=kube.REQUEST_TIMEOUT,
-                )
-            except Exception as error:
-                delay = kube.retry_delay(attempt, error)
-                if delay is None:
-                    # PreBind fails with the server's message; the pod is unreserved and retried.
-                    if isinstance(error, client.ApiException):
-                        return None, Status(Code.ERROR, api_message(error))
-                    return None, Status.as_error(error)
-                log.warning("storage write failed (%s); retrying in %.1f s", error, delay)
-                await self.sleep(delay)
-                continue
-            return stored, None
-        raise AssertionError("unreachable: the last attempt returns")
+    async def _patch_storage(self, path: str, patch: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """A merge patch of a PV or PVC: the stored object, or the error (the transport retries
+        429, 5xx and lost connections). A retry is safe: each write carries its resourceVersion,
+        so one that landed before its answer was lost comes back as a 409 conflict, and PreBind
+        fails and requeues the pod as on any conflict."""
+        try:
+            stored = await self._lanes.critical.run(
+                self._transport.request, "PATCH", path, body=patch, content_type=kube.CONTENT_MERGE_PATCH
+            )
+        except Exception as error:
+            # PreBind fails with the server's message; the pod is unreserved and retried.
+            if isinstance(error, client.ApiException):
+                return None, Status(Code.ERROR, api_message(error))
+            return None, Status.as_error(error)
+        return stored, None
+
+
+def _pod_path(namespace: str, name: str) -> str:
+    return f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+
+def binding(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> dict[str, Any]:
+    """The ``v1.Binding`` of ``pod`` to ``node_name``: the UID is a precondition, so a pod
+    deleted and re-created under the same name is never bound by mistake; ``annotations`` land
+    on the pod in the same write."""
+    metadata: dict[str, Any] = {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
+    return {
+        "apiVersion": "v1", "kind": "Binding", "metadata": metadata,
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
+    }  # fmt: skip
 
 
 def api_message(error: client.ApiException) -> str:

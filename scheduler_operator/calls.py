@@ -1,9 +1,11 @@
-"""Blocking API calls, run off the event loop with bounded concurrency.
+"""Bounded concurrency for API calls: how many of a kind may be in flight at once.
 
-The official ``kubernetes`` client is synchronous and has no client-side rate limiter (client-go
-has QPS/burst). Every call therefore goes through a :class:`Lane`: a thread pool of ``limit``
-workers behind a semaphore of the same size, so at most ``limit`` requests of the lane are in
-flight and the event loop (watch events, scheduling cycles) never waits on the network.
+The operator's writes are coroutines over the async HTTP layer (``scheduler_operator.transport``,
+which also applies the client-side QPS/burst); a :class:`Lane` bounds how many of them run at
+once (:meth:`Lane.run`, a semaphore). Blocking calls of the official ``kubernetes`` client
+(the Lease, ``scheduler_operator.leader``) run on the lane's thread pool instead
+(:meth:`Lane.call`), so the event loop (watch events, scheduling cycles) never waits on the
+network.
 
 The operator uses two lanes so that reports cannot starve binding: ``critical`` (bind, preemption,
 nomination) and ``reports`` (events, pod conditions, custom-resource status), 16 in flight each
@@ -17,7 +19,7 @@ import asyncio
 import contextvars
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import ParamSpec, TypeVar
 
@@ -51,6 +53,11 @@ class Lane:
         finally:
             self._semaphore.release()
 
+    async def run(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        """Await ``fn(*args, **kwargs)`` once fewer than ``limit`` runs of the lane are in flight."""
+        async with self._semaphore:
+            return await fn(*args, **kwargs)
+
     def shutdown(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -71,7 +78,7 @@ class Lanes:
     def max_in_flight(self) -> int:
         return self.critical.limit + self.reports.limit
 
-    def report(self, what: str, fn: Callable[[], None]) -> bool:
+    def report(self, what: str, fn: Callable[[], Awaitable[None]]) -> bool:
         """Run ``fn`` on the report lane in the background; False if dropped under pressure."""
         if len(self._tasks) >= self.reports.limit + (self.reports.backlog or 0):
             self.reports.dropped += 1
@@ -83,9 +90,9 @@ class Lanes:
         task.add_done_callback(self._tasks.discard)
         return True
 
-    async def _report(self, what: str, fn: Callable[[], None]) -> None:
+    async def _report(self, what: str, fn: Callable[[], Awaitable[None]]) -> None:
         try:
-            await self.reports.call(fn)
+            await self.reports.run(fn)
         except Exception as exc:  # a lost report must never take the operator down
             log.warning("%s failed: %s", what, _short(exc))
 

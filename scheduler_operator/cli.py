@@ -23,7 +23,15 @@ from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator import explain_cmd, import_cmd, whatif_cmd
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
-from scheduler_operator.options import DEFAULT_LIVENESS, ElectionConfig, Options, WebhookOptions, default_identity
+from scheduler_operator.options import (
+    DEFAULT_BURST,
+    DEFAULT_LIVENESS,
+    DEFAULT_QPS,
+    ElectionConfig,
+    Options,
+    WebhookOptions,
+    default_identity,
+)
 from scheduler_operator.output import emit, warn
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
@@ -119,6 +127,15 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--max-in-flight", type=int, default=DEFAULT_CRITICAL_LIMIT, metavar="N",
         help=f"API requests in flight for binding, and again for reports ({DEFAULT_CRITICAL_LIMIT})",
+    )  # fmt: skip
+    run.add_argument(
+        "--kube-api-qps", type=float, default=DEFAULT_QPS, metavar="QPS",
+        help=f"client-side requests per second to the API server, as kube-scheduler's clientConnection.qps "
+        f"({DEFAULT_QPS:g}; 0 or less: no limit)",
+    )  # fmt: skip
+    run.add_argument(
+        "--kube-api-burst", type=int, default=DEFAULT_BURST, metavar="N",
+        help=f"requests allowed at once above the QPS, as clientConnection.burst ({DEFAULT_BURST})",
     )  # fmt: skip
     hook = run.add_argument_group("admission webhook (off unless --webhook-port is given)")
     hook.add_argument("--webhook-port", type=int, default=None, metavar="PORT", help="serve the webhook on this port")
@@ -224,6 +241,8 @@ def _run(args: argparse.Namespace) -> int:
         election=election,
         critical_limit=args.max_in_flight,
         reports_limit=args.max_in_flight,
+        qps=args.kube_api_qps,
+        burst=args.kube_api_burst,
     )
     asyncio.run(app.run(options))
     return EXIT_OK

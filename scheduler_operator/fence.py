@@ -14,9 +14,10 @@ renewal loop gives up (``cmd/kube-scheduler/app/server.go``, ``OnStoppedLeading`
 ``klog.FlushAndExit``). We do both (see ``docs/leader-election.md``): the fence covers the
 moments between the deadline and the exit, and a loop that stalled past the deadline.
 
-:meth:`Fence.install` puts the check in front of every mutating request of one
-``kubernetes.client.ApiClient`` (its ``rest_client.request``), so the backend, the status
-writer and the event recorder need no change; reads (lists, watches, gets) are not fenced.
+:meth:`Fence.guard` goes around every request the operator's HTTP layer is about to send
+(``transport.Transport.guard``: binds, evictions, condition patches, events, statuses, each
+retry attempt on its own), and :meth:`Fence.install` puts it in front of one
+``kubernetes.client.ApiClient``'s requests; reads (lists, watches, gets) are not fenced.
 :meth:`Fence.wait_idle` is what shutdown waits on before handing the lease over: writes in
 flight have finished (or failed) and none can start.
 """
@@ -28,7 +29,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -88,15 +89,19 @@ class Fence:
         with self._changed:
             return self._changed.wait_for(lambda: self._in_flight == 0, timeout=timeout)
 
+    def guard(self, method: str, url: str) -> AbstractContextManager[None]:
+        """Around one request about to be sent: :meth:`write` for a write, nothing for a read."""
+        if method.upper() in READS:
+            return nullcontext()
+        return self.write(f"{method} {urlsplit(url).path}")
+
     def install(self, api_client: Any) -> None:
         """Fence every mutating request ``api_client`` sends (``kubernetes.client.ApiClient``)."""
         rest = api_client.rest_client
         send: Callable[..., Any] = rest.request
 
         def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            if method.upper() in READS:
-                return send(method, url, *args, **kwargs)
-            with self.write(f"{method} {urlsplit(url).path}"):
+            with self.guard(method, url):
                 return send(method, url, *args, **kwargs)
 
         rest.request = request

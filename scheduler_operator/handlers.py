@@ -1,6 +1,8 @@
 """The Kopf handlers: thin, each hands a watch event to a store (``scheduler_operator.informer``).
 
-Only ``@kopf.on.event`` handlers, for every kind: Kopf writes nothing on the objects (no
+Kopf watches the custom resources only (SchedulerProfile, PluginConfig); pods, nodes and the
+kinds plugins read go through the operator's own reflectors (``scheduler_operator.reflector``,
+decision record in docs/architecture.md). Only ``@kopf.on.event`` handlers: Kopf writes nothing on the objects (no
 finalizers, no last-handled annotations, no progress in status), so the operator needs no
 write access to pods or nodes beyond what scheduling itself does, and deleting a profile is
 never blocked. Creation, update, resume after a restart (Kopf lists every object first) and
@@ -18,17 +20,14 @@ from typing import Any, Protocol
 import kopf
 
 from scheduler_operator.informer import Store
-from scheduler_operator.resources import GROUP, OBJECT_KINDS, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION, ObjectKind
+from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 
 log = logging.getLogger(__name__)
 
 
 class Stores(Protocol):
-    pods: Store
-    nodes: Store
     profiles: Store
     plugin_configs: Store
-    objects: dict[str, Store]  # by kind: what plugins read (resources.OBJECT_KINDS)
 
     @property
     def is_leader(self) -> bool: ...
@@ -50,14 +49,6 @@ def build_registry(stores: Stores) -> kopf.OperatorRegistry:
         """In-cluster service account, else ``KUBECONFIG``: as the kubernetes client does."""
         return kopf.login_via_client(**kwargs)
 
-    @kopf.on.event("v1", "nodes", registry=registry)
-    async def node_event(**kwargs: Any) -> None:
-        _feed(stores.nodes, kwargs["event"])
-
-    @kopf.on.event("v1", "pods", registry=registry)
-    async def pod_event(**kwargs: Any) -> None:
-        _feed(stores.pods, kwargs["event"])
-
     @kopf.on.event(GROUP, VERSION, PROFILE_PLURAL, registry=registry)
     async def profile_event(**kwargs: Any) -> None:
         _feed(stores.profiles, kwargs["event"])
@@ -66,17 +57,8 @@ def build_registry(stores: Stores) -> kopf.OperatorRegistry:
     async def plugin_config_event(**kwargs: Any) -> None:
         _feed(stores.plugin_configs, kwargs["event"])
 
-    for kind in OBJECT_KINDS:
-        _watch(registry, kind, stores.objects[kind.kind])
-
     @kopf.on.probe(id="leader", registry=registry)
     def leader(**_: Any) -> bool:
         return stores.is_leader
 
     return registry
-
-
-def _watch(registry: kopf.OperatorRegistry, kind: ObjectKind, store: Store) -> None:
-    @kopf.on.event(group=kind.group, version=kind.version, plural=kind.plural, id=kind.kind, registry=registry)
-    async def object_event(**kwargs: Any) -> None:
-        _feed(store, kwargs["event"])

@@ -1,6 +1,7 @@
-"""Watch events in, add/update/delete calls out: the informer between Kopf and the scheduler.
+"""Watch events in, add/update/delete calls out: the informer between the watches and the scheduler.
 
-Kopf hands each watch event to a handler with the object's new body only; the scheduler's
+A watch event carries the object's new body only (Kopf's handlers, and the operator's own
+reflectors, ``scheduler_operator.reflector``); the scheduler's
 entry points (``on_pod_update(old, new)``...) want the previous one too, so a :class:`Store`
 keeps the last body seen per object, as client-go's informer store does, and turns events into
 calls:
@@ -14,14 +15,16 @@ re-created under the same key, Kopf's per-object workers may deliver the new obj
 before the old one's DELETED: the store then treats ADDED as an update from the old body, and
 ignores the DELETED whose uid no longer matches.
 
-Kopf re-lists after a watch expires (410 Gone) without announcing what vanished meanwhile;
-:meth:`Store.resync` compares the store with a fresh list and deletes the objects gone.
+A list replaces the store's content (:meth:`Store.replace`, the reflector's list and its
+re-list after 410 Gone): what the list lacks is deleted. Kopf re-lists after a watch expires
+without announcing what vanished meanwhile; for the kinds it watches, :meth:`Store.resync`
+compares the store with a fresh list and deletes the objects gone.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 Body = Mapping[str, Any]
@@ -89,6 +92,34 @@ class Store:
             self._on_add(body)
         elif _resource_version(old) != _resource_version(body) or _resource_version(body) is None:
             self._on_update(old, body)
+
+    def replace(
+        self, bodies: Iterable[Body], *, on_error: Callable[[str | None, Body], None] | None = None
+    ) -> list[Body]:
+        """A complete list: add or update every listed object, delete every other; return the
+        deleted. ``on_error(event_type, body)`` is told of an object whose handling raised (the
+        others go on); without it the error propagates."""
+        listed: set[str] = set()
+        for body in bodies:
+            listed.add(self._key(body))
+            try:
+                self.handle(None, body)
+            except Exception:
+                if on_error is None:
+                    raise
+                on_error(None, body)
+        deleted = []
+        for key in [k for k in self._bodies if k not in listed]:
+            body = self._bodies.pop(key)
+            self._seen.pop(key, None)
+            deleted.append(body)
+            try:
+                self._on_delete(body)
+            except Exception:
+                if on_error is None:
+                    raise
+                on_error(DELETED, body)
+        return deleted
 
     def resync(self, listed_keys: Collection[str], listed_since: float) -> list[Body]:
         """Delete what a list started at ``listed_since`` no longer holds; return what was deleted.

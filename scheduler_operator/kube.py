@@ -5,8 +5,9 @@
 server and then fails to deserialise the reply. Asking for the raw response
 (``_preload_content=False``) and reading the HTTP status ourselves avoids that.
 
-``retry_delay`` is the retry policy of the calls added for volume binding, ``explain`` and
-``extender serve`` (the operator's older calls do not use it yet): a timeout on every request
+``retry_delay`` is the one retry policy: of the operator's async HTTP layer
+(``scheduler_operator.transport``: every watch, list and write of the operator), and of the
+blocking calls of ``explain`` and ``extender serve`` (:func:`retrying`): a timeout on every request
 (:data:`REQUEST_TIMEOUT`), and a 429, a 5xx or a lost connection retried after 0.5, 1, 2 s
 (or the server's Retry-After, up to 5 s), :data:`ATTEMPTS` attempts in all; any other answer
 is final.
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from typing import Any, cast
 
+import aiohttp
 import urllib3
 from kubernetes import client
 
@@ -30,6 +32,8 @@ log = logging.getLogger(__name__)
 REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds
 ATTEMPTS = 4
 MAX_RETRY_AFTER = 5.0
+# A lost or broken connection, from either client (OSError covers timeouts and resets).
+CONNECTION_ERRORS = (urllib3.exceptions.HTTPError, OSError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
 
 
 def retry_delay(attempt: int, error: Exception) -> float | None:
@@ -43,7 +47,7 @@ def retry_delay(attempt: int, error: Exception) -> float | None:
         after = (error.headers or {}).get("Retry-After")
         if after is not None and str(after).isdigit():
             return min(float(after), MAX_RETRY_AFTER)
-    elif not isinstance(error, (urllib3.exceptions.HTTPError, OSError)):
+    elif not isinstance(error, CONNECTION_ERRORS):
         return None
     return 0.5 * float(2**attempt)
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT, DEFAULT_REPORTS_LIMIT
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
+DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection: pkg/scheduler/apis/config/v1/defaults.go (v1.36.3)
+DEFAULT_BURST = 100
+
 JITTER_FACTOR = 1.2  # upstream leaderelection JitterFactor
 DEFAULT_LIVENESS = "http://0.0.0.0:8080/healthz"
 DEFAULT_HOME_NAMESPACE = "crd-scheduler"
@@ -63,4 +66,6 @@ class Options:
     critical_limit: int = DEFAULT_CRITICAL_LIMIT
     reports_limit: int = DEFAULT_REPORTS_LIMIT
     resync_period: float = RESYNC_PERIOD
+    qps: float = DEFAULT_QPS  # clientConnection.qps (scheduler_operator.transport)
+    burst: int = DEFAULT_BURST
     webhook: WebhookOptions | None = None

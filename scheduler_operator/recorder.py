@@ -20,15 +20,14 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from kubernetes import client
-
-from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.resources import COMPONENT
+from scheduler_operator.transport import Transport
 
 MAX_NOTE_LENGTH = 1024  # upstream validation of events.k8s.io/v1 note
 DEFAULT_REPEAT_AFTER = 60.0
 MAX_TRACKED_OBJECTS = 20_000
+EVENTS_PATH = "/apis/events.k8s.io/v1"
 NORMAL = "Normal"
 WARNING = "Warning"
 
@@ -104,14 +103,14 @@ class SpamFilter:
 class EventRecorder:
     def __init__(
         self,
-        api_client: client.ApiClient,
+        transport: Transport,
         lanes: Lanes,
         *,
         instance: str,
         spam: SpamFilter | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self._events = client.EventsV1Api(api_client)
+        self._transport = transport
         self._lanes = lanes
         self.instance = instance
         self.spam = spam or SpamFilter()
@@ -129,8 +128,12 @@ class EventRecorder:
         )  # fmt: skip
         namespace = body["metadata"]["namespace"]
 
-        def post() -> None:
-            kube.call(self._events.create_namespaced_event, namespace, body)
+        async def post() -> None:
+            try:
+                await self._transport.request("POST", f"{EVENTS_PATH}/namespaces/{namespace}/events", body=body)
+            except Exception:
+                self._transport.count_failure("event")
+                raise  # logged by the report lane
             self.posted += 1
 
         return self._lanes.report(f"event {reason} for {body['regarding'].get('name')}", post)

@@ -59,5 +59,3 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
     ObjectKind("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
 )
 
-# Lists of these answer 404 while the API is not served: the store is then empty.
-OPTIONAL_LISTS = frozenset((k.group, k.version, k.plural) for k in OBJECT_KINDS if k.optional)

@@ -6,13 +6,19 @@ writer keeps the desired status of each object; the leader writes the ones that 
 what the object carries (a JSON merge patch of the ``/status`` subresource with the object's
 UID as precondition), at once when it leads and on every change after. Events about profiles
 (Reloaded, InvalidProfile) are posted by the leader only, when the change happens.
+
+Writes go through the async HTTP layer (``scheduler_operator.transport``: timeouts, QPS, retries
+on 429, 5xx and lost connections). A write that still fails is logged, counted
+(``Transport.failed_writes["status"]``) and tried again :data:`RETRY_LATER` seconds later, as
+long as this replica leads and the status is still wanted: an invalid generation never keeps
+showing ``Valid=True`` because one write failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
@@ -24,17 +30,19 @@ from scheduler_operator.calls import Lane
 from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import GROUP, VERSION
 from scheduler_operator.status import merge_patch, needs_write
+from scheduler_operator.transport import Transport, describe
 
 log = logging.getLogger(__name__)
 
 ObjectKey = tuple[str, str, str]  # plural, namespace, name
 ACTION_RELOAD = "Reload"
-STATUS_LANE_LIMIT = 1  # one writer thread: writes of an object land in the order made
+STATUS_LANE_LIMIT = 1  # one write at a time: writes of an object land in the order made
+RETRY_LATER = 10.0  # seconds before a failed status write is tried again
 
 
 class StatusWriter:
-    def __init__(self, api_client: client.ApiClient, recorder: EventRecorder) -> None:
-        self._custom = client.CustomObjectsApi(api_client)
+    def __init__(self, transport: Transport, recorder: EventRecorder) -> None:
+        self._transport = transport
         self._lane = Lane("status", STATUS_LANE_LIMIT)
         self._recorder = recorder
         self.leading = False
@@ -92,25 +100,33 @@ class StatusWriter:
         plural, namespace, name = key
         body = {"metadata": {"uid": uid}, "status": merge_patch(current, desired)}
 
-        def patch() -> None:
+        path = f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{plural}/{name}/status"
+
+        async def patch() -> None:
             try:
-                kube.call(
-                    self._custom.patch_namespaced_custom_object_status, GROUP, VERSION, namespace, plural, name, body,
-                    _content_type=kube.CONTENT_MERGE_PATCH,
-                )  # fmt: skip
+                await self._transport.request("PATCH", path, body=body, content_type=kube.CONTENT_MERGE_PATCH)
                 self.writes += 1
-            except client.ApiException as error:
-                if error.status not in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # deleted, or re-created
-                    log.warning("status of %s %s/%s: HTTP %s %s", plural, namespace, name, error.status, error.reason)
+            except Exception as error:
                 if self._written.get(key) is desired:
                     self._written.pop(key, None)
+                gone = (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT)
+                if isinstance(error, client.ApiException) and error.status in gone:
+                    return  # deleted, or re-created: its own events bring the new state
+                self._transport.count_failure("status")
+                log.warning("status of %s %s/%s failed (%s); trying again in %.0f s",
+                            plural, namespace, name, describe(error), RETRY_LATER)  # fmt: skip
+                asyncio.get_running_loop().call_later(RETRY_LATER, self._retry, key)
 
         self._lane_task(patch)
 
-    def _lane_task(self, fn: Callable[[], None]) -> None:
+    def _retry(self, key: ObjectKey) -> None:
+        if self.leading and key in self._desired:
+            self._write(key)
+
+    def _lane_task(self, fn: Callable[[], Awaitable[None]]) -> None:
         async def run() -> None:
             try:
-                await self._lane.call(fn)
+                await self._lane.run(fn)
             except Exception as error:
                 log.warning("status write failed: %s", error)
 

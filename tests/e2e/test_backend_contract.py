@@ -27,6 +27,7 @@ from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.transport import Credentials, Transport
 from tests.wrappers import make_pod
 
 
@@ -55,11 +56,14 @@ def _in_memory(namespace: str) -> Twin:
     )  # fmt: skip
 
 
-def _kube(api: client.ApiClient, namespace: str, request: pytest.FixtureRequest) -> tuple[Twin, Lanes]:
+def _kube(
+    api: client.ApiClient, namespace: str, request: pytest.FixtureRequest
+) -> tuple[Twin, Lanes, Transport]:
     core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
     lanes = Lanes()
-    recorder = EventRecorder(api, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}")
-    backend = KubeBackend(api, lanes, recorder, stores={})
+    transport = Transport(Credentials.of(api.configuration))
+    recorder = EventRecorder(transport, lanes, instance=f"contract-{uuid.uuid4().hex[:6]}")
+    backend = KubeBackend(transport, lanes, recorder, stores={})
 
     def create(manifest: dict[str, Any]) -> PodInfo:
         body = {**manifest, "metadata": {k: v for k, v in manifest["metadata"].items() if k != "uid"}}
@@ -90,7 +94,7 @@ def _kube(api: client.ApiClient, namespace: str, request: pytest.FixtureRequest)
         result: dict[str, Any] = api.sanitize_for_serialization(created)  # type: ignore[no-untyped-call]
         return result
 
-    return Twin(backend.api, namespace, create, stored, create_storage), lanes
+    return Twin(backend.api, namespace, create, stored, create_storage), lanes, transport
 
 
 @pytest.fixture(params=["in-memory", "kube-apiserver"])
@@ -100,12 +104,13 @@ async def twin(request: pytest.FixtureRequest) -> AsyncIterator[Twin]:
         return
     api: client.ApiClient = request.getfixturevalue("api")
     namespace: str = request.getfixturevalue("namespace")
-    backend, lanes = _kube(api, namespace, request)
+    backend, lanes, transport = _kube(api, namespace, request)
     try:
         yield backend
     finally:
-        lanes.critical.shutdown()
-        lanes.reports.shutdown()
+        await lanes.drain()
+        lanes.shutdown()
+        await transport.close()
 
 
 def _pod(twin: Twin, name: str) -> PodInfo:

@@ -60,11 +60,11 @@ async def test_a_lane_keeps_at_most_its_limit_in_flight() -> None:
 
 async def test_reports_past_the_backlog_are_dropped() -> None:
     lanes = Lanes(critical=1, reports=1, reports_backlog=2)
-    release = threading.Event()
+    release = asyncio.Event()
     done: list[int] = []
 
-    def report(i: int) -> None:
-        release.wait(5)
+    async def report(i: int) -> None:
+        await release.wait()
         done.append(i)
 
     accepted = [lanes.report(f"r{i}", lambda i=i: report(i)) for i in range(5)]  # type: ignore[misc]

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
@@ -20,6 +19,7 @@ from scheduler_operator.calls import Lanes
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
+from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.writer import StatusWriter
 from tests import builders
 
@@ -56,10 +56,10 @@ def reconciler() -> Iterator[Reconciler]:
     scheduler = Scheduler(
         InMemoryCluster(), registry=registry, default_multi_point=default_plugins(registry), home_namespace=HOME
     )
-    with client.ApiClient(client.Configuration()) as api:  # never called: the writer is not leading
-        writer = StatusWriter(api, EventRecorder(api, Lanes(), instance="test"))
-        yield Reconciler(scheduler, registry, writer, home_namespace=HOME)
-        writer.close()
+    transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called: not leading
+    writer = StatusWriter(transport, EventRecorder(transport, Lanes(), instance="test"))
+    yield Reconciler(scheduler, registry, writer, home_namespace=HOME)
+    writer.close()
 
 
 def status(reconciler: Reconciler, namespace: str, name: str, plural: str = PROFILE_PLURAL) -> dict[str, Any]:

@@ -1,0 +1,220 @@
+"""List, then watch, one kind into a :class:`~scheduler_operator.informer.Store`: client-go's Reflector.
+
+Upstream: ``staging/src/k8s.io/client-go/tools/cache/reflector.go`` (``ListAndWatch``). For
+every kind the scheduler reads (pods, nodes and ``resources.OBJECT_KINDS``) the operator runs
+one :class:`Reflector` on its event loop over the shared ``transport.Transport``, instead of
+Kopf's per-object workers: one JSON decode, one small view (``scheduler_operator.views``) and
+one store call per event, in the order the server sent them.
+
+1. **List** in pages of ``page_size`` (``limit``/``continue``); the list's resourceVersion is
+   where the watch starts. The listed objects replace the store's content
+   (:meth:`Store.replace`): new ones are added, changed ones updated, and objects the store
+   holds that the list does not are **deleted**: a deletion missed while no watch ran (a pod
+   deleted during a gap, an assumed pod included) is delivered as a delete.
+2. **Watch** from that resourceVersion with ``allowWatchBookmarks=true`` and a server-side
+   ``timeoutSeconds``; every event (bookmarks included) moves the resourceVersion forward, and
+   when the server ends the watch, the next one resumes from there without listing again.
+   A read that waits longer than ``timeoutSeconds`` + :data:`IDLE_MARGIN` (the server would
+   have ended it) means a dead connection: the watch is dropped and resumed.
+3. **410 Gone** (an HTTP 410 answer, or an ``ERROR`` event with code 410: the resourceVersion
+   was compacted away) → list again (1), which diffs against the store.
+
+Any other failure (connection lost, 5xx) retries the watch from the last resourceVersion after
+a backoff (0.8 s doubling to 30 s, as client-go's backoff manager), and a failed list is
+retried the same way. An ``optional`` kind the server does not serve (404: a CRD not
+installed) is empty and counts as synced; it is listed again after the longest backoff.
+
+:attr:`synced` turns true once the first list is in the store (client-go's ``HasSynced``) and
+stays true; :attr:`last_list` and :attr:`last_event` (monotonic seconds) say how fresh the store
+is, for readiness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from kubernetes import client
+
+from scheduler_operator import decoding
+from scheduler_operator.informer import Store
+from scheduler_operator.transport import Transport, describe
+from scheduler_operator.views import Body, view_of
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 500  # client-go's pager default (tools/pager/pager.go defaultPageSize)
+WATCH_TIMEOUT = 60  # seconds the server keeps a watch open (timeoutSeconds)
+IDLE_MARGIN = 15.0  # seconds past WATCH_TIMEOUT without a byte: the connection is dead
+MIN_BACKOFF = 0.8  # client-go reflector: NewExponentialBackoffManager(800ms, 30s, ...)
+MAX_BACKOFF = 30.0
+READ_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A watched kind: its name in the stores and its collection path (all namespaces)."""
+
+    kind: str
+    group: str
+    version: str
+    plural: str
+    optional: bool = False
+
+    @property
+    def path(self) -> str:
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.plural}"
+
+
+class Gone(Exception):
+    """The watch's resourceVersion is too old (410): list again."""
+
+
+class Reflector:
+    def __init__(
+        self,
+        transport: Transport,
+        resource: Resource,
+        store: Store,
+        *,
+        page_size: int = PAGE_SIZE,
+        watch_timeout: int = WATCH_TIMEOUT,
+        view: Callable[[Body], Body] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.transport = transport
+        self.resource = resource
+        self.store = store
+        self.page_size = page_size
+        self.watch_timeout = watch_timeout
+        self.view = view or view_of(resource.kind)
+        self._clock = clock
+        self._sleep = sleep
+        self.resource_version: str | None = None
+        self.synced = False
+        self.last_list: float | None = None
+        self.last_event: float | None = None
+        self.lists = 0
+        self.gone = 0  # 410s seen
+
+    # -- list --------------------------------------------------------------------------------
+    async def list_objects(self) -> None:
+        """List every page, replace the store's content with it, remember its resourceVersion."""
+        items: list[Body] = []
+        token: str | None = None
+        while True:
+            params = {"limit": str(self.page_size)}
+            if token:
+                params["continue"] = token
+            try:
+                page = await self.transport.request("GET", self.resource.path, params=params)
+            except client.ApiException as error:
+                if error.status == HTTPStatus.GONE:
+                    raise Gone(f"continue token of {self.resource.kind} list expired") from error
+                if error.status == HTTPStatus.NOT_FOUND and self.resource.optional:
+                    page = {"items": [], "metadata": {}}  # not served: empty, listed again later
+                else:
+                    raise
+            for item in page.get("items") or ():
+                items.append(self.view(item))
+            meta = page.get("metadata") or {}
+            token = meta.get("continue")
+            if not token:
+                self._replace(items)
+                self.resource_version = meta.get("resourceVersion") or None
+                self.lists += 1
+                self.last_list = self._clock()
+                self.synced = True
+                return
+
+    def _replace(self, items: list[Body]) -> None:
+        for body in self.store.replace(items, on_error=self._failed):
+            meta = body.get("metadata") or {}
+            log.info("%s %s/%s was deleted unseen", self.resource.kind, meta.get("namespace") or "", meta.get("name"))
+
+    def _failed(self, event_type: str | None, body: Mapping[str, Any]) -> None:
+        meta = body.get("metadata") or {}
+        log.exception("%s %s event for %s/%s failed", self.resource.kind, event_type or "list",
+                      meta.get("namespace") or "", meta.get("name"))  # fmt: skip
+
+    # -- watch -------------------------------------------------------------------------------
+    async def watch(self) -> None:
+        """One watch from :attr:`resource_version` until the server ends it; raises ``Gone``."""
+        params = {
+            "watch": "1",
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(self.watch_timeout),
+        }
+        if self.resource_version:
+            params["resourceVersion"] = self.resource_version
+        idle = self.watch_timeout + IDLE_MARGIN
+        try:
+            async with self.transport.stream(self.resource.path, params, idle_timeout=idle) as content:
+                buffer = b""
+                while True:
+                    chunk = await content.readany()
+                    if not chunk:
+                        return  # the server ended the watch (timeoutSeconds)
+                    buffer += chunk
+                    if b"\n" not in chunk:
+                        continue
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        if line.strip():
+                            self.event(decoding.loads(line))
+        except client.ApiException as error:
+            if error.status == HTTPStatus.GONE:
+                raise Gone(f"{self.resource.kind} watch: {error.reason}") from error
+            raise
+
+    def event(self, event: dict[str, Any]) -> None:
+        """One watch event into the store (``ERROR`` 410 raises ``Gone``)."""
+        kind = event.get("type")
+        body = event.get("object") or {}
+        if kind == "ERROR":
+            code = body.get("code")
+            if code == HTTPStatus.GONE:
+                raise Gone(f"{self.resource.kind} watch: {body.get('message')}")
+            raise client.ApiException(status=code, reason=str(body.get("message") or body.get("reason") or ""))
+        self.last_event = self._clock()
+        rv = (body.get("metadata") or {}).get("resourceVersion")
+        if kind != "BOOKMARK":
+            try:
+                self.store.handle(kind, self.view(body))
+            except Exception:  # one bad object must not stop the stream of the others
+                self._failed(kind, body)
+        if rv:
+            self.resource_version = str(rv)
+
+    # -- the loop ----------------------------------------------------------------------------
+    async def run(self) -> None:
+        """List and watch for ever (cancel to stop)."""
+        backoff = MIN_BACKOFF
+        while True:
+            try:
+                if self.resource_version is None:
+                    await self.list_objects()
+                    if self.resource_version is None:  # not served (optional kind): look again later
+                        await self._sleep(MAX_BACKOFF)
+                        continue
+                await self.watch()
+                backoff = MIN_BACKOFF
+            except Gone as gone:
+                self.gone += 1
+                log.info("%s; listing again", gone)
+                self.resource_version = None
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.warning(
+                    "%s list/watch failed (%s); retrying in %.1f s", self.resource.kind, describe(error), backoff
+                )
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, MAX_BACKOFF)

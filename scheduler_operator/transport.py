@@ -1,0 +1,281 @@
+"""One async HTTP layer for the operator's traffic to the API server: watches, lists and writes.
+
+The official ``kubernetes`` client is synchronous, decodes into models, has no client-side
+rate limiter and no timeouts unless every call passes one. The operator's hot path (the pod and
+node watches, ``scheduler_operator.reflector``; binds, pod condition patches, preemption,
+events and custom-resource status, ``backend``, ``recorder``, ``writer``) goes through one
+:class:`Transport` instead: one ``aiohttp`` session on the event loop, with
+
+* the credentials Kubernetes clients use (in-cluster service account, else ``KUBECONFIG``),
+  read through the kubernetes client's own loaders so that token refresh and client
+  certificates behave as they do there;
+* a timeout on every request (``kube.REQUEST_TIMEOUT``: connect, then read) and TCP keepalive
+  on every connection, so a silently dead peer is noticed by the kernel as well as by the read
+  timeout; watches get a server-side ``timeoutSeconds`` and a client-side idle timeout;
+* client-side QPS and burst (:class:`TokenBucket`), kube-scheduler's ``clientConnection``
+  (defaults 50 and 100: ``pkg/scheduler/apis/config/v1/defaults.go`` of v1.36.3), taken
+  before each request is sent, as client-go's rate limiter;
+* retries with backoff on 429 (``Retry-After`` honoured), 5xx and connection errors, with
+  ``kube.retry_delay``'s policy. An answer that stays an error raises
+  ``kubernetes.client.ApiException`` carrying the status, reason, body and headers, so callers
+  read it as they read the generated client's errors.
+
+The Lease (``leader.py``) keeps its own thread lane on the kubernetes client: renewals never
+queue behind scheduling's writes or the rate limiter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+import aiohttp
+from kubernetes import client
+
+from scheduler_operator import decoding, kube
+from scheduler_operator.options import DEFAULT_BURST, DEFAULT_QPS
+
+log = logging.getLogger(__name__)
+
+CONTENT_JSON = "application/json"
+KEEPALIVE_IDLE = 30  # seconds before the first TCP keepalive probe
+KEEPALIVE_INTERVAL = 10
+KEEPALIVE_COUNT = 3
+
+
+class TokenBucket:
+    """client-go's ``flowcontrol.NewTokenBucketRateLimiter(qps, burst)``: ``burst`` requests at
+    once, then ``qps`` a second. ``qps <= 0`` means no limit (client-go: a negative QPS)."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if qps > 0 and burst < 1:
+            raise ValueError("burst must be at least 1 when qps is positive")
+        self.qps = qps
+        self.burst = burst
+        self._clock = clock
+        self._sleep = sleep
+        self._tokens = float(burst)
+        self._last = clock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1.0  # reserve now; wait for the debt to be paid (FIFO by arrival)
+        if self._tokens < 0:
+            await self._sleep(-self._tokens / self.qps)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where the API server is and how to authenticate, from a kubernetes ``Configuration``."""
+
+    server: str
+    ssl: ssl.SSLContext | bool
+    token: Callable[[], str | None]
+
+    @classmethod
+    def load(cls) -> Credentials:
+        """In-cluster, else ``KUBECONFIG``: as ``kube.new_api_client``."""
+        from kubernetes import config
+
+        configuration = client.Configuration()
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except config.ConfigException:
+            config.load_kube_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        return cls.of(configuration)
+
+    @classmethod
+    def of(cls, configuration: client.Configuration) -> Credentials:
+        context: ssl.SSLContext | bool
+        if str(configuration.host).startswith("https"):
+            context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+            if configuration.cert_file:
+                context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+            if not configuration.verify_ssl:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+        else:
+            context = False
+
+        def token() -> str | None:
+            # The client's own auth settings: they refresh an in-cluster token when it rotates.
+            setting = configuration.auth_settings().get("BearerToken")
+            value = setting.get("value") if setting else None
+            return str(value) if value else None
+
+        return cls(str(configuration.host).rstrip("/"), context, token)
+
+
+def _keepalive(sock: socket.socket) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE),
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL),
+        ("TCP_KEEPCNT", KEEPALIVE_COUNT),
+    ):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+def _socket_factory(addr_info: Any) -> socket.socket:
+    family, type_, proto, _, _ = addr_info
+    sock = socket.socket(family=family, type=type_, proto=proto)
+    _keepalive(sock)
+    return sock
+
+
+def api_error(status: int, reason: str, body: bytes, headers: Mapping[str, str]) -> client.ApiException:
+    """The generated client's error type, as callers already read it (status, body, headers)."""
+    error = client.ApiException(status=status, reason=reason)
+    error.body = body.decode("utf-8", "replace")
+    error.headers = dict(headers)
+    return error
+
+
+class Transport:
+    def __init__(
+        self,
+        credentials: Credentials,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        max_connections: int = 64,
+        request_timeout: tuple[float, float] = kube.REQUEST_TIMEOUT,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.credentials = credentials
+        self.limiter = TokenBucket(qps, burst)
+        self._max_connections = max_connections
+        self._connect_timeout, self._read_timeout = request_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self.sleep = sleep
+        self.requests = 0
+        self.retries = 0
+        self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
+        # Around each attempt, once it is about to be sent: the Lease's fence (``fence.Fence.guard``)
+        self.guard: Callable[[str, str], AbstractContextManager[None]] = lambda _method, _path: nullcontext()
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(
+                ssl=self.credentials.ssl,
+                limit=self._max_connections,
+                keepalive_timeout=60,
+                socket_factory=_socket_factory,
+            )
+            self._session = aiohttp.ClientSession(
+                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",)
+            )
+        return self._session
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": CONTENT_JSON, "User-Agent": "crd-scheduler"}
+        token = self.credentials.token()
+        if token:
+            headers["Authorization"] = token
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _timeout(self, read: float | None = None) -> aiohttp.ClientTimeout:
+        return aiohttp.ClientTimeout(
+            total=None, connect=self._connect_timeout, sock_connect=self._connect_timeout,
+            sock_read=read if read is not None else self._read_timeout,
+        )  # fmt: skip
+
+    async def _once(
+        self, method: str, path: str, params: Mapping[str, str] | None, body: Any, content_type: str | None
+    ) -> Any:
+        await self.limiter.acquire()
+        self.requests += 1
+        data = json.dumps(body).encode() if body is not None else None
+        with self.guard(method, path):
+            async with self._open().request(
+                method,
+                self.credentials.server + path,
+                params=params,
+                data=data,
+                headers=self._headers(content_type if data is not None else None),
+                timeout=self._timeout(),
+            ) as response:
+                raw = await response.read()
+                if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
+                    raise api_error(response.status, response.reason or "", raw, response.headers)
+                return decoding.loads(raw) if raw else None
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = CONTENT_JSON,
+        retry: bool = True,
+    ) -> Any:
+        """The decoded JSON answer of ``method path``; retried as ``kube.retry_delay`` says."""
+        attempt = 0
+        while True:
+            try:
+                return await self._once(method, path, params, body, content_type)
+            except Exception as error:
+                delay = kube.retry_delay(attempt, error) if retry else None
+                if delay is None:
+                    raise
+                self.retries += 1
+                log.warning("%s %s failed (%s); retrying in %.1f s", method, path, describe(error), delay)
+                await self.sleep(delay)
+                attempt += 1
+
+    def count_failure(self, what: str) -> None:
+        """A write that finally failed: counted by what it was (it is logged by the caller)."""
+        self.failed_writes[what] = self.failed_writes.get(what, 0) + 1
+
+    @asynccontextmanager
+    async def stream(
+        self, path: str, params: Mapping[str, str], *, idle_timeout: float
+    ) -> AsyncIterator[aiohttp.StreamReader]:
+        """A streaming GET (a watch): the body's reader; a read that waits ``idle_timeout``
+        seconds raises ``TimeoutError`` (the server sends a bookmark at least every minute)."""
+        await self.limiter.acquire()
+        self.requests += 1
+        async with self._open().get(
+            self.credentials.server + path, params=params, headers=self._headers(None),
+            timeout=self._timeout(read=idle_timeout),
+        ) as response:  # fmt: skip
+            if response.status != HTTPStatus.OK:
+                raw = await response.read()
+                raise api_error(response.status, response.reason or "", raw, response.headers)
+            yield response.content
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+def describe(error: BaseException) -> str:
+    """An error in one line: ``HTTP 503 Service Unavailable``, ``TimeoutError``..."""
+    if isinstance(error, client.ApiException):
+        return f"HTTP {error.status} {error.reason or ''}".strip()
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -1,0 +1,163 @@
+"""The reflector's store semantics: a list replaces the store (deletions missed in a gap are
+delivered), watch events and bookmarks move the resourceVersion, a 410 asks for a re-list; and
+the views it decodes into keep what the scheduler reads. Listing and watching on the real API
+server (pagination, a forced 410) are in tests/e2e/test_operator_watch.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from scheduler_core.framework import PodInfo
+from scheduler_operator.informer import Body, Store, uid_of
+from scheduler_operator.reflector import Gone, Reflector, Resource
+from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.views import LAST_APPLIED, object_view, pod_view
+
+
+class Calls:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str]] = []
+
+    def store(self) -> Store:
+        return Store(
+            "Pod", key=uid_of,
+            on_add=lambda new: self.seen.append(("add", uid_of(new))),
+            on_update=lambda old, new: self.seen.append(("update", uid_of(new))),
+            on_delete=lambda old: self.seen.append(("delete", uid_of(old))),
+        )  # fmt: skip
+
+
+def pod(uid: str, rv: str, **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": f"p-{uid}", "namespace": "ns", "uid": uid, "resourceVersion": rv}, "spec": spec}
+
+
+def reflector(store: Store) -> Reflector:
+    transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
+    return Reflector(transport, Resource("Pod", "", "v1", "pods"), store)
+
+
+def test_a_relist_delivers_the_deletions_of_a_gap() -> None:
+    calls = Calls()
+    store = calls.store()
+    for body in (pod("a", "1"), pod("b", "2"), pod("c", "3")):
+        store.handle("ADDED", body)
+    calls.seen.clear()
+
+    deleted = store.replace([pod("b", "2"), pod("c", "7"), pod("d", "8")])
+
+    assert calls.seen == [("update", "c"), ("add", "d"), ("delete", "a")]
+    assert [uid_of(body) for body in deleted] == ["a"]
+    assert sorted(store) == ["b", "c", "d"]
+
+
+def test_one_object_that_fails_does_not_stop_a_list() -> None:
+    failed: list[str] = []
+
+    def add(body: Body) -> None:
+        if uid_of(body) == "bad":
+            raise ValueError("boom")
+
+    store = Store("Pod", key=uid_of, on_add=add, on_update=lambda o, n: None, on_delete=lambda o: None)
+    store.replace([pod("bad", "1"), pod("good", "2")], on_error=lambda kind, body: failed.append(uid_of(body)))
+
+    assert failed == ["bad"] and "good" in store
+
+
+@pytest.mark.parametrize(
+    ("event", "seen", "rv"),
+    [
+        pytest.param({"type": "ADDED", "object": pod("x", "11")}, [("add", "x")], "11", id="added"),
+        pytest.param({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "15"}}}, [],
+                     "15", id="bookmark-moves-the-resource-version-only"),
+        pytest.param({"type": "DELETED", "object": pod("a", "12")}, [("delete", "a")], "12", id="deleted"),
+        pytest.param({"type": "MODIFIED", "object": pod("a", "13", nodeName="n1")}, [("update", "a")], "13",
+                     id="modified"),
+    ],
+)  # fmt: skip
+def test_watch_events(event: dict[str, Any], seen: list[tuple[str, str]], rv: str) -> None:
+    calls = Calls()
+    store = calls.store()
+    store.handle(None, pod("a", "10"))
+    calls.seen.clear()
+    watcher = reflector(store)
+    watcher.resource_version = "10"
+
+    watcher.event(event)
+
+    assert calls.seen == seen
+    assert watcher.resource_version == rv
+
+
+@pytest.mark.parametrize(
+    ("status", "raised"),
+    [
+        pytest.param({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"},
+                     Gone, id="410-expired-relists"),
+        pytest.param({"kind": "Status", "code": 500, "message": "internal error"}, client.ApiException,
+                     id="other-error-rewatches"),
+    ],
+)  # fmt: skip
+def test_an_error_event(status: dict[str, Any], raised: type[Exception]) -> None:
+    watcher = reflector(Calls().store())
+    watcher.resource_version = "10"
+    with pytest.raises(raised):
+        watcher.event({"type": "ERROR", "object": status})
+    assert watcher.resource_version == "10"
+
+
+FULL_POD: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "web", "namespace": "ns", "uid": "u1", "resourceVersion": "5", "labels": {"app": "web"},
+        "annotations": {LAST_APPLIED: "{...}", "keep": "me"},
+        "ownerReferences": [{"kind": "ReplicaSet", "name": "web-1", "uid": "r1", "controller": True}],
+        "managedFields": [{"manager": "kubectl", "fieldsV1": {"f:spec": {}}}],
+    },
+    "spec": {
+        "schedulerName": "crd-scheduler", "priority": 5, "nodeSelector": {"zone": "a"},
+        "tolerations": [{"key": "k", "operator": "Exists"}], "volumes": [{"name": "v", "emptyDir": {}}],
+        "containers": [{
+            "name": "c", "image": "nginx:1", "command": ["run"], "env": [{"name": "A", "value": "1"}],
+            "resources": {"requests": {"cpu": "100m"}}, "ports": [{"containerPort": 80, "hostPort": 8080}],
+            "volumeMounts": [{"name": "v", "mountPath": "/v"}], "livenessProbe": {"exec": {"command": ["true"]}},
+        }],
+        "initContainers": [{"name": "i", "image": "busybox", "restartPolicy": "Always", "args": ["x"]}],
+        "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+    },
+    "status": {
+        "phase": "Pending", "nominatedNodeName": "n1",
+        "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}],
+        "containerStatuses": [{"name": "c", "ready": False}],
+    },
+}  # fmt: skip
+
+
+def test_the_pod_view_keeps_what_the_scheduler_reads() -> None:
+    import copy
+
+    full = copy.deepcopy(FULL_POD)
+    view = pod_view(copy.deepcopy(FULL_POD))
+
+    assert "managedFields" not in view["metadata"]
+    assert view["metadata"]["annotations"] == {"keep": "me"}
+    assert view["spec"]["containers"] == [{
+        "name": "c", "image": "nginx:1", "resources": {"requests": {"cpu": "100m"}},
+        "ports": [{"containerPort": 80, "hostPort": 8080}],
+    }]  # fmt: skip
+    assert view["spec"]["initContainers"] == [{"name": "i", "image": "busybox", "restartPolicy": "Always"}]
+    assert "ephemeralContainers" not in view["spec"]
+    assert "containerStatuses" not in view["status"]
+    # What the scheduler derives from the pod is the same from the view.
+    a, b = PodInfo(full), PodInfo(view)
+    for field in ("uid", "priority", "scheduler_name", "nominated_node_name", "phase", "node_selector"):
+        assert getattr(a, field) == getattr(b, field), field
+    assert a.requests == b.requests and a.host_ports == b.host_ports
+
+
+def test_the_object_view_drops_managed_fields_only() -> None:
+    body = {"metadata": {"name": "n", "managedFields": [{}], "labels": {"a": "b"}}, "status": {"images": [1]}}
+    assert object_view(body) == {"metadata": {"name": "n", "labels": {"a": "b"}}, "status": {"images": [1]}}

@@ -1,0 +1,130 @@
+"""The async HTTP layer's policy on answers the API server seldom gives: 429 (Retry-After
+honoured), 5xx and dropped connections are retried with backoff, other errors are final and
+raised as the client's ApiException; a read that hangs times out; QPS and burst pace the
+requests as client-go's token bucket. The answers come from a loopback HTTP server that
+injects them; the calls themselves are tested on the real API server (tests/e2e)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from aiohttp import web
+from kubernetes import client
+
+from scheduler_operator.transport import Credentials, TokenBucket, Transport
+
+
+class Injector:
+    """Answers in turn: an int is that HTTP status, "drop" closes the connection, "hang" answers
+    too late, a dict is a 200 JSON body."""
+
+    def __init__(self) -> None:
+        self.answers: list[Any] = []
+        self.requests: list[str] = []
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        self.requests.append(f"{request.method} {request.path_qs}")
+        answer = self.answers.pop(0)
+        if answer == "drop":
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response()
+        if answer == "hang":
+            await asyncio.sleep(2)  # past the client's read timeout (0.5 s)
+        if isinstance(answer, int):
+            headers = {"Retry-After": "1"} if answer == 429 else {}
+            return web.json_response({"kind": "Status", "code": answer}, status=answer, headers=headers)
+        return web.json_response(answer)
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[tuple[Injector, Transport, list[float]]]:
+    injector = Injector()
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", injector.handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    transport = Transport(
+        Credentials(f"http://127.0.0.1:{port}", False, lambda: "Bearer t"), qps=0, burst=0,
+        request_timeout=(1.0, 0.5), sleep=sleep,
+    )  # fmt: skip
+    yield injector, transport, slept
+    await transport.close()
+    await runner.cleanup()
+
+
+@pytest.mark.parametrize(
+    ("answers", "backoff"),
+    [
+        pytest.param([429, {"ok": 1}], [1.0], id="too-many-requests-waits-retry-after"),
+        pytest.param([503, 500, {"ok": 1}], [0.5, 1.0], id="5xx-backs-off"),
+        pytest.param(["drop", {"ok": 1}], [0.5], id="dropped-connection"),
+        pytest.param(["hang", {"ok": 1}], [0.5], id="hung-read-times-out"),
+    ],
+)
+async def test_a_transient_failure_is_retried_and_the_write_lands(
+    server: tuple[Injector, Transport, list[float]], answers: list[Any], backoff: list[float]
+) -> None:
+    injector, transport, slept = server
+    injector.answers = list(answers)
+    assert await transport.request("PATCH", "/api/v1/persistentvolumes/pv1", body={"a": 1}) == {"ok": 1}
+    assert slept == backoff
+    assert len(injector.requests) == len(answers)
+
+
+@pytest.mark.parametrize("status", [pytest.param(409, id="conflict"), pytest.param(404, id="not-found"),
+                                    pytest.param(403, id="forbidden")])  # fmt: skip
+async def test_other_errors_are_final(server: tuple[Injector, Transport, list[float]], status: int) -> None:
+    injector, transport, slept = server
+    injector.answers = [status]
+    with pytest.raises(client.ApiException) as raised:
+        await transport.request("POST", "/api/v1/namespaces/ns/pods/p/binding", body={})
+    assert raised.value.status == status and f'"code": {status}' in str(raised.value.body)
+    assert slept == [] and len(injector.requests) == 1
+
+
+async def test_retries_stop_after_the_last_attempt(server: tuple[Injector, Transport, list[float]]) -> None:
+    injector, transport, slept = server
+    injector.answers = [503, 503, 503, 503]
+    with pytest.raises(client.ApiException):
+        await transport.request("GET", "/api/v1/pods")
+    assert slept == [0.5, 1.0, 2.0]
+
+
+class FakeTime:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.mark.parametrize(
+    ("qps", "burst", "requests", "elapsed"),
+    [
+        pytest.param(50.0, 100, 100, 0.0, id="burst-at-once"),
+        pytest.param(50.0, 100, 150, 1.0, id="then-qps"),
+        pytest.param(10.0, 1, 11, 1.0, id="burst-one"),
+        pytest.param(0.0, 0, 1000, 0.0, id="no-limit"),
+    ],
+)
+async def test_token_bucket(qps: float, burst: int, requests: int, elapsed: float) -> None:
+    time = FakeTime()
+    bucket = TokenBucket(qps, burst, clock=time.clock, sleep=time.sleep)
+    for _ in range(requests):
+        await bucket.acquire()
+    assert time.now == pytest.approx(elapsed)
