@@ -196,6 +196,8 @@ def test_connections_that_hang_are_abandoned_and_no_pod_is_lost(env: Env) -> Non
         time.sleep(4)  # new connections hang too meanwhile
         proxy.resume()
         stream.join()
+        # Within what client-go needs to drop a dead connection: its HTTP/2 health check, 30 s
+        # without a frame then a 15 s ping (k8s.io/apimachinery/pkg/util/net/http.go, v0.36.3).
         assert_each_bound_once(env, names, nodes, [operator], timeout=45)
         assert proxy.hung > 0 and operator.running()
     finally:
