@@ -138,10 +138,11 @@ class Operator:
     def _lease_lock(self) -> KubeLeaseLock:
         """The Lease client, built on the keeper's thread with a connection pool of its own.
         Each request times out after half the renew deadline, at least 1 s, as client-go's
-        ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time for another."""
+        ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time for another;
+        urllib3 does not retry it behind the elector's back (the elector retries every period)."""
         options = self.options
         timeout = max(options.election.renew_deadline / 2, 1.0)
-        api_client = kube.new_api_client(max_connections=2)
+        api_client = kube.new_api_client(max_connections=2, retries=0)
         return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
 
     def _lost(self) -> None:
