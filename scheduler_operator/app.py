@@ -38,6 +38,7 @@ import kopf
 from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, decoding, kube
@@ -86,8 +87,9 @@ class Operator:
         # an event arrives, so after __init__), and the backend reads them.
         self.nodes = self._scheduler_store("Node", name_of)
         self.pods = Store(
-            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted
-        )
+            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted,
+            on_vanished=self._pod_vanished,
+        )  # fmt: skip
         self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
         self.reflectors = [
             Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes),
@@ -174,6 +176,16 @@ class Operator:
     def _pod_deleted(self, pod: Body) -> None:
         self.scheduler.on_pod_delete(pod)
         self.backend.forget(uid_of(pod))
+
+    def _pod_vanished(self, pod: Body) -> None:
+        """Deleted while no watch ran: the store's last body may predate the pod's binding (it
+        was assumed, then bound and deleted in the gap). The cache's copy says which node still
+        counts it, so the delete removes it there and frees that capacity."""
+        if not (pod.get("spec") or {}).get("nodeName"):
+            cached = self.scheduler.cache.get_pod(PodInfo(pod))
+            if cached is not None:
+                pod = cached.pod
+        self._pod_deleted(pod)
 
     def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
         """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean."""

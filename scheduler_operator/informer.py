@@ -59,6 +59,7 @@ class Store:
         on_add: Callable[[Body], None],
         on_update: Callable[[Body, Body], None],
         on_delete: Callable[[Body], None],
+        on_vanished: Callable[[Body], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kind = kind
@@ -66,6 +67,9 @@ class Store:
         self._on_add = on_add
         self._on_update = on_update
         self._on_delete = on_delete
+        # Deleted unseen (a list lacks it): only its last known body is left, which may be
+        # older than the deletion; default: as any delete.
+        self._on_vanished = on_vanished or on_delete
         self._clock = clock
         self._bodies: dict[str, Body] = {}
         self._seen: dict[str, float] = {}
@@ -114,7 +118,7 @@ class Store:
             self._seen.pop(key, None)
             deleted.append(body)
             try:
-                self._on_delete(body)
+                self._on_vanished(body)
             except Exception:
                 if on_error is None:
                     raise
@@ -130,7 +134,7 @@ class Store:
         for key in gone:
             body = self._bodies.pop(key)
             self._seen.pop(key, None)
-            self._on_delete(body)
+            self._on_vanished(body)
             deleted.append(body)
         return deleted
 

@@ -7,7 +7,8 @@ cluster of thousands of pods, the deep copies were the largest cost of handling 
 on the event loop that also runs the scheduling cycles. Nothing is ever written on objects.
 
 Other settings: Kopf posts no events of its own (the operator posts its own, events.k8s.io/v1);
-peering is off (a Lease elects the leader).
+peering is off (a Lease elects the leader); its watches have a server-side and a client-side
+timeout, so a silently dead connection is dropped and the watch resumed.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import kopf
+
+from scheduler_operator.reflector import IDLE_MARGIN, WATCH_TIMEOUT
 
 
 class NoDiffBaseStorage(kopf.DiffBaseStorage):
@@ -57,5 +60,9 @@ def kopf_settings() -> kopf.OperatorSettings:
     settings.persistence.diffbase_storage = NoDiffBaseStorage()
     settings.persistence.progress_storage = NoProgressStorage()
     settings.watching.connect_timeout = 10
+    # A watch the server ends every minute, and a read idle for longer is a dead connection
+    # (as the operator's own reflectors: scheduler_operator.reflector).
+    settings.watching.server_timeout = WATCH_TIMEOUT
+    settings.watching.client_timeout = WATCH_TIMEOUT + IDLE_MARGIN
     settings.networking.request_timeout = 60
     return settings

@@ -58,4 +58,3 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
     ObjectKind("scheduling.x-k8s.io/PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, optional=True),
     ObjectKind("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
 )
-

@@ -56,9 +56,7 @@ def _in_memory(namespace: str) -> Twin:
     )  # fmt: skip
 
 
-def _kube(
-    api: client.ApiClient, namespace: str, request: pytest.FixtureRequest
-) -> tuple[Twin, Lanes, Transport]:
+def _kube(api: client.ApiClient, namespace: str, request: pytest.FixtureRequest) -> tuple[Twin, Lanes, Transport]:
     core: Any = client.CoreV1Api(api)  # the generated client's model types are too strict for plain manifests
     lanes = Lanes()
     transport = Transport(Credentials.of(api.configuration))

@@ -15,6 +15,7 @@ from scheduler_operator.informer import Body, Store, uid_of
 from scheduler_operator.reflector import Gone, Reflector, Resource
 from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.views import LAST_APPLIED, object_view, pod_view
+from tests.wrappers import make_node, make_pod
 
 
 class Calls:
@@ -161,3 +162,25 @@ def test_the_pod_view_keeps_what_the_scheduler_reads() -> None:
 def test_the_object_view_drops_managed_fields_only() -> None:
     body = {"metadata": {"name": "n", "managedFields": [{}], "labels": {"a": "b"}}, "status": {"images": [1]}}
     assert object_view(body) == {"metadata": {"name": "n", "labels": {"a": "b"}}, "status": {"images": [1]}}
+
+
+def test_an_assumed_pod_deleted_in_a_watch_gap_leaves_the_cache() -> None:
+    """The pod was assumed and bound, then deleted, all while no watch ran: the store's last
+    body has no node, the re-list lacks the pod, and its capacity must come back."""
+    from scheduler_operator.app import Operator
+    from scheduler_operator.options import Options
+
+    transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
+    operator = Operator(Options(identity="t"), api_client=client.ApiClient(client.Configuration()), transport=transport)
+    operator.nodes.replace([make_node().name("n1").capacity(cpu="4", pods="10").obj()])
+    pending = make_pod().name("p").namespace("ns").uid("u1").req(cpu="1").obj()
+    operator.pods.replace([pending])
+    operator.scheduler.cache.assume_pod(PodInfo(pending).with_node("n1"))
+    node = operator.scheduler.cache.get_node("n1")
+    assert node is not None and node.requested.milli_cpu == 1000
+
+    operator.pods.replace([])
+
+    assert operator.scheduler.cache.get_pod(PodInfo(pending)) is None
+    assert node.requested.milli_cpu == 0
+    operator.lanes.shutdown()
