@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import random
 import threading
@@ -361,7 +362,8 @@ class LeaseKeeper:
         lost = False
         try:
             await self.elector.acquire()
-            self._acquired.set_result(None)
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # the waiter gave up (shutdown)
+                self._acquired.set_result(None)
             await self.elector.hold()
             lost = True
         except asyncio.CancelledError:
