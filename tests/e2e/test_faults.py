@@ -139,7 +139,7 @@ def via(env: Env, server: str) -> Path:
 # -- 429 --------------------------------------------------------------------------------------
 
 
-def test_429s_on_writes_lose_no_pod_and_bind_none_twice(env: Env, http_proxy: HttpProxy) -> None:
+def test_429s_on_writes_lose_no_pod_and_bind_none_twice(http_proxy: HttpProxy, env: Env) -> None:
     nodes = env.add_nodes(10, cpu="2", memory="8Gi")  # 40 places for 30 pods
     env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
     operator = start_marked(env, kubeconfig=via(env, http_proxy.url))
@@ -159,7 +159,7 @@ def test_429s_on_writes_lose_no_pod_and_bind_none_twice(env: Env, http_proxy: Ht
 # -- 410 --------------------------------------------------------------------------------------
 
 
-def test_a_watch_forced_to_410_misses_no_deletion(env: Env, http_proxy: HttpProxy) -> None:
+def test_a_watch_forced_to_410_misses_no_deletion(http_proxy: HttpProxy, env: Env) -> None:
     nodes = env.add_nodes(6, cpu="2", memory="8Gi")  # 12 places of 1 CPU
     env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
     operator = start_marked(env, kubeconfig=via(env, http_proxy.url))
@@ -183,25 +183,28 @@ def test_a_watch_forced_to_410_misses_no_deletion(env: Env, http_proxy: HttpProx
 # -- a connection that hangs ------------------------------------------------------------------
 
 
-def test_connections_that_hang_are_abandoned_and_no_pod_is_lost(env: Env) -> None:
+@pytest.fixture
+def tcp_proxy(cluster: Cluster) -> Iterator[TcpProxy]:
+    proxy = TcpProxy(*tcp_target(cluster.kubeconfig))
+    yield proxy
+    proxy.close()
+
+
+def test_connections_that_hang_are_abandoned_and_no_pod_is_lost(tcp_proxy: TcpProxy, env: Env) -> None:
     nodes = env.add_nodes(10, cpu="2", memory="8Gi")
     env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
-    proxy = TcpProxy(*tcp_target(env.cluster.kubeconfig))
-    try:
-        operator = start_marked(env, *UPSTREAM_ELECTION, kubeconfig=via(env, f"https://127.0.0.1:{proxy.port}"))
-        names = names_of("p", 30)
-        stream = Stream(env, names, 0.1, cpu="500m")
-        wait_binds(operator, 5)
-        proxy.hang()  # every open connection (watches, binds, the lease) goes silent for good
-        time.sleep(4)  # new connections hang too meanwhile
-        proxy.resume()
-        stream.join()
-        # Within what client-go needs to drop a dead connection: its HTTP/2 health check, 30 s
-        # without a frame then a 15 s ping (k8s.io/apimachinery/pkg/util/net/http.go, v0.36.3).
-        assert_each_bound_once(env, names, nodes, [operator], timeout=45)
-        assert proxy.hung > 0 and operator.running()
-    finally:
-        proxy.close()
+    operator = start_marked(env, *UPSTREAM_ELECTION, kubeconfig=via(env, f"https://127.0.0.1:{tcp_proxy.port}"))
+    names = names_of("p", 30)
+    stream = Stream(env, names, 0.1, cpu="500m")
+    wait_binds(operator, 5)
+    tcp_proxy.hang()  # every open connection (watches, binds, the lease) goes silent for good
+    time.sleep(4)  # new connections hang too meanwhile
+    tcp_proxy.resume()
+    stream.join()
+    # Within what client-go needs to drop a dead connection: its HTTP/2 health check, 30 s
+    # without a frame then a 15 s ping (k8s.io/apimachinery/pkg/util/net/http.go, v0.36.3).
+    assert_each_bound_once(env, names, nodes, [operator], timeout=45)
+    assert tcp_proxy.hung > 0 and operator.running()
 
 
 # -- a plugin that raises ---------------------------------------------------------------------

@@ -204,7 +204,7 @@ def http_proxy(cluster: Cluster) -> Iterator[HttpProxy]:
     proxy.close()
 
 
-def test_leader_whose_renewals_fail_exits_and_the_standby_binds_the_rest_once(env: Env, http_proxy: HttpProxy) -> None:
+def test_leader_whose_renewals_fail_exits_and_the_standby_binds_the_rest_once(http_proxy: HttpProxy, env: Env) -> None:
     lease_duration, renew_deadline = float(FAST_ELECTION[1]), float(FAST_ELECTION[3])
     nodes = env.add_nodes(8, cpu="2", memory="8Gi")  # 32 places for 24 pods
     env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
