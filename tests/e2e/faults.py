@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import yaml
-from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, TCPConnector, web
 
 from tests.e2e.operator_support import Env, OperatorProcess
 
@@ -70,8 +70,18 @@ class _LoopThread:
         return asyncio.run_coroutine_threadsafe(work, self.loop).result(timeout)
 
     def stop(self) -> None:
+        """Cancel what still runs (handlers of open streams), then end and close the loop."""
+
+        async def cancel_all() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        self.run(cancel_all())
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(10)
+        self.loop.close()
 
 
 # -- TCP ------------------------------------------------------------------------------------
@@ -278,50 +288,60 @@ class HttpProxy:
                 await asyncio.sleep(seconds)
         headers = {k: v for k, v in request.headers.items() if k.lower() not in HOP_BY_HOP}
         body = await request.read()
-        async with self._session.request(
-            method, self._upstream + str(request.rel_url), headers=headers, data=body or None,
-            skip_auto_headers=("Content-Type",),  # the Python client sends JSON without one
-        ) as upstream:  # fmt: skip
-            response = web.StreamResponse(
-                status=upstream.status,
-                headers={k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP},
-            )
-            await response.prepare(request)
-            self.requests.append((method, path, upstream.status))
-            if request.query.get("watch") in ("true", "1"):
-                await self._watch(path, upstream.content, response)
-            else:
-                async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
-            await response.write_eof()
-            return response
+        response = web.StreamResponse()
+        try:
+            async with self._session.request(
+                method, self._upstream + str(request.rel_url), headers=headers, data=body or None,
+                skip_auto_headers=("Content-Type",),  # the Python client sends JSON without one
+            ) as upstream:  # fmt: skip
+                response = web.StreamResponse(
+                    status=upstream.status,
+                    headers={k: v for k, v in upstream.headers.items() if k.lower() not in HOP_BY_HOP},
+                )
+                await response.prepare(request)
+                self.requests.append((method, path, upstream.status))
+                if request.query.get("watch") in ("true", "1"):
+                    await self._watch(path, upstream.content, response)
+                else:
+                    async for chunk in upstream.content.iter_any():
+                        await response.write(chunk)
+                await response.write_eof()
+        except (ClientError, ConnectionError):  # either side went away (the proxy is closing)
+            if not response.prepared:
+                raise
+        return response
 
     async def _watch(self, path: str, content: Any, response: web.StreamResponse) -> None:
         """Forward whole lines of a watch; end it with 410 when an expiry for its path comes."""
         pending = b""
         reading: asyncio.Future[Any] = asyncio.ensure_future(content.readany())
-        while True:
-            expiry = next((e for e in self._expiries if path.startswith(e.prefix) and not e.fired.is_set()), None)
-            if expiry is not None:
-                reading.cancel()
-                await response.write(json.dumps(EXPIRED).encode() + b"\n")
-                expiry.until = time.monotonic() + expiry.gap
-                expiry.fired.set()
-                return
-            assert self._wake is not None
-            woken: asyncio.Future[Any] = asyncio.ensure_future(self._wake.wait())
-            done, _ = await asyncio.wait({reading, woken}, return_when=asyncio.FIRST_COMPLETED)
-            woken.cancel()
-            if reading not in done:
-                continue
-            chunk = reading.result()
-            if not chunk:
-                return
-            pending += chunk
-            lines, _, pending = pending.rpartition(b"\n")
-            if lines:
-                await response.write(lines + b"\n")
-            reading = asyncio.ensure_future(content.readany())
+        woken: asyncio.Future[Any] | None = None
+        try:
+            while True:
+                expiry = next((e for e in self._expiries if path.startswith(e.prefix) and not e.fired.is_set()), None)
+                if expiry is not None:
+                    await response.write(json.dumps(EXPIRED).encode() + b"\n")
+                    expiry.until = time.monotonic() + expiry.gap
+                    expiry.fired.set()
+                    return
+                assert self._wake is not None
+                woken = asyncio.ensure_future(self._wake.wait())
+                done, _ = await asyncio.wait({reading, woken}, return_when=asyncio.FIRST_COMPLETED)
+                woken.cancel()
+                if reading not in done:
+                    continue
+                chunk = reading.result()
+                if not chunk:
+                    return
+                pending += chunk
+                lines, _, pending = pending.rpartition(b"\n")
+                if lines:
+                    await response.write(lines + b"\n")
+                reading = asyncio.ensure_future(content.readany())
+        finally:
+            for future in (reading, woken):
+                if future is not None:
+                    future.cancel()
 
     def close(self) -> None:
         async def shutdown() -> None:
