@@ -53,6 +53,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import client, config
 
@@ -318,11 +319,16 @@ class Bench:
 
     def cleanup(self) -> None:
         for namespace in self.namespaces:
-            try:  # bound pods wait for a kubelet to confirm deletion: there is none
-                self.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+            # Bound pods wait for a kubelet to confirm deletion: there is none. A collection of
+            # many pods may take longer than one request: try until none is left.
+            for _ in range(5):
+                with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
+                    self.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0, _request_timeout=300)
+                with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
+                    if not self.core.list_namespaced_pod(namespace, limit=1).items:
+                        break
+            with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
                 self.core.delete_namespace(namespace)
-            except client.ApiException:
-                pass
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(self._delete_node, self.nodes))
 

@@ -69,6 +69,7 @@ log = logging.getLogger(__name__)
 
 CR_LIST_PAGE = 500
 SYNC_POLL = 0.1  # seconds between two looks at the custom-resource stores while syncing
+SYNC_RELIST = 1.0  # seconds between two lists of the custom resources while syncing
 
 
 class Operator:
@@ -232,10 +233,16 @@ class Operator:
         fresh list holds. No timeout: scheduling on a partial cache would overcommit nodes whose
         pods it has not seen yet; readiness says not-synced meanwhile."""
         started = time.monotonic()
-        listed = [(store, {namespaced_name_of(item): uid_of(item) for item in await self._list(path)})
-                  for store, path in self._custom_lists()]  # fmt: skip
+        listed: list[tuple[Store, dict[str, str]]] = []
+        listed_at = -SYNC_RELIST
         waiting = ""
         while True:
+            if time.monotonic() - listed_at >= SYNC_RELIST:
+                # A fresh list each time: an object listed here, then deleted before Kopf's own
+                # list, never reaches Kopf's store (nor does its deletion).
+                listed_at = time.monotonic()
+                listed = [(store, {namespaced_name_of(item): uid_of(item) for item in await self._list(path)})
+                          for store, path in self._custom_lists()]  # fmt: skip
             pending = [r.resource.kind for r in self.reflectors if not r.synced]
             pending += [store.kind for store, keys in listed if store.missing(keys)]
             if not pending:

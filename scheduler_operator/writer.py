@@ -51,6 +51,7 @@ class StatusWriter:
         self._written: dict[ObjectKey, dict[str, Any]] = {}  # in flight or written, not yet seen back
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.writes = 0
+        self.retry_later = RETRY_LATER
         self._tasks: set[asyncio.Task[None]] = set()
 
     def observe(self, plural: str, body: Mapping[str, Any]) -> None:
@@ -114,8 +115,8 @@ class StatusWriter:
                     return  # deleted, or re-created: its own events bring the new state
                 self._transport.count_failure("status")
                 log.warning("status of %s %s/%s failed (%s); trying again in %.0f s",
-                            plural, namespace, name, describe(error), RETRY_LATER)  # fmt: skip
-                asyncio.get_running_loop().call_later(RETRY_LATER, self._retry, key)
+                            plural, namespace, name, describe(error), self.retry_later)  # fmt: skip
+                asyncio.get_running_loop().call_later(self.retry_later, self._retry, key)
 
         self._lane_task(patch)
 
