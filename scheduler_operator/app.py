@@ -10,8 +10,13 @@ reflectors, ``scheduler_operator.reflector``; the custom resources through Kopf)
 only the holder of the Lease runs ``Scheduler.run`` and writes status. Each time a replica
 starts leading it first waits until every store holds a consistent list (client-go's
 ``WaitForCacheSync``), for as long as that takes: scheduling on a partial cache would overcommit
-nodes whose pods it has not seen yet. It stops scheduling the moment the lease is lost, and
-stands as a candidate again. The I/O is described in docs/operator-io.md.
+nodes whose pods it has not seen yet. The I/O is described in docs/operator-io.md.
+
+The Lease is a fence (``docs/leader-election.md``): it is renewed on a thread of its own
+(``leader.LeaseKeeper``), every write request passes ``fence.Fence`` (refused once the renew
+deadline has passed since the last successful renewal), and a replica that loses the lease
+exits, as kube-scheduler does; on shutdown it fences, lets the writes in flight finish, then
+releases the lease.
 
 Observability (``docs/observability.md``): the scheduler's metrics, and a
 :class:`~scheduler_operator.health.HealthState` fed from the operator's state, are served on
@@ -25,7 +30,10 @@ found bound as bound).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -40,11 +48,12 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, decoding, kube, serving
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
+from scheduler_operator.fence import Fence
 from scheduler_operator.handlers import build_registry
 from scheduler_operator.health import HealthState
 from scheduler_operator.informer import Body, Store, name_of, namespaced_name_of, uid_of
 from scheduler_operator.kopfsettings import kopf_settings
-from scheduler_operator.leader import KubeLeaseLock, LeaderElector
+from scheduler_operator.leader import KubeLeaseLock, LeaseKeeper
 from scheduler_operator.options import Options
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
@@ -74,7 +83,7 @@ class Operator:
     ) -> None:
         self.options = options
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
-        self.api_client = api_client or kube.new_api_client(max_connections=4)  # the Lease only
+        self.api_client = api_client or kube.new_api_client(max_connections=4)  # generated-client calls
         self.transport = transport or Transport(
             Credentials.load(), qps=options.qps, burst=options.burst,
             max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
@@ -121,11 +130,13 @@ class Operator:
             on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
             on_delete=reconciler.plugin_config_deleted,
         )  # fmt: skip
-        lock = KubeLeaseLock(
-            self.api_client, options.home_namespace, options.lease_name, timeout=options.election.renew_deadline
-        )
-        self.elector = LeaderElector(lock, options.identity, options.election)
+        # The fence: no write starts unless the lease is surely still ours (scheduler_operator.fence).
+        self.fence = Fence(options.election.renew_deadline)
+        self.fence.install(self.api_client)
+        self.transport.guard = self.fence.guard
+        self.keeper = LeaseKeeper(self._lease_lock, options.identity, options.election, self.fence, self._lost)
         self.leading_since: float | None = None
+        self.stopping = False
         self.synced = False  # every store holds a consistent list (readiness)
         self.health = self._health()
         self.transport.contact = self.health.api_contact
@@ -133,15 +144,43 @@ class Operator:
     def _health(self) -> HealthState:
         health = HealthState(lease_duration=self.options.election.lease_duration)
         health.synced = lambda: self.synced
-        health.leading = lambda: self.leading_since is not None and self.elector.is_leader
+        health.leading = lambda: self.leading_since is not None and self.keeper.is_leader
         health.last_turn = lambda: self.scheduler.last_turn
         health.waiting = self.scheduler.queue.waiting
-        health.lease_observed = lambda: self.elector.observed_at
+        health.lease_observed = lambda: self.keeper.elector.observed_at if self.keeper.elector else None
         return health
 
     @property
     def is_leader(self) -> bool:
-        return self.elector.is_leader
+        return self.keeper.is_leader
+
+    def _lease_lock(self) -> KubeLeaseLock:
+        """The Lease client, built on the keeper's thread with a connection pool of its own.
+        Each request times out after half the renew deadline, at least 1 s, as client-go's
+        ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time for another;
+        urllib3 does not retry it behind the elector's back (the elector retries every period)."""
+        options = self.options
+        timeout = max(options.election.renew_deadline / 2, 1.0)
+        api_client = kube.new_api_client(max_connections=2, retries=0)
+        return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
+
+    def _lost(self) -> None:
+        """Leadership lost (on the keeper's thread): exit as kube-scheduler does
+        (``cmd/kube-scheduler/app/server.go``, ``OnStoppedLeading``: exit 0 when asked to
+        terminate, else "Leaderelection lost" and ``klog.FlushAndExit(…, 1)``). The fence is
+        closed already, so nothing starts meanwhile; what was in flight is abandoned, and the
+        next leader finds those pods pending."""
+        if self.stopping:
+            log.info("requested to terminate, exiting")
+            code = 0
+        else:
+            log.error("leader election lost: exiting")
+            code = 1
+        for handler in logging.getLogger().handlers:
+            handler.flush()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
     def _pod_added(self, pod: Body) -> None:
         self.scheduler.on_pod_add(pod)
@@ -251,45 +290,29 @@ class Operator:
 
     # -- leading -------------------------------------------------------------------------------
     async def lead(self) -> None:
-        """Candidate, then leader, then candidate again when the lease is lost; forever."""
-        try:
-            while True:
-                await self.elector.acquire()
-                await self._serve()
-        finally:
-            await self.elector.release()
+        """Candidate until the keeper holds the lease, then leader until the process ends.
 
-    async def _serve(self) -> None:
-        stop = asyncio.Event()
-        holder = asyncio.ensure_future(self.elector.hold())
-        tasks: list[asyncio.Future[Any]] = []
-        try:
-            while True:  # no scheduling on a partial cache; the lease may be lost meanwhile
-                synced = asyncio.ensure_future(self.wait_synced())
-                await asyncio.wait({holder, synced}, return_when=asyncio.FIRST_COMPLETED)
-                if holder.done():
-                    synced.cancel()
-                    return
-                if synced.exception() is None:
-                    break
-                log.warning("cache sync failed (%s); retrying", describe(synced.exception() or Exception()))
+        Losing the lease ends the process (:meth:`_lost`); shutting down ends this task, and
+        :meth:`step_down` then fences, waits for the writes in flight and releases the lease."""
+        self.keeper.start()
+        await self.keeper.acquired()
+        while True:  # no scheduling on a partial cache
+            try:
+                await self.wait_synced()
+                break
+            except Exception as error:
+                log.warning("cache sync failed (%s); retrying", describe(error))
                 await asyncio.sleep(self.options.election.retry_period)
-            self.writer.lead(True)
-            self.leading_since = time.monotonic()
-            log.info("leading: scheduling as %r", self.options.identity)
-            loop = asyncio.ensure_future(self.scheduler.run(stop))
-            tasks = [loop]
-            await asyncio.wait({holder, loop}, return_when=asyncio.FIRST_COMPLETED)
-            if loop.done() and loop.exception() is not None:
-                log.error("the scheduling loop failed", exc_info=loop.exception())
+        self.writer.lead(True)
+        self.leading_since = time.monotonic()
+        log.info("leading: scheduling as %r", self.options.identity)
+        stop = asyncio.Event()
+        try:
+            await self.scheduler.run(stop)
         finally:
             stop.set()
             self.writer.lead(False)
             self.leading_since = None
-            holder.cancel()
-            for task in tasks[1:]:  # the loop itself ends on stop, after its current cycle
-                task.cancel()
-            await asyncio.gather(holder, *tasks, return_exceptions=True)
             log.info("stopped scheduling")
 
     async def standby_sync(self) -> None:
@@ -302,6 +325,19 @@ class Operator:
             except Exception as error:
                 log.warning("standby cache sync failed (%s); retrying", error)
                 await asyncio.sleep(self.options.election.retry_period)
+
+    async def step_down(self, leading: asyncio.Future[Any]) -> None:
+        """Shutdown: no write starts any more, the scheduling loop ends, the writes in flight
+        finish (or time out) and only then the lease is released for a standby to take at once."""
+        self.stopping = True
+        self.fence.close()
+        leading.cancel()
+        await asyncio.gather(leading, return_exceptions=True)
+        loop = asyncio.get_running_loop()
+        timeout = self.options.election.renew_deadline
+        if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):
+            log.warning("%d writes in flight after %.0f s; releasing anyway", self.fence.in_flight, timeout)
+        await loop.run_in_executor(None, functools.partial(self.keeper.stop, release=True, timeout=timeout))
 
     def watch(self) -> list[asyncio.Future[None]]:
         """Start every reflector (list, then watch, for ever)."""
@@ -345,9 +381,10 @@ async def run(options: Options) -> None:
             liveness_endpoint=options.liveness or None,
         )
     finally:
-        for task in (resync, leader, standby, *watches):
+        for task in (resync, standby, *watches):
             task.cancel()
-        await asyncio.gather(leader, resync, standby, *watches, return_exceptions=True)
+        await asyncio.gather(resync, standby, *watches, return_exceptions=True)
+        await operator.step_down(leader)
         if server is not None:
             await server.stop()
         await operator.close()

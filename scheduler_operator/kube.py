@@ -111,11 +111,12 @@ CONTENT_MERGE_PATCH = "application/merge-patch+json"
 CONTENT_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
-def new_api_client(*, max_connections: int) -> client.ApiClient:
+def new_api_client(*, max_connections: int, retries: int | None = None) -> client.ApiClient:
     """An ApiClient configured as Kubernetes clients are: in-cluster, else ``KUBECONFIG``.
 
     The connection pool holds ``max_connections`` connections, as many as calls may be in
-    flight at once (``scheduler_operator.calls``).
+    flight at once (``scheduler_operator.calls``). ``retries``: urllib3's own retries of a
+    request (its default retries a timed-out GET or PUT three times, each with the full timeout).
     """
     from kubernetes import config
 
@@ -125,6 +126,8 @@ def new_api_client(*, max_connections: int) -> client.ApiClient:
     except config.ConfigException:
         config.load_kube_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     configuration.connection_pool_maxsize = max_connections
+    if retries is not None:
+        configuration.retries = retries
     return client.ApiClient(configuration)
 
 

@@ -9,22 +9,32 @@ Upstream: ``staging/src/k8s.io/client-go/tools/leaderelection/leaderelection.go`
   so clock skew between replicas does not matter).
 * Every write is an update at the resourceVersion read (optimistic concurrency): of two
   candidates racing for an expired lease, one gets 409 Conflict and stays a candidate.
-* The leader renews every ``retry_period``; when no renewal succeeds for ``renew_deadline`` it
-  stops leading. It also stops at once when it sees another holder in the record.
-  ``lease_duration`` > ``renew_deadline`` leaves the old leader's in-flight bindings time to land
-  before anyone else may lead.
+* The leader renews every ``retry_period``; when no renewal succeeds within ``renew_deadline``
+  of the start of the last one that did, it stops leading (the moment its
+  :class:`~scheduler_operator.fence.Fence` closes). It also stops at once when it sees another
+  holder in the record. ``lease_duration`` > ``renew_deadline`` leaves writes that started
+  inside the fence time to land before anyone else may lead.
 * Taking over increments ``leaseTransitions`` and sets ``acquireTime``; renewing keeps both.
   Release (on shutdown) writes an empty holder with ``leaseDurationSeconds: 1``, so a standby
   takes over at once instead of after the lease expires.
 
-Defaults are kube-scheduler's: 15 s lease, 10 s renew deadline, 2 s retry period.
+Defaults are kube-scheduler's: 15 s lease, 10 s renew deadline, 2 s retry period
+(``k8s.io/component-base@v0.36.3/config/v1alpha1/defaults.go``,
+``RecommendedDefaultLeaderElectionConfiguration``).
+
+:class:`LeaseKeeper` runs all this on a thread of its own, with its own event loop and its
+own API connection, so a renewal never waits behind the operator's loop, its reconciles or
+its scheduling cycles (``docs/leader-election.md``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -36,6 +46,7 @@ from kubernetes import client
 
 from scheduler_operator import kube
 from scheduler_operator.calls import Lane
+from scheduler_operator.fence import Fence
 from scheduler_operator.options import JITTER_FACTOR, ElectionConfig
 
 log = logging.getLogger(__name__)
@@ -166,7 +177,10 @@ class LeaderElector:
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
+        on_renewed: Callable[[float], None] = lambda _started: None,
     ) -> None:
+        """``on_renewed(started)``: each successful acquisition or renewal, with the monotonic
+        time its attempt started (what :meth:`Fence.renewed` takes)."""
         self.lock = lock
         self.identity = identity
         self.config = config or ElectionConfig()
@@ -175,6 +189,8 @@ class LeaderElector:
         self._rng = rng or random.Random()
         self._observed: LeaseRecord | None = None
         self._observed_at = 0.0
+        self._on_renewed = on_renewed
+        self.renewed_at = -float("inf")  # start of the last successful attempt (monotonic)
 
     @property
     def is_leader(self) -> bool:
@@ -197,6 +213,7 @@ class LeaderElector:
 
     async def try_acquire_or_renew(self) -> bool:
         """Upstream ``tryAcquireOrRenew``: True when we hold the lease after this call."""
+        started = self._clock()
         now = micro_time(self._wall())
         try:
             got = await self.lock.get()
@@ -206,6 +223,7 @@ class LeaderElector:
                 )
                 await self.lock.create(record)
                 self._observe(record)
+                self._renewed(started)
                 return True
             current, version = got
             self._observe(current)
@@ -222,7 +240,12 @@ class LeaderElector:
             log.warning("lease %s: %s", self.identity, _describe(error))
             return False
         self._observe(record)
+        self._renewed(started)
         return True
+
+    def _renewed(self, started: float) -> None:
+        self.renewed_at = started
+        self._on_renewed(started)
 
     async def acquire(self) -> None:
         """Try every retry period (with jitter) until the lease is ours."""
@@ -236,14 +259,22 @@ class LeaderElector:
         log.info("acquired the lease as %r", self.identity)
 
     async def hold(self) -> None:
-        """Renew until no renewal succeeds for the renew deadline, or another holder shows up."""
+        """Renew every retry period; return (stop leading) when no renewal succeeded within the
+        renew deadline of the start of the last one that did, or another holder shows up.
+
+        Upstream's ``renew`` gives up ``renewDeadline`` after the first failed attempt; this
+        gives up ``renewDeadline`` after the last successful one, where the fence closes."""
         config = self.config
         while True:
-            deadline = self._clock() + config.renew_deadline
+            await asyncio.sleep(config.retry_period)
+            deadline = self.renewed_at + config.renew_deadline
             while True:
                 remaining = deadline - self._clock()
+                if remaining <= 0:
+                    log.warning("failed to renew the lease within %.1f s: stopped leading", config.renew_deadline)
+                    return
                 try:
-                    renewed = await asyncio.wait_for(self.try_acquire_or_renew(), timeout=max(remaining, 0.001))
+                    renewed = await asyncio.wait_for(self.try_acquire_or_renew(), timeout=remaining)
                 except TimeoutError:
                     renewed = False
                 if renewed:
@@ -251,11 +282,7 @@ class LeaderElector:
                 if self._observed is not None and self._observed.holder not in ("", self.identity):
                     log.warning("lost the lease to %r", self._observed.holder)
                     return
-                if self._clock() >= deadline:
-                    log.warning("failed to renew the lease within %.1f s: stopped leading", config.renew_deadline)
-                    return
                 await asyncio.sleep(min(config.retry_period, max(deadline - self._clock(), 0.0)))
-            await asyncio.sleep(config.retry_period)
 
     async def release(self) -> bool:
         """Give the lease up (holder emptied, 1 s duration) so a standby takes over at once."""
@@ -274,6 +301,88 @@ class LeaderElector:
         self._observe(record)
         log.info("released the lease")
         return True
+
+
+class LeaseKeeper:
+    """The elector on a thread of its own: its own event loop and its own Lease client, so that
+    renewing never waits behind the operator's event loop, its API calls or a long scheduling
+    cycle (the GIL is released to this thread every switch interval).
+
+    ``make_lock`` builds the :class:`LeaseLock` on the keeper's thread (with its own connection
+    pool). Each successful renewal opens ``fence`` until its renew deadline. When leadership is
+    lost, the keeper closes the fence and calls ``on_lost`` on its thread; the operator exits
+    there, as kube-scheduler does. :meth:`stop` ends the thread, first releasing the lease when
+    asked to (after the caller has waited for the writes in flight: ``Fence.wait_idle``).
+    """
+
+    def __init__(
+        self,
+        make_lock: Callable[[], LeaseLock],
+        identity: str,
+        config: ElectionConfig,
+        fence: Fence,
+        on_lost: Callable[[], None],
+    ) -> None:
+        self._make_lock = make_lock
+        self.identity = identity
+        self.config = config
+        self.fence = fence
+        self._on_lost = on_lost
+        self.elector: LeaderElector | None = None
+        self._acquired: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._main: asyncio.Task[None] | None = None
+        self._ready = threading.Event()
+        self._release = False
+        self._thread = threading.Thread(target=self._run, name=f"lease-{identity}", daemon=True)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector is not None and self.elector.is_leader and self.fence.is_open
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait()
+
+    async def acquired(self) -> None:
+        """Wait (on the caller's loop) until this replica holds the lease."""
+        await asyncio.wrap_future(self._acquired)
+
+    def stop(self, *, release: bool, timeout: float) -> None:
+        """End the thread (blocking, up to ``timeout``): no more renewals; release if asked."""
+        self._release = release
+        loop, main = self._loop, self._main
+        if loop is not None and main is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(main.cancel)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        asyncio.run(self._keep())
+
+    async def _keep(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        lock = self._make_lock()
+        self.elector = LeaderElector(lock, self.identity, self.config, on_renewed=self.fence.renewed)
+        self._main = asyncio.current_task()
+        self._ready.set()
+        lost = False
+        try:
+            await self.elector.acquire()
+            with contextlib.suppress(concurrent.futures.InvalidStateError):  # the waiter gave up (shutdown)
+                self._acquired.set_result(None)
+            await self.elector.hold()
+            lost = True
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self.fence.close()
+            if not lost and self._release:
+                await self.elector.release()
+            close = getattr(lock, "close", None)
+            if close is not None:
+                close()
+        if lost:
+            self._on_lost()
 
 
 def _describe(error: BaseException) -> str:

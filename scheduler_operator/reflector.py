@@ -49,8 +49,12 @@ from scheduler_operator.views import Body, view_of
 log = logging.getLogger(__name__)
 
 PAGE_SIZE = 500  # client-go's pager default (tools/pager/pager.go defaultPageSize)
-WATCH_TIMEOUT = 60  # seconds the server keeps a watch open (timeoutSeconds)
-IDLE_MARGIN = 15.0  # seconds past WATCH_TIMEOUT without a byte: the connection is dead
+# A dead connection (a peer or proxy that went silent) is noticed after WATCH_TIMEOUT +
+# IDLE_MARGIN = 40 s without a byte: no later than client-go's HTTP/2 health check, 30 s without
+# a frame then a 15 s ping (k8s.io/apimachinery@v0.36.3/pkg/util/net/http.go). A watch that ends
+# every 30 s costs one request per kind and half-minute; the resume needs no list.
+WATCH_TIMEOUT = 30  # seconds the server keeps a watch open (timeoutSeconds)
+IDLE_MARGIN = 10.0  # seconds past WATCH_TIMEOUT without a byte: the connection is dead
 MIN_BACKOFF = 0.8  # client-go reflector: NewExponentialBackoffManager(800ms, 30s, ...)
 MAX_BACKOFF = 30.0
 READ_CHUNK = 1 << 16

@@ -33,7 +33,7 @@ import socket
 import ssl
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -174,6 +174,8 @@ class Transport:
         self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
         # Called on every answer of the server (readiness: "the API was reachable recently").
         self.contact: Callable[[], None] = lambda: None
+        # Around each attempt, once it is about to be sent: the Lease's fence (``fence.Fence.guard``)
+        self.guard: Callable[[str, str], AbstractContextManager[None]] = lambda _method, _path: nullcontext()
 
     def _open(self) -> aiohttp.ClientSession:
         if self._session is None or self._session.closed:
@@ -209,19 +211,20 @@ class Transport:
         await self.limiter.acquire()
         self.requests += 1
         data = json.dumps(body).encode() if body is not None else None
-        async with self._open().request(
-            method,
-            self.credentials.server + path,
-            params=params,
-            data=data,
-            headers=self._headers(content_type if data is not None else None),
-            timeout=self._timeout(),
-        ) as response:
-            raw = await response.read()
-            if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-                raise api_error(response.status, response.reason or "", raw, response.headers)
-            self.contact()
-            return decoding.loads(raw) if raw else None
+        with self.guard(method, path):
+            async with self._open().request(
+                method,
+                self.credentials.server + path,
+                params=params,
+                data=data,
+                headers=self._headers(content_type if data is not None else None),
+                timeout=self._timeout(),
+            ) as response:
+                raw = await response.read()
+                if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
+                    raise api_error(response.status, response.reason or "", raw, response.headers)
+                self.contact()
+                return decoding.loads(raw) if raw else None
 
     async def request(
         self,

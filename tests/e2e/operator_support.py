@@ -223,7 +223,15 @@ def condition_of(status: dict[str, Any], kind: str) -> dict[str, Any]:
 class OperatorProcess:
     """``crd-scheduler run`` in a subprocess, its output in a log file."""
 
-    def __init__(self, kubeconfig: Path, home_namespace: str, log_dir: Path, *extra: str, identity: str = "") -> None:
+    def __init__(
+        self,
+        kubeconfig: Path,
+        home_namespace: str,
+        log_dir: Path,
+        *extra: str,
+        identity: str = "",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.identity = identity or unique("op")
         self.port = free_port()
         self.metrics_port = free_port()  # /metrics, /healthz, /readyz (scheduler_operator.serving)
@@ -235,10 +243,10 @@ class OperatorProcess:
             "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION,
             "--bind-address", "127.0.0.1", "--port", str(self.metrics_port), *extra,
         ]  # fmt: skip
-        env = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1"}
-        env.pop("POD_NAME", None)
+        environ = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1", **(env or {})}
+        environ.pop("POD_NAME", None)
         self._log = self.log_path.open("w")
-        self.process = subprocess.Popen(argv, env=env, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)
+        self.process = subprocess.Popen(argv, env=environ, stdout=self._log, stderr=subprocess.STDOUT, cwd=ROOT)
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -284,6 +292,15 @@ class OperatorProcess:
         return [m.groups() for m in BOUND_LINE.finditer(self.log())]  # type: ignore[misc]
 
 
+def wait_binds(operator: OperatorProcess, count: int, timeout: float = 30) -> None:
+    """Until ``operator`` has logged ``count`` bindings."""
+
+    def bound() -> None:
+        assert len(operator.binds()) >= count, f"{len(operator.binds())}/{count} bindings by {operator.identity}"
+
+    eventually(bound, timeout=timeout, interval=0.02)
+
+
 def lease_holder(coordination: Any, namespace: str) -> tuple[str, int]:
     lease = coordination.read_namespaced_lease(LEASE_NAME, namespace)
     return lease.spec.holder_identity or "", lease.spec.lease_transitions or 0
@@ -319,9 +336,18 @@ class Env:
         self.nodes.extend(names)
         return names
 
-    def start_operator(self, *extra: str, wait_for: str = r"leading: scheduling") -> OperatorProcess:
+    def start_operator(
+        self,
+        *extra: str,
+        wait_for: str = r"leading: scheduling",
+        kubeconfig: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> OperatorProcess:
+        """``kubeconfig``: another way to the API server (a fault proxy's); ``env``: more
+        environment for the process."""
         assert self.cluster.operator_kubeconfig is not None
-        operator = OperatorProcess(self.cluster.operator_kubeconfig, self.home, self.tmp, *extra)
+        path = kubeconfig or self.cluster.operator_kubeconfig
+        operator = OperatorProcess(path, self.home, self.tmp, *extra, env=env)
         self.operators.append(operator)
         operator.wait_log(wait_for)
         return operator

@@ -17,7 +17,7 @@ from kubernetes import client
 
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector
 from scheduler_operator.options import ElectionConfig
-from tests.e2e import Cluster, eventually
+from tests.e2e import Cluster
 from tests.e2e.operator_support import (
     Env,
     assert_no_overcommit,
@@ -28,6 +28,7 @@ from tests.e2e.operator_support import (
     profile,
     scheduled_events,
     wait_all_bound,
+    wait_binds,
 )
 
 pytestmark = pytest.mark.e2e
@@ -135,7 +136,7 @@ def test_failover_binds_every_pod_exactly_once(env: Env) -> None:
 
     streaming = threading.Thread(target=stream)
     streaming.start()
-    eventually(lambda: len(first.binds()) >= 10 or None, interval=0.02)  # mid-stream
+    wait_binds(first, 10)  # mid-stream
     first.kill()
     killed_after = len(first.binds())
     streaming.join()
