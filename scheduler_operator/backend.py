@@ -18,6 +18,9 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   annotation) and of a claim's selected-node annotation, with the ``resourceVersion`` the
   scheduler saw as precondition (upstream writes with Update, which has the same conflict);
   an API error fails PreBind with the API server's message.
+* ``update_claim_status`` (DynamicResources' PreBind, upstream ``bindClaim``): a PUT of the
+  ResourceClaim's ``status`` subresource (allocation and ``reservedFor``) with its
+  ``resourceVersion`` as precondition, as upstream's ``UpdateStatus``; a 409 is final.
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
@@ -82,6 +85,7 @@ class KubeBackend:
         """``stores`` by kind: what ``objects(kind)`` reads ("Pod" and "Node" included)."""
         self._api_client = api_client
         self._core = client.CoreV1Api(api_client)
+        self._resource = client.ResourceV1Api(api_client)
         self._lanes = lanes
         self.recorder = recorder
         self._pods: Store | None = stores.get("Pod")
@@ -240,21 +244,30 @@ class KubeBackend:
             self._core.patch_namespaced_persistent_volume_claim, metadata.get("name"), namespace, patch
         )
 
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        metadata = claim.get("metadata") or {}
+        return await self._write(
+            self._resource.replace_namespaced_resource_claim_status,
+            metadata.get("name"), metadata.get("namespace") or "default", dict(claim),
+        )  # fmt: skip
+
     async def _patch_storage(
         self, method: Callable[..., Any], *args: Any
     ) -> tuple[dict[str, Any] | None, Status | None]:
-        """A merge patch of a PV or PVC (``method(*args)``): the stored object, or the error,
-        with a timeout per request and bounded retries (``kube.retry_delay``). A retry is safe:
-        each write carries its resourceVersion, so one that landed before its answer was lost
-        comes back as a 409 conflict, and PreBind fails and requeues the pod as on any conflict."""
+        return await self._write(method, *args, _content_type=kube.CONTENT_MERGE_PATCH)
+
+    async def _write(
+        self, method: Callable[..., Any], *args: Any, **request: Any
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        """A write of a PV, PVC or ResourceClaim (``method(*args)``): the stored object, or
+        the error, with a timeout per request and bounded retries (``kube.retry_delay``). A
+        retry is safe: each write carries its resourceVersion, so one that landed before its
+        answer was lost comes back as a 409 conflict, and PreBind fails and requeues the pod as
+        on any conflict. The answer is read as raw JSON, never through the client's models."""
         for attempt in range(kube.ATTEMPTS):
             try:
                 stored = await self._lanes.critical.call(
-                    kube.call_json,
-                    method,
-                    *args,
-                    _content_type=kube.CONTENT_MERGE_PATCH,
-                    _request_timeout=kube.REQUEST_TIMEOUT,
+                    kube.call_json, method, *args, _request_timeout=kube.REQUEST_TIMEOUT, **request
                 )
             except Exception as error:
                 delay = kube.retry_delay(attempt, error)
@@ -263,7 +276,7 @@ class KubeBackend:
                     if isinstance(error, client.ApiException):
                         return None, Status(Code.ERROR, api_message(error))
                     return None, Status.as_error(error)
-                log.warning("storage write failed (%s); retrying in %.1f s", error, delay)
+                log.warning("write failed (%s); retrying in %.1f s", error, delay)
                 await self.sleep(delay)
                 continue
             return stored, None
