@@ -196,6 +196,18 @@ class ClusterAPI(Protocol):
         """Annotate the stored claim with ``volume.kubernetes.io/selected-node: node_name``."""
         ...
 
+    # DynamicResources (upstream ``bindClaim``, ``Unreserve``, ``PostFilter``). A PUT of the whole
+    # ResourceClaim with its ``metadata.resourceVersion`` as precondition; the answer is the claim
+    # as stored after the write, or the API's error (a conflict included).
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Replace the stored claim's ``status`` with ``claim["status"]`` (the status subresource)."""
+        ...
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Replace the stored claim's metadata and spec (not its status) with ``claim``'s: upstream
+        adds its ``resource.kubernetes.io/delete-protection`` finalizer so before allocating."""
+        ...
+
 
 class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...

@@ -9,6 +9,9 @@ subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_de
 ``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
 :class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
 an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
+``update_claim_status`` and ``update_claim`` (DynamicResources) go to
+:class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays the resourceclaim
+controller (claims of pods' ResourceClaimTemplates, ``status.resourceClaimStatuses``).
 
 Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
 FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.simulator.claims import ClaimStore
 from scheduler_core.simulator.volumes import VolumeStore
 
 POD_SCHEDULED = "PodScheduled"
@@ -70,6 +74,10 @@ class InMemoryCluster:
             self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
         self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
         self.volumes = VolumeStore(self._objects)
+        self.claims = ClaimStore(self._objects)
+        for uid, pod in self.pods.items():
+            if not (pod.get("spec") or {}).get("nodeName"):
+                self._make_pod_claims(uid, pod)
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
@@ -172,6 +180,20 @@ class InMemoryCluster:
         self, pvc: Mapping[str, Any], node_name: str
     ) -> tuple[dict[str, Any] | None, Status | None]:
         return self.volumes.patch_pvc_selected_node(pvc, node_name)
+
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.claims.update_status(claim)
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.claims.update(claim)
+
+    # -- the resourceclaim controller ----------------------------------------------------------------
+    def _make_pod_claims(self, uid: str, pod: dict[str, Any]) -> None:
+        statuses = self.claims.claims_for_pod(pod)
+        if statuses:
+            new = _with_changes(pod)
+            new["status"]["resourceClaimStatuses"] = statuses
+            self.pods[uid] = new
 
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:

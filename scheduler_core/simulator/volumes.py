@@ -98,7 +98,7 @@ class VolumeStore:
     # -- the ClusterAPI writes ---------------------------------------------------------------------
     def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> WriteResult:
         stored = self.find(PERSISTENT_VOLUME, name_of(pv))
-        problem = _precondition("persistentvolumes", name_of(pv), stored, pv)
+        problem = precondition("persistentvolumes", name_of(pv), stored, pv)
         if problem is not None or stored is None:
             return None, problem
         new = copy.deepcopy(stored)
@@ -112,7 +112,7 @@ class VolumeStore:
 
     def patch_pvc_selected_node(self, pvc: Mapping[str, Any], node_name: str) -> WriteResult:
         stored = self.find(PERSISTENT_VOLUME_CLAIM, name_of(pvc), namespace_of(pvc))
-        problem = _precondition("persistentvolumeclaims", name_of(pvc), stored, pvc)
+        problem = precondition("persistentvolumeclaims", name_of(pvc), stored, pvc)
         if problem is not None or stored is None:
             return None, problem
         new = copy.deepcopy(stored)
@@ -179,7 +179,7 @@ class VolumeStore:
         self._store(PERSISTENT_VOLUME_CLAIM, bound_claim)
 
 
-def _precondition(resource: str, name: str, stored: Object | None, written: Mapping[str, Any]) -> Status | None:
+def precondition(resource: str, name: str, stored: Object | None, written: Mapping[str, Any]) -> Status | None:
     if stored is None:
         return Status(Code.ERROR, f'{resource} "{name}" not found')
     version = (written.get("metadata") or {}).get("resourceVersion")

@@ -70,3 +70,14 @@ class ScopedClusterAPI:
         meta = pvc.get("metadata") or {}
         refused = self._refuse_claim("selecting a node", meta.get("namespace"), meta.get("name"))
         return (None, refused) if refused is not None else await self._inner.patch_pvc_selected_node(pvc, node_name)
+
+    # -- resource claims (DynamicResources' PreBind, Unreserve, PostFilter) -------------------------
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        meta = claim.get("metadata") or {}
+        refused = self._refuse_claim("updating the status", meta.get("namespace"), meta.get("name"))
+        return (None, refused) if refused is not None else await self._inner.update_claim_status(claim)
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        meta = claim.get("metadata") or {}
+        refused = self._refuse_claim("updating", meta.get("namespace"), meta.get("name"))
+        return (None, refused) if refused is not None else await self._inner.update_claim(claim)

@@ -1,0 +1,144 @@
+"""The in-memory cluster's ResourceClaims: the API's claim writes and the resourceclaim controller.
+
+DynamicResources' PreBind writes a claim's ``status`` (allocation and ``reservedFor``) and, before
+the first allocation, its ``resource.kubernetes.io/delete-protection`` finalizer; Unreserve and
+PostFilter write the status back. :class:`ClaimStore` answers those writes as the API server does:
+a ``resourceVersion`` that is not the stored one is a conflict, every write gives a new
+resourceVersion, a status update changes only the status and an update everything but it.
+
+In a cluster, kube-controller-manager's ``resourceclaim-controller`` makes the claims of pods that
+name a ResourceClaimTemplate (``pkg/controller/resourceclaim/controller.go`` ``handleClaim``): a
+claim with the template's spec, labels and annotations, the pod as controlling owner and the
+``resource.kubernetes.io/pod-claim-name`` annotation, named by the pod's
+``status.resourceClaimStatuses``. :meth:`ClaimStore.claims_for_pod` plays that part before the
+simulation starts, with the name ``<pod>-<claim>`` (the API server would add five random
+characters to that ``generateName``; a fixed name keeps the output reproducible).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Mapping
+from typing import Any
+
+from scheduler_core.framework.storage import name_of, namespace_of
+from scheduler_core.simulator.defaulting import generated_uid
+from scheduler_core.simulator.volumes import Object, WriteResult, precondition
+
+RESOURCE_CLAIM = "ResourceClaim"
+RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # k8s.io/api resource/v1 types.go
+_RESOURCE = "resourceclaims.resource.k8s.io"
+
+
+class ClaimStore:
+    """The ResourceClaims of the in-memory cluster (a list shared with it, by kind)."""
+
+    def __init__(self, objects: dict[str, list[Object]]) -> None:
+        self._objects = objects
+        self._versions = itertools.count(1)
+        stored = objects.get(RESOURCE_CLAIM)
+        if stored:
+            objects[RESOURCE_CLAIM] = [self._created(obj) for obj in stored]
+
+    def _created(self, obj: Mapping[str, Any]) -> Object:
+        new = copy.deepcopy(dict(obj))
+        metadata = new.setdefault("metadata", {})
+        metadata.setdefault("namespace", "default")
+        metadata.setdefault("uid", generated_uid(RESOURCE_CLAIM, namespace_of(new), name_of(new)))
+        metadata.setdefault("resourceVersion", f"c{next(self._versions)}")
+        return new
+
+    def find(self, namespace: str, name: str) -> Object | None:
+        for obj in self._objects.get(RESOURCE_CLAIM, ()):
+            if name_of(obj) == name and namespace_of(obj) == namespace:
+                return obj
+        return None
+
+    def _store(self, new: Object) -> Object:
+        new["metadata"] = {**new.get("metadata", {}), "resourceVersion": f"c{next(self._versions)}"}
+        claims = self._objects.setdefault(RESOURCE_CLAIM, [])
+        for i, obj in enumerate(claims):
+            if name_of(obj) == name_of(new) and namespace_of(obj) == namespace_of(new):
+                claims[i] = new
+                return new
+        claims.append(new)
+        return new
+
+    # -- the ClusterAPI writes ---------------------------------------------------------------------
+    def update_status(self, claim: Mapping[str, Any]) -> WriteResult:
+        stored = self.find(namespace_of(claim), name_of(claim))
+        problem = precondition(_RESOURCE, name_of(claim), stored, claim)
+        if problem is not None or stored is None:
+            return None, problem
+        new = dict(stored)
+        new["status"] = copy.deepcopy(dict(claim.get("status") or {}))
+        return self._store(new), None
+
+    def update(self, claim: Mapping[str, Any]) -> WriteResult:
+        stored = self.find(namespace_of(claim), name_of(claim))
+        problem = precondition(_RESOURCE, name_of(claim), stored, claim)
+        if problem is not None or stored is None:
+            return None, problem
+        new = copy.deepcopy(dict(claim))
+        new["metadata"] = {**new.get("metadata", {}), "uid": (stored.get("metadata") or {}).get("uid")}
+        new["status"] = stored.get("status") or {}
+        return self._store(new), None
+
+    # -- the resourceclaim controller --------------------------------------------------------------
+    def claims_for_pod(self, pod: Mapping[str, Any]) -> list[dict[str, str]]:
+        """Create the claims of ``pod``'s templates that do not exist yet; the pod's new
+        ``status.resourceClaimStatuses`` (empty when it names no template)."""
+        metadata = pod.get("metadata") or {}
+        namespace = str(metadata.get("namespace") or "default")
+        pod_name = str(metadata.get("name") or "")
+        known = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+        statuses: list[dict[str, str]] = []
+        for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+            template_name = pod_claim.get("resourceClaimTemplateName")
+            if not template_name:
+                continue
+            if pod_claim["name"] in known:
+                statuses.append(dict(known[pod_claim["name"]]))
+                continue
+            template = self._template(namespace, template_name)
+            if template is None:
+                continue  # the controller retries until the template exists; the pod stays pending
+            claim_name = f"{pod_name}-{pod_claim['name']}"
+            if self.find(namespace, claim_name) is None:
+                self._store(self._created(_claim_from_template(template, pod, pod_claim["name"], claim_name)))
+            statuses.append({"name": pod_claim["name"], "resourceClaimName": claim_name})
+        return statuses
+
+    def _template(self, namespace: str, name: str) -> Object | None:
+        for obj in self._objects.get(RESOURCE_CLAIM_TEMPLATE, ()):
+            if name_of(obj) == name and namespace_of(obj) == namespace:
+                return obj
+        return None
+
+
+def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: str, name: str) -> Object:
+    template_spec = template.get("spec") or {}
+    template_meta = template_spec.get("metadata") or {}
+    pod_meta = pod.get("metadata") or {}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": RESOURCE_CLAIM,
+        "metadata": {
+            "name": name,
+            "namespace": namespace_of(pod),
+            "annotations": {**(template_meta.get("annotations") or {}), POD_CLAIM_NAME_ANNOTATION: pod_claim},
+            "labels": dict(template_meta.get("labels") or {}),
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": pod_meta.get("name"),
+                    "uid": pod_meta.get("uid"),
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": copy.deepcopy(template_spec.get("spec") or {}),
+    }
