@@ -18,9 +18,11 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   annotation) and of a claim's selected-node annotation, with the ``resourceVersion`` the
   scheduler saw as precondition (upstream writes with Update, which has the same conflict);
   an API error fails PreBind with the API server's message.
-* ``update_claim_status`` (DynamicResources' PreBind, upstream ``bindClaim``): a PUT of the
-  ResourceClaim's ``status`` subresource (allocation and ``reservedFor``) with its
-  ``resourceVersion`` as precondition, as upstream's ``UpdateStatus``; a 409 is final.
+* ``update_claim_status``, ``update_claim`` (DynamicResources: PreBind's allocation and
+  ``reservedFor``, the delete-protection finalizer before it, Unreserve, PostFilter's
+  deallocation; upstream ``UpdateStatus`` and ``Update``): a PUT of the ResourceClaim's
+  ``status`` subresource, or of the claim, with its ``resourceVersion`` as precondition; a 409
+  is final (the plugin fails and the pod is retried).
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
@@ -48,6 +50,7 @@ from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
 from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
+from scheduler_operator.resources import COMPONENT
 
 log = logging.getLogger(__name__)
 
@@ -245,11 +248,17 @@ class KubeBackend:
         )
 
     async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return await self._update_claim(self._resource.replace_namespaced_resource_claim_status, claim)
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return await self._update_claim(self._resource.replace_namespaced_resource_claim, claim)
+
+    async def _update_claim(
+        self, method: Callable[..., Any], claim: Mapping[str, Any]
+    ) -> tuple[dict[str, Any] | None, Status | None]:
         metadata = claim.get("metadata") or {}
-        return await self._write(
-            self._resource.replace_namespaced_resource_claim_status,
-            metadata.get("name"), metadata.get("namespace") or "default", dict(claim),
-        )  # fmt: skip
+        name, namespace = metadata.get("name"), metadata.get("namespace") or "default"
+        return await self._write(method, name, namespace, dict(claim), field_manager=COMPONENT)
 
     async def _patch_storage(
         self, method: Callable[..., Any], *args: Any

@@ -50,6 +50,10 @@ class ClaimStore:
         metadata.setdefault("resourceVersion", f"c{next(self._versions)}")
         return new
 
+    def create(self, obj: Mapping[str, Any]) -> Object:
+        """Add a claim as the API server creates it (uid, resourceVersion)."""
+        return self._store(self._created(obj))
+
     def find(self, namespace: str, name: str) -> Object | None:
         for obj in self._objects.get(RESOURCE_CLAIM, ()):
             if name_of(obj) == name and namespace_of(obj) == namespace:

@@ -96,7 +96,9 @@ def claim_template(api: client.ApiClient, namespace: str, name: str, requests: l
         "metadata": {"name": name},
         "spec": {"spec": {"devices": {"requests": requests}}},
     }
-    client.CustomObjectsApi(api).create_namespaced_custom_object(GROUP, VERSION, namespace, "resourceclaimtemplates", body)
+    client.CustomObjectsApi(api).create_namespaced_custom_object(
+        GROUP, VERSION, namespace, "resourceclaimtemplates", body
+    )
 
 
 def exactly(name: str, device_class: str, count: int = 1, cel: str | None = None) -> dict[str, Any]:
@@ -127,9 +129,8 @@ def generated_claim(api: client.ApiClient, namespace: str, pod: str, timeout: fl
         return str(names[0])
 
     name = eventually(named, timeout=timeout)
-    found: dict[str, Any] = client.CustomObjectsApi(api).get_namespaced_custom_object(
-        GROUP, VERSION, namespace, "resourceclaims", name
-    )
+    custom: Any = client.CustomObjectsApi(api)
+    found: dict[str, Any] = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, "resourceclaims", name)
     return found
 
 

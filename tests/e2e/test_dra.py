@@ -179,7 +179,11 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling(
     with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
         kube.create_pod()
         upstream = kube.failure()
-    assert _claim_part(message) == _claim_part(upstream) == (
-        [f"{NODES} {CANNOT_ALLOCATE}"],
-        f"{STILL_NOT_SCHEDULABLE}, preemption: 0/N nodes are available: N {PREEMPTION_NOT_HELPFUL}.",
+    assert (
+        _claim_part(message)
+        == _claim_part(upstream)
+        == (
+            [f"{NODES} {CANNOT_ALLOCATE}"],
+            f"{STILL_NOT_SCHEDULABLE}, preemption: 0/N nodes are available: N {PREEMPTION_NOT_HELPFUL}.",
+        )
     )
