@@ -11,7 +11,6 @@ right. The e2e operator tests (``test_dra.py``) run the whole operator on the ma
 from __future__ import annotations
 
 import asyncio
-import copy
 import uuid
 from collections.abc import Iterator
 from typing import Any
