@@ -11,6 +11,7 @@ from scheduler_core.plugins import names
 from scheduler_core.plugins.coscheduling import Coscheduling
 from scheduler_core.plugins.defaultbinder import DefaultBinder
 from scheduler_core.plugins.defaultpreemption import DefaultPreemption
+from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.gangscheduling import GangScheduling
 from scheduler_core.plugins.imagelocality import ImageLocality
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
@@ -51,6 +52,7 @@ def in_tree_registry() -> dict[str, PluginFactory]:
         InterPodAffinity,
         PodTopologySpread,
         NodeDeclaredFeatures,
+        DynamicResources,
         # Gang scheduling, off in the default profile; a profile enables one of them.
         Coscheduling,
         GangScheduling,
@@ -76,8 +78,7 @@ UPSTREAM_DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
     (names.VOLUME_ZONE, None),
     (names.POD_TOPOLOGY_SPREAD, 2),
     (names.INTER_POD_AFFINITY, 2),
-    # applyDynamicResources (DRA is GA): DynamicResources goes before DefaultPreemption. It is not
-    # implemented yet, so ``default_plugins`` leaves it out of our default profile.
+    # applyDynamicResources (DRA is GA): DynamicResources goes before DefaultPreemption.
     (names.DYNAMIC_RESOURCES, 2),
     (names.DEFAULT_PREEMPTION, None),
     (names.NODE_RESOURCES_BALANCED_ALLOCATION, 1),

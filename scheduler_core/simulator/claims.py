@@ -146,3 +146,16 @@ def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: st
         },
         "spec": copy.deepcopy(template_spec.get("spec") or {}),
     }
+
+
+def allocated_devices(pod: Mapping[str, Any], claims: list[Object]) -> dict[str, list[str]]:
+    """What DynamicResources' PreBind wrote for ``pod``: per claim reserved for it, its devices."""
+    uid = (pod.get("metadata") or {}).get("uid")
+    found: dict[str, list[str]] = {}
+    for claim in claims:
+        status = claim.get("status") or {}
+        if not any(r.get("uid") == uid for r in status.get("reservedFor") or ()):
+            continue
+        results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or ()
+        found[name_of(claim)] = [f"{r.get('driver')}/{r.get('pool')}/{r.get('device')}" for r in results]
+    return found

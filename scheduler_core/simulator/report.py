@@ -46,9 +46,12 @@ class PodReport:
     filtered: dict[str, list[str]] = field(default_factory=dict)
     attempts: int = 0
     gang: str = ""
+    devices: dict[str, list[str]] = field(default_factory=dict)  # claim -> "driver/pool/device"
 
     def to_json(self) -> dict[str, Any]:
-        gang = {"gang": self.gang} if self.gang else {}
+        gang: dict[str, Any] = {"gang": self.gang} if self.gang else {}
+        if self.devices:
+            gang["devices"] = self.devices
         return {
             "namespace": self.namespace,
             "name": self.name,

@@ -37,6 +37,7 @@ from scheduler_core.simulator.manifests import (
     PluginConfigObject,
     ProfileObject,
 )
+from scheduler_core.simulator.claims import RESOURCE_CLAIM, allocated_devices
 from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
 from scheduler_core.tenancy import check_args_bounds
 
@@ -146,6 +147,14 @@ async def simulate_async(
             continue
         reports.append(recorder.last.get(info.uid) or _not_attempted(scheduler, info, fwk))
     gangs.annotate(reports, backend.pods.values(), cluster.objects)
+    claims = list(backend.objects(RESOURCE_CLAIM))
+    if claims:
+        by_name = {(p.get("metadata", {}).get("namespace") or "default", p.get("metadata", {}).get("name")): p
+                   for p in backend.pods.values()}  # fmt: skip
+        for report in reports:
+            pod = by_name.get((report.namespace, report.name))
+            if pod is not None:
+                report.devices = allocated_devices(pod, claims)
     return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
 
 

@@ -1,0 +1,587 @@
+"""The structured-parameters allocator: which devices of a node's ResourceSlices satisfy claims.
+
+Upstream: ``k8s.io/dynamic-resource-allocation@v0.36.3/structured/internal/incubating``
+(``allocator_incubating.go``, ``pools_incubating.go``), the allocator v1.36.3 picks for its
+default feature gates. Kept as upstream:
+
+* pools (``GatherPools``): slices grouped by (driver, pool), only the newest generation, a
+  pool whose slices are not all published is incomplete and skipped; slices match a node by
+  ``nodeName``, ``allNodes``, ``nodeSelector``, or per device (``perDeviceNodeSelection``);
+  slices with ``sharedCounters`` give the pool's counter sets; pools in (driver, pool) order,
+  slices by name, devices in slice order;
+* requests: ``exactly`` with ``count`` or ``allocationMode: All``, ``firstAvailable``
+  subrequests tried in order, class selectors then request selectors (CEL,
+  :mod:`.device_cel`), ``adminAccess`` (may take an allocated device), ``matchAttribute``
+  constraints, shared counters of partitionable devices, device taints (``NoSchedule`` and
+  ``NoExecute`` untolerated keep a device out);
+* the depth-first search with backtracking (``allocateOne``), and the result: one entry per
+  device, class then claim configs, the node selector (``createNodeSelector``).
+
+Not modelled (beta features off the path of plain claims): consumable capacity
+(``allowMultipleAllocations``), binding conditions (devices that have them are tried last, as
+upstream, but PreBind does not wait for them).
+
+``allocate`` answers the allocation results (one per claim), ``None`` when the claims do not fit
+on the node, or raises :class:`AllocationError` (upstream's error; Filter makes it an Error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
+from scheduler_core.framework.quantity import parse_quantity
+from scheduler_core.plugins.dynamicresources.device_cel import CELError, compile_selector
+
+ALLOCATION_RESULTS_MAX_SIZE = 32  # k8s.io/api resource/v1 types.go
+DeviceID = tuple[str, str, str]  # driver, pool, device
+Object = Mapping[str, Any]
+
+
+class AllocationError(Exception):
+    """An error of the allocation itself (not "does not fit"): upstream's message."""
+
+
+@dataclass(slots=True)
+class Pool:
+    driver: str
+    name: str
+    slices: list[Object] = field(default_factory=list)  # device slices targeting the node
+    counters: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+    incomplete: bool = False
+    invalid: bool = False
+    binding_conditions: bool = False
+
+
+@dataclass(slots=True)
+class _Request:
+    name: str  # "req" or "req/sub"
+    base: str
+    sub: str
+    spec: Object
+    klass: Object | None
+    admin: bool
+    count: int
+    all_devices: list[tuple[Pool, Object, Object]] | None = None  # for allocationMode All
+
+
+@dataclass(slots=True)
+class _Result:
+    request: str
+    device_id: DeviceID
+    device: Object
+    slice: Object
+    admin: bool
+
+
+def _spec(obj: Object) -> Object:
+    return obj.get("spec") or {}
+
+
+def _name(obj: Object) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def node_matches(labels: Mapping[str, str], node_name: str, name: str, all_nodes: bool, selector: Any) -> bool:
+    """``NodeMatches``: one of nodeName, allNodes, nodeSelector decides."""
+    if name:
+        return name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        try:
+            return parse_node_selector(selector).match_or_error(labels, node_name)
+        except SelectorError as error:
+            raise AllocationError(f"failed to parse node selector: {error}") from None
+    return False
+
+
+def gather_pools(slices: Sequence[Object], labels: Mapping[str, str], node_name: str) -> list[Pool]:
+    grouped: dict[tuple[str, str], list[Object]] = {}
+    newest: dict[tuple[str, str], int] = {}
+    for s in slices:
+        spec = _spec(s)
+        pool = spec.get("pool") or {}
+        key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
+        newest[key] = max(newest.get(key, 0), int(pool.get("generation") or 0))
+        if spec.get("sharedCounters"):
+            relevant = True
+        elif spec.get("nodeName") or spec.get("allNodes") or spec.get("nodeSelector") is not None:
+            relevant = node_matches(
+                labels, node_name, spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
+            )
+        elif spec.get("perDeviceNodeSelection"):
+            relevant = any(_device_on_node(d, labels, node_name) for d in spec.get("devices") or ())
+        else:
+            continue
+        if relevant:
+            grouped.setdefault(key, []).append(s)
+    pools: list[Pool] = []
+    for key, group in grouped.items():
+        generation = newest[key]
+        current = [s for s in group if int((_spec(s).get("pool") or {}).get("generation") or 0) == generation]
+        if not current:
+            continue  # only obsolete slices target this node
+        count = int((_spec(current[0]).get("pool") or {}).get("resourceSliceCount") or 0)
+        published = [
+            s for s in slices
+            if (str(_spec(s).get("driver") or ""), str((_spec(s).get("pool") or {}).get("name") or "")) == key
+            and int((_spec(s).get("pool") or {}).get("generation") or 0) == generation
+        ]  # fmt: skip
+        if len(published) != count:
+            pools.append(Pool(key[0], key[1], incomplete=True))
+            continue
+        pools.append(_build_pool(key, current))
+    pools.sort(key=lambda p: (p.binding_conditions, p.driver, p.name))
+    return pools
+
+
+def _device_on_node(device: Object, labels: Mapping[str, str], node_name: str) -> bool:
+    return node_matches(
+        labels, node_name, device.get("nodeName") or "", bool(device.get("allNodes")), device.get("nodeSelector")
+    )
+
+
+def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
+    pool = Pool(key[0], key[1])
+    seen: set[str] = set()
+    for s in sorted(slices, key=_name):
+        spec = _spec(s)
+        for counter_set in spec.get("sharedCounters") or ():
+            pool.counters[counter_set["name"]] = {
+                n: parse_quantity(str(c.get("value", "0"))) for n, c in (counter_set.get("counters") or {}).items()
+            }
+        if spec.get("sharedCounters"):
+            continue
+        for device in spec.get("devices") or ():
+            if device["name"] in seen:
+                pool.invalid = True  # validateDeviceNames: duplicate device name
+            seen.add(device["name"])
+            pool.binding_conditions = pool.binding_conditions or bool(device.get("bindingConditions"))
+        pool.slices.append(s)
+    return pool
+
+
+class Allocator:
+    """One per scheduling cycle (upstream ``NewAllocator`` in PreFilter): the slices, classes and
+    devices in use are fixed; :meth:`allocate` runs per node."""
+
+    def __init__(
+        self,
+        classes: Mapping[str, Object],
+        slices: Sequence[Object],
+        allocated: set[DeviceID],
+        consumed_by_allocated: Mapping[DeviceID, Object],
+    ) -> None:
+        self._classes = classes
+        self._slices = slices
+        self._allocated = allocated
+        self._allocated_devices = consumed_by_allocated  # device objects of allocated devices (counters)
+
+    def allocate(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> list[dict[str, Any]] | None:
+        return _Allocation(self, labels, node_name, claims).run()
+
+
+class _Allocation:
+    def __init__(self, owner: Allocator, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> None:
+        self.owner = owner
+        self.labels = labels
+        self.node_name = node_name
+        self.claims = claims
+        self.pools = gather_pools(owner._slices, labels, node_name)
+        self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
+        self.constraints: list[list[dict[str, Any]]] = []
+        self.results: list[list[_Result]] = [[] for _ in claims]
+        self.allocating: dict[DeviceID, set[int]] = {}
+        self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}  # pool -> set -> counter
+        self.available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.matches: dict[tuple[DeviceID, str, int], bool] = {}
+        self.chosen: dict[tuple[int, int], int] = {}
+
+    # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
+    def run(self) -> list[dict[str, Any]] | None:
+        for claim_index, claim in enumerate(self.claims):
+            devices = _spec(claim).get("devices") or {}
+            alternatives: list[list[_Request]] = []
+            minimum = 0
+            for request in devices.get("requests") or ():
+                if request.get("exactly") is not None:
+                    req = self._request(claim, request["name"], request["name"], "", request["exactly"])
+                    alternatives.append([req])
+                    minimum += req.count
+                elif request.get("firstAvailable"):
+                    subs = [
+                        self._request(claim, f"{request['name']}/{sub['name']}", request["name"], sub["name"], sub)
+                        for sub in request["firstAvailable"]
+                    ]
+                    alternatives.append(subs)
+                    minimum += min(s.count for s in subs)
+                else:
+                    raise AllocationError(f"claim {_key(claim)}, request {request.get('name')}: unknown request type")
+            if minimum > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(
+                    f"claim {_key(claim)}: number of requested devices {minimum} exceeds the claim limit of "
+                    f"{ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+            self.requests.append(alternatives)
+            constraints: list[dict[str, Any]] = []
+            for i, constraint in enumerate(devices.get("constraints") or ()):
+                if not constraint.get("matchAttribute"):
+                    raise AllocationError(
+                        f"claim {_key(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
+                constraints.append({"requests": set(constraint.get("requests") or ()),
+                                    "attribute": constraint["matchAttribute"], "value": None, "count": 0})  # fmt: skip
+            self.constraints.append(constraints)
+        if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
+            raise AllocationError("invalid resource pools were encountered")
+        if not self._allocate_claim(0):
+            return None
+        return [self._result(i) for i in range(len(self.claims))]
+
+    def _has_valid_device_pool(self) -> bool:
+        return any(not p.invalid and not p.incomplete for p in self.pools)
+
+    def _request(self, claim: Object, name: str, base: str, sub: str, spec: Object) -> _Request:
+        class_name = spec.get("deviceClassName") or ""
+        if not class_name:
+            raise AllocationError(f"claim {_key(claim)}, request {name}: missing device class name (unsupported request type?)")
+        klass = self.owner._classes.get(class_name)
+        if klass is None:
+            raise AllocationError(
+                f"claim {_key(claim)}, request {name}: could not retrieve device class {class_name}: "
+                f'deviceclass.resource.k8s.io "{class_name}" not found'
+            )
+        mode = spec.get("allocationMode") or "ExactCount"
+        req = _Request(name, base, sub, spec, klass, bool(spec.get("adminAccess")), 1)
+        if mode == "ExactCount":
+            req.count = int(spec.get("count") or 1)
+            if req.count > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(f"claim {_key(claim)}, request {name}: exact count {req.count} is too large")
+        elif mode == "All":
+            req.all_devices = []
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"claim {_key(claim)}, request {name}: asks for all devices, but resource pool "
+                        f"{pool.driver}/{pool.name} is currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"claim {_key(claim)}, request {name}: asks for all devices, but resource pool "
+                        f"{pool.driver}/{pool.name} is currently invalid"
+                    )
+                for s in pool.slices:
+                    for device in _spec(s).get("devices") or ():
+                        if self._selectable(len(self.requests), req, pool, s, device):
+                            req.all_devices.append((pool, s, device))
+            req.count = len(req.all_devices)
+        else:
+            raise AllocationError(f"claim {_key(claim)}, request {name}: unsupported count mode {mode}")
+        return req
+
+    # -- the search (``allocateOne``) ------------------------------------------------------------------
+    def _allocate_claim(self, claim_index: int) -> bool:
+        if claim_index >= len(self.claims):
+            return True
+        return self._allocate_request(claim_index, 0)
+
+    def _allocate_request(self, claim_index: int, request_index: int) -> bool:
+        alternatives = self.requests[claim_index]
+        if request_index >= len(alternatives):
+            return self._allocate_claim(claim_index + 1)
+        for choice, request in enumerate(alternatives[request_index]):
+            if len(self.results[claim_index]) + request.count > ALLOCATION_RESULTS_MAX_SIZE:
+                continue
+            self.chosen[(claim_index, request_index)] = choice
+            if request.all_devices is not None:
+                if request.all_devices and self._allocate_all(claim_index, request_index, request, 0):
+                    return True
+                continue
+            if self._allocate_device(claim_index, request_index, request, 0, (0, 0, 0)):
+                return True
+        return False
+
+    def _allocate_all(self, claim_index: int, request_index: int, request: _Request, n: int) -> bool:
+        assert request.all_devices is not None
+        if n >= len(request.all_devices):
+            return self._allocate_request(claim_index, request_index + 1)
+        pool, s, device = request.all_devices[n]
+        undo = self._take(claim_index, request, pool, s, device, must=True)
+        if undo is None:
+            return False
+        if self._allocate_all(claim_index, request_index, request, n + 1):
+            return True
+        undo()
+        return False
+
+    def _allocate_device(
+        self, claim_index: int, request_index: int, request: _Request, n: int, start: tuple[int, int, int]
+    ) -> bool:
+        if n >= request.count:
+            return self._allocate_request(claim_index, request_index + 1)
+        for pool_index in range(start[0], len(self.pools)):
+            pool = self.pools[pool_index]
+            if pool.incomplete or pool.invalid:
+                continue
+            slice_start = start[1] if pool_index == start[0] else 0
+            for slice_index in range(slice_start, len(pool.slices)):
+                s = pool.slices[slice_index]
+                devices = _spec(s).get("devices") or ()
+                device_start = start[2] if (pool_index, slice_index) == start[:2] else 0
+                for device_index in range(device_start, len(devices)):
+                    device = devices[device_index]
+                    if not self._selectable(claim_index, request, pool, s, device):
+                        continue
+                    undo = self._take(claim_index, request, pool, s, device, must=False)
+                    if undo is None:
+                        continue
+                    nxt = (pool_index, slice_index, device_index + 1)
+                    if self._allocate_device(claim_index, request_index, request, n + 1, nxt):
+                        return True
+                    undo()
+        return False
+
+    def _selectable(self, claim_index: int, request: _Request, pool: Pool, s: Object, device: Object) -> bool:
+        device_id = (pool.driver, pool.name, str(device["name"]))
+        key = (device_id, request.name, claim_index)
+        cached = self.matches.get(key)
+        if cached is not None:
+            return cached
+        cel_device = {**device, "driver": pool.driver}
+        ok = self._selectors_match(claim_index, cel_device, request.klass, (request.klass or {}).get("spec", {}).get("selectors"))
+        ok = ok and self._selectors_match(claim_index, cel_device, None, request.spec.get("selectors"))
+        if ok and _spec(s).get("perDeviceNodeSelection"):
+            ok = _device_on_node(device, self.labels, self.node_name)
+        self.matches[key] = ok
+        return ok
+
+    def _selectors_match(self, claim_index: int, device: Object, klass: Object | None, selectors: Any) -> bool:
+        for i, selector in enumerate(selectors or ()):
+            expression = (selector.get("cel") or {}).get("expression")
+            where = f"class {_name(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
+            if not expression:
+                raise AllocationError(f"{where}: selector #{i}: CEL expression empty (unsupported selector type?)")
+            try:
+                program = compile_selector(expression)
+            except CELError as error:
+                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {error}") from None
+            try:
+                if not program.matches(device):
+                    return False
+            except CELError as error:
+                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {error}") from None
+        return True
+
+    def _in_use(self, device_id: DeviceID) -> bool:
+        return device_id in self.owner._allocated or bool(self.allocating.get(device_id))
+
+    def _take(self, claim_index: int, request: _Request, pool: Pool, s: Object, device: Object, *, must: bool) -> Any:
+        """``allocateDevice``: the undo function, or None when the device cannot be taken."""
+        device_id = (pool.driver, pool.name, str(device["name"]))
+        if request.admin and claim_index in self.allocating.get(device_id, ()):
+            return None
+        if not request.admin and self._in_use(device_id):
+            return None
+        if _taint_prevents(device, request.spec):
+            return None
+        counters_taken = False
+        if device.get("consumesCounters"):
+            if not self._take_counters(pool, device):
+                return None
+            counters_taken = True
+        added: list[dict[str, Any]] = []
+        for constraint in self.constraints[claim_index]:
+            if not _constraint_add(constraint, request, device, pool.driver):
+                for c in added:
+                    _constraint_remove(c)
+                if counters_taken:
+                    self._release_counters(pool, device)
+                if must:
+                    raise AllocationError(
+                        f"claim {_key(self.claims[claim_index])}, request {request.name}: cannot add device "
+                        f"{'/'.join(device_id)} because a claim constraint would not be satisfied"
+                    )
+                return None
+            added.append(constraint)
+        self.allocating.setdefault(device_id, set()).add(claim_index)
+        self.results[claim_index].append(_Result(request.name, device_id, device, s, request.admin))
+
+        def undo() -> None:
+            self.results[claim_index].pop()
+            self.allocating[device_id].discard(claim_index)
+            for c in added:
+                _constraint_remove(c)
+            if counters_taken:
+                self._release_counters(pool, device)
+
+        return undo
+
+    # -- shared counters (``checkAvailableCounters``) ----------------------------------------------------
+    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+        key = (pool.driver, pool.name)
+        if key not in self.available:
+            available = {name: dict(counters) for name, counters in pool.counters.items()}
+            for device_id, device in self.owner._allocated_devices.items():
+                if device_id[:2] != key:
+                    continue
+                for consumption in device.get("consumesCounters") or ():
+                    counter_set = available.get(consumption.get("counterSet"), {})
+                    for name, counter in (consumption.get("counters") or {}).items():
+                        if name in counter_set:
+                            counter_set[name] -= parse_quantity(str(counter.get("value", "0")))
+            self.available[key] = available
+        return self.available[key]
+
+    def _take_counters(self, pool: Pool, device: Object) -> bool:
+        available = self._available(pool)
+        consumed = self.consumed.setdefault((pool.driver, pool.name), {})
+        self._add_counters(consumed, device, 1)
+        for set_name, counters in available.items():
+            for name, value in counters.items():
+                if value < consumed.get(set_name, {}).get(name, Fraction(0)):
+                    self._add_counters(consumed, device, -1)
+                    return False
+        return True
+
+    def _release_counters(self, pool: Pool, device: Object) -> None:
+        self._add_counters(self.consumed[(pool.driver, pool.name)], device, -1)
+
+    @staticmethod
+    def _add_counters(consumed: dict[str, dict[str, Fraction]], device: Object, sign: int) -> None:
+        for consumption in device.get("consumesCounters") or ():
+            counter_set = consumed.setdefault(str(consumption.get("counterSet")), {})
+            for name, counter in (consumption.get("counters") or {}).items():
+                value = parse_quantity(str(counter.get("value", "0")))
+                counter_set[name] = counter_set.get(name, Fraction(0)) + sign * value
+
+    # -- the result --------------------------------------------------------------------------------------
+    def _result(self, claim_index: int) -> dict[str, Any]:
+        claim = self.claims[claim_index]
+        results = []
+        for r in self.results[claim_index]:
+            entry: dict[str, Any] = {"request": r.request, "driver": r.device_id[0], "pool": r.device_id[1],
+                                     "device": r.device_id[2]}  # fmt: skip
+            if r.admin:
+                entry["adminAccess"] = True
+            results.append(entry)
+        config: list[dict[str, Any]] = []
+        seen_classes: dict[str, list[dict[str, Any]]] = {}
+        requests = (_spec(claim).get("devices") or {}).get("requests") or ()
+        for request_index, _ in enumerate(requests):
+            chosen = self.requests[claim_index][request_index][self.chosen.get((claim_index, request_index), 0)]
+            class_name = _name(chosen.klass or {})
+            if class_name in seen_classes:
+                for entry in seen_classes[class_name]:
+                    entry["requests"].append(chosen.name)
+                continue
+            seen_classes[class_name] = []
+            for class_config in _spec(chosen.klass or {}).get("config") or ():
+                entry = {"source": "FromClass", "requests": [chosen.name], **_device_configuration(class_config)}
+                seen_classes[class_name].append(entry)
+                config.append(entry)
+        for claim_config in (_spec(claim).get("devices") or {}).get("config") or ():
+            config.append({"source": "FromClaim", "requests": list(claim_config.get("requests") or []),
+                           **_device_configuration(claim_config)})  # fmt: skip
+        allocation: dict[str, Any] = {"devices": {"results": results}}
+        if config:
+            allocation["devices"]["config"] = config
+        selector = self._node_selector(claim_index)
+        if selector is not None:
+            allocation["nodeSelector"] = selector
+        return allocation
+
+    def _node_selector(self, claim_index: int) -> dict[str, Any] | None:
+        fields: list[Any] = []
+        expressions: list[Any] = []
+        for r in self.results[claim_index]:
+            spec = _spec(r.slice)
+            source = r.device if spec.get("perDeviceNodeSelection") else spec
+            if source.get("nodeName"):
+                return {"nodeSelectorTerms": [{"matchFields": [
+                    {"key": "metadata.name", "operator": "In", "values": [self.node_name]}]}]}  # fmt: skip
+            terms = (source.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
+            if len(terms) > 1:
+                raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+            for raw in terms:
+                term_fields, term_expressions = raw.get("matchFields") or (), raw.get("matchExpressions") or ()
+                fields.extend(x for x in term_fields if x not in fields)
+                expressions.extend(x for x in term_expressions if x not in expressions)
+        if not fields and not expressions:
+            return None
+        term: dict[str, Any] = {}
+        if expressions:
+            term["matchExpressions"] = expressions
+        if fields:
+            term["matchFields"] = fields
+        return {"nodeSelectorTerms": [term]}
+
+
+def _device_configuration(config: Object) -> dict[str, Any]:
+    return {"opaque": config["opaque"]} if config.get("opaque") is not None else {}
+
+
+def _key(claim: Object) -> str:
+    meta = claim.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+# -- matchAttribute constraints (``matchAttributeConstraint``) ----------------------------------------
+def _attribute(device: Object, driver: str, name: str) -> Any:
+    domain, _, ident = name.partition("/")
+    attributes = device.get("attributes") or {}
+    value = attributes.get(name)
+    if value is None and domain == driver:
+        value = attributes.get(ident)
+    if value is None:
+        return None
+    for kind in ("int", "bool", "string", "version"):
+        if kind in value:
+            return (kind, value[kind])
+    return None
+
+
+def _constraint_add(constraint: dict[str, Any], request: _Request, device: Object, driver: str) -> bool:
+    requests = constraint["requests"]
+    if requests and request.base not in requests and request.name not in requests:
+        constraint.setdefault("stack", []).append(False)
+        return True
+    value = _attribute(device, driver, constraint["attribute"])
+    if value is None:
+        return False
+    if constraint["count"] and constraint["value"] != value:
+        return False
+    constraint.setdefault("stack", []).append(True)
+    constraint["value"] = value
+    constraint["count"] += 1
+    return True
+
+
+def _constraint_remove(constraint: dict[str, Any]) -> None:
+    if constraint["stack"].pop():
+        constraint["count"] -= 1
+        if not constraint["count"]:
+            constraint["value"] = None
+
+
+# -- device taints (``taintPreventsAllocation``) --------------------------------------------------------
+def _taint_prevents(device: Object, request: Object) -> bool:
+    for taint in device.get("taints") or ():
+        if taint.get("effect") not in ("NoSchedule", "NoExecute"):
+            continue
+        if not any(_tolerates(t, taint) for t in request.get("tolerations") or ()):
+            return True
+    return False
+
+
+def _tolerates(toleration: Object, taint: Object) -> bool:
+    if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
+        return False
+    if toleration.get("key") and toleration.get("key") != taint.get("key"):
+        return False
+    if toleration.get("operator") == "Exists":
+        return True
+    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(toleration.get("key") or not taint.get("key"))

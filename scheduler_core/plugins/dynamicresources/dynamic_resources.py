@@ -1,0 +1,466 @@
+"""DynamicResources: place pods where their ResourceClaims can be allocated, and allocate them.
+
+Upstream: ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`` (v1.36.3);
+the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages are upstream's.
+
+* PreEnqueue: every claim of the pod must exist (a template's claim is named by the pod's
+  ``status.resourceClaimStatuses``) and not be deleting.
+* PreFilter: skipped for a pod without claims; a claim allocated and reserved by others is
+  "resourceclaim in use"; a missing DeviceClass is UnschedulableAndUnresolvable; an allocated
+  claim's node selector restricts the nodes; unallocated claims get an allocator over the
+  ResourceSlices, the DeviceClasses and every device already allocated or in flight.
+* Filter: the claims' devices on this node; "cannot allocate all claims" when they do not fit.
+* Score: with the prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable``
+  subrequest ``i`` was chosen (``computeScore``), normalized to 0..100.
+* Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
+  ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
+  lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
+* PreBind: each claim not yet reserved for the pod gets the finalizer, ``status.allocation``
+  and the pod in ``status.reservedFor``, through the ClusterAPI (``bindClaim``; a conflict is
+  retried on the claim as stored now, as ``retry.RetryOnConflict``).
+* PostFilter: an allocated claim unavailable on every node and reserved by nobody else is
+  deallocated, so the next attempt can allocate it elsewhere.
+
+Not built: DRA-backed extended resources (``DRAExtendedResource``), pod-group claims, binding
+conditions, consumable capacity and node-allocatable resources.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from scheduler_core.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    CycleState,
+    EventResource,
+    Handle,
+    NodeInfo,
+    NodeScore,
+    NodeToStatus,
+    PodInfo,
+    PostFilterResult,
+    PreFilterResult,
+    QueueingHint,
+    Status,
+)
+from scheduler_core.framework.helpers import default_normalize_score
+from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
+from scheduler_core.plugins import names
+from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID
+
+NAME = names.DYNAMIC_RESOURCES
+STATE_KEY = NAME
+FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8  # k8s.io/api resource/v1 types.go
+MAX_NODE_SCORE = 100
+_CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+
+Claim = Mapping[str, Any]
+
+
+class ClaimProblem(Exception):
+    """Why a pod's claims cannot be used now (upstream ``foreachPodResourceClaim`` errors)."""
+
+
+@dataclass(slots=True)
+class _StateData:
+    claims: list[Claim] = field(default_factory=list)
+    available_on: dict[int, Any] = field(default_factory=dict)  # claim index -> node selector
+    allocator: Allocator | None = None
+    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    allocations: dict[int, dict[str, Any]] = field(default_factory=dict)  # claim index -> Reserve's pick
+    unavailable: set[int] = field(default_factory=set)
+
+    def clone(self) -> _StateData:
+        return self  # as upstream: what-if evaluations share the cycle's Filter results
+
+    def to_allocate(self) -> list[int]:
+        return [i for i, c in enumerate(self.claims) if not (c.get("status") or {}).get("allocation")]
+
+
+def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[str | None, bool]:
+    """``resourceclaim.Name``: the claim's name and whether it must be owned by the pod."""
+    meta = pod.get("metadata") or {}
+    where = f'pod "{meta.get("namespace") or "default"}/{meta.get("name")}"'
+    if pod_claim.get("resourceClaimName"):
+        return str(pod_claim["resourceClaimName"]), False
+    if pod_claim.get("resourceClaimTemplateName"):
+        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+            if status.get("name") == pod_claim.get("name"):
+                name = status.get("resourceClaimName")
+                return (str(name) if name else None), True
+        raise ClaimProblem(f"{where}: ResourceClaim not created yet")
+    raise ClaimProblem(f'{where}, spec.resourceClaim "{pod_claim.get("name")}": none of the supported fields are set')
+
+
+def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    return obj.get("metadata") or {}
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    return str(_meta(obj).get("uid") or f"{_meta(obj).get('namespace')}/{_meta(obj).get('name')}")
+
+
+def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
+    return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
+
+
+class DynamicResources:
+    name = NAME
+    args_model = None
+
+    def __init__(self, args: object, handle: Handle) -> None:
+        self._handle = handle
+        # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
+        self.in_flight: dict[str, dict[str, Any]] = {}
+
+    # -- the objects ----------------------------------------------------------------------------------
+    def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
+        return {(_meta(c).get("namespace") or "default", _meta(c).get("name") or ""): c
+                for c in self._handle.objects("ResourceClaim")}  # fmt: skip
+
+    def pod_claims(self, pod: PodInfo, stored: Mapping[tuple[str, str], Claim] | None = None) -> list[Claim]:
+        """``foreachPodResourceClaim``: the pod's claims, or :class:`ClaimProblem`."""
+        stored = self._claims_by_key() if stored is None else stored
+        claims = []
+        for pod_claim in (pod.pod.get("spec") or {}).get("resourceClaims") or ():
+            name, must_check_owner = claim_name(pod.pod, pod_claim)
+            if name is None:
+                continue
+            claim = stored.get((pod.namespace, name))
+            if claim is None:
+                raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
+            if _meta(claim).get("deletionTimestamp") is not None:
+                raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
+            if must_check_owner and not any(
+                o.get("controller") and o.get("uid") == pod.uid for o in _meta(claim).get("ownerReferences") or ()
+            ):
+                raise ClaimProblem(
+                    f"ResourceClaim {pod.namespace}/{name} was not created for Pod {pod.namespace}/{pod.name} "
+                    "(Pod is not owner)"
+                )
+            claims.append(claim)
+        return claims
+
+    def _allocated_devices(self, claims: Iterable[Claim]) -> tuple[set[DeviceID], dict[DeviceID, Claim]]:
+        """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
+        access ones excepted), and the device objects for counters."""
+        allocated: set[DeviceID] = set()
+        seen = set()
+        allocations = []
+        for claim in claims:
+            uid = _uid(claim)
+            allocation = (claim.get("status") or {}).get("allocation")
+            if allocation:
+                self.in_flight.pop(uid, None)  # PreBind's write has landed
+            else:
+                allocation = self.in_flight.get(uid)
+            if allocation:
+                allocations.append(allocation)
+                seen.add(uid)
+        allocations.extend(a for uid, a in self.in_flight.items() if uid not in seen)
+        for allocation in allocations:
+            for result in (allocation.get("devices") or {}).get("results") or ():
+                if not result.get("adminAccess"):
+                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
+        devices: dict[DeviceID, Claim] = {}
+        if allocated:
+            for s in self._handle.objects("ResourceSlice"):
+                spec = s.get("spec") or {}
+                for device in spec.get("devices") or ():
+                    device_id = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name"))
+                    if device_id in allocated:
+                        devices[device_id] = device
+        return allocated, devices
+
+    # -- EventsToRegister ---------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # With queueing hints (GA) upstream drops UpdateNodeTaint from the node events.
+        node = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE
+        add_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, node)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_update)),
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update)),
+        ]  # fmt: skip
+
+    def is_schedulable_after_claim_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        if not isinstance(new, Mapping):
+            return QueueingHint.QUEUE
+        try:
+            uses = any(_uid(c) == _uid(new) for c in self.pod_claims(pod))
+        except ClaimProblem:
+            return QueueingHint.SKIP
+        if isinstance(old, Mapping) and (old.get("status") or {}).get("allocation") and not (
+            new.get("status") or {}
+        ).get("allocation"):
+            return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
+        if not uses:
+            return QueueingHint.SKIP
+        if old is None or not isinstance(old, Mapping):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP if old.get("status") == new.get("status") else QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+        modified = PodInfo.of(new)
+        if modified.uid != pod.uid:
+            return QueueingHint.SKIP
+        try:
+            self.pod_claims(modified)
+        except ClaimProblem:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+
+    # -- PreEnqueue -----------------------------------------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        if not (pod.pod.get("spec") or {}).get("resourceClaims"):
+            return None
+        try:
+            self.pod_claims(pod)
+        except ClaimProblem as problem:
+            return Status.unresolvable(str(problem))
+        return None
+
+    # -- PreFilter ---------------------------------------------------------------------------------------
+    def pre_filter(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        data = _StateData()
+        state.write(STATE_KEY, data)
+        if not (pod.pod.get("spec") or {}).get("resourceClaims"):
+            return None, Status.skip()
+        stored = self._claims_by_key()
+        try:
+            data.claims = self.pod_claims(pod, stored)
+        except ClaimProblem as problem:
+            return None, Status.unresolvable(str(problem))
+        if not data.claims:
+            return None, Status.skip()
+        classes = {_meta(c).get("name") or "": c for c in self._handle.objects("DeviceClass")}
+        for index, claim in enumerate(data.claims):
+            allocation = (claim.get("status") or {}).get("allocation")
+            if allocation:
+                # "resourceclaim in use" cannot happen: CanBeReserved is always true in v1.36.
+                if allocation.get("nodeSelector"):
+                    try:
+                        data.available_on[index] = parse_node_selector(allocation["nodeSelector"])
+                    except SelectorError as error:
+                        return None, Status.as_error(str(error))
+                continue
+            if _uid(claim) in self.in_flight:
+                ns = _meta(claim).get("namespace") or "default"
+                return None, Status.unresolvable(
+                    f"resource claim {ns}/{_meta(claim).get('name')} is in the process of being allocated"
+                )
+            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+                if request.get("exactly") is not None:
+                    status = _validate_class(classes, request["exactly"].get("deviceClassName"), request["name"])
+                elif request.get("firstAvailable"):
+                    status = None
+                    for sub in request["firstAvailable"]:
+                        qualified = f"{request['name']}/{sub['name']}"
+                        status = status or _validate_class(classes, sub.get("deviceClassName"), qualified)
+                else:
+                    ns = _meta(claim).get("namespace") or "default"
+                    status = Status.unresolvable(
+                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: unknown request type"
+                    )
+                if status is not None:
+                    return None, status
+        if data.to_allocate():
+            allocated, devices = self._allocated_devices(stored.values())
+            data.allocator = Allocator(classes, list(self._handle.objects("ResourceSlice")), allocated, devices)
+        return None, None
+
+    # -- Filter ------------------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        data = _state(state)
+        if data is None:
+            return Status.as_error("not found")
+        if not data.claims:
+            return None
+        unavailable = [i for i, sel in data.available_on.items() if not sel.match(node.labels, node.name)]
+        if data.allocator is not None:
+            to_allocate = [data.claims[i] for i in data.to_allocate()]
+            try:
+                result = data.allocator.allocate(node.labels, node.name, to_allocate)
+            except AllocationError as error:
+                return Status.as_error(str(error))
+            if result is None or len(result) != len(to_allocate):
+                return Status.unresolvable("cannot allocate all claims")
+            data.node_allocations[node.name] = result
+        if unavailable:
+            data.unavailable.update(unavailable)
+            return Status.unresolvable("resourceclaim not available on the node")
+        return None
+
+    # -- PostFilter ------------------------------------------------------------------------------------
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        data = _state(state)
+        if data is None:
+            return None, Status.as_error("not found")
+        if not data.claims:
+            return None, Status.unschedulable("no new claims to deallocate")
+        for index in sorted(data.unavailable):
+            claim = data.claims[index]
+            reserved = (claim.get("status") or {}).get("reservedFor") or ()
+            if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
+                new = copy.deepcopy(dict(claim))
+                status = new.setdefault("status", {})
+                for key in ("reservedFor", "allocation", "devices"):
+                    status.pop(key, None)
+                self._handle.start_task(self._write_status(new))
+                return None, Status.unschedulable("deallocation of ResourceClaim completed")
+        return None, Status.unschedulable("still not schedulable")
+
+    async def _write_status(self, claim: Claim) -> None:
+        await self._handle.api.update_claim_status(claim)
+
+    # -- Score --------------------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        data = _state(state)
+        if data is None:
+            return 0, Status.as_error("not found")
+        allocations = data.node_allocations.get(node.name)
+        if not data.claims or allocations is None:
+            return 0, None
+        return compute_score(data.claims, allocations), None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    # -- Reserve / Unreserve -----------------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        data = _state(state)
+        if data is None:
+            return Status.as_error("not found")
+        indices = data.to_allocate()
+        if not data.claims or not indices or data.allocator is None:
+            return None
+        allocations = data.node_allocations.get(node_name)
+        if not allocations:
+            return Status.as_error("claim allocation not found for node")
+        if len(allocations) != len(indices):
+            return Status.as_error(
+                f"internal error, have {len(allocations)} allocations, {len(indices)} claims to allocate, "
+                f"want {len(indices)} claims"
+            )
+        for index, allocation in zip(indices, allocations, strict=True):
+            data.allocations[index] = allocation
+            self.in_flight[_uid(data.claims[index])] = allocation
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        data = _state(state)
+        if data is None or not data.claims:
+            return
+        for claim in data.claims:
+            self.in_flight.pop(_uid(claim), None)
+        stored = self._claims_by_key()
+        for claim in data.claims:
+            current = stored.get((_meta(claim).get("namespace") or "default", _meta(claim).get("name") or ""))
+            if current and (current.get("status") or {}).get("allocation") and _reserved_for(current, pod):
+                new = copy.deepcopy(dict(current))
+                new["status"]["reservedFor"] = [r for r in new["status"]["reservedFor"] if r.get("uid") != pod.uid]
+                self._handle.start_task(self._write_status(new))
+
+    # -- PreBind ------------------------------------------------------------------------------------------
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        data = _state(state)
+        if data is None:
+            return Status.as_error("not found")
+        for index, claim in enumerate(data.claims):
+            if _reserved_for(claim, pod):
+                continue
+            bound, error = await self._bind_claim(claim, data.allocations.get(index), pod)
+            if error is not None:
+                return Status.as_error(error)
+            if bound is not None:
+                data.claims[index] = bound
+        return None
+
+    async def _bind_claim(
+        self, claim: Claim, allocation: dict[str, Any] | None, pod: PodInfo
+    ) -> tuple[Claim | None, str | None]:
+        """``bindClaim``: finalizer, allocation and reservation, retried on conflicts."""
+        api = self._handle.api
+        uid = _uid(claim)
+        key = f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim).get('name')}"
+        current: Claim = claim
+        try:
+            for attempt in range(_CONFLICT_RETRIES):
+                if attempt:
+                    refreshed = self._claims_by_key().get(tuple(key.split("/", 1)))  # type: ignore[arg-type]
+                    if refreshed is None:
+                        return None, f"claim {key} got deleted in the meantime"
+                    current = refreshed
+                if _meta(current).get("deletionTimestamp") is not None:
+                    return None, f"claim {key} got deleted in the meantime"
+                new = copy.deepcopy(dict(current))
+                if allocation is not None:
+                    if (current.get("status") or {}).get("allocation"):
+                        return None, f"claim {key} got allocated elsewhere in the meantime"
+                    if FINALIZER not in (_meta(current).get("finalizers") or ()):
+                        new["metadata"] = {**new["metadata"], "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER]}
+                        updated, status = await api.update_claim(new)
+                        if status is not None or updated is None:
+                            if status is not None and _is_conflict(status):
+                                continue
+                            return None, f"add finalizer to claim {key}: {status.message() if status else ''}"
+                        new = copy.deepcopy(updated)
+                    new.setdefault("status", {})["allocation"] = allocation
+                reference = {"resource": "pods", "name": pod.name, "uid": pod.uid}
+                new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
+                updated, status = await api.update_claim_status(new)
+                if status is None and updated is not None:
+                    return updated, None
+                if status is not None and _is_conflict(status):
+                    continue
+                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+                return None, f"{what} claim {key}: {status.message() if status else ''}"
+            return None, f"claim {key}: too many conflicts"
+        finally:
+            self.in_flight.pop(uid, None)
+
+
+def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, Any]]) -> int:
+    """``computeScore``: ``8 - i`` for each claim whose ``firstAvailable`` subrequest ``i`` was chosen."""
+    score = 0
+    pending = iter(allocations)
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation") or next(pending, None) or {}
+        chosen = {r.get("request") for r in (allocation.get("devices") or {}).get("results") or () if "/" in str(r.get("request"))}
+        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            for i, sub in enumerate(request.get("firstAvailable") or ()):
+                if f"{request['name']}/{sub['name']}" in chosen:
+                    score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
+    return score
+
+
+def _validate_class(classes: Mapping[str, Any], class_name: str | None, request: str) -> Status | None:
+    if not class_name:
+        return Status.as_error(f"request {request}: unsupported request type")
+    if class_name not in classes:
+        return Status.unresolvable(f"request {request}: device class {class_name} does not exist")
+    return None
+
+
+def _is_conflict(status: Status) -> bool:
+    return "the object has been modified" in status.message()
+
+
+def _state(state: CycleState) -> _StateData | None:
+    return state.read_optional(STATE_KEY, _StateData)

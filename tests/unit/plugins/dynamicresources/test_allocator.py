@@ -1,0 +1,188 @@
+"""The structured-parameters allocator against upstream's table cases.
+
+Ids name the case in ``k8s.io/dynamic-resource-allocation@v0.36.3/structured/internal/
+allocatortesting/allocator_testing.go`` (``TestAllocator``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
+
+DRIVER = "driver-a"
+NODE = "node-1"
+CLASS = {"metadata": {"name": "class-a"}, "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+
+
+def dev(name: str, **attrs: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": name}
+    if attrs:
+        out["attributes"] = {k: ({"int": v} if isinstance(v, int) else {"string": v}) for k, v in attrs.items()}
+    return out
+
+
+def slice_(name: str, *devices: dict[str, Any], pool: str = "pool-1", node: str | None = NODE, generation: int = 1,
+           count: int = 1, **spec: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {"driver": DRIVER, "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+                            "devices": list(devices), **spec}
+    if node is not None and "allNodes" not in spec and "nodeSelector" not in spec and "perDeviceNodeSelection" not in spec:
+        body["nodeName"] = node
+    return {"metadata": {"name": name}, "spec": body}
+
+
+def claim(*requests: dict[str, Any], constraints: list[Any] | None = None, name: str = "claim-0") -> dict[str, Any]:
+    devices: dict[str, Any] = {"requests": list(requests)}
+    if constraints:
+        devices["constraints"] = constraints
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
+
+
+def req(name: str = "req-0", count: int | None = None, mode: str | None = None, selector: str | None = None,
+        admin: bool = False, cls: str = "class-a") -> dict[str, Any]:
+    exactly: dict[str, Any] = {"deviceClassName": cls}
+    if count is not None:
+        exactly["count"] = count
+    if mode:
+        exactly["allocationMode"] = mode
+    if selector:
+        exactly["selectors"] = [{"cel": {"expression": selector}}]
+    if admin:
+        exactly["adminAccess"] = True
+    return {"name": name, "exactly": exactly}
+
+
+def run(slices: list[Any], claims: list[Any], allocated: set[Any] | None = None, labels: dict[str, str] | None = None
+        ) -> list[list[str]] | None:
+    allocator = Allocator({"class-a": CLASS}, slices, allocated or set(), {})
+    result = allocator.allocate(labels or {}, NODE, claims)
+    if result is None:
+        return None
+    return [[f"{r['request']}={r['pool']}/{r['device']}" for r in a["devices"]["results"]] for a in result]
+
+
+CASES = [
+    pytest.param([slice_("s", dev("d1"))], [claim(req())], [["req-0=pool-1/d1"]], id="simple"),
+    pytest.param([slice_("s", dev("d1"))], [claim(req(count=2))], None, id="small-and-large (too few devices)"),
+    pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(count=2))], [["req-0=pool-1/d1", "req-0=pool-1/d2"]],
+                 id="small-and-large"),
+    pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(name="a")), claim(req(name="b"), name="claim-1")],
+                 [["a=pool-1/d1"], ["b=pool-1/d2"]], id="multiple-claims"),
+    pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(mode="All"))],
+                 [["req-0=pool-1/d1", "req-0=pool-1/d2"]], id="all-devices-many"),
+    pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(mode="All"))], None,
+                 id="all-devices-of-the-incomplete-pool"),  # with d1 allocated below
+    pytest.param([slice_("s", dev("d1"))], [claim(req())], None, id="already-allocated-devices"),
+    pytest.param([slice_("s", dev("d1"))], [claim(req(admin=True))], [["req-0=pool-1/d1"]], id="admin-access-enabled"),
+    pytest.param([slice_("s", dev("d1", model="x"), dev("d2", model="y"))],
+                 [claim(req(selector='device.attributes["driver-a"].model == "y"'))], [["req-0=pool-1/d2"]],
+                 id="with-constraint (selector)"),
+    pytest.param([slice_("s", dev("d1", numa=1), dev("d2", numa=2), dev("d3", numa=2))],
+                 [claim(req(name="a"), req(name="b"), constraints=[{"matchAttribute": "driver-a/numa"}])],
+                 [["a=pool-1/d2", "b=pool-1/d3"]], id="with-constraint-backtracking"),
+    pytest.param([slice_("s", dev("d1", numa=1), dev("d2", numa=2))],
+                 [claim(req(name="a"), req(name="b"), constraints=[{"matchAttribute": "driver-a/numa"}])], None,
+                 id="with-constraint-not-matching"),
+    pytest.param([slice_("s", dev("d1"), node="other-node")], [claim(req())], None, id="other-node"),
+    pytest.param([slice_("s", dev("d1"), allNodes=True)], [claim(req())], [["req-0=pool-1/d1"]], id="all-nodes"),
+    pytest.param([slice_("s1", dev("d1"), generation=1), slice_("s2", dev("d2"), generation=2)], [claim(req())],
+                 [["req-0=pool-1/d2"]], id="old-generation"),
+    pytest.param([slice_("s1", dev("d1"), count=2)], [claim(req())], None, id="incomplete-pool"),
+    pytest.param([slice_("s", dev("small", mem=1), dev("big", mem=2))],
+                 [claim({"name": "req-0", "firstAvailable": [
+                     {"name": "sub-big", "deviceClassName": "class-a",
+                      "selectors": [{"cel": {"expression": 'device.attributes["driver-a"].mem == 2'}}]},
+                     {"name": "sub-any", "deviceClassName": "class-a"}]})],
+                 [["req-0/sub-big=pool-1/big"]], id="prioritized-list-first-subrequest"),
+    pytest.param([slice_("s", dev("small", mem=1))],
+                 [claim({"name": "req-0", "firstAvailable": [
+                     {"name": "sub-big", "deviceClassName": "class-a",
+                      "selectors": [{"cel": {"expression": 'device.attributes["driver-a"].mem == 2'}}]},
+                     {"name": "sub-any", "deviceClassName": "class-a"}]})],
+                 [["req-0/sub-any=pool-1/small"]], id="prioritized-list-fallback-subrequest"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("slices", "claims", "expected"), CASES)
+def test_allocate_as_upstream(slices: list[Any], claims: list[Any], expected: Any, request: pytest.FixtureRequest) -> None:
+    allocated = {(DRIVER, "pool-1", "d1")} if "already-allocated" in request.node.name or "admin" in request.node.name \
+        or "incomplete-pool]" in request.node.name else set()  # fmt: skip
+    if "all-devices-of-the" in request.node.name:
+        allocated = {(DRIVER, "pool-1", "d1")}
+        # validateDeviceRequest counts every selectable device; one in use makes All fail.
+        assert run(slices, claims, allocated) is None
+        return
+    assert run(slices, claims, allocated) == expected
+
+
+def counters_slices() -> list[Any]:
+    """A partitionable GPU: 8 memory units shared by a whole device and two halves."""
+    shared = {"metadata": {"name": "counters"}, "spec": {"driver": DRIVER, "nodeName": NODE,
+              "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 2},
+              "sharedCounters": [{"name": "gpu-0", "counters": {"memory": {"value": "8Gi"}}}]}}  # fmt: skip
+
+    def part(name: str, memory: str) -> dict[str, Any]:
+        return {"name": name, "consumesCounters": [{"counterSet": "gpu-0", "counters": {"memory": {"value": memory}}}]}
+
+    devices = slice_("devices", part("whole", "8Gi"), part("half-0", "4Gi"), part("half-1", "4Gi"), count=2)
+    return [shared, devices]
+
+
+def test_partitionable_devices_share_counters() -> None:
+    # allocator_testing.go "partitionable-devices-*": the whole device uses all counters.
+    assert run(counters_slices(), [claim(req(count=2))]) == [["req-0=pool-1/half-0", "req-0=pool-1/half-1"]]
+    # The first claim's "whole" leaves no memory for the second: backtracking takes the halves.
+    assert run(counters_slices(), [claim(req()), claim(req(), name="c2")]) == [
+        ["req-0=pool-1/half-0"],
+        ["req-0=pool-1/half-1"],
+    ]
+    assert run(counters_slices(), [claim(req())]) == [["req-0=pool-1/whole"]]
+    assert run(counters_slices(), [claim(req(count=3))]) is None
+
+
+def test_counters_of_allocated_devices_are_used() -> None:
+    slices = counters_slices()
+    whole = slices[1]["spec"]["devices"][0]
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", "whole")}, {(DRIVER, "pool-1", "whole"): whole})
+    assert allocator.allocate({}, NODE, [claim(req())]) is None
+
+
+@pytest.mark.parametrize(
+    ("claims", "message"),
+    [
+        pytest.param([claim(req(cls="missing"))], "could not retrieve device class missing", id="missing-class"),
+        pytest.param([claim(req(count=33))], "exact count 33 is too large", id="too-many-devices"),
+        pytest.param([claim(req(selector="1 +"))], "selector #0: CEL compile error", id="invalid-CEL-one-device"),
+        pytest.param([claim(req(selector="device.attributes[\"driver-a\"].x > 0"))], "CEL runtime error",
+                     id="CEL-runtime-error"),
+        pytest.param([claim({"name": "r", "exactly": {"deviceClassName": "class-a", "allocationMode": "All"}})],
+                     "currently being updated", id="all-devices-incomplete-pool"),
+    ],
+)  # fmt: skip
+def test_errors_as_upstream(claims: list[Any], message: str) -> None:
+    slices = [slice_("s", dev("d1"), count=2 if "being updated" in message else 1)]
+    with pytest.raises(AllocationError, match=message):
+        run(slices, claims)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    devices=st.integers(min_value=0, max_value=6),
+    counts=st.lists(st.integers(min_value=1, max_value=3), min_size=1, max_size=6),
+)
+def test_no_device_is_ever_allocated_twice(devices: int, counts: list[int]) -> None:
+    slices = [slice_("s", *(dev(f"d{i}") for i in range(devices)))]
+    taken: set[str] = set()
+    for n, count in enumerate(counts):
+        allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", d) for d in taken}, {})
+        result = allocator.allocate({}, NODE, [claim(req(count=count), name=f"c{n}")])
+        if result is None:
+            assert devices - len(taken) < count
+            continue
+        got = [r["device"] for r in result[0]["devices"]["results"]]
+        assert len(got) == count and not taken & set(got) and len(set(got)) == count
+        taken |= set(got)
