@@ -12,6 +12,9 @@ the same FailedScheduling reasons.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +36,7 @@ from tests.e2e.dra_support import (
     pod_with_template,
 )
 from tests.e2e.extender_support import failed_scheduling, kube_scheduler
-from tests.e2e.operator_support import Env, create_nodes, profile, unique, wait_all_bound
+from tests.e2e.operator_support import ROOT, Env, create_nodes, profile, unique, wait_all_bound
 
 pytestmark = pytest.mark.e2e
 
@@ -174,6 +177,15 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling(
     assert f"{NODES} {CANNOT_ALLOCATE}" in message
     claim = generated_claim(env.api, env.home, "user")
     assert not (claim.get("status") or {}).get("allocation")
+    # explain, on a snapshot of the live cluster (slices, classes, claims), says the same.
+    explained = subprocess.run(
+        [sys.executable, "-m", "scheduler_operator", "explain", "user", "-n", env.home,
+         "--home-namespace", env.home, "--kubeconfig", str(cluster.kubeconfig), "-o", "json"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+    assert explained.returncode == 0, explained.stderr
+    (entry,) = json.loads(explained.stdout)["pods"]
+    assert _claim_part(entry["message"]) == _claim_part(message)
 
     kube = Run.prepare(env, driver, env.namespace(), f"kube-dra-{uuid.uuid4().hex[:6]}", TOO_MANY)
     with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
@@ -187,3 +199,16 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling(
             f"{STILL_NOT_SCHEDULABLE}, preemption: 0/N nodes are available: N {PREEMPTION_NOT_HELPFUL}.",
         )
     )
+
+
+def test_a_pod_waiting_for_devices_binds_once_the_driver_publishes_them(env: Env, driver: Driver) -> None:
+    """The ResourceSlice watch is a cluster event: the pod, unschedulable while no node has the
+    devices, is retried and bound when a slice appears (upstream's ResourceSlice/Add hint)."""
+    ours = _operator_run(env, driver, Scenario({}, lambda d: [exactly("gpu", d.device_class)]))
+    ours.create_pod()
+    message = ours.failure(instance=env.operators[0].identity)
+    assert _claim_part(message)[0] == [f"{NODES} {CANNOT_ALLOCATE}"]
+
+    driver.publish(ours.nodes[2], [device("gpu-0")])
+    node, allocation = ours.bound()
+    assert (node, allocation) == (2, Allocation(2, (("gpu", 2, "gpu-0"),), ("user",)))
