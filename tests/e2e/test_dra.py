@@ -7,7 +7,9 @@ Every scenario runs twice, on fresh nodes of its own: through the operator (unpr
 identity, manifests/rbac.yaml) and through the real kube-scheduler v1.36.3 (its own process and
 schedulerName). Both must allocate the same devices on the same node (the scenarios leave one
 best answer: upstream breaks score ties at random) and, for a pod asking more than exists, give
-the same FailedScheduling reasons.
+the same FailedScheduling reasons. Three pods for two devices: no device is allocated twice.
+A pod waiting for devices binds once the driver publishes them (the ResourceSlice watch is a
+cluster event), and ``explain`` on a live snapshot gives the operator's reasons.
 """
 
 from __future__ import annotations
@@ -126,6 +128,24 @@ class Run:
 
         return eventually(failed, timeout=60)
 
+    def settle(self, names: list[str], bound: int) -> tuple[list[tuple[tuple[str, int, str], ...]], list[str]]:
+        """Wait until ``bound`` of the pods are bound and every other one has a FailedScheduling;
+        the devices of the bound ones (sorted) and the messages of the others."""
+        core = self.env.core
+
+        def settled() -> tuple[list[tuple[tuple[str, int, str], ...]], list[str]]:
+            pods = [p for p in core.list_namespaced_pod(self.namespace).items if p.metadata.name in names]
+            placed = [p.metadata.name for p in pods if p.spec.node_name]
+            assert len(placed) == bound, f"{len(placed)}/{bound} bound"
+            notes = [failed_scheduling(core, self.namespace, n) for n in names if n not in placed]
+            assert all(notes), "a pending pod has no FailedScheduling yet"
+            devices = [
+                Allocation.of(generated_claim(self.env.api, self.namespace, n), self.nodes).devices for n in placed
+            ]
+            return sorted(devices), [n[-1] for n in notes]
+
+        return eventually(settled, timeout=60, interval=0.5)
+
 
 def _kube_scheduler_config(scheduler: str) -> dict[str, Any]:
     return {"profiles": [{"schedulerName": scheduler}]}
@@ -212,3 +232,28 @@ def test_a_pod_waiting_for_devices_binds_once_the_driver_publishes_them(env: Env
     driver.publish(ours.nodes[2], [device("gpu-0")])
     node, allocation = ours.bound()
     assert (node, allocation) == (2, Allocation(2, (("gpu", 2, "gpu-0"),), ("user",)))
+
+
+def test_no_device_is_allocated_twice_as_with_kube_scheduler(
+    env: Env, cluster: Cluster, driver: Driver, tmp_path: Path
+) -> None:
+    """Three pods for two devices: two bind, each with its own device; the third waits, and the
+    real kube-scheduler does the same."""
+    scenario = Scenario({0: [device("gpu-0"), device("gpu-1")]}, lambda d: [exactly("gpu", d.device_class)])
+    names = ["a", "b", "c"]
+    wanted = [(("gpu", 0, "gpu-0"),), (("gpu", 0, "gpu-1"),)]
+    ours = _operator_run(env, driver, scenario)
+    for name in names:
+        ours.create_pod(name)
+    devices, (message,) = ours.settle(names, bound=2)
+    assert devices == wanted
+    assert _claim_part(message)[0] == [f"{NODES} {CANNOT_ALLOCATE}"]
+    assert env.operators[0].problems() == []
+
+    kube = Run.prepare(env, driver, env.namespace(), f"kube-dra-{uuid.uuid4().hex[:6]}", scenario)
+    with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
+        for name in names:
+            kube.create_pod(name)
+        upstream_devices, (upstream,) = kube.settle(names, bound=2)
+    assert upstream_devices == devices
+    assert _claim_part(upstream) == _claim_part(message)
