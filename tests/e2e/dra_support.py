@@ -29,7 +29,7 @@ Device = dict[str, Any]
 
 
 def device(name: str, **attributes: str) -> Device:
-    """A device with string attributes (``model="a100"``)."""
+    """A device with string attributes (``model="a100"``), in the driver's own domain."""
     found: Device = {"name": name}
     if attributes:
         found["attributes"] = {key: {"string": value} for key, value in attributes.items()}
@@ -88,13 +88,22 @@ class Driver:
                     raise
 
 
-def claim_template(api: client.ApiClient, namespace: str, name: str, requests: list[dict[str, Any]]) -> None:
-    """A ResourceClaimTemplate whose claims ask for ``requests`` (``exactly`` requests)."""
+def claim_template(
+    api: client.ApiClient,
+    namespace: str,
+    name: str,
+    requests: list[dict[str, Any]],
+    constraints: list[dict[str, Any]] | None = None,
+) -> None:
+    """A ResourceClaimTemplate whose claims ask for ``requests`` under ``constraints``."""
+    devices: dict[str, Any] = {"requests": requests}
+    if constraints:
+        devices["constraints"] = constraints
     body = {
         "apiVersion": API_VERSION,
         "kind": "ResourceClaimTemplate",
         "metadata": {"name": name},
-        "spec": {"spec": {"devices": {"requests": requests}}},
+        "spec": {"spec": {"devices": devices}},
     }
     client.CustomObjectsApi(api).create_namespaced_custom_object(
         GROUP, VERSION, namespace, "resourceclaimtemplates", body
@@ -107,6 +116,15 @@ def exactly(name: str, device_class: str, count: int = 1, cel: str | None = None
     if cel is not None:
         request["selectors"] = [{"cel": {"expression": cel}}]
     return {"name": name, "exactly": request}
+
+
+def first_available(name: str, device_class: str, *alternatives: tuple[str, str]) -> dict[str, Any]:
+    """A prioritized list: one device of the class, by the first (name, CEL selector) that fits."""
+    subrequests = [
+        {"name": sub, "deviceClassName": device_class, "selectors": [{"cel": {"expression": cel}}]}
+        for sub, cel in alternatives
+    ]
+    return {"name": name, "firstAvailable": subrequests}
 
 
 def pod_with_template(name: str, namespace: str, scheduler: str, label: str, template: str) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from tests.e2e.dra_support import (
     claim_template,
     device,
     exactly,
+    first_available,
     generated_claim,
     pod_with_template,
 )
@@ -55,10 +56,11 @@ PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 class Scenario:
     slices: dict[int, list[Device]]  # node index -> the devices the driver publishes there
     requests: Callable[[Driver], list[dict[str, Any]]]  # the template's requests
+    constraints: Callable[[Driver], list[dict[str, Any]]] = lambda _: []
 
 
-def _model_b(driver: Driver) -> str:
-    return f'device.attributes["{driver.name}"].model == "b"'
+def _model(driver: Driver, model: str) -> str:
+    return f'device.attributes["{driver.name}"].model == "{model}"'
 
 
 SCHEDULABLE = [
@@ -72,9 +74,24 @@ SCHEDULABLE = [
                 0: [device("gpu-0", model="a"), device("gpu-1", model="b"), device("gpu-2", model="b")],
                 2: [device("gpu-0", model="b")],
             },
-            lambda d: [exactly("gpu", d.device_class, count=2, cel=_model_b(d))],
+            lambda d: [exactly("gpu", d.device_class, count=2, cel=_model(d, "b"))],
         ),
         id="cel-selector-count-two",
+    ),
+    pytest.param(
+        Scenario(
+            {1: [device("gpu-0", model="a"), device("gpu-1", model="a")]},
+            lambda d: [first_available("gpu", d.device_class, ("big", _model(d, "b")), ("small", _model(d, "a")))],
+        ),
+        id="first-available-falls-back-to-the-second-choice",
+    ),
+    pytest.param(
+        Scenario(
+            {0: [device("gpu-0", numa="0"), device("gpu-1", numa="1"), device("gpu-2", numa="1")]},
+            lambda d: [exactly("gpu", d.device_class, count=2)],
+            lambda d: [{"requests": ["gpu"], "matchAttribute": f"{d.name}/numa"}],
+        ),
+        id="match-attribute-same-numa-node",
     ),
 ]
 TOO_MANY = Scenario({0: [device("gpu-0"), device("gpu-1")]}, lambda d: [exactly("gpu", d.device_class, count=3)])
@@ -108,7 +125,7 @@ class Run:
         env.nodes.extend(nodes)  # deleted after the test
         for index, devices in scenario.slices.items():
             driver.publish(nodes[index], devices)
-        claim_template(env.api, namespace, "devices", scenario.requests(driver))
+        claim_template(env.api, namespace, "devices", scenario.requests(driver), scenario.constraints(driver))
         return cls(env, driver, namespace, scheduler, label, nodes)
 
     def create_pod(self, name: str = "user") -> None:
