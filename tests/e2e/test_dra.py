@@ -194,6 +194,9 @@ def test_claim_from_a_template_is_allocated_reserved_and_the_pod_binds_as_kube_s
     ours = _operator_run(env, driver, scenario)
     ours.create_pod()
     node, allocation = ours.bound()
+    # Every operator on the shared cluster serves every namespace's profiles: if another
+    # session's operator (without DynamicResources) bound the pod, say so.
+    env.operators[0].wait_log(rf" bound {env.home}/user ", timeout=10)
     assert allocation.node == node
     assert allocation.reserved_for == ("user",)
     assert allocation.devices and all(pool == node for _, pool, _ in allocation.devices)
