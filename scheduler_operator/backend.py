@@ -22,7 +22,8 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   ``reservedFor``, the delete-protection finalizer before it, Unreserve, PostFilter's
   deallocation; upstream ``UpdateStatus`` and ``Update``): a PUT of the ResourceClaim's
   ``status`` subresource, or of the claim, with its ``resourceVersion`` as precondition; a 409
-  is final (the plugin fails and the pod is retried).
+  is final here (the plugin decides: it retries on the claim as the watch brings it back, as
+  upstream's ``RetryOnConflict``).
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
