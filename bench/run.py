@@ -63,7 +63,7 @@ async def run(
     explain: str | None = None,
 ) -> dict[str, Any]:
     workload = WORKLOADS[workload_name]
-    cluster = InMemoryCluster()
+    cluster = InMemoryCluster(objects=workload.objects(nodes) if workload.objects else None)
     scheduler = in_memory_scheduler(cluster, seed)
     spec = default_profile_spec().model_copy(update={"explain": explain})
     scheduler.apply_profile(ProfileKey(scheduler.profiles.home_namespace, DEFAULT_PROFILE_NAME), spec)
@@ -73,7 +73,10 @@ async def run(
         scheduler.on_node_add(node)
 
     def create(pod: dict[str, Any]) -> None:
-        cluster.pods[pod["metadata"]["uid"]] = pod
+        if workload.objects is not None:  # the resourceclaim controller makes the pod's claims
+            pod = cluster.add_pod(pod)
+        else:
+            cluster.pods[pod["metadata"]["uid"]] = pod
         scheduler.on_pod_add(pod)
 
     for i in range(init_pods):

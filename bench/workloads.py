@@ -6,6 +6,13 @@ for the other workloads ``pod-with-topology-spreading.yaml``, ``pod-with-pod-ant
 ``pod-low-priority.yaml`` (900m CPU, no priority) and ``pod-high-priority.yaml`` (3000m CPU,
 ``spec.priority: 10``; set directly, as the in-memory cluster runs no admission).
 Each workload's default sizes are upstream's params for the variant named in ``upstream``.
+
+The DRA workload is ``dra/performance-config.yaml`` SchedulingWithResourceClaimTemplate: nodes
+from ``node-with-dra-test-driver.yaml`` (named ``scheduler-perf-dra-*``, label
+``node-with-dra: "true"``), one ResourceSlice per node with ``maxClaimsPerNode`` devices as
+``dra.go`` ``resourceSlice`` publishes them, ``deviceclass.yaml``, ``resourceclaimtemplate.yaml``
+in each namespace, and ``pod-with-claim-template.yaml`` pods (their claims are made by the
+in-memory cluster's resourceclaim controller when the pod is added).
 """
 
 from __future__ import annotations
@@ -122,6 +129,80 @@ def pod_high_priority(i: int) -> dict[str, Any]:
     return pod_default(i, "sched-1", prefix="high", cpu="3000m", priority=10)
 
 
+DRA_DRIVER = "test-driver.cdi.k8s.io"
+DRA_MAX_CLAIMS_PER_NODE = 10
+
+
+def node_with_dra(i: int) -> dict[str, Any]:
+    node = node_default(i)
+    name = f"scheduler-perf-dra-{i}"
+    node["metadata"] = {"name": name, "labels": {"kubernetes.io/hostname": name, "node-with-dra": "true"}}
+    return node
+
+
+def dra_slice(node_name: str, capacity: int = DRA_MAX_CLAIMS_PER_NODE) -> dict[str, Any]:
+    """``dra.go`` ``resourceSlice``: one pool per node, ``capacity`` devices."""
+    devices = [
+        {
+            "name": f"instance-{i}",
+            "attributes": {
+                "model": {"string": "A100"},
+                "family": {"string": "GPU"},
+                "driverVersion": {"version": "1.2.3"},
+                "dra.example.com/numa": {"int": i},
+            },
+            "capacity": {"memory": {"value": "1Gi"}},
+        }
+        for i in range(capacity)
+    ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": node_name},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def dra_objects(nodes: int) -> dict[str, list[dict[str, Any]]]:
+    """The DeviceClass, a ResourceClaimTemplate per namespace, and a slice per node."""
+
+    def template(namespace: str) -> dict[str, Any]:
+        request = {"name": "req-0", "exactly": {"deviceClassName": "test-class"}}
+        return {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "test-claim-template", "namespace": namespace},
+            "spec": {"spec": {"devices": {"requests": [request]}}},
+        }
+
+    device_class = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": "test-class"},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}]},
+    }
+    return {
+        "DeviceClass": [device_class],
+        "ResourceClaimTemplate": [template("init"), template("test")],
+        "ResourceSlice": [dra_slice(node_with_dra(i)["metadata"]["name"]) for i in range(nodes)],
+    }
+
+
+def pod_with_claim_template(i: int, namespace: str) -> dict[str, Any]:
+    """``pod-with-claim-template.yaml``: a pause container using the claim of the template."""
+    pod = pod_default(i, namespace, prefix="test-dra")
+    spec = pod["spec"]
+    spec["containers"] = [{"name": "pause", "image": "registry.k8s.io/pause:3.10.1",
+                           "resources": {"claims": [{"name": "resource"}]}}]  # fmt: skip
+    spec["resourceClaims"] = [{"name": "resource", "resourceClaimTemplateName": "test-claim-template"}]
+    return pod
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     name: str
@@ -136,6 +217,8 @@ class Workload:
     default_pods: int = 10000
     # upstream variant whose params are the defaults, e.g. "SchedulingBasic/5000Nodes_10000Pods"
     upstream: str = ""
+    # other objects of the cluster, by kind, for a number of nodes (DRA: slices, classes, templates)
+    objects: Callable[[int], dict[str, list[dict[str, Any]]]] | None = None
 
 
 # Thresholds and params are those of the pinned k8s.io/kubernetes v1.36.3,
@@ -190,5 +273,20 @@ WORKLOADS: dict[str, Workload] = {
         default_pods=1000,
         upstream_threshold=None,
         upstream="PreemptionBasic/1000Nodes",
+    ),
+    # dra/performance-config.yaml: SchedulingWithResourceClaimTemplate/
+    # 5000pods_500nodes_QueueingHintsEnabled (500 DRA nodes, 10 devices each, 2500 init and
+    # 2500 measured pods), threshold 56 (the variant with queueing hints off: 40).
+    "SchedulingWithResourceClaimTemplate": Workload(
+        name="SchedulingWithResourceClaimTemplate",
+        node=node_with_dra,
+        init_pod=lambda i: pod_with_claim_template(i, "init"),
+        measure_pod=lambda i: pod_with_claim_template(i, "test"),
+        default_nodes=500,
+        default_init_pods=2500,
+        default_pods=2500,
+        upstream_threshold=56.0,
+        upstream="SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled",
+        objects=dra_objects,
     ),
 }

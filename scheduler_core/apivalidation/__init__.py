@@ -10,7 +10,8 @@ the API server takes them:
    kind``;
 2. strict decoding (:mod:`.decode`): unknown fields and wrong JSON types, against the Go
    types of ``k8s.io/api`` v0.36.3;
-3. the validation rules of the kinds the scheduler reads (:mod:`.pod`, :mod:`.objects`).
+3. the validation rules of the kinds the scheduler reads (:mod:`.pod`, :mod:`.objects`,
+   :mod:`.resource` for DRA).
 
 Every problem is a :class:`~scheduler_core.framework.field.Error` (or the strict-decoding
 error), so messages are the API server's. The kind table is one dict: a kind added by a later
@@ -25,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.apivalidation import decode, meta, objects, pod
+from scheduler_core.apivalidation import decode, meta, objects, pod, resource
 from scheduler_core.apivalidation.decode import Problem, UnknownField
 from scheduler_core.apivalidation.limits import LimitError, load_documents
 from scheduler_core.framework import content, field
@@ -79,6 +80,10 @@ def _kinds() -> dict[str, Kind]:
         "PriorityClass": objects.priority_class,
         "PodDisruptionBudget": objects.pod_disruption_budget,
         "Namespace": objects.namespace,
+        "ResourceClaim": resource.resource_claim,
+        "ResourceClaimTemplate": resource.resource_claim_template,
+        "DeviceClass": resource.device_class,
+        "ResourceSlice": resource.resource_slice,
     }
     cluster_scoped = {"Node", "Namespace", "PersistentVolume", "PriorityClass", "StorageClass", "CSINode",
                       "CSIDriver", "VolumeAttachment", "DeviceClass", "ResourceSlice"}  # fmt: skip

@@ -5,7 +5,9 @@ It implements the scheduler's :class:`~scheduler_core.scheduler.Backend` and the
 API server would announce on a watch is fed back to the scheduler at once, as its informer
 would: ``bind`` sets ``spec.nodeName`` (and the PodScheduled=True condition, as the binding
 subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_delete``;
-``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``.
+``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``; a
+claim written (PreBind, or the resourceclaim controller freeing a deleted pod's claims) calls
+``on_object_update("ResourceClaim", ...)``.
 ``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
 :class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
 an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
@@ -33,11 +35,13 @@ POD_SCHEDULED = "PodScheduled"
 
 
 class PodWatch(Protocol):
-    """Who hears of pod writes (the scheduler's event handlers)."""
+    """Who hears of pod and claim writes (the scheduler's event handlers)."""
 
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
 
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None: ...
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +89,7 @@ class InMemoryCluster:
 
     def watch(self, watcher: PodWatch) -> None:
         self._watch = watcher
+        self.claims.on_update = lambda old, new: watcher.on_object_update("ResourceClaim", old, new)
 
     # -- Backend --------------------------------------------------------------------------
     @property
@@ -154,6 +159,7 @@ class InMemoryCluster:
         if stored is None:
             return None  # already gone: what a delete wanted
         self.deleted.append((stored, reason))
+        self.claims.release_pod(stored)
         if self._watch is not None:
             self._watch.on_pod_delete(stored)
         return None
@@ -188,6 +194,14 @@ class InMemoryCluster:
         return self.claims.update(claim)
 
     # -- the resourceclaim controller ----------------------------------------------------------------
+    def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new pod as the API server creates it, after which the resourceclaim controller
+        makes the claims of its templates; the pod as stored (for the scheduler's informer)."""
+        uid = (pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid
+        self.pods[uid] = dict(pod)
+        self._make_pod_claims(uid, self.pods[uid])
+        return self.pods[uid]
+
     def _make_pod_claims(self, uid: str, pod: dict[str, Any]) -> None:
         statuses = self.claims.claims_for_pod(pod)
         if statuses:

@@ -11,15 +11,17 @@ name a ResourceClaimTemplate (``pkg/controller/resourceclaim/controller.go`` ``h
 claim with the template's spec, labels and annotations, the pod as controlling owner and the
 ``resource.kubernetes.io/pod-claim-name`` annotation, named by the pod's
 ``status.resourceClaimStatuses``. :meth:`ClaimStore.claims_for_pod` plays that part before the
-simulation starts, with the name ``<pod>-<claim>`` (the API server would add five random
-characters to that ``generateName``; a fixed name keeps the output reproducible).
+simulation starts (and for pods added later, :meth:`InMemoryCluster.add_pod`), with the name
+``<pod>-<claim>`` (the API server would add five random
+characters to that ``generateName``; a fixed name keeps the output reproducible); and
+:meth:`ClaimStore.release_pod` plays its part when a pod is deleted (a preemption victim).
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_core.framework.storage import name_of, namespace_of
@@ -28,6 +30,7 @@ from scheduler_core.simulator.volumes import Object, WriteResult, precondition
 
 RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
+FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # k8s.io/api resource/v1 types.go
 _RESOURCE = "resourceclaims.resource.k8s.io"
 
@@ -38,9 +41,11 @@ class ClaimStore:
     def __init__(self, objects: dict[str, list[Object]]) -> None:
         self._objects = objects
         self._versions = itertools.count(1)
-        stored = objects.get(RESOURCE_CLAIM)
-        if stored:
-            objects[RESOURCE_CLAIM] = [self._created(obj) for obj in stored]
+        # Who hears of updates (the scheduler's informer): (old, new).
+        self.on_update: Callable[[Object, Object], None] | None = None
+        objects[RESOURCE_CLAIM] = [self._created(obj) for obj in objects.get(RESOURCE_CLAIM) or ()]
+        # position of each claim in the shared list, by (namespace, name): only this store writes it
+        self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(objects[RESOURCE_CLAIM])}
 
     def _created(self, obj: Mapping[str, Any]) -> Object:
         new = copy.deepcopy(dict(obj))
@@ -55,19 +60,22 @@ class ClaimStore:
         return self._store(self._created(obj))
 
     def find(self, namespace: str, name: str) -> Object | None:
-        for obj in self._objects.get(RESOURCE_CLAIM, ()):
-            if name_of(obj) == name and namespace_of(obj) == namespace:
-                return obj
-        return None
+        position = self._index.get((namespace, name))
+        return None if position is None else self._objects[RESOURCE_CLAIM][position]
 
     def _store(self, new: Object) -> Object:
         new["metadata"] = {**new.get("metadata", {}), "resourceVersion": f"c{next(self._versions)}"}
-        claims = self._objects.setdefault(RESOURCE_CLAIM, [])
-        for i, obj in enumerate(claims):
-            if name_of(obj) == name_of(new) and namespace_of(obj) == namespace_of(new):
-                claims[i] = new
-                return new
-        claims.append(new)
+        claims = self._objects[RESOURCE_CLAIM]
+        key = (namespace_of(new), name_of(new))
+        position = self._index.get(key)
+        if position is None:
+            self._index[key] = len(claims)
+            claims.append(new)
+        else:
+            old = claims[position]
+            claims[position] = new
+            if self.on_update is not None:
+                self.on_update(old, new)
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------
@@ -115,11 +123,41 @@ class ClaimStore:
             statuses.append({"name": pod_claim["name"], "resourceClaimName": claim_name})
         return statuses
 
+    def release_pod(self, pod: Mapping[str, Any]) -> None:
+        """The controller on a deleted pod (``syncClaim``): the pod leaves ``reservedFor``; a claim
+        reserved by nobody is deallocated and loses its finalizer; a claim made for the pod is
+        deleted (its owner is gone, as the garbage collector would)."""
+        uid = (pod.get("metadata") or {}).get("uid")
+        claims = self._objects[RESOURCE_CLAIM]
+        for claim in list(claims):
+            status = claim.get("status") or {}
+            reserved = status.get("reservedFor") or []
+            if not any(r.get("uid") == uid for r in reserved):
+                continue
+            remaining = [r for r in reserved if r.get("uid") != uid]
+            new = dict(claim)
+            new["status"] = {**status, "reservedFor": remaining}
+            if not remaining:
+                new["status"].pop("allocation", None)
+                new["status"].pop("reservedFor", None)
+                finalizers = [f for f in (claim.get("metadata") or {}).get("finalizers") or () if f != FINALIZER]
+                new["metadata"] = {**(claim.get("metadata") or {}), "finalizers": finalizers}
+            self._store(new)
+        owned = [c for c in claims if _controlled_by(c, uid)]
+        if owned:
+            claims[:] = [c for c in claims if all(c is not o for o in owned)]
+            self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
+
     def _template(self, namespace: str, name: str) -> Object | None:
         for obj in self._objects.get(RESOURCE_CLAIM_TEMPLATE, ()):
             if name_of(obj) == name and namespace_of(obj) == namespace:
                 return obj
         return None
+
+
+def _controlled_by(claim: Mapping[str, Any], uid: object) -> bool:
+    references = (claim.get("metadata") or {}).get("ownerReferences") or ()
+    return any(o.get("controller") and o.get("uid") == uid for o in references)
 
 
 def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: str, name: str) -> Object:

@@ -29,6 +29,7 @@ from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import gangs
 from scheduler_core.simulator.backend import InMemoryCluster
+from scheduler_core.simulator.claims import RESOURCE_CLAIM, allocated_devices
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import (
     DEFAULT_HOME_NAMESPACE,
@@ -37,7 +38,6 @@ from scheduler_core.simulator.manifests import (
     PluginConfigObject,
     ProfileObject,
 )
-from scheduler_core.simulator.claims import RESOURCE_CLAIM, allocated_devices
 from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
 from scheduler_core.tenancy import check_args_bounds
 
@@ -152,9 +152,9 @@ async def simulate_async(
         by_name = {(p.get("metadata", {}).get("namespace") or "default", p.get("metadata", {}).get("name")): p
                    for p in backend.pods.values()}  # fmt: skip
         for report in reports:
-            pod = by_name.get((report.namespace, report.name))
-            if pod is not None:
-                report.devices = allocated_devices(pod, claims)
+            stored = by_name.get((report.namespace, report.name))
+            if stored is not None:
+                report.devices = allocated_devices(stored, claims)
     return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
 
 

@@ -73,7 +73,7 @@ def test_example_shows_spreading_taints_affinity_and_an_unschedulable_pod(exampl
     assert (huge["status"], huge["node"]) == ("Unschedulable", None)
     assert huge["message"] == (
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), 3 Insufficient cpu."
-        " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        " no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
 
 
@@ -177,7 +177,8 @@ def test_unschedulable_pod_is_not_an_error_and_ignored_kinds_are_warned_about(tm
     assert (entry["status"], entry["message"]) == (
         "Unschedulable",
         "0/1 nodes are available: 1 Insufficient cpu."
-        " preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        " no new claims to deallocate, preemption: 0/1 nodes are available:"
+        " 1 Preemption is not helpful for scheduling.",
     )
     assert entry["filtered"] == {"n1": ["Insufficient cpu"]}
 

@@ -99,14 +99,55 @@ def node_matches(labels: Mapping[str, str], node_name: str, name: str, all_nodes
     return False
 
 
-def gather_pools(slices: Sequence[Object], labels: Mapping[str, str], node_name: str) -> list[Pool]:
+class SliceIndex:
+    """The cycle's ResourceSlices indexed once, so each node's pools are gathered without
+    reading every slice again: slices by ``nodeName``, the others (``allNodes``,
+    ``nodeSelector``, per-device selection, shared counters) checked per node, and the number
+    of slices published per pool generation (upstream ``checkSlicesInPool``). The plugin keeps
+    one while the stored slices are the same objects (:meth:`reuse`), and with it each node's
+    pools, gathered once per node labels."""
+
+    def __init__(self, slices: Sequence[Object]) -> None:
+        self.slices = list(slices)  # held, so the ids in ``reuse`` stay theirs
+        self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
+        self.by_node: dict[str, list[Object]] = {}
+        self.others: list[Object] = []
+        self.newest: dict[tuple[str, str], int] = {}
+        self.published: dict[tuple[str, str, int], int] = {}
+        self.by_pool: dict[tuple[str, str], list[Object]] = {}
+        for s in slices:
+            spec = _spec(s)
+            pool = spec.get("pool") or {}
+            key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
+            generation = int(pool.get("generation") or 0)
+            self.newest[key] = max(self.newest.get(key, 0), generation)
+            self.published[(*key, generation)] = self.published.get((*key, generation), 0) + 1
+            self.by_pool.setdefault(key, []).append(s)
+            if spec.get("nodeName") and not spec.get("sharedCounters"):
+                self.by_node.setdefault(str(spec["nodeName"]), []).append(s)
+            else:
+                self.others.append(s)
+
+    def reuse(self, slices: Sequence[Object]) -> bool:
+        """Whether ``slices`` are the very objects this index was built from."""
+        return len(slices) == len(self.slices) and all(a is b for a, b in zip(slices, self.slices, strict=True))
+
+    def pools(self, labels: Mapping[str, str], node_name: str) -> list[Pool]:
+        cached = self._pools.get(node_name)
+        if cached is not None and cached[0] is labels:
+            return cached[1]
+        pools = gather_pools(self, labels, node_name)
+        self._pools[node_name] = (labels, pools)
+        return pools
+
+
+def gather_pools(index: SliceIndex, labels: Mapping[str, str], node_name: str) -> list[Pool]:
+    """``GatherPools``: the pools with devices for this node, in upstream's order."""
     grouped: dict[tuple[str, str], list[Object]] = {}
-    newest: dict[tuple[str, str], int] = {}
-    for s in slices:
+    for s in [*index.by_node.get(node_name, ()), *index.others]:
         spec = _spec(s)
         pool = spec.get("pool") or {}
         key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
-        newest[key] = max(newest.get(key, 0), int(pool.get("generation") or 0))
         if spec.get("sharedCounters"):
             relevant = True
         elif spec.get("nodeName") or spec.get("allNodes") or spec.get("nodeSelector") is not None:
@@ -121,17 +162,12 @@ def gather_pools(slices: Sequence[Object], labels: Mapping[str, str], node_name:
             grouped.setdefault(key, []).append(s)
     pools: list[Pool] = []
     for key, group in grouped.items():
-        generation = newest[key]
+        generation = index.newest[key]
         current = [s for s in group if int((_spec(s).get("pool") or {}).get("generation") or 0) == generation]
         if not current:
             continue  # only obsolete slices target this node
         count = int((_spec(current[0]).get("pool") or {}).get("resourceSliceCount") or 0)
-        published = [
-            s for s in slices
-            if (str(_spec(s).get("driver") or ""), str((_spec(s).get("pool") or {}).get("name") or "")) == key
-            and int((_spec(s).get("pool") or {}).get("generation") or 0) == generation
-        ]  # fmt: skip
-        if len(published) != count:
+        if index.published.get((*key, generation), 0) != count:
             pools.append(Pool(key[0], key[1], incomplete=True))
             continue
         pools.append(_build_pool(key, current))
@@ -165,6 +201,27 @@ def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
     return pool
 
 
+class SelectorResults:
+    """CEL results by (expression, device object, driver), kept across cycles by the plugin: a
+    device's attributes do not change while the same ResourceSlice object is stored, and
+    evaluating a selector costs more than the rest of a Filter call. The device object is kept
+    in the entry, so its ``id`` is not reused while the entry lives; bounded by clearing."""
+
+    MAX_ENTRIES = 1 << 16
+
+    def __init__(self) -> None:
+        self._results: dict[tuple[str, int, str], tuple[Object, bool]] = {}
+
+    def get(self, expression: str, device: Object, driver: str) -> bool | None:
+        entry = self._results.get((expression, id(device), driver))
+        return None if entry is None or entry[0] is not device else entry[1]
+
+    def put(self, expression: str, device: Object, driver: str, result: bool) -> None:
+        if len(self._results) >= self.MAX_ENTRIES:
+            self._results.clear()
+        self._results[(expression, id(device), driver)] = (device, result)
+
+
 class Allocator:
     """One per scheduling cycle (upstream ``NewAllocator`` in PreFilter): the slices, classes and
     devices in use are fixed; :meth:`allocate` runs per node."""
@@ -172,16 +229,18 @@ class Allocator:
     def __init__(
         self,
         classes: Mapping[str, Object],
-        slices: Sequence[Object],
+        slices: SliceIndex | Sequence[Object],
         allocated: set[DeviceID],
-        consumed_by_allocated: Mapping[DeviceID, Object],
+        results: SelectorResults | None = None,
     ) -> None:
+        self.results = results if results is not None else SelectorResults()
         self._classes = classes
-        self._slices = slices
+        self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self._allocated = allocated
-        self._allocated_devices = consumed_by_allocated  # device objects of allocated devices (counters)
 
-    def allocate(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> list[dict[str, Any]] | None:
+    def allocate(
+        self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
+    ) -> list[dict[str, Any]] | None:
         return _Allocation(self, labels, node_name, claims).run()
 
 
@@ -191,7 +250,7 @@ class _Allocation:
         self.labels = labels
         self.node_name = node_name
         self.claims = claims
-        self.pools = gather_pools(owner._slices, labels, node_name)
+        self.pools = owner._slices.pools(labels, node_name)
         self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
         self.constraints: list[list[dict[str, Any]]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
@@ -203,7 +262,7 @@ class _Allocation:
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
     def run(self) -> list[dict[str, Any]] | None:
-        for claim_index, claim in enumerate(self.claims):
+        for claim in self.claims:
             devices = _spec(claim).get("devices") or {}
             alternatives: list[list[_Request]] = []
             minimum = 0
@@ -248,7 +307,9 @@ class _Allocation:
     def _request(self, claim: Object, name: str, base: str, sub: str, spec: Object) -> _Request:
         class_name = spec.get("deviceClassName") or ""
         if not class_name:
-            raise AllocationError(f"claim {_key(claim)}, request {name}: missing device class name (unsupported request type?)")
+            raise AllocationError(
+                f"claim {_key(claim)}, request {name}: missing device class name (unsupported request type?)"
+            )
         klass = self.owner._classes.get(class_name)
         if klass is None:
             raise AllocationError(
@@ -351,29 +412,39 @@ class _Allocation:
         cached = self.matches.get(key)
         if cached is not None:
             return cached
-        cel_device = {**device, "driver": pool.driver}
-        ok = self._selectors_match(claim_index, cel_device, request.klass, (request.klass or {}).get("spec", {}).get("selectors"))
-        ok = ok and self._selectors_match(claim_index, cel_device, None, request.spec.get("selectors"))
+        class_selectors = _spec(request.klass or {}).get("selectors")
+        ok = self._selectors_match(claim_index, device, pool.driver, request.klass, class_selectors)
+        ok = ok and self._selectors_match(claim_index, device, pool.driver, None, request.spec.get("selectors"))
         if ok and _spec(s).get("perDeviceNodeSelection"):
             ok = _device_on_node(device, self.labels, self.node_name)
         self.matches[key] = ok
         return ok
 
-    def _selectors_match(self, claim_index: int, device: Object, klass: Object | None, selectors: Any) -> bool:
+    def _selectors_match(
+        self, claim_index: int, device: Object, driver: str, klass: Object | None, selectors: Any
+    ) -> bool:
+        results = self.owner.results
         for i, selector in enumerate(selectors or ()):
             expression = (selector.get("cel") or {}).get("expression")
             where = f"class {_name(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
             if not expression:
                 raise AllocationError(f"{where}: selector #{i}: CEL expression empty (unsupported selector type?)")
+            known = results.get(expression, device, driver)
+            if known is not None:
+                if not known:
+                    return False
+                continue
             try:
                 program = compile_selector(expression)
             except CELError as error:
                 raise AllocationError(f"{where}: selector #{i}: CEL compile error: {error}") from None
             try:
-                if not program.matches(device):
-                    return False
+                matched = program.matches({**device, "driver": driver})
             except CELError as error:
                 raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {error}") from None
+            results.put(expression, device, driver, matched)
+            if not matched:
+                return False
         return True
 
     def _in_use(self, device_id: DeviceID) -> bool:
@@ -425,14 +496,19 @@ class _Allocation:
         key = (pool.driver, pool.name)
         if key not in self.available:
             available = {name: dict(counters) for name, counters in pool.counters.items()}
-            for device_id, device in self.owner._allocated_devices.items():
-                if device_id[:2] != key:
+            slices = self.owner._slices
+            generation = slices.newest.get(key, 0)
+            for s in slices.by_pool.get(key, ()):
+                if int((_spec(s).get("pool") or {}).get("generation") or 0) != generation:
                     continue
-                for consumption in device.get("consumesCounters") or ():
-                    counter_set = available.get(consumption.get("counterSet"), {})
-                    for name, counter in (consumption.get("counters") or {}).items():
-                        if name in counter_set:
-                            counter_set[name] -= parse_quantity(str(counter.get("value", "0")))
+                for device in _spec(s).get("devices") or ():
+                    if (*key, device.get("name")) not in self.owner._allocated:
+                        continue
+                    for consumption in device.get("consumesCounters") or ():
+                        counter_set = available.get(consumption.get("counterSet"), {})
+                        for name, counter in (consumption.get("counters") or {}).items():
+                            if name in counter_set:
+                                counter_set[name] -= parse_quantity(str(counter.get("value", "0")))
             self.available[key] = available
         return self.available[key]
 
@@ -584,4 +660,6 @@ def _tolerates(toleration: Object, taint: Object) -> bool:
         return False
     if toleration.get("operator") == "Exists":
         return True
-    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(toleration.get("key") or not taint.get("key"))
+    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(
+        toleration.get("key") or not taint.get("key")
+    )

@@ -10,8 +10,9 @@ the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages 
   claim's node selector restricts the nodes; unallocated claims get an allocator over the
   ResourceSlices, the DeviceClasses and every device already allocated or in flight.
 * Filter: the claims' devices on this node; "cannot allocate all claims" when they do not fit.
-* Score: with the prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable``
-  subrequest ``i`` was chosen (``computeScore``), normalized to 0..100.
+* PreScore/Score: skipped unless claims are allocated in this cycle; then, with the
+  prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable`` subrequest ``i`` was
+  chosen (``computeScore``), normalized to 0..100.
 * Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
   ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
   lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
@@ -51,7 +52,13 @@ from scheduler_core.framework import (
 from scheduler_core.framework.helpers import default_normalize_score
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
-from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, DeviceID
+from scheduler_core.plugins.dynamicresources.allocator import (
+    AllocationError,
+    Allocator,
+    DeviceID,
+    SelectorResults,
+    SliceIndex,
+)
 
 NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
@@ -118,6 +125,8 @@ class DynamicResources:
         self._handle = handle
         # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
         self.in_flight: dict[str, dict[str, Any]] = {}
+        self._selector_results = SelectorResults()
+        self._slice_index = SliceIndex(())
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
@@ -147,36 +156,26 @@ class DynamicResources:
             claims.append(claim)
         return claims
 
-    def _allocated_devices(self, claims: Iterable[Claim]) -> tuple[set[DeviceID], dict[DeviceID, Claim]]:
+    def _allocated_devices(self, claims: Iterable[Claim]) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
-        access ones excepted), and the device objects for counters."""
+        access ones excepted)."""
         allocated: set[DeviceID] = set()
-        seen = set()
-        allocations = []
+        stored = set()
         for claim in claims:
             uid = _uid(claim)
+            stored.add(uid)
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
-                self.in_flight.pop(uid, None)  # PreBind's write has landed
+                self.in_flight.pop(uid, None)  # PreBind's write is now what the store shows
             else:
                 allocation = self.in_flight.get(uid)
             if allocation:
-                allocations.append(allocation)
-                seen.add(uid)
-        allocations.extend(a for uid, a in self.in_flight.items() if uid not in seen)
-        for allocation in allocations:
-            for result in (allocation.get("devices") or {}).get("results") or ():
-                if not result.get("adminAccess"):
-                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-        devices: dict[DeviceID, Claim] = {}
-        if allocated:
-            for s in self._handle.objects("ResourceSlice"):
-                spec = s.get("spec") or {}
-                for device in spec.get("devices") or ():
-                    device_id = (spec.get("driver", ""), (spec.get("pool") or {}).get("name", ""), device.get("name"))
-                    if device_id in allocated:
-                        devices[device_id] = device
-        return allocated, devices
+                for result in (allocation.get("devices") or {}).get("results") or ():
+                    if not result.get("adminAccess"):
+                        allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
+        for uid in [uid for uid in self.in_flight if uid not in stored]:
+            del self.in_flight[uid]  # the claim is gone
+        return allocated
 
     # -- EventsToRegister ---------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -185,7 +184,9 @@ class DynamicResources:
         add_update = ActionType.ADD | ActionType.UPDATE
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, node)),
-            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_CLAIM, add_update), self.is_schedulable_after_claim_change
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
                 self.is_schedulable_after_pod_change,
@@ -201,9 +202,11 @@ class DynamicResources:
             uses = any(_uid(c) == _uid(new) for c in self.pod_claims(pod))
         except ClaimProblem:
             return QueueingHint.SKIP
-        if isinstance(old, Mapping) and (old.get("status") or {}).get("allocation") and not (
-            new.get("status") or {}
-        ).get("allocation"):
+        if (
+            isinstance(old, Mapping)
+            and (old.get("status") or {}).get("allocation")
+            and not (new.get("status") or {}).get("allocation")
+        ):
             return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
         if not uses:
             return QueueingHint.SKIP
@@ -273,13 +276,17 @@ class DynamicResources:
                 else:
                     ns = _meta(claim).get("namespace") or "default"
                     status = Status.unresolvable(
-                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: unknown request type"
+                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: "
+                        "unknown request type"
                     )
                 if status is not None:
                     return None, status
         if data.to_allocate():
-            allocated, devices = self._allocated_devices(stored.values())
-            data.allocator = Allocator(classes, list(self._handle.objects("ResourceSlice")), allocated, devices)
+            allocated = self._allocated_devices(stored.values())
+            slices = list(self._handle.objects("ResourceSlice"))
+            if not self._slice_index.reuse(slices):
+                self._slice_index = SliceIndex(slices)
+            data.allocator = Allocator(classes, self._slice_index, allocated, self._selector_results)
         return None, None
 
     # -- Filter ------------------------------------------------------------------------------------------
@@ -327,6 +334,13 @@ class DynamicResources:
 
     async def _write_status(self, claim: Claim) -> None:
         await self._handle.api.update_claim_status(claim)
+
+    # -- PreScore / Score --------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        # Upstream has no PreScore; its Score answers 0 on every node when no claim is allocated
+        # in this cycle, which normalizes to 0: skipping gives the same totals without a call per node.
+        data = _state(state)
+        return Status.skip() if data is None or data.allocator is None else None
 
     # -- Score --------------------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
@@ -400,6 +414,7 @@ class DynamicResources:
         uid = _uid(claim)
         key = f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim).get('name')}"
         current: Claim = claim
+        done = False
         try:
             for attempt in range(_CONFLICT_RETRIES):
                 if attempt:
@@ -414,7 +429,10 @@ class DynamicResources:
                     if (current.get("status") or {}).get("allocation"):
                         return None, f"claim {key} got allocated elsewhere in the meantime"
                     if FINALIZER not in (_meta(current).get("finalizers") or ()):
-                        new["metadata"] = {**new["metadata"], "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER]}
+                        new["metadata"] = {
+                            **new["metadata"],
+                            "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER],
+                        }
                         updated, status = await api.update_claim(new)
                         if status is not None or updated is None:
                             if status is not None and _is_conflict(status):
@@ -426,6 +444,10 @@ class DynamicResources:
                 new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
                 updated, status = await api.update_claim_status(new)
                 if status is None and updated is not None:
+                    written = (updated.get("status") or {}).get("allocation")
+                    if written:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
+                        self.in_flight[uid] = written
+                    done = True
                     return updated, None
                 if status is not None and _is_conflict(status):
                     continue
@@ -433,7 +455,8 @@ class DynamicResources:
                 return None, f"{what} claim {key}: {status.message() if status else ''}"
             return None, f"claim {key}: too many conflicts"
         finally:
-            self.in_flight.pop(uid, None)
+            if not done:
+                self.in_flight.pop(uid, None)
 
 
 def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, Any]]) -> int:
@@ -442,7 +465,11 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
     pending = iter(allocations)
     for claim in claims:
         allocation = (claim.get("status") or {}).get("allocation") or next(pending, None) or {}
-        chosen = {r.get("request") for r in (allocation.get("devices") or {}).get("results") or () if "/" in str(r.get("request"))}
+        chosen = {
+            r.get("request")
+            for r in (allocation.get("devices") or {}).get("results") or ()
+            if "/" in str(r.get("request"))
+        }
         for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
             for i, sub in enumerate(request.get("firstAvailable") or ()):
                 if f"{request['name']}/{sub['name']}" in chosen:

@@ -69,7 +69,8 @@ async def test_extender_rejections_are_in_the_fit_error_with_their_codes(peer: P
     (report,) = result.pods
     assert report.status == "Unschedulable"
     # failedAndUnresolvableNodes wins over failedNodes; only n1 (Unschedulable) is a preemption candidate.
-    assert report.message.startswith("0/3 nodes are available: 1 busy, 2 wrong rack. preemption: 0/3 nodes are "
+    assert report.message.startswith("0/3 nodes are available: 1 busy, 2 wrong rack. no new claims to deallocate, "
+                                      "preemption: 0/3 nodes are "
                                       "available: 1 No preemption victims found for incoming pod, 2 Preemption is "
                                       "not helpful for scheduling.")  # fmt: skip
 

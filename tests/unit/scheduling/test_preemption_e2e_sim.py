@@ -139,7 +139,8 @@ def test_preemption_policy_never_keeps_the_pod_pending() -> None:
     assert (report.status, report.node) == ("Unschedulable", None)
     assert sim.cluster.deleted == []
     assert report.message.startswith(
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."
+        "0/1 nodes are available: 1 Insufficient cpu. no new claims to deallocate,"
+        " preemption: not eligible due to preemptionPolicy=Never."
     )
 
 
@@ -148,5 +149,6 @@ def test_no_victims_message_is_upstreams() -> None:
     (report,) = sim.pods
     assert report.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
-        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        "no new claims to deallocate, preemption: 0/1 nodes are available:"
+        " 1 No preemption victims found for incoming pod."
     )

@@ -67,7 +67,7 @@ async def test_fit_error_message_counts_reasons_per_node() -> None:
         "0/4 nodes are available: 1 node(s) had untolerated taint(s), 1 node(s) were unschedulable, 2 Insufficient cpu."
         # v1.36: a request above a node's whole allocatable is UnschedulableAndUnresolvable, so
         # preemption cannot help on any node.
-        " preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
+        " no new claims to deallocate, preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
     )
     condition = cluster.pod("default", "big")["status"]["conditions"][-1]  # type: ignore[index]
     assert condition == {

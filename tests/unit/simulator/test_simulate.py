@@ -84,7 +84,7 @@ def test_unschedulable_pod_gets_the_failed_scheduling_message_and_filter_reasons
     (report,) = result.pods
     message = (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
-        " preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+        " no new claims to deallocate, preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
     )
     assert (report.status, report.node, report.message) == ("Unschedulable", None, message)
     assert report.scores == {}
@@ -136,7 +136,7 @@ def test_toleration_and_required_affinity_steer_to_the_dedicated_node() -> None:
     assert reports["picky"].message == (
         "0/2 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
         "1 node(s) had untolerated taint(s)."
-        " preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
+        " no new claims to deallocate, preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 
@@ -217,7 +217,8 @@ def test_higher_priority_is_scheduled_first_then_input_order() -> None:
     assert (reports["urgent"].node, reports["first"].node) == ("only", "only")
     assert reports["second"].message == (
         "0/1 nodes are available: 1 Insufficient cpu."
-        " preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+        " no new claims to deallocate, preemption: 0/1 nodes are available:"
+        " 1 No preemption victims found for incoming pod."
     )
 
 

@@ -206,6 +206,12 @@ class RecordingAPI:
     ) -> tuple[dict[str, Any] | None, Status | None]:
         raise AssertionError("preemption must not bind volumes")
 
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        raise AssertionError("preemption must not write claims")
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        raise AssertionError("preemption must not write claims")
+
     @property
     def deleted_names(self) -> list[str]:
         return [name for name, _ in self.deleted]

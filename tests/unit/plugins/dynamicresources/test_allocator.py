@@ -16,7 +16,10 @@ from scheduler_core.plugins.dynamicresources.allocator import AllocationError, A
 
 DRIVER = "driver-a"
 NODE = "node-1"
-CLASS = {"metadata": {"name": "class-a"}, "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}
+CLASS = {
+    "metadata": {"name": "class-a"},
+    "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+}
 
 
 def dev(name: str, **attrs: Any) -> dict[str, Any]:
@@ -26,11 +29,27 @@ def dev(name: str, **attrs: Any) -> dict[str, Any]:
     return out
 
 
-def slice_(name: str, *devices: dict[str, Any], pool: str = "pool-1", node: str | None = NODE, generation: int = 1,
-           count: int = 1, **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"driver": DRIVER, "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
-                            "devices": list(devices), **spec}
-    if node is not None and "allNodes" not in spec and "nodeSelector" not in spec and "perDeviceNodeSelection" not in spec:
+def slice_(
+    name: str,
+    *devices: dict[str, Any],
+    pool: str = "pool-1",
+    node: str | None = NODE,
+    generation: int = 1,
+    count: int = 1,
+    **spec: Any,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "driver": DRIVER,
+        "pool": {"name": pool, "generation": generation, "resourceSliceCount": count},
+        "devices": list(devices),
+        **spec,
+    }
+    if (
+        node is not None
+        and "allNodes" not in spec
+        and "nodeSelector" not in spec
+        and "perDeviceNodeSelection" not in spec
+    ):
         body["nodeName"] = node
     return {"metadata": {"name": name}, "spec": body}
 
@@ -42,8 +61,14 @@ def claim(*requests: dict[str, Any], constraints: list[Any] | None = None, name:
     return {"metadata": {"name": name, "namespace": "default"}, "spec": {"devices": devices}}
 
 
-def req(name: str = "req-0", count: int | None = None, mode: str | None = None, selector: str | None = None,
-        admin: bool = False, cls: str = "class-a") -> dict[str, Any]:
+def req(
+    name: str = "req-0",
+    count: int | None = None,
+    mode: str | None = None,
+    selector: str | None = None,
+    admin: bool = False,
+    cls: str = "class-a",
+) -> dict[str, Any]:
     exactly: dict[str, Any] = {"deviceClassName": cls}
     if count is not None:
         exactly["count"] = count
@@ -56,9 +81,10 @@ def req(name: str = "req-0", count: int | None = None, mode: str | None = None, 
     return {"name": name, "exactly": exactly}
 
 
-def run(slices: list[Any], claims: list[Any], allocated: set[Any] | None = None, labels: dict[str, str] | None = None
-        ) -> list[list[str]] | None:
-    allocator = Allocator({"class-a": CLASS}, slices, allocated or set(), {})
+def run(
+    slices: list[Any], claims: list[Any], allocated: set[Any] | None = None, labels: dict[str, str] | None = None
+) -> list[list[str]] | None:
+    allocator = Allocator({"class-a": CLASS}, slices, allocated or set())
     result = allocator.allocate(labels or {}, NODE, claims)
     if result is None:
         return None
@@ -108,7 +134,9 @@ CASES = [
 
 
 @pytest.mark.parametrize(("slices", "claims", "expected"), CASES)
-def test_allocate_as_upstream(slices: list[Any], claims: list[Any], expected: Any, request: pytest.FixtureRequest) -> None:
+def test_allocate_as_upstream(
+    slices: list[Any], claims: list[Any], expected: Any, request: pytest.FixtureRequest
+) -> None:
     allocated = {(DRIVER, "pool-1", "d1")} if "already-allocated" in request.node.name or "admin" in request.node.name \
         or "incomplete-pool]" in request.node.name else set()  # fmt: skip
     if "all-devices-of-the" in request.node.name:
@@ -146,8 +174,7 @@ def test_partitionable_devices_share_counters() -> None:
 
 def test_counters_of_allocated_devices_are_used() -> None:
     slices = counters_slices()
-    whole = slices[1]["spec"]["devices"][0]
-    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", "whole")}, {(DRIVER, "pool-1", "whole"): whole})
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", "whole")})
     assert allocator.allocate({}, NODE, [claim(req())]) is None
 
 
@@ -178,7 +205,7 @@ def test_no_device_is_ever_allocated_twice(devices: int, counts: list[int]) -> N
     slices = [slice_("s", *(dev(f"d{i}") for i in range(devices)))]
     taken: set[str] = set()
     for n, count in enumerate(counts):
-        allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", d) for d in taken}, {})
+        allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "pool-1", d) for d in taken})
         result = allocator.allocate({}, NODE, [claim(req(count=count), name=f"c{n}")])
         if result is None:
             assert devices - len(taken) < count

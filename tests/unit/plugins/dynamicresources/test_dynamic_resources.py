@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scheduler_core.framework import PodInfo
 from scheduler_core.simulator.backend import InMemoryCluster
@@ -19,6 +21,7 @@ from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
 from scheduler_core.tenancy.scoped_api import ScopedClusterAPI
 
+GPU_REQUEST = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}
 EXAMPLE = Path(__file__).parents[4] / "examples" / "dra" / "cluster.yaml"
 
 
@@ -82,7 +85,7 @@ def test_an_allocated_claim_restricts_the_pod_to_its_node() -> None:
     objects = example_objects()
     shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
               "metadata": {"name": "shared", "namespace": "default"},
-              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}}  # fmt: skip
+              "spec": {"devices": {"requests": [GPU_REQUEST]}}}  # fmt: skip
     objects.append(shared)
     for name in ("worker-1", "worker-2"):
         worker = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == name)
@@ -124,3 +127,63 @@ def test_pre_enqueue_of_a_pod_without_claims_reads_nothing() -> None:
 
     plugin = DynamicResources(None, NoObjects())  # type: ignore[arg-type]
     assert plugin.pre_enqueue(PodInfo({"metadata": {"name": "p"}, "spec": {"containers": []}})) is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    devices=st.lists(st.integers(min_value=0, max_value=3), min_size=1, max_size=3),
+    counts=st.lists(st.integers(min_value=1, max_value=2), min_size=1, max_size=6),
+)
+def test_no_device_is_ever_allocated_twice_by_the_scheduler(devices: list[int], counts: list[int]) -> None:
+    objects: list[dict[str, Any]] = [o for o in example_objects() if o["kind"] == "DeviceClass"]
+    for n, count in enumerate(devices):
+        objects.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{n}"},
+                        "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})  # fmt: skip
+        objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"s{n}"},
+                        "spec": {"driver": "gpu.example.com", "nodeName": f"n{n}",
+                                 "pool": {"name": f"n{n}", "generation": 1, "resourceSliceCount": 1},
+                                 "devices": [{"name": f"d{i}"} for i in range(count)]}})  # fmt: skip
+    for i, count in enumerate(counts):
+        request = {"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com", "count": count}}
+        objects.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+                        "metadata": {"name": f"t{i}", "namespace": "default"},
+                        "spec": {"spec": {"devices": {"requests": [request]}}}})  # fmt: skip
+        objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                        "spec": {"schedulerName": "crd-scheduler", "containers": [{"name": "c", "image": "i"}],
+                                 "resourceClaims": [{"name": "gpu",
+                                                     "resourceClaimTemplateName": f"t{i}"}]}})  # fmt: skip
+    sim = run(objects)
+    taken: list[str] = []
+    for report in sim.pods:
+        if report.node is None:
+            assert not report.devices
+            continue
+        (got,) = report.devices.values()
+        assert len(got) == counts[int(report.name[1:])]
+        assert all(d.startswith(f"gpu.example.com/{report.node}/") for d in got)  # on the pod's node
+        taken += got
+    assert len(taken) == len(set(taken))
+    # and no pod is left pending while some node still has enough free devices for it
+    free = [count - sum(d.startswith(f"gpu.example.com/n{n}/") for d in taken) for n, count in enumerate(devices)]
+    for report in sim.pods:
+        if report.node is None:
+            assert counts[int(report.name[1:])] > max(free)
+
+
+def test_a_deleted_pod_frees_its_devices_as_the_resourceclaim_controller_does() -> None:
+    objects = example_objects()
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "shared", "namespace": "default"},
+              "spec": {"devices": {"requests": [GPU_REQUEST]}}}  # fmt: skip
+    objects.append(shared)
+    worker = next(o for o in objects if o["kind"] == "Pod" and o["metadata"]["name"] == "worker-2")
+    worker["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+    sim = run(objects)
+    for name in ("worker-1", "worker-2"):
+        stored = sim.cluster.pod("default", name)
+        assert stored is not None
+        asyncio.run(sim.cluster.delete_pod(PodInfo(stored), "test"))
+    names = {c["metadata"]["name"]: c for c in sim.cluster.objects("ResourceClaim")}
+    assert "worker-1-gpu" not in names  # generated for the pod: deleted with it
+    assert names["shared"]["status"] == {}  # reserved by nobody: deallocated
+    assert names["shared"]["metadata"]["finalizers"] == []

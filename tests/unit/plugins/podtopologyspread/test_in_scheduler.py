@@ -53,7 +53,7 @@ def test_missing_topology_key_is_reported_as_upstream() -> None:
     # UnschedulableAndUnresolvable: preemption cannot add a label.
     assert report.message == (
         "0/6 nodes are available: 6 node(s) didn't match pod topology spread constraints (missing required label). "
-        "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling."
+        "no new claims to deallocate, preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling."
     )
 
 
@@ -72,7 +72,7 @@ def test_skew_rejection_is_reported_as_upstream() -> None:
     # Unschedulable (not unresolvable): preemption tries, but the old pod has the same priority.
     assert report.message == (
         "0/2 nodes are available: 1 node(s) didn't match pod topology spread constraints, "
-        "1 node(s) had untolerated taint(s). preemption: 0/2 nodes are available: "
+        "1 node(s) had untolerated taint(s). no new claims to deallocate, preemption: 0/2 nodes are available: "
         "1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
     )
 

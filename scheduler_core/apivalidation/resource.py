@@ -1,0 +1,197 @@
+"""ResourceClaim, ResourceClaimTemplate, DeviceClass and ResourceSlice rules, for the fields
+DynamicResources reads (``pkg/apis/resource/validation/validation.go``, v1.36.3), after the API
+server's defaulting (``allocationMode`` ExactCount, ``count`` 1).
+
+A CEL selector is checked for length here; whether it compiles is checked where it is used (the
+allocator's ``CEL compile error``), since CEL lives with the plugin, above this layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from scheduler_core.apivalidation import meta
+from scheduler_core.framework import content, field
+
+Errors = list[field.Error]
+Obj = Mapping[str, Any]
+
+# k8s.io/api@v0.36.3 resource/v1/types.go
+DEVICE_REQUESTS_MAX_SIZE = 32
+DEVICE_CONSTRAINTS_MAX_SIZE = 32
+DEVICE_CONFIG_MAX_SIZE = 32
+DEVICE_SELECTORS_MAX_SIZE = 32
+FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
+CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
+RESOURCE_SLICE_MAX_DEVICES = 128
+RESOURCE_SLICE_MAX_COUNTER_SETS = 8
+ALLOCATION_MODES = ("All", "ExactCount")
+NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+
+
+def resource_claim(obj: Obj) -> Errors:
+    errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
+    return errs + _device_claim((obj.get("spec") or {}).get("devices") or {}, field.child("spec", "devices"))
+
+
+def resource_claim_template(obj: Obj) -> Errors:
+    errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
+    spec = ((obj.get("spec") or {}).get("spec") or {}).get("devices") or {}
+    return errs + _device_claim(spec, field.child("spec", "spec", "devices"))
+
+
+def device_class(obj: Obj) -> Errors:
+    errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
+    return errs + _selectors((obj.get("spec") or {}).get("selectors"), field.child("spec", "selectors"))
+
+
+def resource_slice(obj: Obj) -> Errors:
+    errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
+    spec: Obj = obj.get("spec") or {}
+    path = "spec"
+    if not spec.get("driver"):
+        errs.append(field.required(field.child(path, "driver"), ""))
+    pool: Obj = spec.get("pool") or {}
+    if not pool.get("name"):
+        errs.append(field.required(field.child(path, "pool", "name"), ""))
+    if int(pool.get("resourceSliceCount") or 0) <= 0:
+        errs.append(field.invalid(field.child(path, "pool", "resourceSliceCount"), pool.get("resourceSliceCount") or 0,
+                                  "must be greater than zero"))  # fmt: skip
+    if int(pool.get("generation") or 0) < 0:
+        errs.append(field.invalid(field.child(path, "pool", "generation"), pool.get("generation"),
+                                  "must be greater than or equal to zero"))  # fmt: skip
+    chosen = [f"`{k}`" for k in ("nodeName", "nodeSelector", "allNodes", "perDeviceNodeSelection")
+              if spec.get(k) not in (None, "", False)]  # fmt: skip
+    for flag in ("allNodes", "perDeviceNodeSelection"):
+        if spec.get(flag) is False:
+            errs.append(field.invalid(field.child(path, flag), False, "must be either unset or set to true"))
+    if spec.get("nodeName") == "":
+        errs.append(
+            field.invalid(field.child(path, "nodeName"), "", "must be either unset or set to a non-empty string")
+        )
+    if spec.get("nodeSelector") is not None and len((spec["nodeSelector"] or {}).get("nodeSelectorTerms") or ()) != 1:
+        errs.append(field.invalid(field.child(path, "nodeSelector", "nodeSelectorTerms"),
+                                  (spec["nodeSelector"] or {}).get("nodeSelectorTerms"),
+                                  "must have exactly one node selector term"))  # fmt: skip
+    if not chosen:
+        errs.append(field.required(path, NODE_SELECTION))
+    elif len(chosen) > 1:
+        errs.append(
+            field.invalid(path, "{" + ", ".join(chosen) + "}", NODE_SELECTION + ", but multiple fields are set")
+        )
+    if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
+        errs.append(field.invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
+    errs += _named_set(spec.get("devices"), RESOURCE_SLICE_MAX_DEVICES, field.child(path, "devices"), _no_rules)
+    errs += _named_set(spec.get("sharedCounters"), RESOURCE_SLICE_MAX_COUNTER_SETS,
+                       field.child(path, "sharedCounters"), _no_rules)  # fmt: skip
+    return errs
+
+
+def _no_rules(item: Obj, path: str) -> Errors:
+    return []
+
+
+def _named_set(items: Any, max_size: int, path: str, rules: Callable[[Obj, str], Errors]) -> Errors:
+    """``validateSet`` keyed by ``name``: at most ``max_size``, names required and unique."""
+    errs: Errors = []
+    items = items or []
+    if len(items) > max_size:
+        errs.append(field.too_many(path, len(items), max_size))
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        item = item or {}
+        ipath = field.index(path, i)
+        name = item.get("name") or ""
+        if not name:
+            errs.append(field.required(field.child(ipath, "name"), ""))
+        elif name in seen:
+            errs.append(field.duplicate(ipath, name))
+        seen.add(name)
+        errs += rules(item, ipath)
+    return errs
+
+
+def _device_claim(devices: Obj, path: str) -> Errors:
+    errs = _named_set(devices.get("requests"), DEVICE_REQUESTS_MAX_SIZE, field.child(path, "requests"), _request)
+    names = {r.get("name") for r in devices.get("requests") or () if r}
+    names |= {f"{r.get('name')}/{s.get('name')}" for r in devices.get("requests") or () if r
+              for s in r.get("firstAvailable") or () if s}  # fmt: skip
+    constraints = devices.get("constraints") or []
+    cpath = field.child(path, "constraints")
+    if len(constraints) > DEVICE_CONSTRAINTS_MAX_SIZE:
+        errs.append(field.too_many(cpath, len(constraints), DEVICE_CONSTRAINTS_MAX_SIZE))
+    for i, constraint in enumerate(constraints):
+        constraint = constraint or {}
+        ipath = field.index(cpath, i)
+        for j, name in enumerate(constraint.get("requests") or ()):
+            if name not in names:
+                errs.append(field.invalid(field.index(field.child(ipath, "requests"), j), name,
+                                          "must be the name of a request in the claim or the name of a request and "
+                                          "a subrequest separated by '/'"))  # fmt: skip
+        attribute = constraint.get("matchAttribute")
+        if attribute is None and constraint.get("distinctAttribute") is None:
+            errs.append(field.required(ipath, 'exactly one of "matchAttribute" or "distinctAttribute" is required, '
+                                              "but multiple fields are set"))  # fmt: skip
+        elif attribute is not None and "/" not in attribute:
+            errs.append(field.invalid(field.child(ipath, "matchAttribute"), attribute,
+                                      "a fully qualified name must be a domain and a name "
+                                      "separated by a slash"))  # fmt: skip
+    config = devices.get("config") or []
+    if len(config) > DEVICE_CONFIG_MAX_SIZE:
+        errs.append(field.too_many(field.child(path, "config"), len(config), DEVICE_CONFIG_MAX_SIZE))
+    return errs
+
+
+def _request(request: Obj, path: str) -> Errors:
+    exactly, first = request.get("exactly"), request.get("firstAvailable") or []
+    if exactly is None and not first:
+        return [field.required(path, "exactly one of `exactly` or `firstAvailable` is required")]
+    if exactly is not None and first:
+        return [
+            field.invalid(
+                path, None, "exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+            )
+        ]
+    if exactly is not None:
+        return _exact(exactly, field.child(path, "exactly"))
+    return _named_set(first, FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, field.child(path, "firstAvailable"), _exact)
+
+
+def _exact(request: Obj, path: str) -> Errors:
+    errs: Errors = []
+    if not request.get("deviceClassName"):
+        errs.append(field.required(field.child(path, "deviceClassName"), ""))
+    errs += _selectors(request.get("selectors"), field.child(path, "selectors"))
+    mode = request.get("allocationMode") or "ExactCount"
+    count = int(request.get("count") or 0)
+    if mode == "All":
+        if count != 0:
+            errs.append(
+                field.invalid(field.child(path, "count"), count, "must not be specified when allocationMode is 'All'")
+            )
+    elif mode == "ExactCount":
+        if count < 0:  # 0 (unset) is defaulted to 1
+            errs.append(field.invalid(field.child(path, "count"), count, "must be greater than zero"))
+    else:
+        errs.append(field.not_supported(field.child(path, "allocationMode"), mode, ALLOCATION_MODES))
+    return errs
+
+
+def _selectors(selectors: Any, path: str) -> Errors:
+    errs: Errors = []
+    selectors = selectors or []
+    if len(selectors) > DEVICE_SELECTORS_MAX_SIZE:
+        errs.append(field.too_many(path, len(selectors), DEVICE_SELECTORS_MAX_SIZE))
+    for i, selector in enumerate(selectors):
+        cel = (selector or {}).get("cel")
+        ipath = field.index(path, i)
+        if cel is None:
+            errs.append(field.required(field.child(ipath, "cel"), ""))
+            continue
+        expression = cel.get("expression") or ""
+        if not expression:
+            errs.append(field.required(field.child(ipath, "cel", "expression"), ""))
+        elif len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+            errs.append(field.too_long(field.child(ipath, "cel", "expression"), CEL_SELECTOR_EXPRESSION_MAX_LENGTH))
+    return errs

@@ -1,0 +1,202 @@
+"""DynamicResources' extension points one by one, over the in-memory cluster (the project's twin
+of the API server), where the whole-scheduler runs of ``test_dynamic_resources.py`` cannot pause
+between them. Ids name upstream cases of ``dynamicresources_test.go`` where one exists."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
+from scheduler_core.plugins.dynamicresources import DynamicResources
+from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
+from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.simulator.backend import InMemoryCluster
+
+DRIVER = "gpu.example.com"
+GPU_CLASS = {"metadata": {"name": "gpu"},
+             "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}  # fmt: skip
+
+
+def node(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}  # fmt: skip
+
+
+def gpu_slice(node_name: str, devices: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"{node_name}-gpus"},
+            "spec": {"driver": DRIVER, "nodeName": node_name,
+                     "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+                     "devices": [{"name": f"gpu-{i}"} for i in range(devices)]}}  # fmt: skip
+
+
+def claim(name: str, **status: Any) -> dict[str, Any]:
+    request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
+    return {"metadata": {"name": name, "namespace": "default"},
+            "spec": {"devices": {"requests": [request]}}, "status": status}  # fmt: skip
+
+
+def pod(name: str, claim_name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+            "spec": {"containers": [{"name": "c"}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}]}}  # fmt: skip
+
+
+class Setup:
+    def __init__(self, claims: list[dict[str, Any]], devices: int = 1, nodes: tuple[str, ...] = ("n1",)) -> None:
+        self.nodes = [NodeInfo(node(n)) for n in nodes]
+        self.cluster = InMemoryCluster(
+            nodes=[node(n) for n in nodes],
+            objects={"DeviceClass": [GPU_CLASS], "ResourceSlice": [gpu_slice(n, devices) for n in nodes],
+                     "ResourceClaim": claims},
+        )  # fmt: skip
+        handle = FrameworkHandle("p", snapshot=lambda: None, api=self.cluster, objects=self.cluster.objects)  # type: ignore[arg-type, return-value]
+        self.plugin = DynamicResources(None, handle)
+
+    def stored(self, name: str) -> dict[str, Any]:
+        found = self.cluster.claims.find("default", name)
+        assert found is not None
+        return found
+
+    def cycle(self, p: dict[str, Any]) -> tuple[CycleState, PodInfo, list[str]]:
+        """PreFilter and Filter; the names of the nodes that passed."""
+        state, info = CycleState(), PodInfo(p)
+        _, status = self.plugin.pre_filter(state, info, self.nodes)
+        assert status is None, status
+        return state, info, [n.name for n in self.nodes if self.plugin.filter(state, info, n) is None]
+
+
+def devices_of(allocation: dict[str, Any]) -> list[str]:
+    return [r["device"] for r in allocation["devices"]["results"]]
+
+
+def test_a_reserved_allocation_is_in_flight_until_prebind_lands() -> None:
+    # Two pods in a row, the second scheduled before the first's PreBind: never the same device.
+    setup = Setup([claim("a"), claim("b")], devices=2)
+    state_a, pod_a, fit_a = setup.cycle(pod("pa", "a"))
+    assert fit_a == ["n1"]
+    assert setup.plugin.reserve(state_a, pod_a, "n1") is None
+    state_b, pod_b, fit_b = setup.cycle(pod("pb", "b"))
+    assert fit_b == ["n1"]
+    assert setup.plugin.reserve(state_b, pod_b, "n1") is None
+    asyncio.run(setup.plugin.pre_bind(state_b, pod_b, "n1"))
+    asyncio.run(setup.plugin.pre_bind(state_a, pod_a, "n1"))
+    got = devices_of(setup.stored("a")["status"]["allocation"]) + devices_of(setup.stored("b")["status"]["allocation"])
+    assert sorted(got) == ["gpu-0", "gpu-1"]
+
+
+def test_an_in_flight_allocation_keeps_the_last_device_from_the_next_pod() -> None:
+    setup = Setup([claim("a"), claim("b")], devices=1)
+    state_a, pod_a, _ = setup.cycle(pod("pa", "a"))
+    setup.plugin.reserve(state_a, pod_a, "n1")
+    state_b, pod_b, fit_b = setup.cycle(pod("pb", "b"))
+    assert fit_b == []
+    assert setup.plugin.filter(state_b, pod_b, setup.nodes[0]).message() == "cannot allocate all claims"  # type: ignore[union-attr]
+    setup.plugin.unreserve(state_a, pod_a, "n1")  # the first pod failed later: its device is free again
+    assert setup.cycle(pod("pb", "b"))[2] == ["n1"]
+
+
+def test_prebind_writes_allocation_reservation_and_finalizer_and_retries_a_conflict() -> None:
+    setup = Setup([claim("a")])
+    state, info, _ = setup.cycle(pod("pa", "a"))
+    setup.plugin.reserve(state, info, "n1")
+    # Someone else writes the claim meanwhile (a label): PreBind's first write conflicts.
+    changed = {**setup.stored("a"), "metadata": {**setup.stored("a")["metadata"], "labels": {"x": "y"}}}
+    assert setup.cluster.claims.update(changed)[1] is None
+    assert asyncio.run(setup.plugin.pre_bind(state, info, "n1")) is None
+    stored = setup.stored("a")
+    assert stored["metadata"]["labels"] == {"x": "y"}
+    assert stored["metadata"]["finalizers"] == ["resource.kubernetes.io/delete-protection"]
+    assert stored["status"]["reservedFor"] == [{"resource": "pods", "name": "pa", "uid": "uid-pa"}]
+    assert devices_of(stored["status"]["allocation"]) == ["gpu-0"]
+
+
+def test_a_claim_allocated_elsewhere_meanwhile_fails_prebind() -> None:
+    setup = Setup([claim("a")])
+    state, info, _ = setup.cycle(pod("pa", "a"))
+    setup.plugin.reserve(state, info, "n1")
+    other = {**setup.stored("a"), "status": {"allocation": {"devices": {"results": []}}}}
+    assert setup.cluster.claims.update_status(other)[1] is None
+    status = asyncio.run(setup.plugin.pre_bind(state, info, "n1"))
+    assert status is not None and "claim default/a got allocated elsewhere in the meantime" in status.message()
+
+
+ALLOCATED_ON_N2 = {
+    "devices": {"results": [{"request": "gpu", "driver": DRIVER, "pool": "n2", "device": "gpu-0"}]},
+    "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+        {"key": "metadata.name", "operator": "In", "values": ["n2"]}]}]},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reserved_for", "message", "deallocated"),
+    [
+        pytest.param([], "deallocation of ResourceClaim completed", True, id="deallocate-unused-claim"),
+        pytest.param([{"resource": "pods", "name": "other", "uid": "uid-other"}], "still not schedulable", False,
+                     id="in-use-by-other-pod"),
+    ],
+)  # fmt: skip
+def test_post_filter_deallocates_a_claim_allocated_for_an_unsuitable_node(
+    reserved_for: list[Any], message: str, deallocated: bool
+) -> None:
+    setup = Setup([claim("a", allocation=ALLOCATED_ON_N2, reservedFor=reserved_for)], nodes=("n1", "n2"))
+    setup.nodes = setup.nodes[:1]  # n2 is gone, say: the claim is available nowhere
+    state, info, fit = setup.cycle(pod("pa", "a"))
+    assert fit == []
+    assert setup.plugin.filter(state, info, setup.nodes[0]).message() == "resourceclaim not available on the node"  # type: ignore[union-attr]
+
+    async def post_filter() -> Any:
+        result = setup.plugin.post_filter(state, info, {})  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # the status write runs as a background task
+        return result
+
+    _, status = asyncio.run(post_filter())
+    assert status is not None and status.message() == message
+    assert ("allocation" not in setup.stored("a")["status"]) is deallocated
+
+
+def test_queueing_hints_as_upstream() -> None:
+    setup = Setup([claim("a"), claim("other")])
+    info = PodInfo(pod("pa", "a"))
+    mine, other = setup.stored("a"), setup.stored("other")
+    hint = setup.plugin.is_schedulable_after_claim_change
+    assert hint(info, None, mine) is QueueingHint.QUEUE  # isSchedulableAfterClaimChange "queue-on-add"
+    assert hint(info, other, other) is QueueingHint.SKIP  # "skip-unrelated-claim"
+    assert hint(info, mine, mine) is QueueingHint.SKIP  # "skip-unchanged-status"
+    allocated = {**other, "status": {"allocation": ALLOCATED_ON_N2}}
+    assert hint(info, allocated, other) is QueueingHint.QUEUE  # "queue-on-deallocation"
+    template_pod = {"metadata": {"name": "pt", "namespace": "default", "uid": "uid-pt"},
+                    "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}  # fmt: skip
+    # isSchedulableAfterPodChange: the pod's claim is not created yet, then it is
+    assert setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, template_pod) is QueueingHint.SKIP
+    with_status = {**template_pod, "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "a"}]}}
+    assert setup.plugin.pre_enqueue(PodInfo(template_pod)) is not None
+    # "a" is not owned by the pod: still not schedulable, as resourceclaim.IsForPod says
+    assert setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, with_status) is QueueingHint.SKIP
+
+
+def test_pre_enqueue_message_for_a_template_claim_not_created_yet() -> None:
+    setup = Setup([])
+    template_pod = {"metadata": {"name": "pt", "namespace": "default"},
+                    "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}  # fmt: skip
+    status = setup.plugin.pre_enqueue(PodInfo(template_pod))
+    assert status is not None and status.message() == 'pod "default/pt": ResourceClaim not created yet'
+
+
+@pytest.mark.parametrize(
+    ("chosen", "expected"),
+    [
+        pytest.param("big", 8, id="computeScore-first-subrequest"),
+        pytest.param("small", 7, id="computeScore-second-subrequest"),
+    ],
+)
+def test_score_prefers_earlier_subrequests(chosen: str, expected: int) -> None:
+    first = [{"name": "big", "deviceClassName": "gpu"}, {"name": "small", "deviceClassName": "gpu"}]
+    prioritized = {
+        "metadata": {"name": "c"},
+        "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": first}]}},
+    }
+    allocation = {"devices": {"results": [{"request": f"r/{chosen}", "driver": DRIVER, "pool": "n1", "device": "x"}]}}
+    assert compute_score([prioritized], [allocation]) == expected
