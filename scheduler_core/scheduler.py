@@ -141,6 +141,7 @@ class Scheduler(EventHandlers):
         self._last_rejectors: dict[str, set[str]] = {}  # run_until_idle: who rejected a pod last
         self.scheduled_count = 0
         self.attempt_count = 0
+        self._shared: dict[str, Any] = {}  # Handle.shared: one per scheduler, across profiles and reloads
 
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
@@ -157,6 +158,7 @@ class Scheduler(EventHandlers):
             api=api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
+            shared=self._shared,
             # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
             waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),
         )

@@ -2,8 +2,9 @@
 DynamicResources reads (``pkg/apis/resource/validation/validation.go``, v1.36.3), after the API
 server's defaulting (``allocationMode`` ExactCount, ``count`` 1).
 
-A CEL selector is checked for length here; whether it compiles is checked where it is used (the
-allocator's ``CEL compile error``), since CEL lives with the plugin, above this layer.
+CEL selectors are compiled here with the scheduler's CEL environment
+(:mod:`scheduler_core.framework.device_cel`): too long, not compiling, or over the cost limit
+is refused with ``validateCELSelector``'s words.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from scheduler_core.apivalidation import meta
 from scheduler_core.framework import content, field
+from scheduler_core.framework.device_cel import CELError, CostError, compile_selector
 
 Errors = list[field.Error]
 Obj = Mapping[str, Any]
@@ -194,4 +196,16 @@ def _selectors(selectors: Any, path: str) -> Errors:
             errs.append(field.required(field.child(ipath, "cel", "expression"), ""))
         elif len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
             errs.append(field.too_long(field.child(ipath, "cel", "expression"), CEL_SELECTOR_EXPRESSION_MAX_LENGTH))
+        else:
+            errs += _compiles(expression, field.child(ipath, "cel", "expression"))
     return errs
+
+
+def _compiles(expression: str, path: str) -> Errors:
+    try:
+        compile_selector(expression)
+    except CostError as error:
+        return [field.forbidden(path, str(error))]
+    except CELError as error:
+        return [field.invalid(path, expression, str(error))]
+    return []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -31,6 +31,8 @@ from scheduler_core.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
+
+T = TypeVar("T")
 
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
@@ -241,6 +243,12 @@ class Handle(Protocol):
 
     def objects(self, kind: str) -> Iterable[Any]:
         """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
+        ...
+
+    def shared(self, name: str, factory: Callable[[], T]) -> T:
+        """The scheduler's one object under ``name`` (made by ``factory`` on first use), shared by
+        every profile's plugins and kept across hot reloads: state that must be one per
+        scheduler, as upstream's ``SharedDRAManager`` (DynamicResources' in-flight allocations)."""
         ...
 
     def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scheduler_core.extender.preemption import process_preemption
 from scheduler_core.framework import (
@@ -22,6 +22,9 @@ from scheduler_core.runtime.waiting_pods import WaitingPods
 if TYPE_CHECKING:
     from scheduler_core.extender.client import HTTPExtender
     from scheduler_core.runtime.framework import Framework
+
+
+T = TypeVar("T")
 
 
 class _NoNominator:
@@ -43,7 +46,9 @@ class FrameworkHandle:
         objects: Callable[[str], Iterable[Any]] | None = None,
         tenant_namespace: str | None = None,
         spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
+        shared: dict[str, Any] | None = None,
     ) -> None:
+        self._shared = shared if shared is not None else {}
         self._spawn = spawn
         self._profile_name = profile_name
         self._tenant_namespace = tenant_namespace
@@ -90,6 +95,12 @@ class FrameworkHandle:
 
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
+
+    def shared(self, name: str, factory: Callable[[], T]) -> T:
+        if name not in self._shared:
+            self._shared[name] = factory()
+        found: T = self._shared[name]
+        return found
 
     def start_task(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         if self._spawn is not None:

@@ -11,7 +11,8 @@ default feature gates. Kept as upstream:
   slices by name, devices in slice order;
 * requests: ``exactly`` with ``count`` or ``allocationMode: All``, ``firstAvailable``
   subrequests tried in order, class selectors then request selectors (CEL,
-  :mod:`.device_cel`), ``adminAccess`` (may take an allocated device), ``matchAttribute``
+  :mod:`scheduler_core.framework.device_cel`), ``adminAccess`` (may take an allocated
+  device), ``matchAttribute``
   constraints, shared counters of partitionable devices, device taints (``NoSchedule`` and
   ``NoExecute`` untolerated keep a device out);
 * the depth-first search with backtracking (``allocateOne``), and the result: one entry per
@@ -32,9 +33,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from scheduler_core.framework.device_cel import CELError, compile_selector
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.quantity import parse_quantity
-from scheduler_core.plugins.dynamicresources.device_cel import CELError, compile_selector
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # k8s.io/api resource/v1 types.go
 DeviceID = tuple[str, str, str]  # driver, pool, device
@@ -654,12 +655,11 @@ def _taint_prevents(device: Object, request: Object) -> bool:
 
 
 def _tolerates(toleration: Object, taint: Object) -> bool:
+    """``DeviceToleration.ToleratesTaint``: key (if set), effect (if set), then Exists or Equal."""
     if toleration.get("effect") and toleration.get("effect") != taint.get("effect"):
         return False
     if toleration.get("key") and toleration.get("key") != taint.get("key"):
         return False
     if toleration.get("operator") == "Exists":
         return True
-    return bool(toleration.get("value", "") == taint.get("value", "")) and bool(
-        toleration.get("key") or not taint.get("key")
-    )
+    return bool(toleration.get("value", "") == taint.get("value", ""))  # Equal, the default

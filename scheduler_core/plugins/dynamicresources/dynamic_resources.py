@@ -1,7 +1,8 @@
 """DynamicResources: place pods where their ResourceClaims can be allocated, and allocate them.
 
 Upstream: ``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go`` (v1.36.3);
-the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages are upstream's.
+the allocation itself is :mod:`.allocator`, CEL is :mod:`scheduler_core.framework.device_cel`.
+Messages are upstream's.
 
 * PreEnqueue: every claim of the pod must exist (a template's claim is named by the pod's
   ``status.resourceClaimStatuses``) and not be deleting.
@@ -13,8 +14,9 @@ the allocation itself is :mod:`.allocator`, CEL is :mod:`.device_cel`. Messages 
 * PreScore/Score: skipped unless claims are allocated in this cycle; then, with the
   prioritized list (GA), ``8 - i`` per claim whose ``firstAvailable`` subrequest ``i`` was
   chosen (``computeScore``), normalized to 0..100.
-* Reserve/Unreserve: the chosen allocation is kept in memory as in flight (upstream
-  ``SignalClaimPendingAllocation``), so the next pod never gets the same device before PreBind
+* Reserve/Unreserve: the chosen allocation is kept in memory as in flight, in the scheduler's
+  :class:`ClaimTracker` (upstream ``SignalClaimPendingAllocation``), so the next pod, of any
+  profile, never gets the same device before PreBind
   lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
 * PreBind: each claim not yet reserved for the pod gets the finalizer, ``status.allocation``
   and the pod in ``status.reservedFor``, through the ClusterAPI (``bindClaim``; a conflict is
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -64,8 +67,14 @@ NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
 FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8  # k8s.io/api resource/v1 types.go
-MAX_NODE_SCORE = 100
 _CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+
+# Reasons, as dynamicresources.go writes them.
+ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
+ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
+ERR_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+ERR_STILL_NOT_SCHEDULABLE = "still not schedulable"
+DEALLOCATED = "deallocation of ResourceClaim completed"
 
 Claim = Mapping[str, Any]
 
@@ -117,16 +126,29 @@ def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
     return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
 
 
+class ClaimTracker:
+    """What every profile's DynamicResources shares (``Handle.shared``; upstream's claim tracker in
+    the ``SharedDRAManager``): in-flight allocations by claim uid, Reserve's picks until the
+    store shows PreBind's write, so no two profiles, and no framework rebuilt by a hot reload,
+    hand out the same device; and the caches of slices and CEL results."""
+
+    def __init__(self) -> None:
+        self.in_flight: dict[str, dict[str, Any]] = {}
+        self.selector_results = SelectorResults()
+        self.slice_index = SliceIndex(())
+
+
 class DynamicResources:
     name = NAME
     args_model = None
 
     def __init__(self, args: object, handle: Handle) -> None:
         self._handle = handle
-        # In-flight allocations by claim uid: Reserve's picks until PreBind's write is seen.
-        self.in_flight: dict[str, dict[str, Any]] = {}
-        self._selector_results = SelectorResults()
-        self._slice_index = SliceIndex(())
+        self._tracker = handle.shared(NAME, ClaimTracker)
+
+    @property
+    def in_flight(self) -> dict[str, dict[str, Any]]:
+        return self._tracker.in_flight
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
@@ -284,9 +306,10 @@ class DynamicResources:
         if data.to_allocate():
             allocated = self._allocated_devices(stored.values())
             slices = list(self._handle.objects("ResourceSlice"))
-            if not self._slice_index.reuse(slices):
-                self._slice_index = SliceIndex(slices)
-            data.allocator = Allocator(classes, self._slice_index, allocated, self._selector_results)
+            tracker = self._tracker
+            if not tracker.slice_index.reuse(slices):
+                tracker.slice_index = SliceIndex(slices)
+            data.allocator = Allocator(classes, tracker.slice_index, allocated, tracker.selector_results)
         return None, None
 
     # -- Filter ------------------------------------------------------------------------------------------
@@ -304,11 +327,11 @@ class DynamicResources:
             except AllocationError as error:
                 return Status.as_error(str(error))
             if result is None or len(result) != len(to_allocate):
-                return Status.unresolvable("cannot allocate all claims")
+                return Status.unresolvable(ERR_CANNOT_ALLOCATE)
             data.node_allocations[node.name] = result
         if unavailable:
             data.unavailable.update(unavailable)
-            return Status.unresolvable("resourceclaim not available on the node")
+            return Status.unresolvable(ERR_NOT_AVAILABLE)
         return None
 
     # -- PostFilter ------------------------------------------------------------------------------------
@@ -319,7 +342,7 @@ class DynamicResources:
         if data is None:
             return None, Status.as_error("not found")
         if not data.claims:
-            return None, Status.unschedulable("no new claims to deallocate")
+            return None, Status.unschedulable(ERR_NO_CLAIMS_TO_DEALLOCATE)
         for index in sorted(data.unavailable):
             claim = data.claims[index]
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
@@ -329,8 +352,8 @@ class DynamicResources:
                 for key in ("reservedFor", "allocation", "devices"):
                     status.pop(key, None)
                 self._handle.start_task(self._write_status(new))
-                return None, Status.unschedulable("deallocation of ResourceClaim completed")
-        return None, Status.unschedulable("still not schedulable")
+                return None, Status.unschedulable(DEALLOCATED)
+        return None, Status.unschedulable(ERR_STILL_NOT_SCHEDULABLE)
 
     async def _write_status(self, claim: Claim) -> None:
         await self._handle.api.update_claim_status(claim)

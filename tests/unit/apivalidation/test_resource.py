@@ -26,6 +26,7 @@ def messages(kind: str, obj: dict[str, Any]) -> list[str]:
     return [str(p) for p in apivalidation.validate(kind, obj)]
 
 
+NESTED = ("[" + ",".join(["1"] * 100) + "].all(a, ") * 4 + "true" + ")" * 4
 EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
 
 
@@ -56,6 +57,16 @@ EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
                                                      "selectors": [{"cel": {"expression": "x" * 10241}}]}}),
                      ["spec.devices.requests[0].exactly.selectors[0].cel.expression: Too long: may not be more than "
                       "10240 bytes"], id="validateCELSelector-length"),
+        pytest.param("DeviceClass", {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                     "spec": {"selectors": [{"cel": {"expression": "device.nope("}}]}},
+                     ['spec.selectors[0].cel.expression: Invalid value: "device.nope(": compilation failed: ERROR: '
+                      "<input>:1:13: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', ')', '.', '-', "
+                      "'!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n"
+                      "| device.nope(\n| ............^"], id="validateCELSelector-syntax"),
+        pytest.param("DeviceClass", {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                     "spec": {"selectors": [{"cel": {"expression": NESTED}}]}},
+                     ["spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"],
+                     id="validateCELSelector-cost"),
         pytest.param("ResourceSlice", slice_(nodeName="n", devices=[{"name": "a"}]), [], id="valid-slice"),
         pytest.param("ResourceSlice", slice_(devices=[]),
                      ["spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "

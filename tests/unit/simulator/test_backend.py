@@ -21,6 +21,9 @@ class Watcher:
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
         self.deletes.append(pod)
 
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.updates.append((old, new))
+
 
 def _cluster(*pods: dict[str, Any]) -> tuple[InMemoryCluster, Watcher]:
     cluster = InMemoryCluster(

@@ -93,43 +93,45 @@ def run(
 
 CASES = [
     pytest.param([slice_("s", dev("d1"))], [claim(req())], [["req-0=pool-1/d1"]], id="simple"),
-    pytest.param([slice_("s", dev("d1"))], [claim(req(count=2))], None, id="small-and-large (too few devices)"),
+    pytest.param([slice_("s", dev("d1"))], [claim(req(count=2))], None, id="not-enough-suitable-devices"),
     pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(count=2))], [["req-0=pool-1/d1", "req-0=pool-1/d2"]],
                  id="small-and-large"),
     pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(name="a")), claim(req(name="b"), name="claim-1")],
-                 [["a=pool-1/d1"], ["b=pool-1/d2"]], id="multiple-claims"),
+                 [["a=pool-1/d1"], ["b=pool-1/d2"]], id="small-and-large-backtrack-claims (two claims)"),
     pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(mode="All"))],
                  [["req-0=pool-1/d1", "req-0=pool-1/d2"]], id="all-devices-many"),
     pytest.param([slice_("s", dev("d1"), dev("d2"))], [claim(req(mode="All"))], None,
-                 id="all-devices-of-the-incomplete-pool"),  # with d1 allocated below
+                 id="all-devices-some-allocated"),  # with d1 allocated below
     pytest.param([slice_("s", dev("d1"))], [claim(req())], None, id="already-allocated-devices"),
     pytest.param([slice_("s", dev("d1"))], [claim(req(admin=True))], [["req-0=pool-1/d1"]], id="admin-access-enabled"),
     pytest.param([slice_("s", dev("d1", model="x"), dev("d2", model="y"))],
                  [claim(req(selector='device.attributes["driver-a"].model == "y"'))], [["req-0=pool-1/d2"]],
-                 id="with-constraint (selector)"),
+                 id="prioritized-list-subrequests-with-expressions (a request selector)"),
     pytest.param([slice_("s", dev("d1", numa=1), dev("d2", numa=2), dev("d3", numa=2))],
                  [claim(req(name="a"), req(name="b"), constraints=[{"matchAttribute": "driver-a/numa"}])],
-                 [["a=pool-1/d2", "b=pool-1/d3"]], id="with-constraint-backtracking"),
+                 [["a=pool-1/d2", "b=pool-1/d3"]], id="with-constraint-for-request-retry"),
     pytest.param([slice_("s", dev("d1", numa=1), dev("d2", numa=2))],
                  [claim(req(name="a"), req(name="b"), constraints=[{"matchAttribute": "driver-a/numa"}])], None,
-                 id="with-constraint-not-matching"),
+                 id="with-constraint-not-matching-int-attribute"),
     pytest.param([slice_("s", dev("d1"), node="other-node")], [claim(req())], None, id="other-node"),
-    pytest.param([slice_("s", dev("d1"), allNodes=True)], [claim(req())], [["req-0=pool-1/d1"]], id="all-nodes"),
+    pytest.param([slice_("s", dev("d1"), allNodes=True)], [claim(req())], [["req-0=pool-1/d1"]],
+                 id="network-attached-device"),
     pytest.param([slice_("s1", dev("d1"), generation=1), slice_("s2", dev("d2"), generation=2)], [claim(req())],
-                 [["req-0=pool-1/d2"]], id="old-generation"),
-    pytest.param([slice_("s1", dev("d1"), count=2)], [claim(req())], None, id="incomplete-pool"),
+                 [["req-0=pool-1/d2"]], id="obsolete-slice"),
+    pytest.param([slice_("s1", dev("d1"), count=2)], [claim(req())], None,
+                 id="all-devices-of-the-incomplete-pool (count mode: pool skipped)"),
     pytest.param([slice_("s", dev("small", mem=1), dev("big", mem=2))],
                  [claim({"name": "req-0", "firstAvailable": [
                      {"name": "sub-big", "deviceClassName": "class-a",
                       "selectors": [{"cel": {"expression": 'device.attributes["driver-a"].mem == 2'}}]},
                      {"name": "sub-any", "deviceClassName": "class-a"}]})],
-                 [["req-0/sub-big=pool-1/big"]], id="prioritized-list-first-subrequest"),
+                 [["req-0/sub-big=pool-1/big"]], id="prioritized-list-multi-request (first subrequest fits)"),
     pytest.param([slice_("s", dev("small", mem=1))],
                  [claim({"name": "req-0", "firstAvailable": [
                      {"name": "sub-big", "deviceClassName": "class-a",
                       "selectors": [{"cel": {"expression": 'device.attributes["driver-a"].mem == 2'}}]},
                      {"name": "sub-any", "deviceClassName": "class-a"}]})],
-                 [["req-0/sub-any=pool-1/small"]], id="prioritized-list-fallback-subrequest"),
+                 [["req-0/sub-any=pool-1/small"]], id="prioritized-list-first-unavailable"),
 ]  # fmt: skip
 
 
@@ -138,13 +140,24 @@ def test_allocate_as_upstream(
     slices: list[Any], claims: list[Any], expected: Any, request: pytest.FixtureRequest
 ) -> None:
     allocated = {(DRIVER, "pool-1", "d1")} if "already-allocated" in request.node.name or "admin" in request.node.name \
-        or "incomplete-pool]" in request.node.name else set()  # fmt: skip
-    if "all-devices-of-the" in request.node.name:
+        else set()  # fmt: skip
+    if "all-devices-some-allocated" in request.node.name:
         allocated = {(DRIVER, "pool-1", "d1")}
         # validateDeviceRequest counts every selectable device; one in use makes All fail.
         assert run(slices, claims, allocated) is None
         return
     assert run(slices, claims, allocated) == expected
+
+
+def test_tainted_devices_as_upstream() -> None:
+    taint = {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"}
+    slices = [slice_("s", {"name": "d1", "taints": [taint]}, {"name": "d2", "taints": [taint]})]
+    assert run(slices, [claim(req())]) is None  # "tainted-two-devices"
+    tolerating = req()
+    tolerating["exactly"]["tolerations"] = [{"key": "example.com/broken", "operator": "Exists"}]
+    assert run(slices, [claim(tolerating)]) == [["req-0=pool-1/d1"]]  # "tainted-two-devices-tolerated"
+    no_effect = [slice_("s", {"name": "d1", "taints": [{**taint, "effect": "None"}]})]
+    assert run(no_effect, [claim(req())]) == [["req-0=pool-1/d1"]]  # "tainted-no-effect"
 
 
 def counters_slices() -> list[Any]:
@@ -181,13 +194,13 @@ def test_counters_of_allocated_devices_are_used() -> None:
 @pytest.mark.parametrize(
     ("claims", "message"),
     [
-        pytest.param([claim(req(cls="missing"))], "could not retrieve device class missing", id="missing-class"),
-        pytest.param([claim(req(count=33))], "exact count 33 is too large", id="too-many-devices"),
+        pytest.param([claim(req(cls="missing"))], "could not retrieve device class missing", id="unknown-class"),
+        pytest.param([claim(req(count=33))], "exact count 33 is too large", id="too-many-devices-single-request"),
         pytest.param([claim(req(selector="1 +"))], "selector #0: CEL compile error", id="invalid-CEL-one-device"),
         pytest.param([claim(req(selector="device.attributes[\"driver-a\"].x > 0"))], "CEL runtime error",
-                     id="CEL-runtime-error"),
+                     id="invalid-CEL-one-device-class (runtime error)"),
         pytest.param([claim({"name": "r", "exactly": {"deviceClassName": "class-a", "allocationMode": "All"}})],
-                     "currently being updated", id="all-devices-incomplete-pool"),
+                     "currently being updated", id="all-devices-of-the-incomplete-pool"),
     ],
 )  # fmt: skip
 def test_errors_as_upstream(claims: list[Any], message: str) -> None:

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.plugins.dynamicresources.device_cel import (
+from scheduler_core.framework.device_cel import (
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
     CELError,
+    CostError,
     compile_selector,
 )
 
@@ -108,7 +109,11 @@ def test_errors_carry_upstreams_text(expression: str, message: str) -> None:
 @pytest.mark.parametrize(
     "expression",
     [
-        pytest.param("[" + ",".join(["1"] * 60) + "].all(a, " * 4 + "true" + ")" * 4, id="nested-comprehensions"),
+        pytest.param(("[" + ",".join(["1"] * 60) + "].all(a, ") * 4 + "true" + ")" * 4, id="nested-comprehensions"),
+        pytest.param(
+            "[" + ",".join(["1"] * 3000) + "].all(a, [" + ",".join(["1"] * 1000) + "].all(b, true))",
+            id="two-long-lists",
+        ),
         pytest.param("true && " * 2000 + "true", id="too-long"),
         pytest.param("(" * 5000 + "true" + ")" * 5000, id="deep-nesting"),
     ],
@@ -118,6 +123,14 @@ def test_hostile_expressions_are_refused_quickly(expression: str) -> None:
     with pytest.raises(CELError):
         compile_selector(expression).matches(device())
     assert time.monotonic() - started < 5
+
+
+def test_cost_is_refused_before_any_evaluation() -> None:
+    nested = ("[" + ",".join(["1"] * 60) + "].all(a, ") * 4 + "true" + ")" * 4
+    with pytest.raises(CostError, match="too complex, exceeds cost limit"):
+        compile_selector(nested)
+    # three levels over attribute-sized lists stay within the limit, and run quickly
+    assert compile_selector(("[" + ",".join(["1"] * 30) + "].all(a, ") * 3 + "true" + ")" * 3).matches(device())
 
 
 def test_length_limit_is_upstreams() -> None:

@@ -125,6 +125,9 @@ def test_pre_enqueue_of_a_pod_without_claims_reads_nothing() -> None:
         def objects(self, kind: str) -> Any:
             raise AssertionError("read " + kind)
 
+        def shared(self, name: str, factory: Any) -> Any:
+            return factory()
+
     plugin = DynamicResources(None, NoObjects())  # type: ignore[arg-type]
     assert plugin.pre_enqueue(PodInfo({"metadata": {"name": "p"}, "spec": {"containers": []}})) is None
 

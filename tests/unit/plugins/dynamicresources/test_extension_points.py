@@ -52,8 +52,14 @@ class Setup:
             objects={"DeviceClass": [GPU_CLASS], "ResourceSlice": [gpu_slice(n, devices) for n in nodes],
                      "ResourceClaim": claims},
         )  # fmt: skip
-        handle = FrameworkHandle("p", snapshot=lambda: None, api=self.cluster, objects=self.cluster.objects)  # type: ignore[arg-type, return-value]
-        self.plugin = DynamicResources(None, handle)
+        self.shared: dict[str, Any] = {}  # the scheduler's, for every profile
+        self.plugin = self.profile("p")
+
+    def profile(self, name: str) -> DynamicResources:
+        """The plugin of one more profile of the same scheduler."""
+        handle = FrameworkHandle(name, snapshot=lambda: None, api=self.cluster,  # type: ignore[arg-type, return-value]
+                                 objects=self.cluster.objects, shared=self.shared)  # fmt: skip
+        return DynamicResources(None, handle)
 
     def stored(self, name: str) -> dict[str, Any]:
         found = self.cluster.claims.find("default", name)
@@ -96,6 +102,15 @@ def test_an_in_flight_allocation_keeps_the_last_device_from_the_next_pod() -> No
     assert setup.plugin.filter(state_b, pod_b, setup.nodes[0]).message() == "cannot allocate all claims"  # type: ignore[union-attr]
     setup.plugin.unreserve(state_a, pod_a, "n1")  # the first pod failed later: its device is free again
     assert setup.cycle(pod("pb", "b"))[2] == ["n1"]
+
+
+def test_in_flight_allocations_are_shared_by_every_profile() -> None:
+    # A tenant profile's pod right after the cluster-wide profile's: still not the same device.
+    setup = Setup([claim("a"), claim("b")], devices=1)
+    state_a, pod_a, _ = setup.cycle(pod("pa", "a"))
+    setup.plugin.reserve(state_a, pod_a, "n1")
+    setup.plugin = setup.profile("team-a/tenant")
+    assert setup.cycle(pod("pb", "b"))[2] == []
 
 
 def test_prebind_writes_allocation_reservation_and_finalizer_and_retries_a_conflict() -> None:

@@ -28,7 +28,8 @@ error. Bounds, since a tenant writes these: the expression is at most
 library has no cost tracker, so the estimate is ours and conservative: comprehensions
 (``all``, ``exists``, ``exists_one``, ``map``, ``filter``) nested ``d`` deep over ranges of at
 most ``r`` elements cost ``r**d``, where ``r`` is the longest list a device attribute may hold
-(48) or the literal lists in the expression, whichever is longer. Everything else is linear in
+(48) or all the literal list elements of the expression together, whichever is more (with
+``split``, also the longest string literal). Everything else is linear in
 the expression's length; the library's parser refuses deep nesting with an error (no crash).
 """
 
@@ -62,6 +63,10 @@ _SEMVER_RE = re.compile(
 
 class CELError(Exception):
     """A selector that does not compile or fails at run time; the message is upstream's."""
+
+
+class CostError(CELError):
+    """A selector whose estimated cost is over ``CEL_SELECTOR_EXPRESSION_MAX_COST``."""
 
 
 # -- quantities and semantic versions as CEL values ------------------------------------------------
@@ -189,25 +194,34 @@ _BUILTINS = frozenset({
 # -- compiling ------------------------------------------------------------------------------------------
 def _estimated_cost(expression: str) -> int:
     """A conservative bound of the evaluation cost (see the module docstring)."""
+    strings = _STRINGS.findall(expression)
     code = _STRINGS.sub('""', expression)
-    depth = deepest = 0
-    stack: list[bool] = []
+    depth = deepest = elements = 0
+    stack: list[list[Any]] = []  # [opened by a comprehension, a list literal, its commas]
     i = 0
     while i < len(code):
         macro = _MACROS.match(code, i)
         if macro is not None:
-            stack.append(True)
+            stack.append([True, False, 0])
             depth += 1
             deepest = max(deepest, depth)
             i = macro.end()
             continue
         char = code[i]
         if char in "([{":
-            stack.append(False)
-        elif char in ")]}" and stack and stack.pop():
-            depth -= 1
+            stack.append([False, char == "[", 0])
+        elif char == "," and stack:
+            stack[-1][2] += 1
+        elif char in ")]}" and stack:
+            comprehension, is_list, commas = stack.pop()
+            depth -= comprehension
+            elements += commas + 1 if is_list else 0
         i += 1
-    widest = max(RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE, code.count(",") + 1)
+    # No list can be longer than all literal elements together (concatenation), an attribute
+    # list, or, with ``split``, the longest literal string.
+    widest = max(RESOURCE_SLICE_MAX_ATTRIBUTE_VALUES_PER_DEVICE, elements)
+    if "split" in code:
+        widest = max(widest, *(len(s) for s in strings), 64)  # DeviceAttributeMaxValueLength
     return int(widest**deepest)
 
 
@@ -279,15 +293,16 @@ def compile_selector(expression: str) -> Selector:
     if len(expression) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
         raise CELError(f"Too long: may not be more than {CEL_SELECTOR_EXPRESSION_MAX_LENGTH} bytes")
     if _estimated_cost(expression) > CEL_SELECTOR_EXPRESSION_MAX_COST:
-        # cel-go's checker: the estimated cost exceeds the limit (apiserver/pkg/cel/errors.go).
-        raise CELError("estimated rule cost exceeds budget by factor of more than 1x")
+        # API validation's words (pkg/apis/resource/validation validateCELSelector).
+        raise CostError("too complex, exceeds cost limit")
     try:
         program = cel.compile(expression)
-    except ValueError as error:
-        raise CELError(str(error).split(": ", 1)[-1] if "Failed to parse" in str(error) else str(error)) from None
+    except ValueError as error:  # "Failed to parse expression '...': ERROR: <input>:1:1: ..."
+        issues = str(error).split("': ", 1)[-1] if "Failed to parse" in str(error) else str(error)
+        raise CELError(f"compilation failed: {issues}") from None
     for function in program.references().get("functions", ()):
         if not (function.startswith(("_", "@", "!")) or function in _FUNCTIONS or function in _BUILTINS):
-            raise CELError(f"undeclared reference to '{function}' (in container '')")
+            raise CELError(f"compilation failed: undeclared reference to '{function}' (in container '')")
     return Selector(expression, program)
 
 
