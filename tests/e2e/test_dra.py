@@ -38,8 +38,16 @@ from tests.e2e.dra_support import (
     generated_claim,
     pod_with_template,
 )
-from tests.e2e.extender_support import failed_scheduling, kube_scheduler
-from tests.e2e.operator_support import ROOT, Env, create_nodes, profile, unique, wait_all_bound
+from tests.e2e.extender_support import kube_scheduler
+from tests.e2e.operator_support import (
+    ROOT,
+    Env,
+    create_nodes,
+    failed_scheduling_notes,
+    profile,
+    unique,
+    wait_all_bound,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -144,7 +152,7 @@ class Run:
 
     def failure(self, name: str = "user", instance: str | None = None) -> str:
         def failed() -> str:
-            notes = failed_scheduling(self.env.core, self.namespace, name, instance)
+            notes = failed_scheduling_notes(self.env.core, self.namespace, name, instance)
             assert notes, f"no FailedScheduling for {self.namespace}/{name} yet"
             return notes[-1]
 
@@ -161,7 +169,7 @@ class Run:
             pods = [p for p in core.list_namespaced_pod(self.namespace).items if p.metadata.name in names]
             placed = [p.metadata.name for p in pods if p.spec.node_name]
             assert len(placed) == bound, f"{len(placed)}/{bound} bound"
-            notes = [failed_scheduling(core, self.namespace, n, instance) for n in names if n not in placed]
+            notes = [failed_scheduling_notes(core, self.namespace, n, instance) for n in names if n not in placed]
             assert all(notes), "a pending pod has no FailedScheduling yet"
             devices = [
                 Allocation.of(generated_claim(self.env.api, self.namespace, n), self.nodes).devices for n in placed
