@@ -18,6 +18,12 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   annotation) and of a claim's selected-node annotation, with the ``resourceVersion`` the
   scheduler saw as precondition (upstream writes with Update, which has the same conflict);
   an API error fails PreBind with the API server's message.
+* ``update_claim_status``, ``update_claim`` (DynamicResources: PreBind's allocation and
+  ``reservedFor``, the delete-protection finalizer before it, Unreserve, PostFilter's
+  deallocation; upstream ``UpdateStatus`` and ``Update``): a PUT of the ResourceClaim's
+  ``status`` subresource, or of the claim, with its ``resourceVersion`` as precondition; a 409
+  is final here (the plugin decides: it retries on the claim as the watch brings it back, as
+  upstream's ``RetryOnConflict``).
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
@@ -49,7 +55,8 @@ from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
 from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
-from scheduler_operator.transport import Transport
+from scheduler_operator.transport import CONTENT_JSON, Transport
+from scheduler_operator.resources import COMPONENT
 
 log = logging.getLogger(__name__)
 
@@ -265,14 +272,40 @@ class KubeBackend:
         path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{metadata.get('name')}"
         return await self._patch_storage(path, patch)
 
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return await self._update_claim(claim, "/status")
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return await self._update_claim(claim, "")
+
+    async def _update_claim(
+        self, claim: Mapping[str, Any], subresource: str
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        """A PUT of the claim (or its status), its resourceVersion the precondition."""
+        metadata = claim.get("metadata") or {}
+        namespace = metadata.get("namespace") or "default"
+        path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{metadata.get('name')}{subresource}"
+        return await self._write("PUT", path, dict(claim), params={"fieldManager": COMPONENT})
+
     async def _patch_storage(self, path: str, patch: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """A merge patch of a PV or PVC: the stored object, or the error (the transport retries
-        429, 5xx and lost connections). A retry is safe: each write carries its resourceVersion,
-        so one that landed before its answer was lost comes back as a 409 conflict, and PreBind
-        fails and requeues the pod as on any conflict."""
+        return await self._write("PATCH", path, patch, content_type=kube.CONTENT_MERGE_PATCH)
+
+    async def _write(
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any],
+        *,
+        content_type: str = CONTENT_JSON,
+        params: Mapping[str, str] | None = None,
+    ) -> tuple[dict[str, Any] | None, Status | None]:
+        """A write of a PV, PVC or ResourceClaim: the stored object, or the error (the transport
+        retries 429, 5xx and lost connections). A retry is safe: each write carries its
+        resourceVersion, so one that landed before its answer was lost comes back as a 409
+        conflict, and PreBind fails and requeues the pod as on any conflict."""
         try:
             stored = await self._lanes.critical.run(
-                self._transport.request, "PATCH", path, body=patch, content_type=kube.CONTENT_MERGE_PATCH
+                self._transport.request, method, path, params=params, body=body, content_type=content_type
             )
         except Exception as error:
             # PreBind fails with the server's message; the pod is unreserved and retried.
@@ -280,7 +313,6 @@ class KubeBackend:
                 return None, Status(Code.ERROR, api_message(error))
             return None, Status.as_error(error)
         return stored, None
-
 
 def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"

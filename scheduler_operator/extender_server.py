@@ -180,6 +180,13 @@ class KubeBinder:
     ) -> tuple[dict[str, Any] | None, Status | None]:
         return None, Status(Code.ERROR, "the extender does not bind volumes")
 
+    # Nor does it allocate claims: kube-scheduler's DynamicResources writes them in its PreBind.
+    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return None, Status(Code.ERROR, "the extender does not allocate claims")
+
+    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return None, Status(Code.ERROR, "the extender does not allocate claims")
+
 
 class Follower:
     """List-then-watch of one resource in a thread; events are applied on the event loop."""

@@ -57,4 +57,10 @@ OBJECT_KINDS: tuple[ObjectKind, ...] = (
     # kind name; the key is the one the plugins read (``<group>/PodGroup``).
     ObjectKind("scheduling.x-k8s.io/PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, optional=True),
     ObjectKind("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
+    # DynamicResources (upstream's informers of pkg/scheduler/framework/plugins/dynamicresources,
+    # v1.36.3). resource.k8s.io/v1 is served from Kubernetes 1.34: on an older API server the
+    # lists answer 404 and the stores stay empty, so pods with claims wait, as upstream's do.
+    ObjectKind("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False, optional=True),
+    ObjectKind("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False, optional=True),
+    ObjectKind("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True, optional=True),
 )

@@ -55,6 +55,10 @@ class ClaimStore:
         metadata.setdefault("resourceVersion", f"c{next(self._versions)}")
         return new
 
+    def create(self, obj: Mapping[str, Any]) -> Object:
+        """Add a claim as the API server creates it (uid, resourceVersion)."""
+        return self._store(self._created(obj))
+
     def find(self, namespace: str, name: str) -> Object | None:
         position = self._index.get((namespace, name))
         return None if position is None else self._objects[RESOURCE_CLAIM][position]

@@ -423,3 +423,18 @@ def scheduled_events(api: client.ApiClient, namespace: str) -> Counter[str]:
     return Counter(
         e.regarding.name for e in events if e.reason == "Scheduled" and e.reporting_controller == "crd-scheduler"
     )
+
+
+def failed_scheduling_notes(core: Any, namespace: str, pod: str, instance: str | None = None) -> list[str]:
+    """Messages of a pod's FailedScheduling events, oldest first; with ``instance``, only those
+    that scheduler replica posted (other sessions' operators on the shared cluster post about
+    any pod whose profile they read). Read through core/v1, which serves events.k8s.io/v1 events
+    too: the generated events/v1 models refuse events without an eventTime (the PV controller's)."""
+    events = core.list_namespaced_event(namespace).items
+    found = [
+        e for e in events
+        if e.reason == "FailedScheduling" and e.involved_object.name == pod
+        and instance in (None, e.reporting_instance)
+    ]  # fmt: skip
+    found.sort(key=lambda e: e.event_time or e.last_timestamp or e.first_timestamp or e.metadata.creation_timestamp)
+    return [str(e.message) for e in found]

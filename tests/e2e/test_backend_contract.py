@@ -5,10 +5,11 @@ operator (``scheduler_operator.backend.KubeBackend``) on the real API server.
 The simulator is the API server's twin (as httpx's in-memory transport is the network's), so
 what plugins see through ``ClusterAPI`` must not depend on which one runs: binding sets
 ``spec.nodeName``, a missing pod is an error naming it, preemption's delete is idempotent,
-nominations are set and cleared, VolumeBinding's PV/PVC patches write what they say and fail
-on a stale resourceVersion with the API server's message. One known difference is left out on purpose: binding a pod
-that is already bound under the same UID is an error in memory, but success for the operator
-(another replica bound it during a failover; see ``scheduler_operator/backend.py``).
+nominations are set and cleared, VolumeBinding's PV/PVC patches and DynamicResources' claim
+updates write what they say and fail on a stale resourceVersion with the API server's message.
+One known difference is left out on purpose: binding a pod that is already bound under the same
+UID is an error in memory, but success for the operator (another replica bound it during a
+failover; see ``scheduler_operator/backend.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Twin:
     create: Callable[[dict[str, Any]], PodInfo]
     stored: Callable[[PodInfo], dict[str, Any] | None]
     create_storage: Callable[[dict[str, Any]], dict[str, Any]]  # a PV or PVC, as stored
+    create_claim: Callable[[dict[str, Any]], dict[str, Any]]  # a ResourceClaim, as stored
 
 
 def _in_memory(namespace: str) -> Twin:
@@ -52,7 +54,7 @@ def _in_memory(namespace: str) -> Twin:
 
     return Twin(
         cluster, namespace, create, lambda pod: cluster.pod(pod.namespace, pod.name),
-        lambda obj: cluster.volumes.create(obj["kind"], obj),
+        lambda obj: cluster.volumes.create(obj["kind"], obj), cluster.claims.create,
     )  # fmt: skip
 
 
@@ -92,7 +94,14 @@ def _kube(api: client.ApiClient, namespace: str, request: pytest.FixtureRequest)
         result: dict[str, Any] = api.sanitize_for_serialization(created)  # type: ignore[no-untyped-call]
         return result
 
-    return Twin(backend.api, namespace, create, stored, create_storage), lanes, transport
+    def create_claim(obj: dict[str, Any]) -> dict[str, Any]:
+        resource: Any = client.CustomObjectsApi(api)  # plain JSON in and out
+        created: dict[str, Any] = resource.create_namespaced_custom_object(
+            "resource.k8s.io", "v1", namespace, "resourceclaims", obj
+        )
+        return created
+
+    return Twin(backend.api, namespace, create, stored, create_storage, create_claim), lanes, transport
 
 
 @pytest.fixture(params=["in-memory", "kube-apiserver"])
@@ -206,3 +215,84 @@ async def test_claim_ref_is_written_and_conflicts_when_stale(twin: Twin) -> None
         f'Operation cannot be fulfilled on persistentvolumes "{pv["metadata"]["name"]}": the object has been '
         "modified; please apply your changes to the latest version and try again"
     )
+
+
+# -- DynamicResources' claim writes (upstream dynamicresources.go bindClaim, Unreserve, PostFilter) --
+CLAIM_CONFLICT = (
+    'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "{}": the object has been modified; '
+    "please apply your changes to the latest version and try again"
+)
+FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go Finalizer
+
+
+def _resource_claim(twin: Twin, name: str) -> dict[str, Any]:
+    return twin.create_claim(
+        {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": name, "namespace": twin.namespace},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "contract-class"}}]}},
+        }
+    )  # fmt: skip
+
+
+def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
+    """``claim`` allocated and reserved for ``pod`` (a real one: kube-controller-manager's
+    resourceclaim-controller removes reservations for pods that do not exist)."""
+    status = {
+        "allocation": {
+            "devices": {"results": [{"request": "gpu", "driver": "gpu.contract.example.com", "pool": "node-a",
+                                     "device": "gpu-0"}]},
+            "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                {"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}]},
+        },
+        "reservedFor": [{"resource": "pods", "name": pod.name, "uid": pod.uid}],
+    }  # fmt: skip
+    return {**claim, "status": status}
+
+
+async def test_claim_status_is_replaced_and_conflicts_when_stale(twin: Twin) -> None:
+    claim = _resource_claim(twin, "gpu")
+    written = _allocated(claim, _pod(twin, "user"))
+    stored, status = await twin.api.update_claim_status(written)
+    assert status is None and stored is not None
+    assert stored["status"] == written["status"]
+    assert stored["spec"] == claim["spec"]
+    assert stored["metadata"]["resourceVersion"] != claim["metadata"]["resourceVersion"]
+    _, status = await twin.api.update_claim_status(written)  # the version read before
+    assert status is not None and status.message() == CLAIM_CONFLICT.format("gpu")
+    ghost = {**written, "metadata": {**written["metadata"], "name": "ghost"}}
+    _, status = await twin.api.update_claim_status(ghost)
+    assert status is not None and status.message() == 'resourceclaims.resource.k8s.io "ghost" not found'
+
+
+async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) -> None:
+    claim = _resource_claim(twin, "gpu")
+    written = _allocated(claim, _pod(twin, "user"))
+    written["metadata"] = {**claim["metadata"], "finalizers": [FINALIZER], "labels": {"x": "y"}}
+    stored, status = await twin.api.update_claim_status(written)
+    assert status is None and stored is not None
+    assert not stored["metadata"].get("finalizers") and not stored["metadata"].get("labels")
+    assert stored["status"] == written["status"]
+
+
+async def test_claim_update_adds_the_finalizer_keeps_the_status_and_conflicts_when_stale(twin: Twin) -> None:
+    claim = _resource_claim(twin, "gpu")
+    allocated, status = await twin.api.update_claim_status(_allocated(claim, _pod(twin, "user")))
+    assert status is None and allocated is not None
+    protected = {**allocated, "metadata": {**allocated["metadata"], "finalizers": [FINALIZER]}, "status": {}}
+    stored, status = await twin.api.update_claim(protected)
+    assert status is None and stored is not None
+    assert stored["metadata"]["finalizers"] == [FINALIZER]
+    assert stored["status"] == allocated["status"]  # an update of the claim leaves its status
+    _, status = await twin.api.update_claim(protected)
+    assert status is not None and status.message() == CLAIM_CONFLICT.format("gpu")
+
+
+async def test_deallocation_clears_allocation_and_reservations(twin: Twin) -> None:
+    """PostFilter's write (and Unreserve's, for the last pod): an empty status."""
+    claim = _resource_claim(twin, "gpu")
+    allocated, status = await twin.api.update_claim_status(_allocated(claim, _pod(twin, "user")))
+    assert status is None and allocated is not None
+    stored, status = await twin.api.update_claim_status({**allocated, "status": {}})
+    assert status is None and stored is not None
+    assert not (stored.get("status") or {}).get("allocation") and not stored["status"].get("reservedFor")

@@ -1,10 +1,8 @@
 """Our default profile against the real kube-scheduler v1.36.3's: the plugin list and weights
 that ``kube-scheduler --write-config-to`` dumps (its defaulted KubeSchedulerConfiguration, the
-same object ``/configz`` serves) with the default feature gates.
-
-They differ by exactly one plugin, on purpose: DynamicResources (weight 2, before
-DefaultPreemption) is not implemented yet, so ``default_plugins`` leaves it out. When it lands,
-the expected difference below becomes empty.
+same object ``/configz`` serves) with the default feature gates. They are equal: the same
+plugins, in the same order, with the same weights (DynamicResources and NodeDeclaredFeatures
+included).
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ from tests.e2e import Cluster
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-NOT_IMPLEMENTED = [("DynamicResources", 2)]
 
 
 def _kube_scheduler() -> Path:
@@ -53,11 +50,10 @@ def upstream_default_plugins(cluster: Cluster, tmp_path: Path) -> list[tuple[str
     return [(p["name"], p.get("weight") or None) for p in enabled]  # weight 0: the plugin does not score
 
 
-def test_default_profile_is_upstreams_but_dynamic_resources(cluster: Cluster, tmp_path: Path) -> None:
+def test_default_profile_is_upstreams(cluster: Cluster, tmp_path: Path) -> None:
     upstream = upstream_default_plugins(cluster, tmp_path)
     ours = [(p.name, p.weight) for p in default_plugins(default_registry(with_out_of_tree=False)).enabled]
 
-    assert [entry for entry in upstream if entry not in ours] == NOT_IMPLEMENTED
-    assert [entry for entry in ours if entry not in upstream] == []
-    assert ours == [entry for entry in upstream if entry not in NOT_IMPLEMENTED]  # same order too
+    assert ours == upstream  # same plugins, order and weights
+    assert ("DynamicResources", 2) in ours
     assert list(UPSTREAM_DEFAULT_PLUGINS) == upstream  # the recorded list is upstream's, in full

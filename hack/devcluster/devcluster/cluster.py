@@ -9,7 +9,9 @@ Choices (see README.md for the why):
   (pods pass ServiceAccount admission), namespace deletion, garbage collection, ClusterRole
   aggregation, the ``kube-root-ca.crt`` publisher and ``persistentvolume-binder`` (the PV
   controller: it completes the PV/PVC bindings VolumeBinding's PreBind starts; tests play the
-  external provisioner) and ``resourceclaim-controller`` (it creates a pod's ResourceClaims from
+  external provisioner), ``pvc-protection`` and ``pv-protection`` (they lift the finalizers
+  admission puts on every claim and volume, without which a test namespace with a claim, and a
+  deleted PV, would stay Terminating for ever) and ``resourceclaim-controller`` (it creates a pod's ResourceClaims from
   its ResourceClaimTemplates and records them in ``status.resourceClaimStatuses``; tests play the
   DRA driver). Never ``nodelifecycle``: with no kubelets
   it would taint and evict every Node. Override with ``CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS``.
@@ -39,7 +41,7 @@ OPERATOR_SERVICE_ACCOUNT = "crd-scheduler"
 OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_ACCOUNT}"
 DEFAULT_CONTROLLERS = (
     "serviceaccount,serviceaccount-token,namespace,garbagecollector,clusterrole-aggregation,root-ca-cert-publisher,"
-    "persistentvolume-binder,resourceclaim-controller"
+    "persistentvolume-binder,pvc-protection,pv-protection,resourceclaim-controller"
 )
 _TOKEN_SECONDS = 30 * 24 * 3600
 _START_TIMEOUT = 180.0

@@ -17,6 +17,7 @@ READ_BY_PLUGINS = {
     storage.PERSISTENT_VOLUME_CLAIM, storage.PERSISTENT_VOLUME, storage.STORAGE_CLASS,
     storage.CSI_NODE, storage.CSI_DRIVER, storage.CSI_STORAGE_CAPACITY, storage.VOLUME_ATTACHMENT,
     podgroup.KIND, gang_scheduling.KIND,  # Coscheduling, GangScheduling
+    "DeviceClass", "ResourceSlice", "ResourceClaim",  # DynamicResources
 }  # fmt: skip
 
 

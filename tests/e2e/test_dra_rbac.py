@@ -1,0 +1,177 @@
+"""The operator's DynamicResources rights in manifests/rbac.yaml are enough, and each write verb
+is needed: the backend's claim writes (``KubeBackend.update_claim``, ``update_claim_status``)
+run as a fresh ServiceAccount bound to the manifest's resource.k8s.io rules, then to those rules
+with one resource left out, on the real API server.
+
+A fresh identity, not the shared ``kubeconfig-operator`` one: other sessions' e2e tests bind
+their own copies of the ClusterRole to that identity at any moment, which would hide a missing
+right. The e2e operator tests (``test_dra.py``) run the whole operator on the manifest's rights.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes import client, config
+
+from scheduler_core.framework import PodInfo, Status
+from scheduler_operator.backend import KubeBackend
+from scheduler_operator.calls import Lanes
+from scheduler_operator.recorder import EventRecorder
+from tests.e2e import Cluster, eventually
+from tests.e2e.operator_support import RBAC_FILE, make_pod
+
+pytestmark = pytest.mark.e2e
+
+GROUP = "resource.k8s.io"
+FINALIZER = "resource.kubernetes.io/delete-protection"
+
+
+def granted() -> set[tuple[str, str]]:
+    """(resource, verb) of the manifest ClusterRole's rules for resource.k8s.io."""
+    role = next(d for d in yaml.safe_load_all(RBAC_FILE.read_text()) if d and d["kind"] == "ClusterRole")
+    rules = [rule for rule in role["rules"] if GROUP in rule["apiGroups"]]
+    assert all(rule["apiGroups"] == [GROUP] and "resourceNames" not in rule for rule in rules)
+    return {(resource, verb) for rule in rules for resource in rule["resources"] for verb in rule["verbs"]}
+
+
+def rules_without(left_out: tuple[str, str] | None) -> list[dict[str, Any]]:
+    """Those rights less ``left_out``, as rules (one per resource)."""
+    kept = sorted(granted() - {left_out})
+    resources = sorted({resource for resource, _ in kept})
+    return [
+        {"apiGroups": [GROUP], "resources": [r], "verbs": [verb for resource, verb in kept if resource == r]}
+        for r in resources
+    ]
+
+
+def test_the_manifest_grants_dynamic_resources_exactly_upstreams_reads_and_the_plugins_writes() -> None:
+    reads = {(r, v) for r in ("deviceclasses", "resourceslices", "resourceclaims") for v in ("list", "watch")}
+    writes = {("resourceclaims", "update"), ("resourceclaims/status", "update"), ("resourceclaims/binding", "update")}
+    assert granted() == reads | writes
+
+
+@pytest.fixture
+def identity(api: client.ApiClient, cluster: Cluster, namespace: str) -> Iterator[tuple[str, str]]:
+    """A fresh ServiceAccount of the test namespace: (its user name, a token)."""
+    core: Any = client.CoreV1Api(api)
+    name = f"e2e-dra-{uuid.uuid4().hex[:6]}"
+    core.create_namespaced_service_account(namespace, {"metadata": {"name": name}})
+    token = core.create_namespaced_service_account_token(name, namespace, {"spec": {"expirationSeconds": 3600}})
+    yield f"system:serviceaccount:{namespace}:{name}", token.status.token
+
+
+def _backend_as(cluster: Cluster, token: str) -> tuple[KubeBackend, Lanes, client.ApiClient]:
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)  # type: ignore[no-untyped-call]
+    configuration.cert_file = configuration.key_file = None
+    configuration.api_key = {"authorization": f"Bearer {token}"}
+    api = client.ApiClient(configuration)
+    lanes = Lanes()
+    return KubeBackend(api, lanes, EventRecorder(api, lanes, instance="e2e-dra-rbac"), stores={}), lanes, api
+
+
+def _bind(api: client.ApiClient, user: str, rules: list[dict[str, Any]]) -> str:
+    rbac: Any = client.RbacAuthorizationV1Api(api)
+    name = f"e2e-dra-rbac-{uuid.uuid4().hex[:6]}"
+    rbac.create_cluster_role({"metadata": {"name": name}, "rules": rules})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": user}],
+    })  # fmt: skip
+    return name
+
+
+def _claim_and_pod(api: client.ApiClient, namespace: str) -> tuple[dict[str, Any], PodInfo]:
+    custom: Any = client.CustomObjectsApi(api)
+    claim: dict[str, Any] = custom.create_namespaced_custom_object(GROUP, "v1", namespace, "resourceclaims", {
+        "apiVersion": f"{GROUP}/v1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+        "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "e2e-rbac-class"}}]}},
+    })  # fmt: skip
+    core: Any = client.CoreV1Api(api)
+    pod = core.create_namespaced_pod(namespace, make_pod("user", namespace, "nobody", "nowhere"))
+    return claim, PodInfo(api.sanitize_for_serialization(pod))  # type: ignore[no-untyped-call]
+
+
+def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
+    return {**claim, "status": {
+        "allocation": {"devices": {"results": [
+            {"request": "gpu", "driver": "gpu.e2e.crd-scheduler.io", "pool": "node-a", "device": "gpu-0"}]}},
+        "reservedFor": [{"resource": "pods", "name": pod.name, "uid": pod.uid}],
+    }}  # fmt: skip
+
+
+def _write(backend: KubeBackend, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+    result: tuple[dict[str, Any] | None, Status | None] = asyncio.run(getattr(backend, method)(claim))
+    return result
+
+
+def _succeeds(backend: KubeBackend, method: str, claim: dict[str, Any]) -> dict[str, Any]:
+    def done() -> dict[str, Any]:  # the RBAC cache settles asynchronously
+        stored, status = _write(backend, method, claim)
+        assert status is None and stored is not None, status
+        return stored
+
+    return eventually(done)
+
+
+@pytest.mark.parametrize(
+    ("without", "refused"),
+    [
+        pytest.param(None, None, id="as-granted"),
+        pytest.param(("resourceclaims", "update"), "update_claim", id="no-update-of-claims-no-finalizer"),
+        pytest.param(("resourceclaims/status", "update"), "update_claim_status", id="no-status-update"),
+        pytest.param(("resourceclaims/binding", "update"), "update_claim_status", id="no-binding-no-allocation"),
+    ],
+)
+def test_each_granted_write_is_needed_and_they_suffice(
+    api: client.ApiClient, cluster: Cluster, namespace: str, identity: tuple[str, str],
+    without: tuple[str, str] | None, refused: str | None,
+) -> None:  # fmt: skip
+    user, token = identity
+    role = _bind(api, user, rules_without(without))
+    backend, lanes, as_operator = _backend_as(cluster, token)
+    rbac: Any = client.RbacAuthorizationV1Api(api)
+    try:
+        claim, pod = _claim_and_pod(api, namespace)
+        custom: Any = client.CustomObjectsApi(as_operator)
+        eventually(lambda: custom.list_cluster_custom_object(GROUP, "v1", "resourceclaims"))
+        for plural in ("deviceclasses", "resourceslices"):
+            custom.list_cluster_custom_object(GROUP, "v1", plural)
+        protected = {**claim, "metadata": {**claim["metadata"], "finalizers": [FINALIZER]}}
+        if refused == "update_claim":
+            stored, status = _write(backend, "update_claim", protected)
+            assert stored is None and status is not None
+            assert "forbidden" in status.message() and '"resourceclaims"' in status.message()
+            return
+        protected = _succeeds(backend, "update_claim", protected)
+        if refused == "update_claim_status":
+            stored, status = _write(backend, "update_claim_status", _allocated(protected, pod))
+            assert stored is None and status is not None
+            wanted = (
+                # pkg/registry/resource/utils.go v1.36.3 AuthorizedForBinding
+                'changing status.allocation or status.reservedFor requires resource="resourceclaims/binding", '
+                'verb="update" permission'
+                if without == ("resourceclaims/binding", "update")
+                else 'cannot update resource "resourceclaims/status"'
+            )
+            assert wanted in status.message()
+            return
+        allocated = _succeeds(backend, "update_claim_status", _allocated(protected, pod))
+        assert allocated["status"]["reservedFor"][0]["uid"] == pod.uid
+        released, status = _write(backend, "update_claim_status", {**allocated, "status": {}})
+        assert status is None and released is not None and not released.get("status", {}).get("allocation")
+    finally:
+        lanes.shutdown()
+        as_operator.close()  # type: ignore[no-untyped-call]
+        rbac.delete_cluster_role_binding(role)
+        rbac.delete_cluster_role(role)
+        client.CustomObjectsApi(api).patch_namespaced_custom_object(
+            GROUP, "v1", namespace, "resourceclaims", "gpu", {"metadata": {"finalizers": None}}
+        )
