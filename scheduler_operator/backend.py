@@ -55,8 +55,8 @@ from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
 from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
-from scheduler_operator.transport import CONTENT_JSON, Transport
 from scheduler_operator.resources import COMPONENT
+from scheduler_operator.transport import CONTENT_JSON, Transport
 
 log = logging.getLogger(__name__)
 
@@ -313,6 +313,7 @@ class KubeBackend:
                 return None, Status(Code.ERROR, api_message(error))
             return None, Status.as_error(error)
         return stored, None
+
 
 def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"

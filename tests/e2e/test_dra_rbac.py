@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -23,6 +24,7 @@ from scheduler_core.framework import PodInfo, Status
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.transport import Credentials, Transport
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import RBAC_FILE, make_pod
 
@@ -66,14 +68,33 @@ def identity(api: client.ApiClient, cluster: Cluster, namespace: str) -> Iterato
     yield f"system:serviceaccount:{namespace}:{name}", token.status.token
 
 
-def _backend_as(cluster: Cluster, token: str) -> tuple[KubeBackend, Lanes, client.ApiClient]:
+@dataclass(frozen=True)
+class AsOperator:
+    """The operator's claim writes under another identity: a KubeBackend on a transport of its
+    own per call (each call runs in its own event loop, as ``asyncio.run`` makes one)."""
+
+    credentials: Credentials
+    lanes: Lanes
+
+    async def call(self, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        transport = Transport(self.credentials)
+        try:
+            recorder = EventRecorder(transport, self.lanes, instance="e2e-dra-rbac")
+            backend = KubeBackend(transport, self.lanes, recorder, stores={})
+            result: tuple[dict[str, Any] | None, Status | None] = await getattr(backend, method)(claim)
+            return result
+        finally:
+            await transport.close()
+
+
+def _backend_as(cluster: Cluster, token: str) -> tuple[AsOperator, Lanes, client.ApiClient]:
     configuration = client.Configuration()
     config.load_kube_config(config_file=str(cluster.kubeconfig), client_configuration=configuration)  # type: ignore[no-untyped-call]
     configuration.cert_file = configuration.key_file = None
     configuration.api_key = {"authorization": f"Bearer {token}"}
     api = client.ApiClient(configuration)
     lanes = Lanes()
-    return KubeBackend(api, lanes, EventRecorder(api, lanes, instance="e2e-dra-rbac"), stores={}), lanes, api
+    return AsOperator(Credentials.of(configuration), lanes), lanes, api
 
 
 def _bind(api: client.ApiClient, user: str, rules: list[dict[str, Any]]) -> str:
@@ -107,12 +128,11 @@ def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
     }}  # fmt: skip
 
 
-def _write(backend: KubeBackend, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-    result: tuple[dict[str, Any] | None, Status | None] = asyncio.run(getattr(backend, method)(claim))
-    return result
+def _write(backend: AsOperator, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+    return asyncio.run(backend.call(method, claim))
 
 
-def _succeeds(backend: KubeBackend, method: str, claim: dict[str, Any]) -> dict[str, Any]:
+def _succeeds(backend: AsOperator, method: str, claim: dict[str, Any]) -> dict[str, Any]:
     def done() -> dict[str, Any]:  # the RBAC cache settles asynchronously
         stored, status = _write(backend, method, claim)
         assert status is None and stored is not None, status
