@@ -3,7 +3,8 @@
 Compared: which nodes are feasible; the filter reasons of each node both find infeasible (or,
 where kube-scheduler's are known only together, the multiset over those nodes); each plugin's
 weighted score on each node both scored; and the chosen node, but only when kube-scheduler's
-best total is unique (on a tie both pick at random).
+best total is unique (on a tie both pick at random). When both bound the pod to the same node,
+the PV/PVC bindings written for its claims; and whether a gated pod was held (no attempt).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from bench.parity_harness.outcome import Outcome
 
 FEASIBLE = "feasible"
 
-# Filter reasons -> plugin, kubernetes v1.36.3 pkg/scheduler/framework/plugins/*/ (ErrReason*).
+# Filter reasons -> plugin, kubernetes v1.36.3 pkg/scheduler/framework/plugins/*/ (ErrReason*; volumebinding/binder.go).
 REASON_PLUGINS = {
     "node(s) were unschedulable": "NodeUnschedulable",
     "node(s) had unknown conditions": "NodeUnschedulable",
@@ -34,6 +35,13 @@ REASON_PLUGINS = {
     "node(s) exceed max volume count": "NodeVolumeLimits",
     "node(s) had no available volume zone": "VolumeZone",
     "node(s) did not have enough free storage": "VolumeBinding",
+    "node(s) didn't match PersistentVolume's node affinity": "VolumeBinding",
+    "node(s) didn't find available persistent volumes to bind": "VolumeBinding",
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)": "VolumeBinding",
+    "pod has unbound immediate PersistentVolumeClaims": "VolumeBinding",
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode": (
+        "VolumeRestrictions"
+    ),
 }
 
 
@@ -103,7 +111,17 @@ def compare(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
     winners = theirs.winners()
     if len(winners) == 1 and ours.node != winners[0] and not found:
         found.append(Disagreement(seed, "", "selection", "chosen node", str(ours.node), winners[0]))
+    if ours.node is not None and ours.node == theirs.node and ours.bindings != theirs.bindings:
+        found.append(
+            Disagreement(seed, ours.node, "VolumeBinding", "bindings", _pairs(ours.bindings), _pairs(theirs.bindings))
+        )
+    if ours.gated != theirs.gated:
+        found.append(Disagreement(seed, "", "SchedulingGates", "gated", str(ours.gated), str(theirs.gated)))
     return found
+
+
+def _pairs(items: dict[str, str]) -> str:
+    return "; ".join(f"{key}: {value}" for key, value in sorted(items.items())) or "none"
 
 
 def _compare_pooled(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:

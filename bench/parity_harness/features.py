@@ -49,11 +49,18 @@ FEATURES: tuple[Feature, ...] = (
         [names.NODE_RESOURCES_FIT],
         "HTTP extenders: a names-only filter and prioritizer, a full-object prioritizer, an ignorable failing one",
     ),
+    _feature(
+        "volumes",
+        [names.VOLUME_BINDING, names.VOLUME_RESTRICTIONS, names.VOLUME_ZONE, names.NODE_VOLUME_LIMITS],
+        "StorageClasses (WaitForFirstConsumer, Immediate), static PVs with node affinity and zones, bound and "
+        "unbound claims (ReadWriteOncePod too), CSINode attach limits; the PV/PVC bindings written",
+    ),
+    _feature("gates", [names.SCHEDULING_GATES], "schedulingGates on the pending pod: pending until removed"),
 )
 BY_NAME = {feature.name: feature for feature in FEATURES}
 # Used only when asked for (``--features``): adding a feature to the default set would change
 # the scenario every existing seed generates.
-OPT_IN = frozenset({"extenders"})
+OPT_IN = frozenset({"extenders", "volumes", "gates"})
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:

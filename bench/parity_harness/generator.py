@@ -18,7 +18,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.parity_harness import pods
+from bench.parity_harness import pods, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.profile import SCHEDULER_NAME
 
@@ -39,6 +39,7 @@ class Scenario:
     pods: list[Json]  # bound with spec.nodeName
     pending: Json
     services: list[Json] = field(default_factory=list)
+    storage: volumes.Storage = field(default_factory=volumes.Storage)
 
     @property
     def node_names(self) -> list[str]:
@@ -49,7 +50,14 @@ class Scenario:
 
     def manifests(self) -> list[Json]:
         """Everything to create, in creation order (cluster-scoped first, the pending pod last)."""
-        return [*self.priority_classes(), *self.nodes, *self.services, *self.pods, self.pending]
+        return [
+            *self.priority_classes(),
+            *self.storage.manifests(),
+            *self.nodes,
+            *self.services,
+            *self.pods,
+            self.pending,
+        ]
 
 
 def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix: str | None = None) -> Scenario:
@@ -61,13 +69,14 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
     stem = prefix if prefix is not None else f"s{seed}"
     nodes = [_node(rng, features, f"{stem}-n{i}", _zones(rng)) for i in range(rng.randint(MIN_NODES, MAX_NODES))]
     names = [n["metadata"]["name"] for n in nodes]
+    storage = volumes.generate(rng, stem, namespace, nodes) if "volumes" in features else volumes.Storage()
     bound = [
-        _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names))
+        _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names), storage)
         for j in range(_pod_count(rng, nodes))
     ]
-    pending = _pending_pod(rng, features, namespace, stem)
+    pending = _pending_pod(rng, features, namespace, stem, storage)
     services = _services(rng, namespace, stem) if "services" in features else []
-    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services)
+    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services, storage)
 
 
 def _zones(rng: random.Random) -> tuple[str, ...]:
@@ -158,7 +167,9 @@ def _pod_base(rng: random.Random, features: Set[str], name: str, namespace: str,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def _bound_pod(rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str) -> Json:
+def _bound_pod(
+    rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str, storage: volumes.Storage
+) -> Json:
     pod = _pod_base(rng, features, name, namespace, stem, scale=0.5)
     spec = pod["spec"]
     spec["nodeName"] = node
@@ -168,10 +179,12 @@ def _bound_pod(rng: random.Random, features: Set[str], name: str, namespace: str
         pods.pod_affinity(rng, spec, pod["metadata"]["labels"], namespace, incoming=False)
     if "disk_conflicts" in features and rng.random() < 0.3:
         pods.inline_disks(rng, spec)
+    if "volumes" in features and rng.random() < 0.5:
+        volumes.use_claims(rng, spec, storage, stem, pending=False)
     return pod
 
 
-def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: str) -> Json:
+def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: str, storage: volumes.Storage) -> Json:
     pod = _pod_base(rng, features, f"{stem}-{PENDING_POD}", namespace, stem, scale=1.0)
     spec = pod["spec"]
     own = pod["metadata"]["labels"]
@@ -190,6 +203,11 @@ def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: s
         pods.inline_disks(rng, spec)
     if "extenders" in features:
         _extender_requests(spec)
+    if "volumes" in features:
+        volumes.use_claims(rng, spec, storage, stem, pending=True)
+    if "gates" in features and rng.random() < 0.6:
+        gates = v.SCHEDULING_GATES[: rng.choice((1, 2))]
+        spec["schedulingGates"] = [{"name": gate} for gate in gates]
     return pod
 
 

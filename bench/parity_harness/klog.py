@@ -38,8 +38,10 @@ NO_FIT = "Unable to schedule pod; no fit; waiting"
 NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
 ERROR = "Error scheduling pod; retrying"
 HINT = "OpportunisticBatch provided node hint"
+GATED = "Status after running PreEnqueue plugin"  # backend/queue/scheduling_queue.go runPreEnqueuePlugin (V4)
 _WANTED = frozenset(
     {
+        GATED,
         ADD_NODE,
         DELETE_NODE,
         ADD_SCHEDULED_POD,
@@ -121,6 +123,7 @@ class SchedulerLog:
     deleted_nodes: set[str] = field(default_factory=set)
     scheduled_pods: set[str] = field(default_factory=set)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    gated: dict[str, str] = field(default_factory=dict)  # pod -> the PreEnqueue plugin that held it
 
     def first(self, pod: str) -> Attempt | None:
         found = self.attempts.get(pod)
@@ -138,6 +141,8 @@ class SchedulerLog:
             self.scheduled_pods.add(values["pod"])
         elif message == ATTEMPT:
             self.attempts.setdefault(values["pod"], []).append(Attempt())
+        elif message == GATED:
+            self.gated.setdefault(values["pod"], values.get("plugin", ""))
         else:
             self._feed_attempt(message, values)
 

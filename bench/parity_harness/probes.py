@@ -95,3 +95,12 @@ def node_verdict(fit: FitError, node_count: int) -> list[str] | None:
 def isolation_safe(verdict: list[str] | None) -> bool:
     """Whether a node probe's verdict holds for the unnarrowed pod when it spreads (see module doc)."""
     return verdict is not None and not (set(verdict) & CROSS_NODE_REASONS)
+
+
+def ungated(pending: Json) -> Json:
+    """The pending pod without its scheduling gates (probes must be attempted)."""
+    if not (pending.get("spec") or {}).get("schedulingGates"):
+        return pending
+    pod = copy.deepcopy(pending)
+    del pod["spec"]["schedulingGates"]
+    return pod

@@ -86,3 +86,14 @@ def priority_class(name: str, value: int) -> dict[str, object]:
         "value": value,
         "preemptionPolicy": "Never",
     }
+
+# The volumes feature (bench/parity_harness/volumes.py): one CSI driver that the harness plays
+# (it provisions claims annotated with a selected node), claim sizes, reclaim policy.
+CSI_DRIVER = "parity.csi.example.com"
+STORAGE_GIB = (1, 2, 5, 10, 20, 50)
+READ_WRITE_ONCE = "ReadWriteOnce"
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+READ_WRITE_MANY = "ReadWriteMany"
+
+# The gates feature: schedulingGates names on the pending pod.
+SCHEDULING_GATES = ("parity.example/quota", "parity.example/warmup")
