@@ -4,7 +4,12 @@ Compared: which nodes are feasible; the filter reasons of each node both find in
 where kube-scheduler's are known only together, the multiset over those nodes); each plugin's
 weighted score on each node both scored; and the chosen node, but only when kube-scheduler's
 best total is unique (on a tie both pick at random). When both bound the pod to the same node,
-the PV/PVC bindings written for its claims; and whether a gated pod was held (no attempt).
+the PV/PVC bindings written for its claims; whether a gated pod was held (no attempt); and when
+the first attempt preempted, the nominated node, the victims and where the pod was bound after.
+With at most 12 nodes every node is a preemption candidate (``minCandidateNodesAbsolute`` 100),
+so the random offset of upstream's candidate search changes only the order of candidates, and
+with distinct start times on the existing pods no two candidates tie
+(``pickOneNodeForPreemption``): both are then deterministic.
 """
 
 from __future__ import annotations
@@ -115,6 +120,19 @@ def compare(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
         found.append(
             Disagreement(seed, ours.node, "VolumeBinding", "bindings", _pairs(ours.bindings), _pairs(theirs.bindings))
         )
+    if (ours.nominated, sorted(ours.victims)) != (theirs.nominated, sorted(theirs.victims)):
+        found.append(
+            Disagreement(
+                seed,
+                "",
+                "DefaultPreemption",
+                "preemption",
+                f"nominated {ours.nominated}, victims {sorted(ours.victims)}",
+                f"nominated {theirs.nominated}, victims {sorted(theirs.victims)}",
+            )
+        )
+    elif theirs.nominated is not None and ours.final_node != theirs.final_node:
+        found.append(Disagreement(seed, "", "selection", "final node", str(ours.final_node), str(theirs.final_node)))
     if ours.gated != theirs.gated:
         found.append(Disagreement(seed, "", "SchedulingGates", "gated", str(ours.gated), str(theirs.gated)))
     return found

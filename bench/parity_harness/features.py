@@ -56,11 +56,17 @@ FEATURES: tuple[Feature, ...] = (
         "unbound claims (ReadWriteOncePod too), CSINode attach limits; the PV/PVC bindings written",
     ),
     _feature("gates", [names.SCHEDULING_GATES], "schedulingGates on the pending pod: pending until removed"),
+    _feature(
+        "preemption",
+        [names.DEFAULT_PREEMPTION],
+        "a pending pod of the highest priority that may preempt; existing pods as large, with distinct start "
+        "times; the nominated node, the victims and the final node",
+    ),
 )
 BY_NAME = {feature.name: feature for feature in FEATURES}
 # Used only when asked for (``--features``): adding a feature to the default set would change
 # the scenario every existing seed generates.
-OPT_IN = frozenset({"extenders", "volumes", "gates"})
+OPT_IN = frozenset({"extenders", "volumes", "gates", "preemption"})
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:

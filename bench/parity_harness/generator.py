@@ -72,19 +72,30 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
     storage = volumes.generate(rng, stem, namespace, nodes) if "volumes" in features else volumes.Storage()
     bound = [
         _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names), storage)
-        for j in range(_pod_count(rng, nodes))
+        for j in range(_pod_count(rng, nodes, features))
     ]
+    if "preemption" in features:
+        for j, pod in enumerate(bound):
+            pod["status"] = {"startTime": _start_time(j)}
     pending = _pending_pod(rng, features, namespace, stem, storage)
     services = _services(rng, namespace, stem) if "services" in features else []
     return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services, storage)
+
+
+def _start_time(index: int) -> str:
+    """A distinct ``status.startTime`` per existing pod: upstream counts a pod without one as
+    started *now* (pkg/scheduler/util GetPodStartTime), which makes the order of equal-priority
+    victims, and the choice between preemption candidates, depend on the clock."""
+    return f"2026-01-01T{index // 3600:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z"
 
 
 def _zones(rng: random.Random) -> tuple[str, ...]:
     return v.ZONES[: rng.choice((1, 2, 3, 3))]
 
 
-def _pod_count(rng: random.Random, nodes: list[Json]) -> int:
-    return rng.randint(0, 2 * len(nodes))
+def _pod_count(rng: random.Random, nodes: list[Json], features: Set[str]) -> int:
+    count = rng.randint(0, 2 * len(nodes))
+    return 3 * count if "preemption" in features else count  # lower-priority pods filling the nodes
 
 
 def _quantity_millis(millis: int) -> str:
@@ -170,7 +181,8 @@ def _pod_base(rng: random.Random, features: Set[str], name: str, namespace: str,
 def _bound_pod(
     rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str, storage: volumes.Storage
 ) -> Json:
-    pod = _pod_base(rng, features, name, namespace, stem, scale=0.5)
+    # With preemption, existing pods as large as the pending one, so that nodes are often full.
+    pod = _pod_base(rng, features, name, namespace, stem, scale=2.5 if "preemption" in features else 0.5)
     spec = pod["spec"]
     spec["nodeName"] = node
     if rng.random() < 0.5:
@@ -205,6 +217,12 @@ def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: s
         _extender_requests(spec)
     if "volumes" in features:
         volumes.use_claims(rng, spec, storage, stem, pending=True)
+    if "preemption" in features and rng.random() < 0.8:
+        spec["priorityClassName"] = v.PREEMPTOR_CLASS[0]
+        # Large enough that it often fits only once lower-priority pods are gone.
+        requests = spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+        requests["cpu"] = rng.choice(("1500m", "2", "3", "4"))
+        requests["memory"] = rng.choice(("1Gi", "2Gi", "4Gi"))
     if "gates" in features and rng.random() < 0.6:
         gates = v.SCHEDULING_GATES[: rng.choice((1, 2))]
         spec["schedulingGates"] = [{"name": gate} for gate in gates]

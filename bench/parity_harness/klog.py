@@ -39,9 +39,13 @@ NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; wait
 ERROR = "Error scheduling pod; retrying"
 HINT = "OpportunisticBatch provided node hint"
 GATED = "Status after running PreEnqueue plugin"  # backend/queue/scheduling_queue.go runPreEnqueuePlugin (V4)
+UPDATE_SCHEDULED_POD = "Update event for scheduled pod"  # eventhandlers.go (V4)
+NOMINATING = "Updating pod condition and nominated node name"  # schedule_one.go updatePod (V3)
 _WANTED = frozenset(
     {
         GATED,
+        UPDATE_SCHEDULED_POD,
+        NOMINATING,
         ADD_NODE,
         DELETE_NODE,
         ADD_SCHEDULED_POD,
@@ -124,6 +128,8 @@ class SchedulerLog:
     scheduled_pods: set[str] = field(default_factory=set)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
     gated: dict[str, str] = field(default_factory=dict)  # pod -> the PreEnqueue plugin that held it
+    updated_pods: set[str] = field(default_factory=set)  # scheduled pods the cache saw updated
+    nominated: dict[str, str] = field(default_factory=dict)  # pod -> the first node nominated for it
 
     def first(self, pod: str) -> Attempt | None:
         found = self.attempts.get(pod)
@@ -143,6 +149,10 @@ class SchedulerLog:
             self.attempts.setdefault(values["pod"], []).append(Attempt())
         elif message == GATED:
             self.gated.setdefault(values["pod"], values.get("plugin", ""))
+        elif message == UPDATE_SCHEDULED_POD:
+            self.updated_pods.add(values["pod"])
+        elif message == NOMINATING and values.get("nominatedNodeName"):
+            self.nominated.setdefault(values["pod"], values["nominatedNodeName"])
         else:
             self._feed_attempt(message, values)
 

@@ -15,7 +15,7 @@ import yaml
 from bench.parity_harness import fiterror, volumes
 from bench.parity_harness.outcome import Outcome
 from bench.parity_harness.profile import ProfilePair, scheduler_profile
-from scheduler_core.simulator import load_texts, simulate
+from scheduler_core.simulator import Simulation, load_texts, simulate
 from scheduler_core.simulator.report import TOTAL
 
 GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"  # the SchedulingGated condition
@@ -39,8 +39,11 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
     simulation = simulate(cluster, seed=0, registry=registry)
     nodes = [n["metadata"]["name"] for n in cluster.nodes]
     manifest = next(p for p in cluster.pods if (p["metadata"].get("namespace"), p["metadata"]["name"]) == pod)
-    for report in simulation.pods:
-        if (report.namespace, report.name) == pod:
+    for last in simulation.pods:
+        if (last.namespace, last.name) == pod:
+            # kube-scheduler's side reads the first attempt; a preempting pod is bound by a later one.
+            firsts = simulation.recorder.first.values() if simulation.recorder else ()
+            report = next((r for r in firsts if (r.namespace, r.name) == pod), last)
             # Per plugin, as kube-scheduler's "Plugin scored node" lines: a profile without Score
             # plugins has totals but no plugin score on any node, and none is read on its side.
             per_plugin = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
@@ -62,8 +65,19 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
                 totals={n: row[TOTAL] for n, row in report.scores.items()},
                 message=report.message,
                 bindings=volumes.bindings(manifest, claims) if report.node and volumes.claim_names(manifest) else {},
+                **_preemption(simulation, pod, report.node, last.node),
             )
     raise LookupError(f"simulate reported nothing for pod {pod[0]}/{pod[1]}: {simulation.warnings}")
+
+
+def _preemption(simulation: Simulation, pod: tuple[str, str], first: str | None, last: str | None) -> dict[str, Any]:
+    """The node nominated after a failed first attempt, the pods deleted, and the final node."""
+    stored = simulation.cluster.pod(*pod) or {}
+    nominated = (stored.get("status") or {}).get("nominatedNodeName") if first is None else None
+    if not nominated:
+        return {}
+    victims = [p["metadata"]["name"] for p, _ in simulation.cluster.deleted]
+    return {"nominated": nominated, "victims": victims, "final_node": last}
 
 
 def held_by_gates(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> bool:

@@ -9,7 +9,9 @@ are known only together, as the multiset ``pooled_reasons`` (the FitError histog
 scheduler scored (two feasible nodes or more); ``totals`` their sums. ``bindings`` says what
 became of each of the pod's PersistentVolumeClaims once it was bound
 (:func:`bench.parity_harness.volumes.bindings`); ``gated`` whether the pod, created with
-scheduling gates, was held without any attempt (None: it had no gates).
+scheduling gates, was held without any attempt (None: it had no gates). When the first attempt
+preempted, ``nominated`` is the node it nominated, ``victims`` the pods it deleted and
+``final_node`` where a later attempt bound the pod.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class Outcome:
     message: str = ""
     bindings: dict[str, str] = field(default_factory=dict)
     gated: bool | None = None
+    nominated: str | None = None  # the node preemption nominated in the first attempt
+    victims: list[str] = field(default_factory=list)  # existing pods preempted
+    final_node: str | None = None  # where the pod was bound in the end, after preemption
 
     def winners(self) -> list[str]:
         """The nodes with the highest total (several on a tie)."""
@@ -56,6 +61,9 @@ class Outcome:
             "message": self.message,
             "bindings": dict(sorted(self.bindings.items())),
             "gated": self.gated,
+            "nominated": self.nominated,
+            "victims": sorted(self.victims),
+            "finalNode": self.final_node,
         }
 
     @classmethod
@@ -72,4 +80,7 @@ class Outcome:
             message=data.get("message", ""),
             bindings=dict(data.get("bindings", {})),
             gated=data.get("gated"),
+            nominated=data.get("nominated"),
+            victims=list(data.get("victims", [])),
+            final_node=data.get("finalNode"),
         )

@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
 from bench.parity_harness.fiterror import FitError
+from bench.parity_harness.vocabulary import PREEMPTOR_CLASS, PROBE_PREEMPTOR_CLASS
 
 Json = dict[str, Any]
 
@@ -50,6 +51,8 @@ def _probe(pending: Json, name: str) -> Json:
     for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
         metadata.pop(key, None)
     probe.pop("status", None)
+    if probe["spec"].get("priorityClassName") == PREEMPTOR_CLASS[0]:
+        probe["spec"]["priorityClassName"] = PROBE_PREEMPTOR_CLASS[0]  # a probe must never preempt
     return probe
 
 

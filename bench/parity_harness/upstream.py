@@ -220,6 +220,8 @@ class KubeScheduler:
             clock.mark("pending pod")
             outcome, anomalies = self._outcome(scenario, pending, node_probes, pod_probe)
             outcome.gated = gated
+            if outcome.node is None and "preemption:" not in outcome.message and "preemption" in scenario.features:
+                self._after_preemption(scenario, pending, outcome)
             if outcome.node is not None and scenario.storage.claims:
                 outcome.bindings = volumes.bindings(pending, self._claims(stem))
             return UpstreamResult(outcome, [*objects, pending], anomalies, clock.phases, gated_pod)
@@ -300,6 +302,39 @@ class KubeScheduler:
                     raise
             done.add(name)
 
+    def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> None:
+        """The first attempt nominated a node (its PostFilter succeeded: no "preemption:" message):
+        the nominated node, the pods deleted, and where a later attempt bound the pod."""
+        log = self._log()
+        key = self._key(pending)
+
+        def bound() -> str | None:
+            return next((a.bound_node for a in log.attempts.get(key, ()) if a.bound_node), None)
+
+        self._until(lambda: key in log.nominated and bound() is not None, f"{key} to preempt, then bind")
+        outcome.nominated, outcome.final_node = log.nominated[key], bound()
+        query = {"labelSelector": f"{v.SCENARIO}={pending['metadata']['labels'][v.SCENARIO]}"}
+        items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]
+        alive = {p["metadata"]["name"] for p in items if not p["metadata"].get("deletionTimestamp")}
+        outcome.victims = sorted(p["metadata"]["name"] for p in scenario.pods if p["metadata"]["name"] not in alive)
+
+    def _start_pods(self, pods: list[Json], manifests: list[Json]) -> list[Json]:
+        """Give the pods the ``status.startTime`` their manifests ask for (the API server drops a
+        created pod's status), and wait until kube-scheduler's cache has seen them so."""
+        started = [m for m in manifests if (m.get("status") or {}).get("startTime")]
+        if not started:
+            return pods
+
+        def patch(manifest: Json) -> Json:
+            path = f"{object_path(manifest)}/status"
+            return stored(self.api.merge_patch(path, {"status": {"startTime": manifest["status"]["startTime"]}}))
+
+        patched = {p["metadata"]["name"]: p for p in self._pool.map(patch, started)}
+        log = self._log()
+        keys = {self._key(p) for p in started}
+        self._until(lambda: keys <= log.updated_pods, "kube-scheduler's cache to see the pods' start times")
+        return [patched.get(p["metadata"]["name"], p) for p in pods]
+
     def _held_by_gates(self, pending: Json) -> bool:
         """Whether SchedulingGates' PreEnqueue held the pod, with no scheduling attempt."""
         log = self._log()
@@ -315,6 +350,8 @@ class KubeScheduler:
         self._finish_cleaning()
         classes = self._create_storage(scenario.storage, stem)
         created = self._create_all([*scenario.nodes, *scenario.services, *scenario.pods])
+        first_pod = len(scenario.nodes) + len(scenario.services)
+        created[first_pod:] = self._start_pods(created[first_pod:], scenario.pods)
         objects = [*scenario.priority_classes(), *self._settled_storage(scenario.storage, stem, classes), *created]
         log = self._log()
         wanted = set(scenario.node_names)
