@@ -219,10 +219,12 @@ def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: s
         volumes.use_claims(rng, spec, storage, stem, pending=True)
     if "preemption" in features and rng.random() < 0.8:
         spec["priorityClassName"] = v.PREEMPTOR_CLASS[0]
-        # Large enough that it often fits only once lower-priority pods are gone.
-        requests = spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})
-        requests["cpu"] = rng.choice(("1500m", "2", "3", "4"))
-        requests["memory"] = rng.choice(("1Gi", "2Gi", "4Gi"))
+        # Large enough that it often fits only once lower-priority pods are gone (pod-level
+        # requests, when there are, must stay above the containers': those are left alone).
+        cpu, memory = rng.choice((1500, 2000, 3000, 4000)), rng.choice((1024, 2048, 4096))
+        if "resources" not in spec:
+            requests = spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+            requests["cpu"], requests["memory"] = f"{cpu}m", f"{memory}Mi"
     if "gates" in features and rng.random() < 0.6:
         gates = v.SCHEDULING_GATES[: rng.choice((1, 2))]
         spec["schedulingGates"] = [{"name": gate} for gate in gates]

@@ -38,7 +38,7 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
     cluster = load_texts([("scenario.yaml", text)])
     simulation = simulate(cluster, seed=0, registry=registry)
     nodes = [n["metadata"]["name"] for n in cluster.nodes]
-    manifest = next(p for p in cluster.pods if (p["metadata"].get("namespace"), p["metadata"]["name"]) == pod)
+    manifest = next((p for p in cluster.pods if (p["metadata"].get("namespace"), p["metadata"]["name"]) == pod), {})
     for last in simulation.pods:
         if (last.namespace, last.name) == pod:
             # kube-scheduler's side reads the first attempt; a preempting pod is bound by a later one.
