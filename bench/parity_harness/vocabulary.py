@@ -94,6 +94,7 @@ def priority_class(name: str, value: int, policy: str = "Never") -> dict[str, ob
         "preemptionPolicy": policy,
     }
 
+
 # The volumes feature (bench/parity_harness/volumes.py): one CSI driver that the harness plays
 # (it provisions claims annotated with a selected node), claim sizes, reclaim policy.
 CSI_DRIVER = "parity.csi.example.com"

@@ -143,7 +143,11 @@ def generate(rng: random.Random, stem: str, namespace: str, nodes: list[Json]) -
         claim = _claim(f"{stem}-bound{i}", namespace, class_name, size, mode, stem)
         volume = _volume(rng, f"{stem}-bound{i}-pv", class_name, size, mode, nodes, stem)
         claim["spec"]["volumeName"] = volume["metadata"]["name"]
-        volume["spec"]["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": f"{stem}-bound{i}"}
+        volume["spec"]["claimRef"] = {
+            "kind": "PersistentVolumeClaim",
+            "namespace": namespace,
+            "name": f"{stem}-bound{i}",
+        }
         storage.claims.append(claim)
         storage.volumes.append(volume)
     for i in range(rng.choice((0, 1, 2, 3))):
