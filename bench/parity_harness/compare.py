@@ -44,6 +44,7 @@ REASON_PLUGINS = {
     "node(s) didn't find available persistent volumes to bind": "VolumeBinding",
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)": "VolumeBinding",
     "pod has unbound immediate PersistentVolumeClaims": "VolumeBinding",
+    "cannot allocate all claims": "DynamicResources",
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode": (
         "VolumeRestrictions"
     ),
@@ -119,6 +120,17 @@ def compare(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
     if ours.node is not None and ours.node == theirs.node and ours.bindings != theirs.bindings:
         found.append(
             Disagreement(seed, ours.node, "VolumeBinding", "bindings", _pairs(ours.bindings), _pairs(theirs.bindings))
+        )
+    if ours.node is not None and ours.node == theirs.node and ours.allocation != theirs.allocation:
+        found.append(
+            Disagreement(
+                seed,
+                ours.node,
+                "DynamicResources",
+                "allocation",
+                "; ".join(ours.allocation),
+                "; ".join(theirs.allocation),
+            )
         )
     if (ours.nominated, sorted(ours.victims)) != (theirs.nominated, sorted(theirs.victims)):
         found.append(

@@ -57,6 +57,12 @@ FEATURES: tuple[Feature, ...] = (
     ),
     _feature("gates", [names.SCHEDULING_GATES], "schedulingGates on the pending pod: pending until removed"),
     _feature(
+        "dra",
+        [names.DYNAMIC_RESOURCES],
+        "a DRA driver's DeviceClass and ResourceSlices; a claim template with counts, CEL selectors, "
+        "firstAvailable, matchAttribute; the devices allocated",
+    ),
+    _feature(
         "preemption",
         [names.DEFAULT_PREEMPTION],
         "a pending pod of the highest priority that may preempt; existing pods as large, with distinct start "
@@ -66,7 +72,7 @@ FEATURES: tuple[Feature, ...] = (
 BY_NAME = {feature.name: feature for feature in FEATURES}
 # Used only when asked for (``--features``): adding a feature to the default set would change
 # the scenario every existing seed generates.
-OPT_IN = frozenset({"extenders", "volumes", "gates", "preemption"})
+OPT_IN = frozenset({"extenders", "volumes", "gates", "preemption", "dra"})
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:

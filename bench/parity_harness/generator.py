@@ -18,7 +18,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.parity_harness import pods, volumes
+from bench.parity_harness import dra, pods, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.profile import SCHEDULER_NAME
 
@@ -40,6 +40,7 @@ class Scenario:
     pending: Json
     services: list[Json] = field(default_factory=list)
     storage: volumes.Storage = field(default_factory=volumes.Storage)
+    devices: dra.Devices = field(default_factory=dra.Devices)
 
     @property
     def node_names(self) -> list[str]:
@@ -53,6 +54,7 @@ class Scenario:
         return [
             *self.priority_classes(),
             *self.storage.manifests(),
+            *self.devices.manifests(),
             *self.nodes,
             *self.services,
             *self.pods,
@@ -70,6 +72,7 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
     nodes = [_node(rng, features, f"{stem}-n{i}", _zones(rng)) for i in range(rng.randint(MIN_NODES, MAX_NODES))]
     names = [n["metadata"]["name"] for n in nodes]
     storage = volumes.generate(rng, stem, namespace, nodes) if "volumes" in features else volumes.Storage()
+    devices = dra.generate(rng, stem, namespace, nodes) if "dra" in features else dra.Devices()
     bound = [
         _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names), storage)
         for j in range(_pod_count(rng, nodes, features))
@@ -78,8 +81,10 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
         for j, pod in enumerate(bound):
             pod["status"] = {"startTime": _start_time(j)}
     pending = _pending_pod(rng, features, namespace, stem, storage)
+    if devices.templates:
+        dra.use_claim(pending["spec"], devices)
     services = _services(rng, namespace, stem) if "services" in features else []
-    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services, storage)
+    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services, storage, devices)
 
 
 def _start_time(index: int) -> str:

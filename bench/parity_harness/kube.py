@@ -153,6 +153,7 @@ _GROUPS = {
     "v1": "/api/v1",
     "scheduling.k8s.io/v1": "/apis/scheduling.k8s.io/v1",
     "storage.k8s.io/v1": "/apis/storage.k8s.io/v1",
+    "resource.k8s.io/v1": "/apis/resource.k8s.io/v1",
 }
 _PLURALS = {
     "Node": "nodes",
@@ -164,6 +165,10 @@ _PLURALS = {
     "PersistentVolumeClaim": "persistentvolumeclaims",
     "StorageClass": "storageclasses",
     "CSINode": "csinodes",
+    "DeviceClass": "deviceclasses",
+    "ResourceSlice": "resourceslices",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
+    "ResourceClaim": "resourceclaims",
 }
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from bench.parity_harness import fiterror, volumes
+from bench.parity_harness import dra, fiterror, volumes
 from bench.parity_harness.outcome import Outcome
 from bench.parity_harness.profile import ProfilePair, scheduler_profile
 from scheduler_core.simulator import Simulation, load_texts, simulate
@@ -65,6 +65,7 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
                 totals={n: row[TOTAL] for n, row in report.scores.items()},
                 message=report.message,
                 bindings=volumes.bindings(manifest, claims) if report.node and volumes.claim_names(manifest) else {},
+                allocation=dra.allocation(manifest, simulation.cluster.objects("ResourceClaim")) if report.node else [],
                 **_preemption(simulation, pod, report.node, last.node),
             )
     raise LookupError(f"simulate reported nothing for pod {pod[0]}/{pod[1]}: {simulation.warnings}")

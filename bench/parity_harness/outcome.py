@@ -11,7 +11,8 @@ became of each of the pod's PersistentVolumeClaims once it was bound
 (:func:`bench.parity_harness.volumes.bindings`); ``gated`` whether the pod, created with
 scheduling gates, was held without any attempt (None: it had no gates). When the first attempt
 preempted, ``nominated`` is the node it nominated, ``victims`` the pods it deleted and
-``final_node`` where a later attempt bound the pod.
+``final_node`` where a later attempt bound the pod. ``allocation`` lists the devices allocated to
+the pod's DRA claim (:func:`bench.parity_harness.dra.allocation`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Outcome:
     nominated: str | None = None  # the node preemption nominated in the first attempt
     victims: list[str] = field(default_factory=list)  # existing pods preempted
     final_node: str | None = None  # where the pod was bound in the end, after preemption
+    allocation: list[str] = field(default_factory=list)  # devices of the pod's DRA claim
 
     def winners(self) -> list[str]:
         """The nodes with the highest total (several on a tie)."""
@@ -64,6 +66,7 @@ class Outcome:
             "nominated": self.nominated,
             "victims": sorted(self.victims),
             "finalNode": self.final_node,
+            "allocation": self.allocation,
         }
 
     @classmethod
@@ -83,4 +86,5 @@ class Outcome:
             nominated=data.get("nominated"),
             victims=list(data.get("victims", [])),
             final_node=data.get("finalNode"),
+            allocation=list(data.get("allocation", [])),
         )

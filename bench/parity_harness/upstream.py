@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.parity_harness import probes, reading, volumes
+from bench.parity_harness import dra, probes, reading, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.extender import Extender
 from bench.parity_harness.generator import Scenario
@@ -220,11 +220,14 @@ class KubeScheduler:
             clock.mark("pending pod")
             outcome, anomalies = self._outcome(scenario, pending, node_probes, pod_probe)
             outcome.gated = gated
+            claims: list[Json] = []
+            if scenario.devices.templates:
+                pending, claims = self._with_claim(pending, outcome)
             if outcome.node is None and "preemption:" not in outcome.message and "preemption" in scenario.features:
                 self._after_preemption(scenario, pending, outcome)
             if outcome.node is not None and scenario.storage.claims:
                 outcome.bindings = volumes.bindings(pending, self._claims(stem))
-            return UpstreamResult(outcome, [*objects, pending], anomalies, clock.phases, gated_pod)
+            return UpstreamResult(outcome, [*objects, *claims, pending], anomalies, clock.phases, gated_pod)
         finally:
             # Deleting takes as long as creating: it runs while the next scenario is created,
             # which waits until kube-scheduler has seen these nodes go.
@@ -302,6 +305,25 @@ class KubeScheduler:
                     raise
             done.add(name)
 
+    def _with_claim(self, pending: Json, outcome: Outcome) -> tuple[Json, list[Json]]:
+        """The pending pod with the claim the resourceclaim controller made for it (its
+        ``status.resourceClaimStatuses``, the uid its claim's owner reference names), the claim as
+        the controller made it, and the devices allocated to it when the pod was bound."""
+        live = self.api.request("GET", object_path(pending))
+        name = dra.claim_name(live)
+        if name is None:
+            return pending, []
+        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
+        claim = {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
+        if outcome.node is not None:
+            outcome.allocation = dra.allocation(live, [claim])
+        with_status = {**pending, "metadata": {**pending["metadata"], "uid": live["metadata"]["uid"]}}
+        with_status["status"] = {
+            **pending.get("status", {}),
+            "resourceClaimStatuses": live["status"]["resourceClaimStatuses"],
+        }
+        return with_status, [dra.unallocated(stored(claim))]
+
     def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> None:
         """The first attempt nominated a node (its PostFilter succeeded: no "preemption:" message):
         the nominated node, the pods deleted, and where a later attempt bound the pod."""
@@ -348,7 +370,7 @@ class KubeScheduler:
         for service in scenario.services:
             service["metadata"].setdefault("labels", {})[v.SCENARIO] = stem
         self._finish_cleaning()
-        classes = self._create_storage(scenario.storage, stem)
+        classes = [*self._create_storage(scenario.storage, stem), *self._create_all(scenario.devices.manifests())]
         created = self._create_all([*scenario.nodes, *scenario.services, *scenario.pods])
         first_pod = len(scenario.nodes) + len(scenario.services)
         created[first_pod:] = self._start_pods(created[first_pod:], scenario.pods)
@@ -381,7 +403,13 @@ class KubeScheduler:
         if storage.claims or storage.volumes:
             # No pvc-protection or pv-protection controller runs: drop their finalizers first.
             list(self._pool.map(self._force_delete, [*self._claims(stem), *self._volumes(stem)]))
-        for obj in [*storage.classes, *storage.csi_nodes]:
+        if scenario.devices.templates:
+            # PreBind's resource.kubernetes.io/delete-protection finalizer stays on the claims.
+            path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims"
+            found = self.api.request("GET", path, query={"labelSelector": selector})["items"]
+            claims = [{"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **claim} for claim in found]
+            list(self._pool.map(self._force_delete, claims))
+        for obj in [*storage.classes, *storage.csi_nodes, *scenario.devices.manifests()]:
             self._delete(object_path(obj))
         for service in scenario.services:
             try:

@@ -105,3 +105,6 @@ READ_WRITE_MANY = "ReadWriteMany"
 
 # The gates feature: schedulingGates names on the pending pod.
 SCHEDULING_GATES = ("parity.example/quota", "parity.example/warmup")
+
+# The dra feature (bench/parity_harness/dra.py): the DRA driver the harness plays.
+DRA_DRIVER = "gpu.parity.example.com"

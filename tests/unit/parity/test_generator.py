@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.parity_harness import probes, volumes
+from bench.parity_harness import dra, probes, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.features import FEATURES
 from bench.parity_harness.generator import MAX_NODES, MIN_NODES, generate
@@ -88,6 +88,8 @@ def _uses(scenario: Any) -> set[str]:
         used.add("gates")
     if scenario.pending["spec"]["priorityClassName"] == v.PREEMPTOR_CLASS[0]:
         used.add("preemption")
+    if scenario.pending["spec"].get("resourceClaims"):
+        used.add("dra")
     if any(v.EXTENDER_RESOURCES["names"] in r for r in requests):
         used.add("extenders")
     return used
@@ -221,3 +223,38 @@ def test_probes_of_a_gated_preemptor_are_neither_gated_nor_preempting() -> None:
     assert "schedulingGates" not in probe["spec"]
     assert probe["spec"]["priorityClassName"] == v.PROBE_PREEMPTOR_CLASS[0]
     assert scenario.pending["spec"]["schedulingGates"]  # the pending pod itself is untouched
+
+
+def test_dra_claims_name_the_scenarios_class_and_template() -> None:
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"dra"}, namespace="ns", prefix="x")
+        if "dra" not in scenario.features:
+            continue
+        (device_class,) = scenario.devices.classes
+        (template,) = scenario.devices.templates
+        assert scenario.pending["spec"]["resourceClaims"] == [
+            {"name": dra.CLAIM, "resourceClaimTemplateName": template["metadata"]["name"]}
+        ]
+        assert scenario.pending["spec"]["containers"][0]["resources"]["claims"] == [{"name": dra.CLAIM}]
+        (request,) = template["spec"]["spec"]["devices"]["requests"]
+        classes = [request["exactly"]] if "exactly" in request else request["firstAvailable"]
+        assert {c["deviceClassName"] for c in classes} == {device_class["metadata"]["name"]}
+        for resource_slice in scenario.devices.slices:
+            assert resource_slice["spec"]["pool"]["name"] == resource_slice["spec"]["nodeName"]
+            names = [d["name"] for d in resource_slice["spec"]["devices"]]
+            assert len(names) == len(set(names))
+        assert all(not p["spec"].get("resourceClaims") for p in scenario.pods)
+        checked += 1
+    assert checked
+
+
+def test_allocation_reads_the_claim_the_pod_status_names() -> None:
+    pod = {"status": {"resourceClaimStatuses": [{"name": dra.CLAIM, "resourceClaimName": "p-gpus-x1"}]}}
+    results = [{"request": "gpu", "driver": v.DRA_DRIVER, "pool": "n1", "device": d} for d in ("gpu-1", "gpu-0")]
+    claim = {"metadata": {"name": "p-gpus-x1"}, "status": {"allocation": {"devices": {"results": results}}}}
+    other = {"metadata": {"name": "other"}, "status": {"allocation": {"devices": {"results": results[:1]}}}}
+    assert dra.allocation(pod, [other, claim]) == ["gpu n1/gpu-0", "gpu n1/gpu-1"]
+    assert dra.allocation({}, [claim]) == []
+    fresh = dra.unallocated({**claim, "metadata": {"name": "p-gpus-x1", "finalizers": ["f"]}})
+    assert fresh == {"metadata": {"name": "p-gpus-x1"}}
