@@ -146,6 +146,10 @@ class Algorithm:
             diagnosis.add_plugin_status(pre.status)
             return _NO_ROWS, diagnosis
 
+        nominated_row = self._evaluate_nominated_node(fwk, state, pod, snapshot, nominated)
+        if nominated_row is not None:
+            return np.array([nominated_row], np.int64), diagnosis
+
         columns = snapshot.columns
         allowed: np.ndarray | None = None
         if pre.result is not None and pre.result.node_names is not None:
@@ -195,6 +199,31 @@ class Algorithm:
                 diagnosis.add_plugin_status(status)
         self.next_start_node_index = (start + processed) % n
         return feasible_rows, diagnosis
+
+    @staticmethod
+    def _evaluate_nominated_node(
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        snapshot: SnapshotLister,
+        nominated: dict[str, list[PodInfo]],
+    ) -> int | None:
+        """The row of the node preemption nominated this pod for, when it passes every filter.
+
+        Upstream ``schedule_one.go`` ``findNodesThatFitPod``/``evaluateNominatedNode``: that node
+        is likely the only one that fits once the victims are gone, so it is tried alone first and
+        taken without scoring; otherwise (or on an error) every node is searched. The nomination
+        is the pod's ``status.nominatedNodeName``, or the nominator's record of it (the status
+        written with it reaches the pod's queue entry later, or never in ``simulate``)."""
+        name = pod.nominated_node_name or next(
+            (node for node, pods in nominated.items() if any(p.uid == pod.uid for p in pods)), ""
+        )
+        info = snapshot.get(name) if name else None
+        if info is None:
+            return None
+        if fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(name, ())) is not None:
+            return None
+        return info.row
 
     def _refine(
         self,

@@ -509,10 +509,7 @@ class Scheduler(EventHandlers):
 
     def _nominated(self) -> dict[str, list[PodInfo]]:
         nominator = self.queue.nominator
-        nodes = getattr(nominator, "nominated_node_names", None)
-        if nodes is None:
-            return {}
-        return {name: nominator.nominated_pods_for_node(name) for name in nodes()}
+        return {name: nominator.nominated_pods_for_node(name) for name in nominator.nominated_node_names()}
 
     def _cycle_rejected(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, host: str, result: ScheduleResult | None

@@ -333,7 +333,16 @@ class KubeScheduler:
         def bound() -> str | None:
             return next((a.bound_node for a in log.attempts.get(key, ()) if a.bound_node), None)
 
-        self._until(lambda: key in log.nominated and bound() is not None, f"{key} to preempt, then bind")
+        def settled() -> bool:
+            """Bound, or a later attempt found preemption no help (with the victims gone: while
+            they terminate, preemption is "not eligible due to a terminating pod")."""
+            later = log.attempts.get(key, [])[1:]
+            return bound() is not None or any(
+                a.fit_error is not None and "preemption:" in a.fit_error and "terminating" not in a.fit_error
+                for a in later
+            )
+
+        self._until(lambda: key in log.nominated and settled(), f"{key} to preempt, then bind or give up")
         outcome.nominated, outcome.final_node = log.nominated[key], bound()
         query = {"labelSelector": f"{v.SCENARIO}={pending['metadata']['labels'][v.SCENARIO]}"}
         items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]

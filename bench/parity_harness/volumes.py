@@ -50,6 +50,9 @@ class Storage:
     claims: list[Json] = field(default_factory=list)
     volumes: list[Json] = field(default_factory=list)
     csi_nodes: list[Json] = field(default_factory=list)
+    # ReadWriteOncePod claims an existing pod mounts: no second existing pod mounts them (the
+    # API would let it, but a later attempt of a preemptor would then never bind).
+    single_pod_claims: set[str] = field(default_factory=set)
 
     def manifests(self) -> list[Json]:
         return [*self.classes, *self.csi_nodes, *self.claims, *self.volumes]
@@ -175,7 +178,11 @@ def generate(rng: random.Random, stem: str, namespace: str, nodes: list[Json]) -
 def use_claims(rng: random.Random, spec: Json, storage: Storage, stem: str, *, pending: bool) -> None:
     """Mount some of the scenario's claims in a pod spec (the pending pod: one to three, rarely
     one that does not exist)."""
-    names = [c["metadata"]["name"] for c in storage.claims]
+    names = [
+        c["metadata"]["name"]
+        for c in storage.claims
+        if pending or c["metadata"]["name"] not in storage.single_pod_claims
+    ]
     if pending:
         count = min(len(names), rng.choice((1, 1, 2, 3)))
     else:
@@ -183,6 +190,9 @@ def use_claims(rng: random.Random, spec: Json, storage: Storage, stem: str, *, p
     chosen = rng.sample(names, count)
     if pending and rng.random() < 0.05:
         chosen.append(f"{stem}-missing")
+    if not pending:
+        modes = {c["metadata"]["name"]: c["spec"]["accessModes"] for c in storage.claims}
+        storage.single_pod_claims.update(name for name in chosen if modes[name] == [v.READ_WRITE_ONCE_POD])
     if chosen:
         volumes = spec.setdefault("volumes", [])
         for i, name in enumerate(chosen):

@@ -69,6 +69,10 @@ class Nominator:
         if not pods:
             self._nominated_pods.pop(node, None)
 
+    def nominated_node_names(self) -> list[str]:
+        """The nodes some pod is nominated to (the scheduling cycle adds those pods to them)."""
+        return list(self._nominated_pods)
+
     def nominated_node_for(self, uid: PodUID) -> str | None:
         return self._nominated_pod_to_node.get(uid)
 

@@ -258,3 +258,16 @@ def test_allocation_reads_the_claim_the_pod_status_names() -> None:
     assert dra.allocation({}, [claim]) == []
     fresh = dra.unallocated({**claim, "metadata": {"name": "p-gpus-x1", "finalizers": ["f"]}})
     assert fresh == {"metadata": {"name": "p-gpus-x1"}}
+
+
+def test_a_read_write_once_pod_claim_is_mounted_by_one_existing_pod_at_most() -> None:
+    conflicts = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"volumes"})
+        rwop = {
+            c["metadata"]["name"] for c in scenario.storage.claims if c["spec"]["accessModes"] == ["ReadWriteOncePod"]
+        }
+        mounted = Counter(name for p in scenario.pods for name in volumes.claim_names(p) if name in rwop)
+        assert all(count == 1 for count in mounted.values())
+        conflicts += len(set(mounted) & set(volumes.claim_names(scenario.pending)))
+    assert conflicts  # the pending pod still meets ReadWriteOncePod conflicts
