@@ -51,6 +51,12 @@ REASON_PLUGINS = {
 }
 
 
+# Plugins whose PreScore skips their Score where upstream's Score answers 0 on every node (so the
+# totals are the same, and only the "Plugin scored node" line differs): DynamicResources for a pod
+# without claims (scheduler_core/plugins/dynamicresources pre_score; upstream has no PreScore).
+SKIPPED_AT_ZERO = frozenset({"DynamicResources"})
+
+
 def plugin_of(reasons: list[str]) -> str:
     plugins = sorted({_plugin(reason) for reason in reasons})
     return "/".join(plugins) if plugins else "Filter"
@@ -176,6 +182,8 @@ def _compare_scores(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreem
     for node in sorted(set(ours.scores) & set(theirs.scores)):
         mine, upstream = ours.scores[node], theirs.scores[node]
         for plugin in sorted(set(mine) | set(upstream)):
+            if plugin in SKIPPED_AT_ZERO and plugin not in mine and upstream.get(plugin) == 0:
+                continue
             if mine.get(plugin) != upstream.get(plugin):
                 found.append(
                     Disagreement(
