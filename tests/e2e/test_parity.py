@@ -6,7 +6,8 @@ Node other tests leave on the shared cluster, and other sessions may restart its
 kube-scheduler. Each scenario runs on kube-scheduler v1.36.3 (same plugins, all nodes scored)
 and through ``simulate``; feasibility, filter reasons and every plugin's weighted score per node
 must be equal. The opt-in features (extenders, volumes, gates, preemption) have seeds of their
-own, so that the 20 default seeds keep generating the scenarios they always did.
+own, so that the 20 default seeds keep generating the scenarios they always did (``dra`` is
+used once DynamicResources is registered, as every feature).
 ``python bench/parity.py --scenarios N --seed S [--features ...]`` runs more.
 """
 
@@ -20,9 +21,12 @@ import pytest
 
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.cli import report
+from bench.parity_harness.features import BY_NAME
 from bench.parity_harness.generator import Scenario, generate
 from bench.parity_harness.harness import Harness, Summary, comparable_features
 from bench.parity_harness.kube import ClusterUnavailable
+from bench.parity_harness.profile import parity_plugins
+from scheduler_core.runtime.registry import default_registry
 
 pytestmark = pytest.mark.e2e
 
@@ -82,19 +86,28 @@ def _preempts(scenario: Scenario) -> bool:
     return str(scenario.pending["spec"]["priorityClassName"]) == v.PREEMPTOR_CLASS[0]
 
 
+def _claims_devices(scenario: Scenario) -> bool:
+    return bool(scenario.pending["spec"].get("resourceClaims"))
+
+
 # feature: (first seed, scenarios, features the generator draws from, which scenarios count)
 OPT_IN_CASES = {
     "volumes": (20_000, 12, {"volumes", "node_affinity", "taints", "pod_affinity"}, _uses_volumes),
     "gates": (30_000, 5, {"gates", "volumes", "node_affinity"}, _gated),
     "preemption": (40_000, 10, {"preemption", "pod_count", "node_affinity", "pod_affinity", "volumes"}, _preempts),
+    "dra": (50_000, 8, {"dra", "node_affinity", "taints", "preemption"}, _claims_devices),
 }
 
 
-@pytest.mark.parametrize("feature", sorted(OPT_IN_CASES))
+# A feature is exercised once the plugins it needs are registered (``dra``: DynamicResources).
+REGISTERED = frozenset(name for name, _ in parity_plugins(frozenset(default_registry())))
+
+
+@pytest.mark.parametrize("feature", sorted(f for f in OPT_IN_CASES if BY_NAME[f].plugins <= REGISTERED))
 def test_opt_in_feature_scenarios_agree_with_kube_scheduler(harness: Harness, feature: str) -> None:
     """The first scenarios from a fixed seed on that really use the feature (a pod with claims, a
-    gated pod, a preemptor): bindings written, gates held, nominated node, victims and final node
-    are compared besides feasibility, reasons and scores."""
+    gated pod, a preemptor, a DRA claim): bindings written, gates held, nominated node, victims
+    and final node, devices allocated are compared besides feasibility, reasons and scores."""
     first, count, features, counts = OPT_IN_CASES[feature]
     scenarios: list[Scenario] = []
     seed = first
