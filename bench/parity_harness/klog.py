@@ -129,7 +129,9 @@ class SchedulerLog:
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
     gated: dict[str, str] = field(default_factory=dict)  # pod -> the PreEnqueue plugin that held it
     updated_pods: set[str] = field(default_factory=set)  # scheduled pods the cache saw updated
-    nominated: dict[str, str] = field(default_factory=dict)  # pod -> the first node nominated for it
+    # pod -> the node its first failed attempt nominated ("" for none): handleSchedulingFailure's
+    # status update, logged after the attempt's "Unable to schedule pod" line.
+    nominated: dict[str, str] = field(default_factory=dict)
 
     def first(self, pod: str) -> Attempt | None:
         found = self.attempts.get(pod)
@@ -151,8 +153,8 @@ class SchedulerLog:
             self.gated.setdefault(values["pod"], values.get("plugin", ""))
         elif message == UPDATE_SCHEDULED_POD:
             self.updated_pods.add(values["pod"])
-        elif message == NOMINATING and values.get("nominatedNodeName"):
-            self.nominated.setdefault(values["pod"], values["nominatedNodeName"])
+        elif message == NOMINATING:
+            self.nominated.setdefault(values["pod"], values.get("nominatedNodeName", ""))
         else:
             self._feed_attempt(message, values)
 

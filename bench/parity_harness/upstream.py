@@ -223,7 +223,7 @@ class KubeScheduler:
             claims: list[Json] = []
             if scenario.devices.templates:
                 pending, claims = self._with_claim(pending, outcome)
-            if outcome.node is None and "preemption:" not in outcome.message and "preemption" in scenario.features:
+            if outcome.node is None and "preemption" in scenario.features and self._nominated(pending):
                 self._after_preemption(scenario, pending, outcome)
             if outcome.node is not None and scenario.storage.claims:
                 outcome.bindings = volumes.bindings(pending, self._claims(stem))
@@ -324,9 +324,16 @@ class KubeScheduler:
         }
         return with_status, [dra.unallocated(stored(claim))]
 
+    def _nominated(self, pending: Json) -> bool:
+        """Whether the pod's failed first attempt nominated a node (its PostFilter preempted)."""
+        log = self._log()
+        key = self._key(pending)
+        self._until(lambda: key in log.nominated, f"the status update after {key}'s first attempt")
+        return bool(log.nominated[key])
+
     def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> None:
-        """The first attempt nominated a node (its PostFilter succeeded: no "preemption:" message):
-        the nominated node, the pods deleted, and where a later attempt bound the pod."""
+        """The first attempt nominated a node: the nominated node, the pods deleted, and where a
+        later attempt bound the pod."""
         log = self._log()
         key = self._key(pending)
 
@@ -342,7 +349,7 @@ class KubeScheduler:
                 for a in later
             )
 
-        self._until(lambda: key in log.nominated and settled(), f"{key} to preempt, then bind or give up")
+        self._until(settled, f"{key} to preempt, then bind or give up")
         outcome.nominated, outcome.final_node = log.nominated[key], bound()
         query = {"labelSelector": f"{v.SCENARIO}={pending['metadata']['labels'][v.SCENARIO]}"}
         items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]
