@@ -340,9 +340,13 @@ class KubeScheduler:
         def bound() -> str | None:
             return next((a.bound_node for a in log.attempts.get(key, ()) if a.bound_node), None)
 
+        stem = pending["metadata"]["labels"][v.SCENARIO]
+        provisioner = self._provisioner(stem if scenario.storage.claims else None)
+
         def settled() -> bool:
             """Bound, or a later attempt found preemption no help (with the victims gone: while
             they terminate, preemption is "not eligible due to a terminating pod")."""
+            provisioner()
             later = log.attempts.get(key, [])[1:]
             return bound() is not None or any(
                 a.fit_error is not None and "preemption:" in a.fit_error and "terminating" not in a.fit_error
@@ -351,7 +355,7 @@ class KubeScheduler:
 
         self._until(settled, f"{key} to preempt, then bind or give up")
         outcome.nominated, outcome.final_node = log.nominated[key], bound()
-        query = {"labelSelector": f"{v.SCENARIO}={pending['metadata']['labels'][v.SCENARIO]}"}
+        query = {"labelSelector": f"{v.SCENARIO}={stem}"}
         items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]
         alive = {p["metadata"]["name"] for p in items if not p["metadata"].get("deletionTimestamp")}
         outcome.victims = sorted(p["metadata"]["name"] for p in scenario.pods if p["metadata"]["name"] not in alive)
@@ -475,18 +479,25 @@ class KubeScheduler:
         """Until each pod's first attempt ended; with ``provision`` (a scenario's stem), play the
         provisioner of that scenario's claims meanwhile."""
         log = self._log()
+        provisioner = self._provisioner(provision)
+
+        def done() -> bool:
+            provisioner()
+            return all((a := log.first(k)) is not None and a.finished for k in keys)
+
+        self._until(done, f"first scheduling attempts of {', '.join(keys)}")
+
+    def _provisioner(self, stem: str | None) -> Callable[[], None]:
+        """A step to call while waiting: every so often, provision the scenario's claims."""
         provisioned: set[str] = set()
         last = [0.0]
 
-        def done() -> bool:
-            if all((a := log.first(k)) is not None and a.finished for k in keys):
-                return True
-            if provision is not None and time.monotonic() - last[0] > PROVISION_EVERY_SECONDS:
+        def step() -> None:
+            if stem is not None and time.monotonic() - last[0] > PROVISION_EVERY_SECONDS:
                 last[0] = time.monotonic()
-                self._provision(provision, provisioned)
-            return False
+                self._provision(stem, provisioned)
 
-        self._until(done, f"first scheduling attempts of {', '.join(keys)}")
+        return step
 
     def _log(self) -> SchedulerLog:
         if self._tail is None:
