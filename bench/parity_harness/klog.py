@@ -127,7 +127,9 @@ class SchedulerLog:
     deleted_nodes: set[str] = field(default_factory=set)
     scheduled_pods: set[str] = field(default_factory=set)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
-    gated: dict[str, str] = field(default_factory=dict)  # pod -> the PreEnqueue plugin that held it
+    # pod -> every PreEnqueue plugin that held it (upstream runs them in map order, so which of two
+    # holding plugins answers first is random; a pod held by another is retried when it lets go).
+    gated: dict[str, set[str]] = field(default_factory=dict)
     updated_pods: set[str] = field(default_factory=set)  # scheduled pods the cache saw updated
     # pod -> the node its first failed attempt nominated ("" for none): handleSchedulingFailure's
     # status update, logged after the attempt's "Unable to schedule pod" line.
@@ -150,7 +152,7 @@ class SchedulerLog:
         elif message == ATTEMPT:
             self.attempts.setdefault(values["pod"], []).append(Attempt())
         elif message == GATED:
-            self.gated.setdefault(values["pod"], values.get("plugin", ""))
+            self.gated.setdefault(values["pod"], set()).add(values.get("plugin", ""))
         elif message == UPDATE_SCHEDULED_POD:
             self.updated_pods.add(values["pod"])
         elif message == NOMINATING:

@@ -180,8 +180,19 @@ class KubeScheduler:
                 self._lock.close()
 
     def _remove_leftovers(self) -> None:
-        """Nodes of an interrupted run would be considered by every scenario; its namespace is litter."""
+        """Nodes of an interrupted run would be considered by every scenario; its namespace and
+        cluster-scoped storage and DRA objects are litter (and would collide with its seeds')."""
         self.api.delete_collection("/api/v1/nodes", v.SCENARIO)
+        for path in (
+            "/apis/storage.k8s.io/v1/storageclasses",
+            "/apis/storage.k8s.io/v1/csinodes",
+            "/apis/resource.k8s.io/v1/deviceclasses",
+            "/apis/resource.k8s.io/v1/resourceslices",
+        ):
+            self.api.delete_collection(path, v.SCENARIO)
+        volumes_left = self.api.request("GET", "/api/v1/persistentvolumes", query={"labelSelector": v.SCENARIO})
+        for pv in volumes_left["items"]:
+            self._force_delete({"apiVersion": "v1", "kind": "PersistentVolume", **pv})
         for namespace in self.api.request("GET", "/api/v1/namespaces", query={"labelSelector": RUN_LABEL})["items"]:
             with contextlib.suppress(ApiError):
                 self.api.request("DELETE", f"/api/v1/namespaces/{namespace['metadata']['name']}")
@@ -381,8 +392,11 @@ class KubeScheduler:
         """Whether SchedulingGates' PreEnqueue held the pod, with no scheduling attempt."""
         log = self._log()
         key = self._key(pending)
-        self._until(lambda: key in log.gated or log.first(key) is not None, f"PreEnqueue or an attempt for {key}")
-        return log.gated.get(key) == "SchedulingGates" and log.first(key) is None
+        self._until(
+            lambda: "SchedulingGates" in log.gated.get(key, ()) or log.first(key) is not None,
+            f"SchedulingGates' PreEnqueue or an attempt for {key}",
+        )
+        return log.first(key) is None
 
     def _create_cluster(self, scenario: Scenario, stem: str) -> list[Json]:
         for node in scenario.nodes:
