@@ -34,7 +34,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _progress(result: ScenarioResult, index: int, total: int) -> None:
-    state = "ok" if result.agrees else ("ERROR" if result.error else f"{len(result.disagreements)} disagreement(s)")
+    if result.agrees:
+        state = "ok"
+    elif result.error:
+        state = f"ERROR {result.error.splitlines()[0][:200]}"
+    else:
+        state = f"{len(result.disagreements)} disagreement(s)"
     print(
         f"[{index}/{total}] seed {result.seed}: {state} (kube-scheduler {result.upstream_seconds:.2f}s, "
         f"simulate {result.ours_seconds:.2f}s)",

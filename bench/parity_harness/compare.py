@@ -3,7 +3,13 @@
 Compared: which nodes are feasible; the filter reasons of each node both find infeasible (or,
 where kube-scheduler's are known only together, the multiset over those nodes); each plugin's
 weighted score on each node both scored; and the chosen node, but only when kube-scheduler's
-best total is unique (on a tie both pick at random).
+best total is unique (on a tie both pick at random). When both bound the pod to the same node,
+the PV/PVC bindings written for its claims; whether a gated pod was held (no attempt); and when
+the first attempt preempted, the nominated node, the victims and where the pod was bound after.
+With at most 12 nodes every node is a preemption candidate (``minCandidateNodesAbsolute`` 100),
+so the random offset of upstream's candidate search changes only the order of candidates, and
+with distinct start times on the existing pods no two candidates tie
+(``pickOneNodeForPreemption``): both are then deterministic.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from bench.parity_harness.outcome import Outcome
 
 FEASIBLE = "feasible"
 
-# Filter reasons -> plugin, kubernetes v1.36.3 pkg/scheduler/framework/plugins/*/ (ErrReason*).
+# Filter reasons -> plugin, kubernetes v1.36.3 pkg/scheduler/framework/plugins/*/ (ErrReason*; volumebinding/binder.go).
 REASON_PLUGINS = {
     "node(s) were unschedulable": "NodeUnschedulable",
     "node(s) had unknown conditions": "NodeUnschedulable",
@@ -34,7 +40,21 @@ REASON_PLUGINS = {
     "node(s) exceed max volume count": "NodeVolumeLimits",
     "node(s) had no available volume zone": "VolumeZone",
     "node(s) did not have enough free storage": "VolumeBinding",
+    "node(s) didn't match PersistentVolume's node affinity": "VolumeBinding",
+    "node(s) didn't find available persistent volumes to bind": "VolumeBinding",
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)": "VolumeBinding",
+    "pod has unbound immediate PersistentVolumeClaims": "VolumeBinding",
+    "cannot allocate all claims": "DynamicResources",
+    "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode": (
+        "VolumeRestrictions"
+    ),
 }
+
+
+# Plugins whose PreScore skips their Score where upstream's Score answers 0 on every node (so the
+# totals are the same, and only the "Plugin scored node" line differs): DynamicResources for a pod
+# without claims (scheduler_core/plugins/dynamicresources pre_score; upstream has no PreScore).
+SKIPPED_AT_ZERO = frozenset({"DynamicResources"})
 
 
 def plugin_of(reasons: list[str]) -> str:
@@ -103,7 +123,41 @@ def compare(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
     winners = theirs.winners()
     if len(winners) == 1 and ours.node != winners[0] and not found:
         found.append(Disagreement(seed, "", "selection", "chosen node", str(ours.node), winners[0]))
+    if ours.node is not None and ours.node == theirs.node and ours.bindings != theirs.bindings:
+        found.append(
+            Disagreement(seed, ours.node, "VolumeBinding", "bindings", _pairs(ours.bindings), _pairs(theirs.bindings))
+        )
+    if ours.node is not None and ours.node == theirs.node and ours.allocation != theirs.allocation:
+        found.append(
+            Disagreement(
+                seed,
+                ours.node,
+                "DynamicResources",
+                "allocation",
+                "; ".join(ours.allocation),
+                "; ".join(theirs.allocation),
+            )
+        )
+    if (ours.nominated, sorted(ours.victims)) != (theirs.nominated, sorted(theirs.victims)):
+        found.append(
+            Disagreement(
+                seed,
+                "",
+                "DefaultPreemption",
+                "preemption",
+                f"nominated {ours.nominated}, victims {sorted(ours.victims)}",
+                f"nominated {theirs.nominated}, victims {sorted(theirs.victims)}",
+            )
+        )
+    elif theirs.nominated is not None and ours.final_node != theirs.final_node:
+        found.append(Disagreement(seed, "", "selection", "final node", str(ours.final_node), str(theirs.final_node)))
+    if ours.gated != theirs.gated:
+        found.append(Disagreement(seed, "", "SchedulingGates", "gated", str(ours.gated), str(theirs.gated)))
     return found
+
+
+def _pairs(items: dict[str, str]) -> str:
+    return "; ".join(f"{key}: {value}" for key, value in sorted(items.items())) or "none"
 
 
 def _compare_pooled(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreement]:
@@ -128,6 +182,8 @@ def _compare_scores(seed: int, ours: Outcome, theirs: Outcome) -> list[Disagreem
     for node in sorted(set(ours.scores) & set(theirs.scores)):
         mine, upstream = ours.scores[node], theirs.scores[node]
         for plugin in sorted(set(mine) | set(upstream)):
+            if plugin in SKIPPED_AT_ZERO and plugin not in mine and upstream.get(plugin) == 0:
+                continue
             if mine.get(plugin) != upstream.get(plugin):
                 found.append(
                     Disagreement(

@@ -49,11 +49,30 @@ FEATURES: tuple[Feature, ...] = (
         [names.NODE_RESOURCES_FIT],
         "HTTP extenders: a names-only filter and prioritizer, a full-object prioritizer, an ignorable failing one",
     ),
+    _feature(
+        "volumes",
+        [names.VOLUME_BINDING, names.VOLUME_RESTRICTIONS, names.VOLUME_ZONE, names.NODE_VOLUME_LIMITS],
+        "StorageClasses (WaitForFirstConsumer, Immediate), static PVs with node affinity and zones, bound and "
+        "unbound claims (ReadWriteOncePod too), CSINode attach limits; the PV/PVC bindings written",
+    ),
+    _feature("gates", [names.SCHEDULING_GATES], "schedulingGates on the pending pod: pending until removed"),
+    _feature(
+        "dra",
+        [names.DYNAMIC_RESOURCES],
+        "a DRA driver's DeviceClass and ResourceSlices; a claim template with counts, CEL selectors, "
+        "firstAvailable, matchAttribute; the devices allocated",
+    ),
+    _feature(
+        "preemption",
+        [names.DEFAULT_PREEMPTION],
+        "a pending pod of the highest priority that may preempt; existing pods as large, with distinct start "
+        "times; the nominated node, the victims and the final node",
+    ),
 )
 BY_NAME = {feature.name: feature for feature in FEATURES}
 # Used only when asked for (``--features``): adding a feature to the default set would change
 # the scenario every existing seed generates.
-OPT_IN = frozenset({"extenders"})
+OPT_IN = frozenset({"extenders", "volumes", "gates", "preemption", "dra"})
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 _HEAD = re.compile(r"^0/(\d+) nodes are available: ")
 _ITEM_SPLIT = re.compile(r", (?=\d+ )")
-_POST_FILTER = re.compile(r"\.? preemption: .*$", re.DOTALL)
+# DynamicResources' PostFilter reason, when there is one, comes first ("no new claims to
+# deallocate, preemption: ..."): RunPostFilterPlugins joins the reasons with ", ".
+_POST_FILTER = re.compile(r"\.? (?:[^.]*?, )?preemption: .*$", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.parity_harness import pods
+from bench.parity_harness import dra, pods, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.profile import SCHEDULER_NAME
 
@@ -39,6 +39,8 @@ class Scenario:
     pods: list[Json]  # bound with spec.nodeName
     pending: Json
     services: list[Json] = field(default_factory=list)
+    storage: volumes.Storage = field(default_factory=volumes.Storage)
+    devices: dra.Devices = field(default_factory=dra.Devices)
 
     @property
     def node_names(self) -> list[str]:
@@ -49,7 +51,15 @@ class Scenario:
 
     def manifests(self) -> list[Json]:
         """Everything to create, in creation order (cluster-scoped first, the pending pod last)."""
-        return [*self.priority_classes(), *self.nodes, *self.services, *self.pods, self.pending]
+        return [
+            *self.priority_classes(),
+            *self.storage.manifests(),
+            *self.devices.manifests(),
+            *self.nodes,
+            *self.services,
+            *self.pods,
+            self.pending,
+        ]
 
 
 def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix: str | None = None) -> Scenario:
@@ -61,21 +71,36 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
     stem = prefix if prefix is not None else f"s{seed}"
     nodes = [_node(rng, features, f"{stem}-n{i}", _zones(rng)) for i in range(rng.randint(MIN_NODES, MAX_NODES))]
     names = [n["metadata"]["name"] for n in nodes]
+    storage = volumes.generate(rng, stem, namespace, nodes) if "volumes" in features else volumes.Storage()
+    devices = dra.generate(rng, stem, namespace, nodes) if "dra" in features else dra.Devices()
     bound = [
-        _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names))
-        for j in range(_pod_count(rng, nodes))
+        _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names), storage)
+        for j in range(_pod_count(rng, nodes, features))
     ]
-    pending = _pending_pod(rng, features, namespace, stem)
+    if "preemption" in features:
+        for j, pod in enumerate(bound):
+            pod["status"] = {"startTime": _start_time(j)}
+    pending = _pending_pod(rng, features, namespace, stem, storage)
+    if devices.templates:
+        dra.use_claim(pending["spec"], devices)
     services = _services(rng, namespace, stem) if "services" in features else []
-    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services)
+    return Scenario(seed, frozenset(features), namespace, nodes, bound, pending, services, storage, devices)
+
+
+def _start_time(index: int) -> str:
+    """A distinct ``status.startTime`` per existing pod: upstream counts a pod without one as
+    started *now* (pkg/scheduler/util GetPodStartTime), which makes the order of equal-priority
+    victims, and the choice between preemption candidates, depend on the clock."""
+    return f"2026-01-01T{index // 3600:02d}:{index // 60 % 60:02d}:{index % 60:02d}Z"
 
 
 def _zones(rng: random.Random) -> tuple[str, ...]:
     return v.ZONES[: rng.choice((1, 2, 3, 3))]
 
 
-def _pod_count(rng: random.Random, nodes: list[Json]) -> int:
-    return rng.randint(0, 2 * len(nodes))
+def _pod_count(rng: random.Random, nodes: list[Json], features: Set[str]) -> int:
+    count = rng.randint(0, 2 * len(nodes))
+    return 3 * count if "preemption" in features else count  # lower-priority pods filling the nodes
 
 
 def _quantity_millis(millis: int) -> str:
@@ -158,8 +183,11 @@ def _pod_base(rng: random.Random, features: Set[str], name: str, namespace: str,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
 
 
-def _bound_pod(rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str) -> Json:
-    pod = _pod_base(rng, features, name, namespace, stem, scale=0.5)
+def _bound_pod(
+    rng: random.Random, features: Set[str], name: str, namespace: str, stem: str, node: str, storage: volumes.Storage
+) -> Json:
+    # With preemption, existing pods as large as the pending one, so that nodes are often full.
+    pod = _pod_base(rng, features, name, namespace, stem, scale=2.5 if "preemption" in features else 0.5)
     spec = pod["spec"]
     spec["nodeName"] = node
     if rng.random() < 0.5:
@@ -168,10 +196,12 @@ def _bound_pod(rng: random.Random, features: Set[str], name: str, namespace: str
         pods.pod_affinity(rng, spec, pod["metadata"]["labels"], namespace, incoming=False)
     if "disk_conflicts" in features and rng.random() < 0.3:
         pods.inline_disks(rng, spec)
+    if "volumes" in features and rng.random() < 0.5:
+        volumes.use_claims(rng, spec, storage, stem, pending=False)
     return pod
 
 
-def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: str) -> Json:
+def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: str, storage: volumes.Storage) -> Json:
     pod = _pod_base(rng, features, f"{stem}-{PENDING_POD}", namespace, stem, scale=1.0)
     spec = pod["spec"]
     own = pod["metadata"]["labels"]
@@ -190,6 +220,19 @@ def _pending_pod(rng: random.Random, features: Set[str], namespace: str, stem: s
         pods.inline_disks(rng, spec)
     if "extenders" in features:
         _extender_requests(spec)
+    if "volumes" in features:
+        volumes.use_claims(rng, spec, storage, stem, pending=True)
+    if "preemption" in features and rng.random() < 0.8:
+        spec["priorityClassName"] = v.PREEMPTOR_CLASS[0]
+        # Large enough that it often fits only once lower-priority pods are gone (pod-level
+        # requests, when there are, must stay above the containers': those are left alone).
+        cpu, memory = rng.choice((1500, 2000, 3000, 4000)), rng.choice((1024, 2048, 4096))
+        if "resources" not in spec:
+            requests = spec["containers"][0].setdefault("resources", {}).setdefault("requests", {})
+            requests["cpu"], requests["memory"] = f"{cpu}m", f"{memory}Mi"
+    if "gates" in features and rng.random() < 0.6:
+        gates = v.SCHEDULING_GATES[: rng.choice((1, 2))]
+        spec["schedulingGates"] = [{"name": gate} for gate in gates]
     return pod
 
 

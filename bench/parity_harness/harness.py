@@ -160,6 +160,10 @@ class Harness:
             result.simulate_input = ours.scenario_yaml(upstream.objects, self.registered, extender_url, self.pair)
             started = time.monotonic()
             result.ours = ours.run(result.simulate_input, pod, self.registry)
+            if upstream.gated_pod is not None:
+                objects = [*upstream.objects[:-1], upstream.gated_pod]
+                gated_input = ours.scenario_yaml(objects, self.registered, extender_url, self.pair)
+                result.ours.gated = ours.held_by_gates(gated_input, pod, self.registry)
             result.ours_seconds = time.monotonic() - started
             result.disagreements = compare(seed, result.ours, result.theirs)
         except Exception as error:  # a scenario the harness cannot run is reported, not fatal

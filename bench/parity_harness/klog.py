@@ -38,8 +38,14 @@ NO_FIT = "Unable to schedule pod; no fit; waiting"
 NO_NODES = "Unable to schedule pod; no nodes are registered to the cluster; waiting"
 ERROR = "Error scheduling pod; retrying"
 HINT = "OpportunisticBatch provided node hint"
+GATED = "Status after running PreEnqueue plugin"  # backend/queue/scheduling_queue.go runPreEnqueuePlugin (V4)
+UPDATE_SCHEDULED_POD = "Update event for scheduled pod"  # eventhandlers.go (V4)
+NOMINATING = "Updating pod condition and nominated node name"  # schedule_one.go updatePod (V3)
 _WANTED = frozenset(
     {
+        GATED,
+        UPDATE_SCHEDULED_POD,
+        NOMINATING,
         ADD_NODE,
         DELETE_NODE,
         ADD_SCHEDULED_POD,
@@ -121,6 +127,13 @@ class SchedulerLog:
     deleted_nodes: set[str] = field(default_factory=set)
     scheduled_pods: set[str] = field(default_factory=set)
     attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    # pod -> every PreEnqueue plugin that held it (upstream runs them in map order, so which of two
+    # holding plugins answers first is random; a pod held by another is retried when it lets go).
+    gated: dict[str, set[str]] = field(default_factory=dict)
+    updated_pods: set[str] = field(default_factory=set)  # scheduled pods the cache saw updated
+    # pod -> the node its first failed attempt nominated ("" for none): handleSchedulingFailure's
+    # status update, logged after the attempt's "Unable to schedule pod" line.
+    nominated: dict[str, str] = field(default_factory=dict)
 
     def first(self, pod: str) -> Attempt | None:
         found = self.attempts.get(pod)
@@ -138,6 +151,12 @@ class SchedulerLog:
             self.scheduled_pods.add(values["pod"])
         elif message == ATTEMPT:
             self.attempts.setdefault(values["pod"], []).append(Attempt())
+        elif message == GATED:
+            self.gated.setdefault(values["pod"], set()).add(values.get("plugin", ""))
+        elif message == UPDATE_SCHEDULED_POD:
+            self.updated_pods.add(values["pod"])
+        elif message == NOMINATING:
+            self.nominated.setdefault(values["pod"], values.get("nominatedNodeName", ""))
         else:
             self._feed_attempt(message, values)
 

@@ -110,12 +110,19 @@ class Api:
     def close(self) -> None:
         self._client.close()  # type: ignore[no-untyped-call]
 
-    def request(self, method: str, path: str, body: Json | None = None, query: dict[str, str] | None = None) -> Json:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Json | None = None,
+        query: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> Json:
         if query:
             path += "?" + "&".join(f"{key}={quote(value, safe='')}" for key, value in query.items())
         headers = {"Accept": "application/json"}
         if body is not None:
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         params = self._client.param_serialize(
             method, path, header_params=headers, body=body, auth_settings=["BearerToken"]
         )
@@ -129,6 +136,10 @@ class Api:
         """POST ``manifest`` to its collection; the stored object."""
         return self.request("POST", collection_path(manifest), manifest)
 
+    def merge_patch(self, path: str, patch: Json) -> Json:
+        """A JSON merge patch (RFC 7386) of the object at ``path``; the stored object."""
+        return self.request("PATCH", path, patch, content_type="application/merge-patch+json")
+
     def delete_collection(self, path: str, label_selector: str) -> None:
         self.request(
             "DELETE",
@@ -138,13 +149,26 @@ class Api:
         )
 
 
-_GROUPS = {"v1": "/api/v1", "scheduling.k8s.io/v1": "/apis/scheduling.k8s.io/v1"}
+_GROUPS = {
+    "v1": "/api/v1",
+    "scheduling.k8s.io/v1": "/apis/scheduling.k8s.io/v1",
+    "storage.k8s.io/v1": "/apis/storage.k8s.io/v1",
+    "resource.k8s.io/v1": "/apis/resource.k8s.io/v1",
+}
 _PLURALS = {
     "Node": "nodes",
     "Pod": "pods",
     "Service": "services",
     "Namespace": "namespaces",
     "PriorityClass": "priorityclasses",
+    "PersistentVolume": "persistentvolumes",
+    "PersistentVolumeClaim": "persistentvolumeclaims",
+    "StorageClass": "storageclasses",
+    "CSINode": "csinodes",
+    "DeviceClass": "deviceclasses",
+    "ResourceSlice": "resourceslices",
+    "ResourceClaimTemplate": "resourceclaimtemplates",
+    "ResourceClaim": "resourceclaims",
 }
 
 
@@ -153,3 +177,7 @@ def collection_path(manifest: Json) -> str:
     plural = _PLURALS[manifest["kind"]]
     namespace = (manifest.get("metadata") or {}).get("namespace")
     return f"{base}/namespaces/{namespace}/{plural}" if namespace else f"{base}/{plural}"
+
+
+def object_path(manifest: Json) -> str:
+    return f"{collection_path(manifest)}/{manifest['metadata']['name']}"

@@ -12,10 +12,13 @@ from typing import Any
 
 import yaml
 
+from bench.parity_harness import dra, fiterror, volumes
 from bench.parity_harness.outcome import Outcome
 from bench.parity_harness.profile import ProfilePair, scheduler_profile
-from scheduler_core.simulator import load_texts, simulate
+from scheduler_core.simulator import Simulation, load_texts, simulate
 from scheduler_core.simulator.report import TOTAL
+
+GATED_MESSAGE = "Scheduling is blocked due to non-empty scheduling gates"  # the SchedulingGated condition
 
 Json = dict[str, Any]
 
@@ -35,19 +38,51 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
     cluster = load_texts([("scenario.yaml", text)])
     simulation = simulate(cluster, seed=0, registry=registry)
     nodes = [n["metadata"]["name"] for n in cluster.nodes]
-    for report in simulation.pods:
-        if (report.namespace, report.name) == pod:
+    manifest = next((p for p in cluster.pods if (p["metadata"].get("namespace"), p["metadata"]["name"]) == pod), {})
+    for last in simulation.pods:
+        if (last.namespace, last.name) == pod:
+            # kube-scheduler's side reads the first attempt; a preempting pod is bound by a later one.
+            firsts = simulation.recorder.first.values() if simulation.recorder else ()
+            report = next((r for r in firsts if (r.namespace, r.name) == pod), last)
             # Per plugin, as kube-scheduler's "Plugin scored node" lines: a profile without Score
             # plugins has totals but no plugin score on any node, and none is read on its side.
             per_plugin = {n: {p: s for p, s in row.items() if p != TOTAL} for n, row in report.scores.items()}
             scores = {n: row for n, row in per_plugin.items() if row}
+            claims = simulation.cluster.objects("PersistentVolumeClaim")
+            reasons = {n: list(reasons) for n, reasons in report.filtered.items()}
+            if report.node is None and report.message.startswith("0/"):
+                # A PreFilter rejection filters no node one by one: every node has its message, as
+                # kube-scheduler's node probes report it.
+                rejected = fiterror.parse(report.message).pre_filter
+                if rejected is not None:
+                    reasons.update({n: [rejected] for n in nodes if n not in reasons})
             return Outcome(
                 status=report.status,
                 node=report.node,
-                feasible=frozenset(n for n in nodes if n not in report.filtered),
-                reasons={n: list(reasons) for n, reasons in report.filtered.items()},
+                feasible=frozenset(n for n in nodes if n not in reasons),
+                reasons=reasons,
                 scores=scores,
                 totals={n: row[TOTAL] for n, row in report.scores.items()},
                 message=report.message,
+                bindings=volumes.bindings(manifest, claims) if report.node and volumes.claim_names(manifest) else {},
+                allocation=dra.allocation(manifest, simulation.cluster.objects("ResourceClaim")) if report.node else [],
+                **_preemption(simulation, pod, report.node, last.node),
             )
     raise LookupError(f"simulate reported nothing for pod {pod[0]}/{pod[1]}: {simulation.warnings}")
+
+
+def _preemption(simulation: Simulation, pod: tuple[str, str], first: str | None, last: str | None) -> dict[str, Any]:
+    """The node nominated after a failed first attempt, the pods deleted, and the final node."""
+    stored = simulation.cluster.pod(*pod) or {}
+    nominated = (stored.get("status") or {}).get("nominatedNodeName") if first is None else None
+    if not nominated:
+        return {}
+    victims = [p["metadata"]["name"] for p, _ in simulation.cluster.deleted]
+    return {"nominated": nominated, "victims": victims, "final_node": last}
+
+
+def held_by_gates(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> bool:
+    """Whether simulate leaves the pod ``(namespace, name)`` unattempted, held by its scheduling gates."""
+    simulation = simulate(load_texts([("scenario.yaml", text)]), seed=0, registry=registry)
+    report = next(r for r in simulation.pods if (r.namespace, r.name) == pod)
+    return report.node is None and report.attempts == 0 and report.message == GATED_MESSAGE

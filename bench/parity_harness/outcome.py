@@ -6,7 +6,13 @@ probe cannot isolate a node without changing the answer (topology spreading coun
 nodes a pod's node affinity admits) those nodes are left out of ``reasons`` and their reasons
 are known only together, as the multiset ``pooled_reasons`` (the FitError histogram).
 ``scores`` holds the weighted score of each plugin that scored, per feasible node, when the
-scheduler scored (two feasible nodes or more); ``totals`` their sums.
+scheduler scored (two feasible nodes or more); ``totals`` their sums. ``bindings`` says what
+became of each of the pod's PersistentVolumeClaims once it was bound
+(:func:`bench.parity_harness.volumes.bindings`); ``gated`` whether the pod, created with
+scheduling gates, was held without any attempt (None: it had no gates). When the first attempt
+preempted, ``nominated`` is the node it nominated, ``victims`` the pods it deleted and
+``final_node`` where a later attempt bound the pod. ``allocation`` lists the devices allocated to
+the pod's DRA claim (:func:`bench.parity_harness.dra.allocation`).
 """
 
 from __future__ import annotations
@@ -30,6 +36,12 @@ class Outcome:
     scores: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     message: str = ""
+    bindings: dict[str, str] = field(default_factory=dict)
+    gated: bool | None = None
+    nominated: str | None = None  # the node preemption nominated in the first attempt
+    victims: list[str] = field(default_factory=list)  # existing pods preempted
+    final_node: str | None = None  # where the pod was bound in the end, after preemption
+    allocation: list[str] = field(default_factory=list)  # devices of the pod's DRA claim
 
     def winners(self) -> list[str]:
         """The nodes with the highest total (several on a tie)."""
@@ -49,6 +61,12 @@ class Outcome:
             "scores": {node: dict(sorted(row.items())) for node, row in sorted(self.scores.items())},
             "totals": dict(sorted(self.totals.items())),
             "message": self.message,
+            "bindings": dict(sorted(self.bindings.items())),
+            "gated": self.gated,
+            "nominated": self.nominated,
+            "victims": sorted(self.victims),
+            "finalNode": self.final_node,
+            "allocation": self.allocation,
         }
 
     @classmethod
@@ -63,4 +81,10 @@ class Outcome:
             scores={node: dict(row) for node, row in data.get("scores", {}).items()},
             totals=dict(data.get("totals", {})),
             message=data.get("message", ""),
+            bindings=dict(data.get("bindings", {})),
+            gated=data.get("gated"),
+            nominated=data.get("nominated"),
+            victims=list(data.get("victims", [])),
+            final_node=data.get("finalNode"),
+            allocation=list(data.get("allocation", [])),
         )

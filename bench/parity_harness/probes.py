@@ -25,6 +25,7 @@ from typing import Any
 
 from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
 from bench.parity_harness.fiterror import FitError
+from bench.parity_harness.vocabulary import PREEMPTOR_CLASS, PROBE_PREEMPTOR_CLASS
 
 Json = dict[str, Any]
 
@@ -50,6 +51,8 @@ def _probe(pending: Json, name: str) -> Json:
     for key in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
         metadata.pop(key, None)
     probe.pop("status", None)
+    if probe["spec"].get("priorityClassName") == PREEMPTOR_CLASS[0]:
+        probe["spec"]["priorityClassName"] = PROBE_PREEMPTOR_CLASS[0]  # a probe must never preempt
     return probe
 
 
@@ -95,3 +98,12 @@ def node_verdict(fit: FitError, node_count: int) -> list[str] | None:
 def isolation_safe(verdict: list[str] | None) -> bool:
     """Whether a node probe's verdict holds for the unnarrowed pod when it spreads (see module doc)."""
     return verdict is not None and not (set(verdict) & CROSS_NODE_REASONS)
+
+
+def ungated(pending: Json) -> Json:
+    """The pending pod without its scheduling gates (probes must be attempted)."""
+    if not (pending.get("spec") or {}).get("schedulingGates"):
+        return pending
+    pod = copy.deepcopy(pending)
+    del pod["spec"]["schedulingGates"]
+    return pod

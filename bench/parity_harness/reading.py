@@ -47,7 +47,9 @@ def read(seen: Observed) -> tuple[Outcome, list[str]]:
     if main.error is not None:
         raise ReadError(f"kube-scheduler failed to schedule {seen.pod}: {main.error}")
     anomalies = [f"{seen.pod}: first attempt used an OpportunisticBatch hint"] if main.hinted else []
-    feasible = frozenset(seen.passed or ())
+    # The recorder passes on every node it is called with, so a failed first attempt never called
+    # it: a call seen is a later attempt's (after preemption) and says nothing of the first.
+    feasible = frozenset(seen.passed or ()) if main.bound_node is not None else frozenset()
     if main.bound_node is not None:
         if main.feasible_count != len(feasible):
             anomalies.append(f"log says {main.feasible_count} feasible nodes, the extender saw {sorted(feasible)}")

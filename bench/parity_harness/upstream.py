@@ -13,6 +13,21 @@ namespace serve every scenario. For a scenario:
 5. delete the scenario's pods, Services and Nodes (grace period 0: no kubelet would finish a
    graceful deletion), in the background while the next scenario is created.
 
+With the ``volumes`` feature, step 1 first creates the StorageClasses, CSINodes and claims, then
+the PVs (a pre-bound PV's ``claimRef`` gets its claim's uid), and waits until the PV controller
+(kube-controller-manager's ``persistentvolume-binder``) has moved every PV to Available or Bound:
+only an Available PV can be matched to a claim, and the PVs are read back then, as both
+schedulers see them. While the pending pod is being bound the harness plays the CSI driver's
+external-provisioner: a claim VolumeBinding's PreBind annotates with a selected node gets a PV
+pre-bound to it, which the PV controller binds, so the PreBind completes and the pod binds; the
+pod's claims are then read back (:func:`bench.parity_harness.volumes.bindings`). Claims and PVs
+carry the ``kubernetes.io/pv[c]-protection`` finalizers (StorageObjectInUseProtection admission)
+and no controller here removes them, so the cleanup patches them away.
+
+With the ``gates`` feature a pending pod created with ``schedulingGates`` must be held by
+SchedulingGates' PreEnqueue (its log line, and no attempt); the harness then removes the gates
+and the scenario goes on as for any pod. Probes never carry the gates.
+
 The objects as the API server stored them (server-only metadata removed) are returned as the
 input for our side.
 """
@@ -31,18 +46,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.parity_harness import probes, reading
+from bench.parity_harness import dra, probes, reading, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.extender import Extender
 from bench.parity_harness.generator import Scenario
 from bench.parity_harness.klog import LogTail, SchedulerLog
-from bench.parity_harness.kube import Api, ApiError, DevCluster
+from bench.parity_harness.kube import Api, ApiError, DevCluster, object_path
 from bench.parity_harness.outcome import Outcome
 from bench.parity_harness.profile import ProfilePair, kube_scheduler_config
 
 Json = dict[str, Any]
 VERBOSITY = 10
 POLL_SECONDS = 0.005
+PROVISION_EVERY_SECONDS = 0.1
 PARALLEL_REQUESTS = 8
 RUN_LABEL = "parity.example/run"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
@@ -61,6 +77,17 @@ def _exclusive(path: Path) -> IO[str]:
     return stream
 
 
+def _phases(objects: list[Json]) -> list[str]:
+    return [(o.get("status") or {}).get("phase", "") for o in objects]
+
+
+def _expected(obj: Json, bound_by: str) -> str:
+    """The phase the PV controller settles a PV (``claimRef``) or claim (``volumeName``) in."""
+    if obj["spec"].get(bound_by):
+        return "Bound"
+    return "Available" if obj["kind"] == "PersistentVolume" else "Pending"
+
+
 class HarnessError(RuntimeError):
     """The scenario could not be run or read back (not a disagreement)."""
 
@@ -71,6 +98,7 @@ class UpstreamResult:
     objects: list[Json]  # as stored by the API server, for the simulator
     anomalies: list[str] = field(default_factory=list)
     phases: dict[str, float] = field(default_factory=dict)  # seconds per step, cleanup excluded
+    gated_pod: Json | None = None  # the pending pod as created, while its scheduling gates held it
 
 
 class _Phases:
@@ -152,8 +180,19 @@ class KubeScheduler:
                 self._lock.close()
 
     def _remove_leftovers(self) -> None:
-        """Nodes of an interrupted run would be considered by every scenario; its namespace is litter."""
+        """Nodes of an interrupted run would be considered by every scenario; its namespace and
+        cluster-scoped storage and DRA objects are litter (and would collide with its seeds')."""
         self.api.delete_collection("/api/v1/nodes", v.SCENARIO)
+        for path in (
+            "/apis/storage.k8s.io/v1/storageclasses",
+            "/apis/storage.k8s.io/v1/csinodes",
+            "/apis/resource.k8s.io/v1/deviceclasses",
+            "/apis/resource.k8s.io/v1/resourceslices",
+        ):
+            self.api.delete_collection(path, v.SCENARIO)
+        volumes_left = self.api.request("GET", "/api/v1/persistentvolumes", query={"labelSelector": v.SCENARIO})
+        for pv in volumes_left["items"]:
+            self._force_delete({"apiVersion": "v1", "kind": "PersistentVolume", **pv})
         for namespace in self.api.request("GET", "/api/v1/namespaces", query={"labelSelector": RUN_LABEL})["items"]:
             with contextlib.suppress(ApiError):
                 self.api.request("DELETE", f"/api/v1/namespaces/{namespace['metadata']['name']}")
@@ -175,18 +214,31 @@ class KubeScheduler:
             objects = self._create_cluster(scenario, stem)
             clock.mark("cluster")
             names = scenario.node_names
-            node_probes = [probes.node_probe(scenario.pending, f"{stem}-probe-{i}", n) for i, n in enumerate(names)]
+            ungated = probes.ungated(scenario.pending)
+            node_probes = [probes.node_probe(ungated, f"{stem}-probe-{i}", n) for i, n in enumerate(names)]
             spreading = probes.spreads_when_filtering(scenario.pending)
-            pod_probe = probes.pod_probe(scenario.pending, f"{stem}-probe-all") if spreading else None
+            pod_probe = probes.pod_probe(ungated, f"{stem}-probe-all") if spreading else None
             all_probes = [*node_probes, *([pod_probe] if pod_probe else [])]
             self._create_all(all_probes)
             self._wait_attempts([self._key(p) for p in all_probes])
             clock.mark("probes")
             pending = stored(self.api.create(scenario.pending))
-            self._wait_attempts([self._key(pending)])
+            gated_pod, gated = None, None
+            if pending["spec"].get("schedulingGates"):
+                gated_pod, gated = pending, self._held_by_gates(pending)
+                pending = stored(self.api.merge_patch(object_path(pending), {"spec": {"schedulingGates": None}}))
+            self._wait_attempts([self._key(pending)], provision=stem if scenario.storage.claims else None)
             clock.mark("pending pod")
             outcome, anomalies = self._outcome(scenario, pending, node_probes, pod_probe)
-            return UpstreamResult(outcome, [*objects, pending], anomalies, clock.phases)
+            outcome.gated = gated
+            claims: list[Json] = []
+            if scenario.devices.templates:
+                pending, claims = self._with_claim(pending, outcome)
+            if outcome.node is None and "preemption" in scenario.features and self._nominated(pending):
+                self._after_preemption(scenario, pending, outcome)
+            if outcome.node is not None and scenario.storage.claims:
+                outcome.bindings = volumes.bindings(pending, self._claims(stem))
+            return UpstreamResult(outcome, [*objects, *claims, pending], anomalies, clock.phases, gated_pod)
         finally:
             # Deleting takes as long as creating: it runs while the next scenario is created,
             # which waits until kube-scheduler has seen these nodes go.
@@ -196,16 +248,167 @@ class KubeScheduler:
         """Create in parallel (no order matters to the API server); the stored objects, in order."""
         return [stored(obj) for obj in self._pool.map(self.api.create, manifests)]
 
+    def _create_storage(self, storage: volumes.Storage, stem: str) -> list[Json]:
+        """Classes and CSINodes, then the PVs, then (once the PV controller has seen every PV) the
+        claims: a claim naming a PV the controller does not know yet would be marked Lost. The
+        classes and CSINodes as stored."""
+        created = self._create_all([*storage.classes, *storage.csi_nodes])
+        if storage.volumes:
+            self._create_all(storage.volumes)
+            self._until(
+                lambda: _phases(self._volumes(stem)) == ["Available"] * len(storage.volumes),
+                "the PV controller to make every new PV Available",
+            )
+        self._create_all(storage.claims)
+        return created
+
+    def _claims(self, stem: str) -> list[Json]:
+        path = f"/api/v1/namespaces/{self.namespace}/persistentvolumeclaims"
+        items: list[Json] = self.api.request("GET", path, query={"labelSelector": f"{v.SCENARIO}={stem}"})["items"]
+        return [{"apiVersion": "v1", "kind": "PersistentVolumeClaim", **item} for item in items]
+
+    def _volumes(self, stem: str) -> list[Json]:
+        query = {"labelSelector": f"{v.SCENARIO}={stem}"}
+        items: list[Json] = self.api.request("GET", "/api/v1/persistentvolumes", query=query)["items"]
+        return [{"apiVersion": "v1", "kind": "PersistentVolume", **item} for item in items]
+
+    def _settled_storage(self, storage: volumes.Storage, stem: str, others: list[Json]) -> list[Json]:
+        """The scenario's claims and PVs once the PV controller has given every PV its phase,
+        after ``others`` (its classes and CSINodes)."""
+        if not storage.volumes and not storage.claims:
+            return others
+        found: list[Json] = []
+        claimed: list[Json] = []
+
+        def settled() -> bool:
+            found[:], claimed[:] = self._volumes(stem), self._claims(stem)
+            return _phases(found) == [_expected(pv, "claimRef") for pv in found] and _phases(claimed) == [
+                _expected(claim, "volumeName") for claim in claimed
+            ]
+
+        self._until(
+            settled,
+            lambda: (
+                "the PV controller to make every PV Available or Bound, and pre-bound claims Bound (now "
+                f"{ {o['metadata']['name']: o.get('status', {}).get('phase') for o in [*found, *claimed]} })"
+            ),
+        )
+        by_name = {pv["metadata"]["name"]: pv for pv in found}
+        claims = {c["metadata"]["name"]: c for c in claimed}
+        return [
+            *others,
+            *(stored(claims[c["metadata"]["name"]]) for c in storage.claims),
+            *(stored(by_name[pv["metadata"]["name"]]) for pv in storage.volumes),
+        ]
+
+    def _provision(self, stem: str, done: set[str]) -> None:
+        """external-provisioner for the harness's CSI driver: a PV for each claim annotated with a
+        selected node (VolumeBinding's PreBind), pre-bound to it."""
+        for claim in self._claims(stem):
+            annotations = claim["metadata"].get("annotations") or {}
+            name = claim["metadata"]["name"]
+            if volumes.ANN_SELECTED_NODE not in annotations or claim["spec"].get("volumeName") or name in done:
+                continue
+            try:
+                self.api.create(volumes.provisioned_volume(claim))
+            except ApiError as error:
+                if error.status != 409:
+                    raise
+            done.add(name)
+
+    def _with_claim(self, pending: Json, outcome: Outcome) -> tuple[Json, list[Json]]:
+        """The pending pod with the claim the resourceclaim controller made for it (its
+        ``status.resourceClaimStatuses``, the uid its claim's owner reference names), the claim as
+        the controller made it, and the devices allocated to it when the pod was bound."""
+        live = self.api.request("GET", object_path(pending))
+        name = dra.claim_name(live)
+        if name is None:
+            return pending, []
+        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
+        claim = {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
+        if outcome.node is not None:
+            outcome.allocation = dra.allocation(live, [claim])
+        with_status = {**pending, "metadata": {**pending["metadata"], "uid": live["metadata"]["uid"]}}
+        with_status["status"] = {
+            **pending.get("status", {}),
+            "resourceClaimStatuses": live["status"]["resourceClaimStatuses"],
+        }
+        return with_status, [dra.unallocated(stored(claim))]
+
+    def _nominated(self, pending: Json) -> bool:
+        """Whether the pod's failed first attempt nominated a node (its PostFilter preempted)."""
+        log = self._log()
+        key = self._key(pending)
+        self._until(lambda: key in log.nominated, f"the status update after {key}'s first attempt")
+        return bool(log.nominated[key])
+
+    def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> None:
+        """The first attempt nominated a node: the nominated node, the pods deleted, and where a
+        later attempt bound the pod."""
+        log = self._log()
+        key = self._key(pending)
+
+        def bound() -> str | None:
+            return next((a.bound_node for a in log.attempts.get(key, ()) if a.bound_node), None)
+
+        stem = pending["metadata"]["labels"][v.SCENARIO]
+        provisioner = self._provisioner(stem if scenario.storage.claims else None)
+
+        def settled() -> bool:
+            """Bound, or a later attempt found preemption no help (with the victims gone: while
+            they terminate, preemption is "not eligible due to a terminating pod")."""
+            provisioner()
+            later = log.attempts.get(key, [])[1:]
+            return bound() is not None or any(
+                a.fit_error is not None and "preemption:" in a.fit_error and "terminating" not in a.fit_error
+                for a in later
+            )
+
+        self._until(settled, f"{key} to preempt, then bind or give up")
+        outcome.nominated, outcome.final_node = log.nominated[key], bound()
+        query = {"labelSelector": f"{v.SCENARIO}={stem}"}
+        items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]
+        alive = {p["metadata"]["name"] for p in items if not p["metadata"].get("deletionTimestamp")}
+        outcome.victims = sorted(p["metadata"]["name"] for p in scenario.pods if p["metadata"]["name"] not in alive)
+
+    def _start_pods(self, pods: list[Json], manifests: list[Json]) -> list[Json]:
+        """Give the pods the ``status.startTime`` their manifests ask for (the API server drops a
+        created pod's status), and wait until kube-scheduler's cache has seen them so."""
+        started = [m for m in manifests if (m.get("status") or {}).get("startTime")]
+        if not started:
+            return pods
+
+        def patch(manifest: Json) -> Json:
+            path = f"{object_path(manifest)}/status"
+            return stored(self.api.merge_patch(path, {"status": {"startTime": manifest["status"]["startTime"]}}))
+
+        patched = {p["metadata"]["name"]: p for p in self._pool.map(patch, started)}
+        log = self._log()
+        keys = {self._key(p) for p in started}
+        self._until(lambda: keys <= log.updated_pods, "kube-scheduler's cache to see the pods' start times")
+        return [patched.get(p["metadata"]["name"], p) for p in pods]
+
+    def _held_by_gates(self, pending: Json) -> bool:
+        """Whether SchedulingGates' PreEnqueue held the pod, with no scheduling attempt."""
+        log = self._log()
+        key = self._key(pending)
+        self._until(
+            lambda: "SchedulingGates" in log.gated.get(key, ()) or log.first(key) is not None,
+            f"SchedulingGates' PreEnqueue or an attempt for {key}",
+        )
+        return log.first(key) is None
+
     def _create_cluster(self, scenario: Scenario, stem: str) -> list[Json]:
         for node in scenario.nodes:
             node["metadata"]["labels"][v.SCENARIO] = stem
         for service in scenario.services:
             service["metadata"].setdefault("labels", {})[v.SCENARIO] = stem
         self._finish_cleaning()
-        objects = [
-            *scenario.priority_classes(),
-            *self._create_all([*scenario.nodes, *scenario.services, *scenario.pods]),
-        ]
+        classes = [*self._create_storage(scenario.storage, stem), *self._create_all(scenario.devices.manifests())]
+        created = self._create_all([*scenario.nodes, *scenario.services, *scenario.pods])
+        first_pod = len(scenario.nodes) + len(scenario.services)
+        created[first_pod:] = self._start_pods(created[first_pod:], scenario.pods)
+        objects = [*scenario.priority_classes(), *self._settled_storage(scenario.storage, stem, classes), *created]
         log = self._log()
         wanted = set(scenario.node_names)
         bound = {self._key(p) for p in scenario.pods}
@@ -230,6 +433,18 @@ class KubeScheduler:
         selector = f"{v.SCENARIO}={stem}"
         base = f"/api/v1/namespaces/{self.namespace}"
         self.api.delete_collection(f"{base}/pods", selector)
+        storage = scenario.storage
+        if storage.claims or storage.volumes:
+            # No pvc-protection or pv-protection controller runs: drop their finalizers first.
+            list(self._pool.map(self._force_delete, [*self._claims(stem), *self._volumes(stem)]))
+        if scenario.devices.templates:
+            # PreBind's resource.kubernetes.io/delete-protection finalizer stays on the claims.
+            path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims"
+            found = self.api.request("GET", path, query={"labelSelector": selector})["items"]
+            claims = [{"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **claim} for claim in found]
+            list(self._pool.map(self._force_delete, claims))
+        for obj in [*storage.classes, *storage.csi_nodes, *scenario.devices.manifests()]:
+            self._delete(object_path(obj))
         for service in scenario.services:
             try:
                 self.api.request("DELETE", f"{base}/services/{service['metadata']['name']}")
@@ -237,6 +452,22 @@ class KubeScheduler:
                 if error.status != 404:
                     raise
         self.api.delete_collection("/api/v1/nodes", selector)
+
+    def _force_delete(self, obj: Json) -> None:
+        path = object_path(obj)
+        try:
+            self.api.merge_patch(path, {"metadata": {"finalizers": None}})
+        except ApiError as error:
+            if error.status != 404:
+                raise
+        self._delete(path)
+
+    def _delete(self, path: str) -> None:
+        try:
+            self.api.request("DELETE", path)
+        except ApiError as error:
+            if error.status != 404:
+                raise
 
     # -- reading kube-scheduler ------------------------------------------------------------------
     def _outcome(
@@ -258,13 +489,29 @@ class KubeScheduler:
         )
         return reading.read(seen)
 
-    def _wait_attempts(self, keys: list[str]) -> None:
+    def _wait_attempts(self, keys: list[str], *, provision: str | None = None) -> None:
+        """Until each pod's first attempt ended; with ``provision`` (a scenario's stem), play the
+        provisioner of that scenario's claims meanwhile."""
         log = self._log()
+        provisioner = self._provisioner(provision)
 
         def done() -> bool:
+            provisioner()
             return all((a := log.first(k)) is not None and a.finished for k in keys)
 
         self._until(done, f"first scheduling attempts of {', '.join(keys)}")
+
+    def _provisioner(self, stem: str | None) -> Callable[[], None]:
+        """A step to call while waiting: every so often, provision the scenario's claims."""
+        provisioned: set[str] = set()
+        last = [0.0]
+
+        def step() -> None:
+            if stem is not None and time.monotonic() - last[0] > PROVISION_EVERY_SECONDS:
+                last[0] = time.monotonic()
+                self._provision(stem, provisioned)
+
+        return step
 
     def _log(self) -> SchedulerLog:
         if self._tail is None:

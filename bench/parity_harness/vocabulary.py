@@ -64,25 +64,47 @@ HOST_PORTS = (8080, 8081, 9090)
 HOST_IPS = ("", "", "127.0.0.1", "0.0.0.0")
 PROTOCOLS = ("TCP", "TCP", "UDP")
 
-# Every class says preemptionPolicy Never: the pending pod must not preempt (preemption is not
-# compared, and a preempting cycle would be followed by more attempts), and the Priority
-# admission plugin takes the policy from the class only.
+# These classes say preemptionPolicy Never (the Priority admission plugin takes the policy from
+# the class only): a pending pod of theirs never preempts. Only the ``preemption`` feature gives
+# the pending pod PREEMPTOR_CLASS, above all others, which preempts lower-priority pods.
 PRIORITY_CLASSES: tuple[tuple[str, int], ...] = (
     ("parity-low", 10),
     ("parity-mid", 1000),
     ("parity-high", 100000),
 )
+PREEMPTOR_CLASS = ("parity-preemptor", 1000000)
+# The preemptor's probes: the same priority (filters see the same pod) but they never preempt.
+PROBE_PREEMPTOR_CLASS = ("parity-preemptor-probe", 1000000)
 
 
 def priority_classes() -> list[dict[str, object]]:
-    return [priority_class(name, value) for name, value in PRIORITY_CLASSES]
+    return [
+        *(priority_class(name, value) for name, value in PRIORITY_CLASSES),
+        priority_class(*PREEMPTOR_CLASS, policy="PreemptLowerPriority"),
+        priority_class(*PROBE_PREEMPTOR_CLASS),
+    ]
 
 
-def priority_class(name: str, value: int) -> dict[str, object]:
+def priority_class(name: str, value: int, policy: str = "Never") -> dict[str, object]:
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
         "metadata": {"name": name},
         "value": value,
-        "preemptionPolicy": "Never",
+        "preemptionPolicy": policy,
     }
+
+
+# The volumes feature (bench/parity_harness/volumes.py): one CSI driver that the harness plays
+# (it provisions claims annotated with a selected node), claim sizes, reclaim policy.
+CSI_DRIVER = "parity.csi.example.com"
+STORAGE_GIB = (1, 2, 5, 10, 20, 50)
+READ_WRITE_ONCE = "ReadWriteOnce"
+READ_WRITE_ONCE_POD = "ReadWriteOncePod"
+READ_WRITE_MANY = "ReadWriteMany"
+
+# The gates feature: schedulingGates names on the pending pod.
+SCHEDULING_GATES = ("parity.example/quota", "parity.example/warmup")
+
+# The dra feature (bench/parity_harness/dra.py): the DRA driver the harness plays.
+DRA_DRIVER = "gpu.parity.example.com"

@@ -1,11 +1,14 @@
-"""Differential parity with the real kube-scheduler: 20 fixed-seed scenarios must agree fully.
+"""Differential parity with the real kube-scheduler: fixed-seed scenarios must agree fully.
 
 The harness (``bench/parity``) runs its own dev cluster (``.devcluster/parity``, sharing the
 built binaries) rather than the session's ``cluster``: kube-scheduler would also weigh every
 Node other tests leave on the shared cluster, and other sessions may restart its one
 kube-scheduler. Each scenario runs on kube-scheduler v1.36.3 (same plugins, all nodes scored)
 and through ``simulate``; feasibility, filter reasons and every plugin's weighted score per node
-must be equal. ``python bench/parity.py --scenarios N --seed S`` runs more.
+must be equal. The opt-in features (extenders, volumes, gates, preemption) have seeds of their
+own, so that the 20 default seeds keep generating the scenarios they always did (``dra`` is
+used once DynamicResources is registered, as every feature).
+``python bench/parity.py --scenarios N --seed S [--features ...]`` runs more.
 """
 
 from __future__ import annotations
@@ -16,9 +19,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from bench.parity_harness import vocabulary as v
 from bench.parity_harness.cli import report
+from bench.parity_harness.features import BY_NAME
+from bench.parity_harness.generator import Scenario, generate
 from bench.parity_harness.harness import Harness, Summary, comparable_features
 from bench.parity_harness.kube import ClusterUnavailable
+from bench.parity_harness.profile import parity_plugins
+from scheduler_core.runtime.registry import default_registry
 
 pytestmark = pytest.mark.e2e
 
@@ -56,8 +64,6 @@ def test_scenarios_with_extenders_agree_with_kube_scheduler(harness: Harness) ->
     """The opt-in ``extenders`` feature (bench/parity_harness/profile.py scenario_extenders): a names-only
     filter and prioritizer, a full-object prioritizer and an ignorable failing extender, the same
     on both sides; the scenarios are generated apart so the 20 seeds above stay as they were."""
-    from bench.parity_harness.generator import generate
-
     started = time.monotonic()
     results = [
         harness.run_scenario(generate(10_000 + i, EXTENDER_FEATURES, namespace=harness.namespace))
@@ -66,3 +72,51 @@ def test_scenarios_with_extenders_agree_with_kube_scheduler(harness: Harness) ->
     summary = Summary(results)
     lines = report(summary, show=50, seconds=time.monotonic() - started, out=None)
     assert summary.agreed == EXTENDER_SEEDS, "\n".join(lines)
+
+
+def _uses_volumes(scenario: Scenario) -> bool:
+    return any(vol.get("persistentVolumeClaim") for vol in scenario.pending["spec"].get("volumes", ()))
+
+
+def _gated(scenario: Scenario) -> bool:
+    return bool(scenario.pending["spec"].get("schedulingGates"))
+
+
+def _preempts(scenario: Scenario) -> bool:
+    return str(scenario.pending["spec"]["priorityClassName"]) == v.PREEMPTOR_CLASS[0]
+
+
+def _claims_devices(scenario: Scenario) -> bool:
+    return bool(scenario.pending["spec"].get("resourceClaims"))
+
+
+# feature: (first seed, scenarios, features the generator draws from, which scenarios count)
+OPT_IN_CASES = {
+    "volumes": (20_000, 12, {"volumes", "node_affinity", "taints", "pod_affinity"}, _uses_volumes),
+    "gates": (30_000, 5, {"gates", "volumes", "node_affinity"}, _gated),
+    "preemption": (40_000, 10, {"preemption", "pod_count", "node_affinity", "pod_affinity", "volumes"}, _preempts),
+    "dra": (50_000, 8, {"dra", "node_affinity", "taints", "preemption"}, _claims_devices),
+}
+
+
+# A feature is exercised once the plugins it needs are registered (``dra``: DynamicResources).
+REGISTERED = frozenset(name for name, _ in parity_plugins(frozenset(default_registry())))
+
+
+@pytest.mark.parametrize("feature", sorted(f for f in OPT_IN_CASES if BY_NAME[f].plugins <= REGISTERED))
+def test_opt_in_feature_scenarios_agree_with_kube_scheduler(harness: Harness, feature: str) -> None:
+    """The first scenarios from a fixed seed on that really use the feature (a pod with claims, a
+    gated pod, a preemptor, a DRA claim): bindings written, gates held, nominated node, victims
+    and final node, devices allocated are compared besides feasibility, reasons and scores."""
+    first, count, features, counts = OPT_IN_CASES[feature]
+    scenarios: list[Scenario] = []
+    seed = first
+    while len(scenarios) < count:
+        scenario = generate(seed, features, namespace=harness.namespace)
+        if counts(scenario):
+            scenarios.append(scenario)
+        seed += 1
+    started = time.monotonic()
+    summary = Summary([harness.run_scenario(scenario) for scenario in scenarios])
+    lines = report(summary, show=50, seconds=time.monotonic() - started, out=None)
+    assert summary.agreed == count, "\n".join(lines)

@@ -126,3 +126,13 @@ def test_reasons_known_only_together_are_compared_as_a_multiset(ours: Outcome, e
 )
 def test_plugin_of(reasons: list[str], plugin: str) -> None:
     assert plugin_of(reasons) == plugin
+
+
+def test_a_score_skipped_where_upstream_scores_zero_is_no_difference() -> None:
+    """DynamicResources skips its Score for a pod without claims; upstream logs 0 for every node."""
+    theirs = Outcome("Scheduled", "a", frozenset({"a", "b"}), scores={n: {"DynamicResources": 0} for n in "ab"})
+    ours = Outcome("Scheduled", "a", frozenset({"a", "b"}), scores={n: {"TaintToleration": 0} for n in "ab"})
+    theirs.scores = {n: {"DynamicResources": 0, "TaintToleration": 0} for n in "ab"}
+    assert compare(1, ours, theirs) == []
+    theirs.scores["a"]["DynamicResources"] = 10
+    assert [d.plugin for d in compare(1, ours, theirs)] == ["DynamicResources"]

@@ -45,6 +45,18 @@ from bench.parity_harness.fiterror import FitError, parse
             id="post-filter-message-dropped",
         ),
         pytest.param(
+            "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+            "no new claims to deallocate, preemption: 0/3 nodes are available: 3 No preemption victims found.",
+            FitError(3, Counter({"node(s) had untolerated taint(s)": 1, "Insufficient cpu": 2}), None),
+            id="dynamic-resources-post-filter-reason-dropped-too",
+        ),
+        pytest.param(
+            '0/2 nodes are available: persistentvolumeclaim "c" not found. no new claims to deallocate, '
+            "preemption: not eligible due to preemptionPolicy=Never.",
+            FitError(2, Counter(), 'persistentvolumeclaim "c" not found'),
+            id="pre-filter-rejection-then-two-post-filter-reasons",
+        ),
+        pytest.param(
             "0/5 nodes are available: pod affinity terms conflict.",
             FitError(5, Counter(), "pod affinity terms conflict"),
             id="pre-filter-rejection",

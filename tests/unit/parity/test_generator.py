@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from bench.parity_harness import dra, probes, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.features import FEATURES
 from bench.parity_harness.generator import MAX_NODES, MIN_NODES, generate
@@ -40,7 +41,7 @@ def test_shape_names_and_the_pending_pod() -> None:
         pending = scenario.pending["spec"]
         assert "nodeName" not in pending
         assert pending["schedulerName"] == SCHEDULER_NAME
-        assert pending["priorityClassName"] in {name for name, _ in v.PRIORITY_CLASSES}
+        assert pending["priorityClassName"] in {name for name, _ in (*v.PRIORITY_CLASSES, v.PREEMPTOR_CLASS)}
         assert all(
             p["metadata"]["namespace"] == "ns" and p["metadata"]["labels"][v.SCENARIO] == "x" for p in _pods(scenario)
         )
@@ -79,8 +80,16 @@ def _uses(scenario: Any) -> set[str]:
         used.add("images")
     if any("ports" in c for p in pods for c in _containers(p)):
         used.add("host_ports")
-    if any(p["spec"].get("volumes") for p in pods):
+    if any(vol.get("persistentVolumeClaim") is None for p in pods for vol in p["spec"].get("volumes", ())):
         used.add("disk_conflicts")
+    if scenario.storage.classes:
+        used.add("volumes")
+    if scenario.pending["spec"].get("schedulingGates"):
+        used.add("gates")
+    if scenario.pending["spec"]["priorityClassName"] == v.PREEMPTOR_CLASS[0]:
+        used.add("preemption")
+    if scenario.pending["spec"].get("resourceClaims"):
+        used.add("dra")
     if any(v.EXTENDER_RESOURCES["names"] in r for r in requests):
         used.add("extenders")
     return used
@@ -138,3 +147,127 @@ def test_pod_level_requests_cover_the_containers() -> None:
                 assert millis(pod_level["cpu"]) >= total
                 checked += 1
     assert checked
+
+
+def test_volumes_are_valid_and_unambiguous() -> None:
+    """Claims the pods use exist (but for the one meant to be missing); pre-bound pairs name each
+    other; no unbound PV matches an Immediate claim (the PV controller would race the scheduler);
+    PV sizes are distinct within a class (upstream picks the smallest match, in informer order
+    among equals); ReadWriteOncePod is never combined with another mode (the API refuses it)."""
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"volumes"}, namespace="ns", prefix="x")
+        storage = scenario.storage
+        claims = {c["metadata"]["name"]: c for c in storage.claims}
+        classes = {c["metadata"]["name"]: c for c in storage.classes}
+        for pod in _pods(scenario):
+            for name in volumes.claim_names(pod):
+                assert name in claims or name == "x-missing"
+        for pv in storage.volumes:
+            ref = pv["spec"].get("claimRef")
+            if ref is not None:
+                assert claims[ref["name"]]["spec"]["volumeName"] == pv["metadata"]["name"]
+            elif classes[pv["spec"]["storageClassName"]]["volumeBindingMode"] == "Immediate":
+                pytest.fail(f"unbound PV {pv['metadata']['name']} in an Immediate class")
+            assert len(pv["spec"]["accessModes"]) == 1
+        unbound = [pv for pv in storage.volumes if "claimRef" not in pv["spec"]]
+        sizes = [(pv["spec"]["storageClassName"], pv["spec"]["capacity"]["storage"]) for pv in unbound]
+        assert len(sizes) == len(set(sizes))
+        checked += len(storage.volumes)
+    assert checked
+
+
+@pytest.mark.parametrize(
+    ("claim", "expected"),
+    [
+        pytest.param({"spec": {"volumeName": "x-wffc-pv0"}}, "volume x-wffc-pv0", id="static-pv"),
+        pytest.param(
+            {"spec": {"volumeName": "pvc-1234"}, "metadata": {"annotations": {volumes.ANN_SELECTED_NODE: "n1"}}},
+            "provisioned on n1",
+            id="provisioned-for-the-selected-node",
+        ),
+        pytest.param({"spec": {}}, "unbound", id="unbound"),
+        pytest.param(
+            {"spec": {}, "metadata": {"annotations": {volumes.ANN_SELECTED_NODE: "n1"}}},
+            "selected n1, unbound",
+            id="annotated-not-yet-provisioned",
+        ),
+    ],
+)
+def test_bindings_name_the_static_pv_or_the_provisioning_node(claim: dict[str, Any], expected: str) -> None:
+    claim = {**claim, "metadata": {"name": "c", **claim.get("metadata", {})}}
+    pod = {"spec": {"volumes": [{"name": "a", "persistentVolumeClaim": {"claimName": "c"}}]}}
+    assert volumes.bindings(pod, [claim]) == {"c": expected}
+    assert volumes.bindings(pod, []) == {"c": "missing"}
+
+
+def test_preemption_gives_existing_pods_distinct_start_times() -> None:
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"preemption"})
+        if "preemption" in scenario.features:
+            starts = [p["status"]["startTime"] for p in scenario.pods]
+            assert len(starts) == len(set(starts))
+            checked += len(starts)
+        assert all("status" not in p for p in generate(seed, frozenset()).pods)
+    assert checked
+
+
+def test_probes_of_a_gated_preemptor_are_neither_gated_nor_preempting() -> None:
+    scenario = next(
+        s
+        for s in (generate(seed, {"gates", "preemption"}) for seed in SEEDS)
+        if s.pending["spec"].get("schedulingGates") and s.pending["spec"]["priorityClassName"] == v.PREEMPTOR_CLASS[0]
+    )
+    probe = probes.node_probe(probes.ungated(scenario.pending), "probe", scenario.node_names[0])
+    assert "schedulingGates" not in probe["spec"]
+    assert probe["spec"]["priorityClassName"] == v.PROBE_PREEMPTOR_CLASS[0]
+    assert scenario.pending["spec"]["schedulingGates"]  # the pending pod itself is untouched
+
+
+def test_dra_claims_name_the_scenarios_class_and_template() -> None:
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"dra"}, namespace="ns", prefix="x")
+        if "dra" not in scenario.features:
+            continue
+        (device_class,) = scenario.devices.classes
+        (template,) = scenario.devices.templates
+        assert scenario.pending["spec"]["resourceClaims"] == [
+            {"name": dra.CLAIM, "resourceClaimTemplateName": template["metadata"]["name"]}
+        ]
+        assert scenario.pending["spec"]["containers"][0]["resources"]["claims"] == [{"name": dra.CLAIM}]
+        (request,) = template["spec"]["spec"]["devices"]["requests"]
+        classes = [request["exactly"]] if "exactly" in request else request["firstAvailable"]
+        assert {c["deviceClassName"] for c in classes} == {device_class["metadata"]["name"]}
+        for resource_slice in scenario.devices.slices:
+            assert resource_slice["spec"]["pool"]["name"] == resource_slice["spec"]["nodeName"]
+            names = [d["name"] for d in resource_slice["spec"]["devices"]]
+            assert len(names) == len(set(names))
+        assert all(not p["spec"].get("resourceClaims") for p in scenario.pods)
+        checked += 1
+    assert checked
+
+
+def test_allocation_reads_the_claim_the_pod_status_names() -> None:
+    pod = {"status": {"resourceClaimStatuses": [{"name": dra.CLAIM, "resourceClaimName": "p-gpus-x1"}]}}
+    results = [{"request": "gpu", "driver": v.DRA_DRIVER, "pool": "n1", "device": d} for d in ("gpu-1", "gpu-0")]
+    claim = {"metadata": {"name": "p-gpus-x1"}, "status": {"allocation": {"devices": {"results": results}}}}
+    other = {"metadata": {"name": "other"}, "status": {"allocation": {"devices": {"results": results[:1]}}}}
+    assert dra.allocation(pod, [other, claim]) == ["gpu n1/gpu-0", "gpu n1/gpu-1"]
+    assert dra.allocation({}, [claim]) == []
+    fresh = dra.unallocated({**claim, "metadata": {"name": "p-gpus-x1", "finalizers": ["f"]}})
+    assert fresh == {"metadata": {"name": "p-gpus-x1"}}
+
+
+def test_a_read_write_once_pod_claim_is_mounted_by_one_existing_pod_at_most() -> None:
+    conflicts = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"volumes"})
+        rwop = {
+            c["metadata"]["name"] for c in scenario.storage.claims if c["spec"]["accessModes"] == ["ReadWriteOncePod"]
+        }
+        mounted = Counter(name for p in scenario.pods for name in volumes.claim_names(p) if name in rwop)
+        assert all(count == 1 for count in mounted.values())
+        conflicts += len(set(mounted) & set(volumes.claim_names(scenario.pending)))
+    assert conflicts  # the pending pod still meets ReadWriteOncePod conflicts

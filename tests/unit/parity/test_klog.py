@@ -133,3 +133,16 @@ def test_the_tail_reads_only_complete_lines_as_they_come(tmp_path: Path) -> None
         stream.write(SCORE[40:] + "\nnoise line\n" + BOUND + "\n")
     tail.poll()
     assert attempt.scores == {"px1-n1": {"TaintToleration": 300}} and attempt.bound_node == "px1-n1"
+
+
+def test_every_prequeue_plugin_holding_a_pod_and_its_nomination_are_kept() -> None:
+    """Upstream runs PreEnqueue plugins in map order (scheduling_queue.go runPreEnqueuePlugins):
+    which of SchedulingGates and DynamicResources reports first is random, so all are kept."""
+    log = SchedulerLog()
+    for plugin in ("DynamicResources", "SchedulingGates", "DynamicResources"):
+        log.feed(Record("Status after running PreEnqueue plugin", {"pod": "ns/p", "plugin": plugin}))
+    log.feed(Record("Updating pod condition and nominated node name", {"pod": "ns/p"}))
+    log.feed(Record("Updating pod condition and nominated node name", {"pod": "ns/q", "nominatedNodeName": "n1"}))
+    log.feed(Record("Updating pod condition and nominated node name", {"pod": "ns/q", "nominatedNodeName": "n2"}))
+    assert log.gated == {"ns/p": {"DynamicResources", "SchedulingGates"}}
+    assert log.nominated == {"ns/p": "", "ns/q": "n1"}  # the first attempt's: none for p

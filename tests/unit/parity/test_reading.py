@@ -45,6 +45,16 @@ def test_an_unschedulable_pod() -> None:
     assert anomalies == []
 
 
+def test_a_preempting_pods_later_extender_call_is_not_its_first_attempts() -> None:
+    """The first attempt failed and preempted; the recorder's call came from the attempt after
+    the victims went (seed 1049 of the preemption feature read node a as feasible)."""
+    main = Attempt(fit_error=f"0/3 nodes are available: 3 {CPU}.")
+    outcome, anomalies = read(Observed("ns/p", NODES, main, ["a"], [_probe(CPU), _probe(CPU), _probe(CPU)]))
+    assert outcome.feasible == frozenset()
+    assert outcome.reasons == {"a": [CPU], "b": [CPU], "c": [CPU]}
+    assert anomalies == []
+
+
 @pytest.mark.parametrize(
     ("main", "passed", "node_probes", "anomaly"),
     [

@@ -61,6 +61,13 @@ CASES = [
         "random-seed-11660-missing-memory-defaults-per-container",
         id="random-seed-11660-missing-memory-defaults-per-container",
     ),
+    # A preemptor's next attempt tries its nominated node alone first and takes it when it passes
+    # (v1.36.3 schedule_one.go findNodesThatFitPod/evaluateNominatedNode); we searched every node
+    # and bound it elsewhere (`--features ...,preemption --scenarios 200 --seed 1000`).
+    pytest.param(
+        "random-seed-1163-preemptor-binds-to-its-nominated-node",
+        id="random-seed-1163-preemptor-binds-to-its-nominated-node",
+    ),
 ]
 
 

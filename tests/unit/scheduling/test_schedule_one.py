@@ -284,3 +284,37 @@ async def test_a_plugin_that_raises_fails_only_that_pods_cycle_and_never_ends_th
     assert scheduler.queue.contains(PodInfo(cluster.pods["bad"]))  # requeued, not dropped
     node_n = scheduler.cache.update_snapshot().get("n")
     assert node_n is not None and node_n.requested.milli_cpu == 1000  # only good's request: bad not assumed
+
+
+def test_a_nominated_pod_tries_its_nominated_node_first() -> None:
+    """kubernetes v1.36.3 pkg/scheduler/schedule_one.go findNodesThatFitPod/evaluateNominatedNode:
+    a pod nominated by an earlier preemption is tried on that node alone first and bound there
+    when it passes, even where scoring would pick another node (here four tied nodes, which the
+    full search would share out at random; parity scenario random-seed-1163)."""
+
+    async def go(seed: int) -> str | None:
+        scheduler, cluster, _ = make_scheduler(seed=seed)
+        add_nodes(scheduler, cluster, [node(f"n{i}") for i in range(4)])
+        manifest = pod("p", uid="p")
+        manifest["status"] = {"nominatedNodeName": "n2"}  # as preemption wrote it
+        add_pods(scheduler, cluster, [manifest])
+        await scheduler.run_until_idle()
+        return node_of(cluster, "p")
+
+    assert {asyncio.run(go(seed)) for seed in range(8)} == {"n2"}
+
+
+def test_filters_count_pods_nominated_with_higher_or_equal_priority() -> None:
+    """schedule_one.go findNodesThatPassFilters runs RunFilterPluginsWithNominatedPods: a
+    higher-priority pod nominated to a node (waiting for its victims to go) takes its room first."""
+
+    async def go() -> tuple[str | None, str | None]:
+        scheduler, cluster, _ = make_scheduler()
+        add_nodes(scheduler, cluster, [node("n0", cpu="1"), node("n1", cpu="1")])
+        waiting = PodInfo(pod("big", uid="big", cpu="800m", priority=100, node_name=None))
+        scheduler.queue.nominator.add_nominated_pod(waiting, "n0")
+        add_pods(scheduler, cluster, [pod("small", uid="small", cpu="500m", priority=1)])
+        await scheduler.run_until_idle()
+        return node_of(cluster, "small"), scheduler.queue.nominator.nominated_node_for(waiting.uid)
+
+    assert asyncio.run(go()) == ("n1", "n0")
