@@ -42,8 +42,6 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-import cel
-
 from scheduler_core.framework.quantity import QuantityError, parse_quantity
 
 # k8s.io/api@v0.36.3 resource/v1/types.go
@@ -296,7 +294,7 @@ def compile_selector(expression: str) -> Selector:
         # API validation's words (pkg/apis/resource/validation validateCELSelector).
         raise CostError("too complex, exceeds cost limit")
     try:
-        program = cel.compile(expression)
+        program = _cel().compile(expression)
     except ValueError as error:  # "Failed to parse expression '...': ERROR: <input>:1:1: ..."
         issues = str(error).split("': ", 1)[-1] if "Failed to parse" in str(error) else str(error)
         raise CELError(f"compilation failed: {issues}") from None
@@ -307,8 +305,17 @@ def compile_selector(expression: str) -> Selector:
 
 
 @lru_cache(maxsize=1)
+def _cel() -> Any:
+    """The CEL library, imported on first use: its package also imports its command line
+    (typer, prompt_toolkit), ~0.15 s of every operator start that DRA-free clusters never need."""
+    import cel
+
+    return cel
+
+
+@lru_cache(maxsize=1)
 def _context() -> Any:
-    context = cel.Context()
+    context = _cel().Context()
     for name, function in _FUNCTIONS.items():
         context.add_function(name, function)
     return context
