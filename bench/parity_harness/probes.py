@@ -40,6 +40,17 @@ CROSS_NODE_REASONS = frozenset(
         "node(s) didn't satisfy existing pods anti-affinity rules",
     }
 )
+# Filters that run after PodTopologySpread and InterPodAffinity in the default profile's order
+# (v1.36.3 pkg/scheduler/apis/config/v1/default_plugins.go appends DynamicResources after
+# InterPodAffinity): a node probe that fails one of these passed the spreading filters only
+# because the probe narrowed the cycle to that node, so for a spreading pod its verdict says
+# nothing of the full cycle (DynamicResources' Filter reasons, dynamicresources.go).
+AFTER_CROSS_NODE_REASONS = frozenset(
+    {
+        "cannot allocate all claims",
+        "resourceclaim not available on the node",
+    }
+)
 ABSENT_FROM_CYCLE = "node(s) didn't satisfy plugin(s) [NodeAffinity]"  # schedule_one.go, PreFilterResult
 
 
@@ -97,7 +108,7 @@ def node_verdict(fit: FitError, node_count: int) -> list[str] | None:
 
 def isolation_safe(verdict: list[str] | None) -> bool:
     """Whether a node probe's verdict holds for the unnarrowed pod when it spreads (see module doc)."""
-    return verdict is not None and not (set(verdict) & CROSS_NODE_REASONS)
+    return verdict is not None and not (set(verdict) & (CROSS_NODE_REASONS | AFTER_CROSS_NODE_REASONS))
 
 
 def ungated(pending: Json) -> Json:
