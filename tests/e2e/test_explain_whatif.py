@@ -43,12 +43,12 @@ def cli(kubeconfig: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def reasons(message: str) -> dict[str, int]:
-    """``0/N nodes are available: 2 Insufficient cpu, 1 x.`` -> {reason: count}, the selector
-    reason of other tests' nodes left out; the preemption part after it too."""
-    head = message.split(" preemption: ")[0]
-    found = dict(
-        (reason, int(count)) for count, reason in re.findall(r"(\d+) ([^,]+?)(?:,|\.$)", head.split(": ", 1)[1])
-    )
+    """``0/N nodes are available: 2 Insufficient cpu, 1 x. <PostFilter messages>`` ->
+    {reason: count}: the FitError histogram only (upstream ``FitError.Error``: the PostFilter
+    plugins' messages follow it, e.g. DynamicResources' "no new claims to deallocate, preemption:
+    ..."), the selector reason of other tests' nodes left out."""
+    histogram = message.split(": ", 1)[1].split(". ", 1)[0].rstrip(".")
+    found = dict((reason, int(count)) for count, reason in re.findall(r"(\d+) ([^,]+?)(?:, |$)", histogram))
     found.pop(SELECTOR_REASON, None)
     return found
 
