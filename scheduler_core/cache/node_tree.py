@@ -54,35 +54,40 @@ def get_zone_key(node: Mapping[str, Any]) -> str:
 class NodeTree:
     """Node names per zone. Not a snapshot: the cache owns it and lists it on rebuild."""
 
-    __slots__ = ("num_nodes", "tree", "zones")
+    __slots__ = ("_members", "num_nodes", "tree", "zones")
 
     def __init__(self, nodes: Iterable[Mapping[str, Any]] = ()) -> None:
         self.tree: dict[str, list[str]] = {}
         self.zones: list[str] = []
         self.num_nodes = 0
+        # (zone, name) of every node in the tree: upstream scans the zone's list for a duplicate,
+        # which makes adding n nodes to one zone quadratic.
+        self._members: set[tuple[str, str]] = set()
         for node in nodes:
             self.add_node(node)
 
     def add_node(self, node: Mapping[str, Any]) -> None:
         zone = get_zone_key(node)
         name = node_name(node)
+        if (zone, name) in self._members:
+            log.info("Did not add to the NodeTree because it already exists: node=%s", name)
+            return
         names = self.tree.get(zone)
         if names is None:
             self.zones.append(zone)
             self.tree[zone] = [name]
-        elif name in names:
-            log.info("Did not add to the NodeTree because it already exists: node=%s", name)
-            return
         else:
             names.append(name)
+        self._members.add((zone, name))
         self.num_nodes += 1
 
     def remove_node(self, node: Mapping[str, Any]) -> None:
         zone = get_zone_key(node)
         name = node_name(node)
         names = self.tree.get(zone)
-        if names is not None and name in names:
+        if names is not None and (zone, name) in self._members:
             names.remove(name)
+            self._members.discard((zone, name))
             if not names:
                 del self.tree[zone]
                 self.zones.remove(zone)

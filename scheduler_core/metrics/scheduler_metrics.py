@@ -98,7 +98,8 @@ class SchedulerMetrics:
         self.registry = registry = registry if registry is not None else Registry()
         self.timer = timer
         self.plugin_sample_percent = PLUGIN_METRICS_SAMPLE_PERCENT
-        self._sampler = random.Random()  # not the scheduler's RNG: simulate's tie-breaks stay seeded
+        # Not the scheduler's RNG: simulate's tie-breaks stay seeded.
+        self._random = random.Random().random
         self.schedule_attempts = registry.counter(
             "scheduler_schedule_attempts_total",
             "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod "
@@ -164,6 +165,8 @@ class SchedulerMetrics:
         )
         self._attempts: dict[tuple[str, str], tuple[CounterChild, HistogramChild]] = {}
         self._attempts_child = self.pod_scheduling_attempts.labels()
+        self._sli: dict[int, HistogramChild] = {}
+        self._incoming: dict[tuple[str, str], CounterChild] = {}
         self._points: dict[tuple[str, str, str], HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
@@ -178,7 +181,7 @@ class SchedulerMetrics:
     # -- the scheduling loop -------------------------------------------------------------------
     def sample_cycle(self) -> bool:
         """Whether this cycle records plugin durations (schedule_one.go ``rand.Intn(100) < 10``)."""
-        return self._sampler.random() * 100 < self.plugin_sample_percent
+        return self._random() * 100 < self.plugin_sample_percent
 
     def attempt(self, result: str, profile: str, seconds: float) -> None:
         """Upstream ``observeScheduleAttemptAndLatency``."""
@@ -196,7 +199,17 @@ class SchedulerMetrics:
         first entry into activeQ is known."""
         self._attempts_child.observe(attempts)
         if sli_seconds is not None:
-            self.sli_duration.labels(attempts_label(attempts)).observe(sli_seconds)
+            child = self._sli.get(attempts)
+            if child is None:
+                child = self._sli[attempts] = self.sli_duration.labels(attempts_label(attempts))
+            child.observe(sli_seconds)
+
+    def incoming(self, queue: str, event: str) -> None:
+        """A pod entered sub-queue ``queue`` because of ``event``."""
+        child = self._incoming.get((queue, event))
+        if child is None:
+            child = self._incoming[(queue, event)] = self.queue_incoming.labels(queue, event)
+        child.value += 1
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
         key = (point, status, profile)

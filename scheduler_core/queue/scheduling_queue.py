@@ -131,7 +131,7 @@ class SchedulingQueue:
         self.nominator.resolve = self._freshest
         self._wakeup = asyncio.Event()
         self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
-        self._incoming = self.metrics.queue_incoming
+        self._incoming = self.metrics.incoming
         self.metrics.collect_pending(self._pending_samples)
         self.metrics.collect_unschedulable(self._unschedulable_samples)
 
@@ -173,7 +173,7 @@ class SchedulingQueue:
             qp.initial_attempt_timestamp = self._clock.now()
         self._unschedulable.delete(qp.key)
         self._active.add(qp)
-        self._incoming.labels(sm.ACTIVE, event).inc()
+        self._incoming(sm.ACTIVE, event)
         log.debug("pod %s moved to %s on %s", qp.key, ACTIVE_Q, event)
         return True
 
@@ -186,7 +186,7 @@ class SchedulingQueue:
                 return False
         self._unschedulable.delete(qp.key)
         self._backoff.add(qp)
-        self._incoming.labels(sm.BACKOFF, event).inc()
+        self._incoming(sm.BACKOFF, event)
         log.debug("pod %s moved to %s on %s", qp.key, BACKOFF_Q, event)
         return True
 
@@ -203,7 +203,7 @@ class SchedulingQueue:
     def _to_unschedulable(self, qp: QueuedPod, event: str) -> None:
         # Counted on entry only, not on an update in place (upstream unschedulable_pods.go).
         if qp.key not in self._unschedulable:
-            self._incoming.labels(sm.UNSCHEDULABLE_QUEUE, event).inc()
+            self._incoming(sm.UNSCHEDULABLE_QUEUE, event)
         self._unschedulable.add_or_update(qp)
 
     def _wakes_pop(self, queue: str) -> bool:
@@ -287,7 +287,7 @@ class SchedulingQueue:
                 qp = self._backoff.pop_backoff()
                 if qp is None:
                     return None
-                self._incoming.labels(sm.ACTIVE, "PopFromBackoffQ").inc()  # active_queue.go unlockedPop
+                self._incoming(sm.ACTIVE, "PopFromBackoffQ")  # active_queue.go unlockedPop
             if not self._active.move_to_in_flight(qp):
                 continue
             qp.unschedulable_plugins.clear()

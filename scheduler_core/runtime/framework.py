@@ -108,6 +108,7 @@ class Framework:
         handle.attach(self)
         self.metrics = handle.metrics
         self.timer = handle.metrics.timer
+        self._ok_children: dict[str, HistogramChild] = {}
         self._point_children: dict[tuple[str, str], HistogramChild] = {}
         self._plugin_children: dict[tuple[str, str, str], HistogramChild] = {}
         self.plugins = built.plugins
@@ -148,12 +149,20 @@ class Framework:
     # lookup, a bisect and two additions (this runs several times per cycle).
     def observe(self, point: str, status: Status | None, start: float) -> None:
         """One run of extension point ``point``, begun at ``start`` (on ``self.timer``)."""
-        code = "Success" if status is None else status.code.upstream_name
-        child = self._point_children.get((point, code))
-        if child is None:
-            child = self.metrics.extension_point_duration.labels(point, code, self.profile_name)
-            self._point_children[(point, code)] = child
-        child.observe(self.timer() - start)
+        elapsed = self.timer() - start
+        if status is None:  # the common case: keyed by the point alone
+            child = self._ok_children.get(point)
+            if child is None:
+                child = self._ok_children[point] = self._point_child(point, "Success")
+        else:
+            code = status.code.upstream_name
+            child = self._point_children.get((point, code))
+            if child is None:
+                child = self._point_children[(point, code)] = self._point_child(point, code)
+        child.observe(elapsed)
+
+    def _point_child(self, point: str, code: str) -> HistogramChild:
+        return self.metrics.extension_point_duration.labels(point, code, self.profile_name)
 
     def _plugin_ran(self, plugin: str, point: str, status: Status | None, start: float) -> None:
         key = (plugin, point, "Success" if status is None else status.code.upstream_name)
@@ -506,11 +515,7 @@ class Framework:
     # -- binding cycle ---------------------------------------------------------------------
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         start = self.timer()
-        status = await self._run_pre_bind(state, pod, node_name)
-        self.observe(sm.PRE_BIND, status, start)
-        return status
-
-    async def _run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        result: Status | None = None
         sampled = state.record_plugin_metrics
         for plugin in self.pre_bind_plugins:
             begun = self.timer() if sampled else 0.0
@@ -521,17 +526,16 @@ class Framework:
                 if status.code is Code.SKIP:
                     continue
                 if status.is_rejected():
-                    return _with_plugin(status, plugin.name)
-                return _error(f"running PreBind plugin {plugin.name!r}: {status.message()}", plugin.name)
-        return None
+                    result = _with_plugin(status, plugin.name)
+                else:
+                    result = _error(f"running PreBind plugin {plugin.name!r}: {status.message()}", plugin.name)
+                break
+        self.observe(sm.PRE_BIND, result, start)
+        return result
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         start = self.timer()
-        status = await self._run_bind(state, pod, node_name)
-        self.observe(sm.BIND, status, start)
-        return status
-
-    async def _run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        result: Status | None = None
         sampled = state.record_plugin_metrics
         for plugin in self.bind_plugins:
             begun = self.timer() if sampled else 0.0
@@ -540,12 +544,17 @@ class Framework:
                 self._plugin_ran(plugin.name, sm.BIND, status, begun)
             if status is not None and status.code is Code.SKIP:
                 continue
-            if status is not None and status.code is not Code.SUCCESS:
-                if status.is_rejected():
-                    return _with_plugin(status, plugin.name)
-                return _error(f"running Bind plugin {plugin.name!r}: {status.message()}", plugin.name)
-            return None
-        return _error("no Bind plugin bound the pod: every one returned Skip")
+            if status is None or status.code is Code.SUCCESS:
+                result = None
+            elif status.is_rejected():
+                result = _with_plugin(status, plugin.name)
+            else:
+                result = _error(f"running Bind plugin {plugin.name!r}: {status.message()}", plugin.name)
+            break
+        else:
+            result = _error("no Bind plugin bound the pod: every one returned Skip")
+        self.observe(sm.BIND, result, start)
+        return result
 
     async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
         start = self.timer()

@@ -9,11 +9,15 @@ alike, which avoids piling pods onto the few nodes holding it). The sum is clamp
 normalised as upstream: a reference without a tag or digest gets ``:latest``.
 
 There is no PreScore and no NormalizeScore. ``score_batch`` computes each distinct image's
-scaled score once and then only looks names up per node.
+scaled score once and then only looks names up per node. Which images some node of the
+snapshot holds is found once per image and snapshot version (``NodeColumns.version``), so a
+pod whose images no node has (the common case on a cluster that has not pulled them yet)
+costs a dict lookup instead of a scan of the feasible nodes.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -101,6 +105,8 @@ class ImageLocality:
 
     def __init__(self, args: object, handle: Handle) -> None:
         self._handle = handle
+        # (columns, their version, image -> the summary some node of theirs holds, or None)
+        self._held: tuple[weakref.ref[NodeColumns], int, dict[str, ImageStateSummary | None]] | None = None
 
     # Score only: no cluster event can make a pod schedulable through this plugin, so it
     # registers no events (upstream implements no EnqueueExtensions).
@@ -114,25 +120,38 @@ class ImageLocality:
         images, num_containers = _pod_images(pod)
         if num_containers == 0:
             return None  # image volumes only: the per-node form handles the degenerate thresholds
+        held = [(image, summary) for image in images if (summary := self._summary(columns, image)) is not None]
+        if not held:
+            return np.zeros(len(rows), np.int64)  # every node's sum is below the lower threshold: 0
         total_num_nodes = len(self._handle.snapshot().list())
-        infos, names = columns.infos, columns.names
+        names = columns.names
         row_list = rows.tolist()
         totals = np.zeros(len(row_list), np.int64)
-        for image in images:
+        for _, summary in held:
             # One summary per image, shared by every node holding it (the cache's ImageStates):
-            # find it once, then test membership by name.
-            summary = None
-            for row in row_list:
-                states = infos[row].image_states
-                if states and (summary := states.get(image)) is not None:
-                    break
-            if summary is None:
-                continue
+            # test membership by name.
             holders = summary.nodes
-            held = np.fromiter((names[row] in holders for row in row_list), np.bool_, len(row_list))
-            totals += scaled_image_score(summary, total_num_nodes) * held
+            has = np.fromiter((names[row] in holders for row in row_list), np.bool_, len(row_list))
+            totals += scaled_image_score(summary, total_num_nodes) * has
         max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
         clamped = np.clip(totals, MIN_THRESHOLD, max_threshold)
         # Non-negative after the clamp, so floor division is Go's truncation.
         scores: IntArray = MAX_NODE_SCORE * (clamped - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
         return scores
+
+    def _summary(self, columns: NodeColumns, image: str) -> ImageStateSummary | None:
+        """The cache's summary of ``image`` if a node of ``columns`` holds it, found once per
+        image until the columns' nodes change."""
+        cached = self._held
+        if cached is None or cached[0]() is not columns or cached[1] != columns.version:
+            cached = self._held = (weakref.ref(columns), columns.version, {})
+        known = cached[2]
+        if image in known:
+            return known[image]
+        summary = None
+        for info in columns.infos:
+            states = info.image_states
+            if states and (summary := states.get(image)) is not None:
+                break
+        known[image] = summary
+        return summary
