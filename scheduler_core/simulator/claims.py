@@ -88,8 +88,11 @@ class ClaimStore:
             return Status(Code.ERROR, f'{_RESOURCE} "{name_of(claim)}" not found')
         uid = (claim.get("metadata") or {}).get("uid")
         if uid and uid != (stored.get("metadata") or {}).get("uid"):
-            return Status(Code.ERROR, f'Operation cannot be fulfilled on {_RESOURCE} "{name_of(claim)}": '
-                                      "Precondition failed: UID in precondition does not match the UID in record")  # fmt: skip
+            return Status(
+                Code.ERROR,
+                f'Operation cannot be fulfilled on {_RESOURCE} "{name_of(claim)}": '
+                "Precondition failed: UID in precondition does not match the UID in record",
+            )
         if (stored.get("metadata") or {}).get("finalizers"):
             self._store({**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}})
             return None

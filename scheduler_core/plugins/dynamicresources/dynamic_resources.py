@@ -210,6 +210,12 @@ class DynamicResources:
         access ones excepted)."""
         allocated: set[DeviceID] = set()
         stored = set()
+
+        def add(allocation: Mapping[str, Any]) -> None:
+            for result in (allocation.get("devices") or {}).get("results") or ():
+                if not result.get("adminAccess"):
+                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
+
         for claim in claims:
             uid = _uid(claim)
             stored.add(uid)
@@ -219,12 +225,14 @@ class DynamicResources:
             else:
                 allocation = self.in_flight.get(uid)
             if allocation:
-                for result in (allocation.get("devices") or {}).get("results") or ():
-                    if not result.get("adminAccess"):
-                        allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-        self._tracker.unseen -= stored
-        for uid in [uid for uid in self.in_flight if uid not in stored and uid not in self._tracker.unseen]:
-            del self.in_flight[uid]  # the claim is gone
+                add(allocation)
+        unseen = self._tracker.unseen
+        unseen -= stored
+        for uid in list(self.in_flight):
+            if uid in unseen:
+                add(self.in_flight[uid])  # a special claim the store does not show yet
+            elif uid not in stored:
+                del self.in_flight[uid]  # the claim is gone
         return allocated
 
     # -- EventsToRegister ---------------------------------------------------------------------------

@@ -80,9 +80,7 @@ def _allocatable(obj: object) -> Resource | None:
     return None if node is None else node.allocatable
 
 
-def is_schedulable_after_node_change(
-    pod: PodInfo, old: Any, new: Any, classes: Classes | None = None
-) -> QueueingHint:
+def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any, classes: Classes | None = None) -> QueueingHint:
     """A node was added or its allocatable changed: Queue when ``pod`` may now fit on it."""
     original, modified = _allocatable(old), _allocatable(new)
     request = compute_fit_request(pod.requests, classes=classes)

@@ -50,10 +50,11 @@ GPU_CLASS = device_class("gpu.example.com", GPU)
 def fit(*classes: Mapping[str, Any], args: Mapping[str, Any] | None = None) -> NodeResourcesFit:
     found = list(classes)
     handle = FrameworkHandle(
-        "p", snapshot=lambda: None,  # type: ignore[arg-type, return-value]
+        "p",
+        snapshot=lambda: None,  # type: ignore[arg-type, return-value]
         api=None,  # type: ignore[arg-type]
         objects=lambda kind: found if kind == "DeviceClass" else (),
-    )  # fmt: skip
+    )
     return NodeResourcesFit(NodeResourcesFitArgs.model_validate(args or {}), handle)
 
 
@@ -80,24 +81,54 @@ def insufficient(resource: str) -> Status:
 @pytest.mark.parametrize(
     ("classes", "pod", "allocatable", "want"),
     [
-        pytest.param([GPU_CLASS], st_pod({"cpu": "1m", "memory": "1", GPU: "1"}), {"cpu": "1", "memory": "1Gi"},
-                     None, id="extended-resource-backed-by-DRA"),
-        pytest.param([], st_pod({"cpu": "1m", "memory": "1", GPU: "1"}), {"cpu": "1", "memory": "1Gi"},
-                     insufficient(GPU), id="extended-resource-NOT-backed-by-DRA"),
-        pytest.param([GPU_CLASS], st_pod({GPU: "1"}), {GPU: "0"},
-                     None, id="extended-resource-backed-by-DRA-zero-allocatable"),
-        pytest.param([GPU_CLASS], st_pod({GPU: "2"}), {GPU: "1"},
-                     insufficient(GPU), id="node-advertises-it-a-device-plugin-serves-it"),
+        pytest.param(
+            [GPU_CLASS],
+            st_pod({"cpu": "1m", "memory": "1", GPU: "1"}),
+            {"cpu": "1", "memory": "1Gi"},
+            None,
+            id="extended-resource-backed-by-DRA",
+        ),
+        pytest.param(
+            [],
+            st_pod({"cpu": "1m", "memory": "1", GPU: "1"}),
+            {"cpu": "1", "memory": "1Gi"},
+            insufficient(GPU),
+            id="extended-resource-NOT-backed-by-DRA",
+        ),
+        pytest.param(
+            [GPU_CLASS], st_pod({GPU: "1"}), {GPU: "0"}, None, id="extended-resource-backed-by-DRA-zero-allocatable"
+        ),
+        pytest.param(
+            [GPU_CLASS],
+            st_pod({GPU: "2"}),
+            {GPU: "1"},
+            insufficient(GPU),
+            id="node-advertises-it-a-device-plugin-serves-it",
+        ),
         pytest.param([GPU_CLASS], st_pod({GPU: "1"}), {GPU: "1"}, None, id="node-advertises-enough"),
-        pytest.param([device_class("gpu.example.com")], st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
-                     {}, None, id="implicit-extended-resource-name"),
-        pytest.param([device_class("other")], st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
-                     {}, insufficient("deviceclass.resource.kubernetes.io/gpu.example.com"),
-                     id="implicit-name-of-a-class-that-does-not-exist"),
-        pytest.param([GPU_CLASS], st_pod({GPU: "1", PLUGIN_GPU: "1"}), {},
-                     insufficient(PLUGIN_GPU), id="one-backed-by-DRA-one-not"),
+        pytest.param(
+            [device_class("gpu.example.com")],
+            st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
+            {},
+            None,
+            id="implicit-extended-resource-name",
+        ),
+        pytest.param(
+            [device_class("other")],
+            st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
+            {},
+            insufficient("deviceclass.resource.kubernetes.io/gpu.example.com"),
+            id="implicit-name-of-a-class-that-does-not-exist",
+        ),
+        pytest.param(
+            [GPU_CLASS],
+            st_pod({GPU: "1", PLUGIN_GPU: "1"}),
+            {},
+            insufficient(PLUGIN_GPU),
+            id="one-backed-by-DRA-one-not",
+        ),
     ],
-)  # fmt: skip
+)
 def test_filter_leaves_dra_backed_resources_to_dynamic_resources(
     classes: list[dict[str, Any]], pod: dict[str, Any], allocatable: dict[str, str], want: Status | None
 ) -> None:
@@ -119,10 +150,11 @@ def test_without_a_handle_nothing_is_delegated() -> None:
 def test_ignored_resources_are_dropped_before_the_device_classes_are_read() -> None:
     reads: list[str] = []
     handle = FrameworkHandle(
-        "p", snapshot=lambda: None,  # type: ignore[arg-type, return-value]
+        "p",
+        snapshot=lambda: None,  # type: ignore[arg-type, return-value]
         api=None,  # type: ignore[arg-type]
         objects=lambda kind: reads.append(kind) or [],  # type: ignore[func-returns-value]
-    )  # fmt: skip
+    )
     plugin = NodeResourcesFit(NodeResourcesFitArgs.model_validate({"ignoredResources": [GPU]}), handle)
     assert run_filter(plugin, st_pod({"cpu": "1m", GPU: "1"}), node({"cpu": "1"})) is None
     assert reads == []
@@ -139,22 +171,64 @@ def test_events_add_device_classes_when_they_can_be_read() -> None:
 @pytest.mark.parametrize(
     ("requests", "old", "new", "want"),
     [
-        pytest.param({GPU: "1"}, None, device_class("c", GPU), QueueingHint.QUEUE, id="queue-on-class-add-with-extended-resource-name"),
-        pytest.param({GPU: "1"}, device_class("c"), device_class("c", GPU), QueueingHint.QUEUE,
-                     id="queue-on-class-update-with-extended-resource-name"),
-        pytest.param({GPU: "1"}, device_class("c", GPU), device_class("c", GPU), QueueingHint.SKIP,
-                     id="skip-queue-on-class-same-extended-resource-name"),
-        pytest.param({GPU: "1"}, None, device_class("c"), QueueingHint.SKIP, id="skip-queue-on-class-nil-extended-resource-name-pointer"),
-        pytest.param({"deviceclass.resource.kubernetes.io/c": "1"}, None, device_class("c"), QueueingHint.QUEUE,
-                     id="queue-on-class-add-with-implicit-extended-resource-name"),
-        pytest.param({"deviceclass.resource.kubernetes.io/d": "1"}, None, device_class("c"), QueueingHint.SKIP,
-                     id="skip-on-class-add-with-implicit-extended-resource-name-not-matching"),
-        pytest.param({GPU: "1"}, None, device_class("c", "example.com/gpu1"), QueueingHint.SKIP,
-                     id="skip-on-class-add-with-explicit-extended-resource-name-not-matching"),
-        pytest.param({"deviceclass.resource.kubernetes.io/c": "1"}, device_class("c", GPU), device_class("c", "example.com/gpu1"),
-                     QueueingHint.SKIP, id="skip-on-class-update-with-implicit-extended-resource-name"),
+        pytest.param(
+            {GPU: "1"},
+            None,
+            device_class("c", GPU),
+            QueueingHint.QUEUE,
+            id="queue-on-class-add-with-extended-resource-name",
+        ),
+        pytest.param(
+            {GPU: "1"},
+            device_class("c"),
+            device_class("c", GPU),
+            QueueingHint.QUEUE,
+            id="queue-on-class-update-with-extended-resource-name",
+        ),
+        pytest.param(
+            {GPU: "1"},
+            device_class("c", GPU),
+            device_class("c", GPU),
+            QueueingHint.SKIP,
+            id="skip-queue-on-class-same-extended-resource-name",
+        ),
+        pytest.param(
+            {GPU: "1"},
+            None,
+            device_class("c"),
+            QueueingHint.SKIP,
+            id="skip-queue-on-class-nil-extended-resource-name-pointer",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/c": "1"},
+            None,
+            device_class("c"),
+            QueueingHint.QUEUE,
+            id="queue-on-class-add-with-implicit-extended-resource-name",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/d": "1"},
+            None,
+            device_class("c"),
+            QueueingHint.SKIP,
+            id="skip-on-class-add-with-implicit-extended-resource-name-not-matching",
+        ),
+        pytest.param(
+            {GPU: "1"},
+            None,
+            device_class("c", "example.com/gpu1"),
+            QueueingHint.SKIP,
+            id="skip-on-class-add-with-explicit-extended-resource-name-not-matching",
+        ),
+        pytest.param(
+            {"deviceclass.resource.kubernetes.io/c": "1"},
+            device_class("c", GPU),
+            device_class("c", "example.com/gpu1"),
+            QueueingHint.SKIP,
+            id="skip-on-class-update-with-implicit-extended-resource-name",
+        ),
     ],
-)  # fmt: skip
+)
 def test_is_schedulable_after_device_class_event(
     requests: dict[str, str], old: dict[str, Any] | None, new: dict[str, Any], want: QueueingHint
 ) -> None:
@@ -169,10 +243,12 @@ def _node(allocatable: Mapping[str, str]) -> dict[str, Any]:
     ("old", "new", "want"),
     [
         pytest.param({GPU: "1"}, {GPU: "2"}, QueueingHint.QUEUE, id="requested-resources-dra-in-node"),
-        pytest.param({"cpu": "1"}, {"cpu": "1", "memory": "1Gi"}, QueueingHint.QUEUE, id="requested-resources-dra-not-in-node"),
+        pytest.param(
+            {"cpu": "1"}, {"cpu": "1", "memory": "1Gi"}, QueueingHint.QUEUE, id="requested-resources-dra-not-in-node"
+        ),
         pytest.param({GPU: "1"}, {GPU: "0"}, QueueingHint.QUEUE, id="requested-resources-dra-zero-capacity"),
     ],
-)  # fmt: skip
+)
 def test_node_change_of_a_pod_with_a_dra_backed_resource(
     old: dict[str, str], new: dict[str, str], want: QueueingHint
 ) -> None:
@@ -188,12 +264,18 @@ def test_node_change_of_a_pod_with_a_dra_backed_resource(
 @pytest.mark.parametrize(
     ("classes", "want"),
     [
-        pytest.param([device_class("old", GPU, "2026-01-01T00:00:00Z"), device_class("new", GPU, "2026-02-01T00:00:00Z")],
-                     "new", id="the-newer-class-wins"),
-        pytest.param([device_class("b", GPU, "2026-01-01T00:00:00Z"), device_class("a", GPU, "2026-01-01T00:00:00Z")],
-                     "a", id="same-time-the-lower-name-wins"),
+        pytest.param(
+            [device_class("old", GPU, "2026-01-01T00:00:00Z"), device_class("new", GPU, "2026-02-01T00:00:00Z")],
+            "new",
+            id="the-newer-class-wins",
+        ),
+        pytest.param(
+            [device_class("b", GPU, "2026-01-01T00:00:00Z"), device_class("a", GPU, "2026-01-01T00:00:00Z")],
+            "a",
+            id="same-time-the-lower-name-wins",
+        ),
     ],
-)  # fmt: skip
+)
 def test_two_classes_naming_the_same_resource(classes: list[dict[str, Any]], want: str) -> None:
     """``extendedresourcecache.updateResourceName2class``."""
     found = DeviceClassResolver(classes).get(GPU)
