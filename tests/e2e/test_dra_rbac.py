@@ -208,7 +208,7 @@ def test_each_granted_write_is_needed_and_they_suffice(
         )
 
 
-SPECIAL = {
+SPECIAL: dict[str, Any] = {
     "apiVersion": f"{GROUP}/v1", "kind": "ResourceClaim",
     "metadata": {"generateName": "user-extended-resources-",
                  "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}},
