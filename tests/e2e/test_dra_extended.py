@@ -1,0 +1,200 @@
+"""Extended resources backed by DRA (``DRAExtendedResource``, beta and on by default in v1.36.3)
+on a real API server: the test plays a DRA driver whose DeviceClass names an extended resource
+(``spec.extendedResourceName``) and publishes ResourceSlices; pods request that resource in their
+containers, as they would a device plugin's.
+
+Every scenario runs twice, on fresh nodes of its own: through the operator (unprivileged
+identity, manifests/rbac.yaml) and through the real kube-scheduler v1.36.3 (its own process and
+schedulerName, the gate at its default). Both must place the pod on the same node with the same
+devices, in a special claim (generated name ``<pod>-extended-resources-*``, the pod its
+controlling owner) named by the pod's ``status.extendedResourceClaimStatus`` with the same
+request mappings; a node that advertises the resource itself (a device plugin) gets the pod with
+no claim; a pod asking for more devices than exist gets the same FailedScheduling reasons.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests import builders
+from tests.e2e import Cluster, eventually
+from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, device
+from tests.e2e.extender_support import kube_scheduler
+from tests.e2e.operator_support import (
+    Env,
+    failed_scheduling_notes,
+    make_pod,
+    profile,
+    unique,
+    wait_all_bound,
+)
+from tests.e2e.test_dra import ONLY_WITH_DYNAMIC_RESOURCES, _claim_part, _kube_scheduler_config
+
+pytestmark = pytest.mark.e2e
+
+ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+CANNOT_ALLOCATE = "cannot allocate all claims"  # dynamicresources.go v1.36.3, Filter
+
+
+@dataclass(frozen=True)
+class Scenario:
+    slices: dict[int, list[Device]]  # node index -> the driver's devices there
+    advertised: dict[int, str]  # node index -> the resource in its allocatable (a device plugin)
+    requests: dict[str, str]  # container name -> how many of the resource
+
+
+THREE_NODES = 3
+SCHEDULABLE = [
+    pytest.param(Scenario({1: [device("gpu-0"), device("gpu-1")]}, {2: "1"}, {"main": "2"}),
+                 id="two-devices-from-the-only-node-that-has-enough"),
+    pytest.param(Scenario({1: [device("gpu-0"), device("gpu-1"), device("gpu-2")]}, {}, {"main": "1", "side": "2"}),
+                 id="two-containers-two-requests-one-claim"),
+    pytest.param(Scenario({}, {0: "1", 2: "0"}, {"main": "1"}), id="a-device-plugin-node-no-claim"),
+]  # fmt: skip
+TOO_MANY = Scenario({0: [device("gpu-0"), device("gpu-1")]}, {}, {"main": "3"})
+
+
+@pytest.fixture
+def driver(api: client.ApiClient) -> Iterator[Driver]:
+    created = Driver(api)
+    created.install(extended=True)
+    try:
+        yield created
+    finally:
+        created.close()
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a scheduler put the pod and with what devices; node names as test-node indices."""
+
+    node: int
+    allocation: Allocation | None
+    mappings: tuple[tuple[str, str], ...]  # (container, request)
+
+
+@dataclass
+class Run:
+    env: Env
+    driver: Driver
+    namespace: str
+    scheduler: str
+    label: str
+    nodes: list[str]
+
+    @classmethod
+    def prepare(cls, env: Env, driver: Driver, namespace: str, scheduler: str, scenario: Scenario) -> Run:
+        label = unique("e2e-drax")
+        nodes = []
+        for i in range(THREE_NODES):
+            extra = {driver.extended_resource: scenario.advertised[i]} if i in scenario.advertised else None
+            name = f"{label}-n{i:03d}"
+            env.core.create_node(builders.node(name, cpu="2", memory="4Gi", extra=extra, labels={"e2e-run": label}))
+            nodes.append(name)
+        env.nodes.extend(nodes)  # deleted after the test
+        for index, devices in scenario.slices.items():
+            driver.publish(nodes[index], devices)
+        return cls(env, driver, namespace, scheduler, label, nodes)
+
+    def create_pod(self, scenario: Scenario, name: str = "user") -> None:
+        containers = [
+            {"name": c, "image": "pause", "resources": {"requests": {self.driver.extended_resource: n},
+                                                        "limits": {self.driver.extended_resource: n}}}
+            for c, n in scenario.requests.items()
+        ]  # fmt: skip
+        pod = make_pod(name, self.namespace, self.scheduler, self.label, containers=containers)
+        self.env.core.create_namespaced_pod(self.namespace, pod)
+
+    def placed(self, name: str = "user") -> Placement:
+        node = wait_all_bound(self.env.core, self.namespace, {name}, timeout=60)[name]
+        pod = self.env.api.sanitize_for_serialization(self.env.core.read_namespaced_pod(name, self.namespace))  # type: ignore[no-untyped-call]
+        status = (pod.get("status") or {}).get("extendedResourceClaimStatus")
+        if status is None:
+            assert self._special_claims(pod) == []
+            return Placement(self.nodes.index(node), None, ())
+        custom: Any = client.CustomObjectsApi(self.env.api)
+        claim = custom.get_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims",
+                                                    status["resourceClaimName"])  # fmt: skip
+        assert self._special_claims(pod) == [claim["metadata"]["name"]]
+        assert claim["metadata"]["name"].startswith(f"{name}-extended-resources-")
+        for mapping in status["requestMappings"]:
+            assert mapping["resourceName"] == self.driver.extended_resource
+        mappings = tuple(sorted((m["containerName"], m["requestName"]) for m in status["requestMappings"]))
+        return Placement(self.nodes.index(node), Allocation.of(claim, self.nodes), mappings)
+
+    def _special_claims(self, pod: dict[str, Any]) -> list[str]:
+        """The claims annotated as a special claim whose controlling owner is ``pod``."""
+        custom: Any = client.CustomObjectsApi(self.env.api)
+        claims = custom.list_namespaced_custom_object(GROUP, VERSION, self.namespace, "resourceclaims")["items"]
+        uid = pod["metadata"]["uid"]
+        return [
+            c["metadata"]["name"] for c in claims
+            if (c["metadata"].get("annotations") or {}).get(ANNOTATION) == "true"
+            and any(o.get("uid") == uid and o.get("controller") for o in c["metadata"].get("ownerReferences") or ())
+        ]  # fmt: skip
+
+    def failure(self, name: str = "user", instance: str | None = None) -> str:
+        def failed() -> str:
+            notes = failed_scheduling_notes(self.env.core, self.namespace, name, instance)
+            assert notes, f"no FailedScheduling for {self.namespace}/{name} yet"
+            return notes[-1]
+
+        return eventually(failed, timeout=60)
+
+
+def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
+    run = Run.prepare(env, driver, env.home, env.scheduler, scenario)
+    if not env.operators:
+        env.custom.create(env.home, profile("default", env.scheduler, plugins=ONLY_WITH_DYNAMIC_RESOURCES))
+        env.start_operator()
+    return run
+
+
+def _kube_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
+    return Run.prepare(env, driver, env.namespace(), f"kube-drax-{uuid.uuid4().hex[:6]}", scenario)
+
+
+@pytest.mark.parametrize("scenario", SCHEDULABLE)
+def test_the_special_claim_is_allocated_and_named_in_the_pod_status_as_kube_scheduler_does(
+    env: Env, cluster: Cluster, driver: Driver, tmp_path: Path, scenario: Scenario
+) -> None:
+    ours = _operator_run(env, driver, scenario)
+    ours.create_pod(scenario)
+    placement = ours.placed()
+    if scenario.slices:
+        assert placement.allocation is not None
+        assert placement.allocation.node == placement.node
+        assert placement.allocation.reserved_for == ("user",)
+    assert env.operators[0].problems() == []
+
+    kube = _kube_run(env, driver, scenario)
+    with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
+        kube.create_pod(scenario)
+        assert kube.placed() == placement
+
+
+def test_more_devices_than_exist_is_upstreams_failed_scheduling(
+    env: Env, cluster: Cluster, driver: Driver, tmp_path: Path
+) -> None:
+    """NodeResourcesFit leaves the resource to DynamicResources on nodes that do not advertise
+    it; the allocator finds too few devices everywhere, and no claim is created."""
+    ours = _operator_run(env, driver, TOO_MANY)
+    ours.create_pod(TOO_MANY)
+    message = ours.failure(instance=env.operators[0].identity)
+    assert _claim_part(message)[0] == [f"{THREE_NODES} {CANNOT_ALLOCATE}"]
+
+    kube = _kube_run(env, driver, TOO_MANY)
+    with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
+        kube.create_pod(TOO_MANY)
+        upstream = kube.failure()
+    assert _claim_part(upstream) == _claim_part(message)
+    custom: Any = client.CustomObjectsApi(env.api)
+    for namespace in (ours.namespace, kube.namespace):
+        assert custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "resourceclaims")["items"] == []
