@@ -24,12 +24,12 @@ import pytest
 from kubernetes import client
 
 from tests import builders
-from tests.e2e import Cluster, eventually
+from tests.e2e import Cluster
+from tests.e2e import test_dra as dra
 from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, device
 from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
     Env,
-    failed_scheduling_notes,
     make_pod,
     profile,
     unique,
@@ -80,17 +80,11 @@ class Placement:
     mappings: tuple[tuple[str, str], ...]  # (container, request)
 
 
-@dataclass
-class Run:
-    env: Env
-    driver: Driver
-    namespace: str
-    scheduler: str
-    label: str
-    nodes: list[str]
+class Run(dra.Run):
+    """A scenario's nodes (some advertising the resource), slices and pod under one scheduler."""
 
     @classmethod
-    def prepare(cls, env: Env, driver: Driver, namespace: str, scheduler: str, scenario: Scenario) -> Run:
+    def prepare_extended(cls, env: Env, driver: Driver, namespace: str, scheduler: str, scenario: Scenario) -> Run:
         label = unique("e2e-drax")
         nodes = []
         for i in range(THREE_NODES):
@@ -103,7 +97,7 @@ class Run:
             driver.publish(nodes[index], devices)
         return cls(env, driver, namespace, scheduler, label, nodes)
 
-    def create_pod(self, scenario: Scenario, name: str = "user") -> None:
+    def create_extended_pod(self, scenario: Scenario, name: str = "user") -> None:
         containers = [
             {"name": c, "image": "pause", "resources": {"requests": {self.driver.extended_resource: n},
                                                         "limits": {self.driver.extended_resource: n}}}
@@ -140,17 +134,9 @@ class Run:
             and any(o.get("uid") == uid and o.get("controller") for o in c["metadata"].get("ownerReferences") or ())
         ]  # fmt: skip
 
-    def failure(self, name: str = "user", instance: str | None = None) -> str:
-        def failed() -> str:
-            notes = failed_scheduling_notes(self.env.core, self.namespace, name, instance)
-            assert notes, f"no FailedScheduling for {self.namespace}/{name} yet"
-            return notes[-1]
-
-        return eventually(failed, timeout=60)
-
 
 def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
-    run = Run.prepare(env, driver, env.home, env.scheduler, scenario)
+    run = Run.prepare_extended(env, driver, env.home, env.scheduler, scenario)
     if not env.operators:
         env.custom.create(env.home, profile("default", env.scheduler, plugins=ONLY_WITH_DYNAMIC_RESOURCES))
         env.start_operator()
@@ -158,7 +144,7 @@ def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
 
 
 def _kube_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
-    return Run.prepare(env, driver, env.namespace(), f"kube-drax-{uuid.uuid4().hex[:6]}", scenario)
+    return Run.prepare_extended(env, driver, env.namespace(), f"kube-drax-{uuid.uuid4().hex[:6]}", scenario)
 
 
 @pytest.mark.parametrize("scenario", SCHEDULABLE)
@@ -166,7 +152,7 @@ def test_the_special_claim_is_allocated_and_named_in_the_pod_status_as_kube_sche
     env: Env, cluster: Cluster, driver: Driver, tmp_path: Path, scenario: Scenario
 ) -> None:
     ours = _operator_run(env, driver, scenario)
-    ours.create_pod(scenario)
+    ours.create_extended_pod(scenario)
     placement = ours.placed()
     if scenario.slices:
         assert placement.allocation is not None
@@ -176,7 +162,7 @@ def test_the_special_claim_is_allocated_and_named_in_the_pod_status_as_kube_sche
 
     kube = _kube_run(env, driver, scenario)
     with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
-        kube.create_pod(scenario)
+        kube.create_extended_pod(scenario)
         assert kube.placed() == placement
 
 
@@ -186,13 +172,13 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling(
     """NodeResourcesFit leaves the resource to DynamicResources on nodes that do not advertise
     it; the allocator finds too few devices everywhere, and no claim is created."""
     ours = _operator_run(env, driver, TOO_MANY)
-    ours.create_pod(TOO_MANY)
+    ours.create_extended_pod(TOO_MANY)
     message = ours.failure(instance=env.operators[0].identity)
     assert _claim_part(message)[0] == [f"{THREE_NODES} {CANNOT_ALLOCATE}"]
 
     kube = _kube_run(env, driver, TOO_MANY)
     with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
-        kube.create_pod(TOO_MANY)
+        kube.create_extended_pod(TOO_MANY)
         upstream = kube.failure()
     assert _claim_part(upstream) == _claim_part(message)
     custom: Any = client.CustomObjectsApi(env.api)
