@@ -300,7 +300,8 @@ class DynamicResources:
         state.write(STATE_KEY, data)
         has_claims = bool((pod.pod.get("spec") or {}).get("resourceClaims"))
         scalars = pod.requests.scalar_resources
-        if not has_claims and not any(q and is_dra_extended_resource_name(n) for n, q in scalars.items()):
+        may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
+        if not has_claims and not may_be_extended:
             return None, Status.skip()
         stored = self._claims_by_key()
         try:
@@ -309,7 +310,8 @@ class DynamicResources:
             return None, Status.unresolvable(str(problem))
         data.user_claims = len(data.claims)
         device_classes = list(self._handle.objects(DEVICE_CLASS))
-        self._pre_filter_extended(pod, data, device_classes, stored.values())
+        if may_be_extended:
+            self._pre_filter_extended(pod, data, device_classes, stored.values())
         if not data.claims:
             return None, Status.skip()
         classes = {_meta(c).get("name") or "": c for c in device_classes}

@@ -6,20 +6,27 @@ point. Ids name upstream cases of ``dynamicresources/extendeddynamicresources_te
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
 
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from scheduler_core.framework.extended_resources import DeviceClassResolver
 from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.extended import requests_and_mappings
 from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.simulator import InputError, load_texts, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
+from tests.unit.simulator.test_mutation_property import mutated
 
 from .test_dynamic_resources import by_name, run
 from .test_extension_points import gpu_slice, node
 
+EXAMPLE = Path(__file__).parents[4] / "examples" / "dra" / "extended-resources.yaml"
+EXAMPLE_DOCUMENTS = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
 GPU = "example.com/gpu"
 INIT = "example.com/gpuinit"
 DRIVER = "gpu.example.com"
@@ -379,3 +386,28 @@ def test_a_claim_left_from_an_earlier_cycle_is_refused_then_deleted_by_post_filt
     assert list(setup.cluster.objects("ResourceClaim")) == []
     _, statuses = setup.cycle(info)
     assert statuses[0] is None
+
+
+# -- the example -------------------------------------------------------------------------------------
+def test_the_example_as_docs_dynamic_resources_md_shows_it() -> None:
+    reports = by_name(run(EXAMPLE_DOCUMENTS))
+    assert {n: (r.node, sorted(d for ds in r.devices.values() for d in ds)) for n, r in reports.items()} == {
+        "trainer": ("node-a", [f"{DRIVER}/node-a/gpu-0", f"{DRIVER}/node-a/gpu-1"]),
+        "inference": ("node-b", []),  # its device plugin's
+        "batch": ("node-a", [f"{DRIVER}/node-a/gpu-2"]),
+        "too-big": (None, []),
+    }
+    assert reports["too-big"].message.startswith(
+        "0/2 nodes are available: 1 Insufficient example.com/gpu, 1 cannot allocate all claims."
+    )
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(EXAMPLE_DOCUMENTS))
+def test_mutated_example_simulates_or_reports_input_errors(docs: list[Any]) -> None:
+    """Nothing written in a DeviceClass or a pod's requests crashes the special claim's code."""
+    try:
+        simulate(load_texts([("mutated.yaml", yaml.safe_dump_all(docs))]))
+    except InputError as exc:
+        assert exc.problems
+        assert all(str(p).startswith("mutated.yaml: ") for p in exc.problems)
