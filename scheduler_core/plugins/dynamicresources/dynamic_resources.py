@@ -303,15 +303,23 @@ class DynamicResources:
         may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
         if not has_claims and not may_be_extended:
             return None, Status.skip()
+        device_classes = list(self._handle.objects(DEVICE_CLASS))
+        if may_be_extended:
+            resolver = DeviceClassResolver(device_classes)
+            data.scalars = extended.dra_backed_requests(pod, resolver)
+            data.classes = resolver if data.scalars else None
+        if not has_claims and not data.scalars:
+            return None, Status.skip()  # its extended resources are all device plugins'
         stored = self._claims_by_key()
         try:
             data.claims = self.pod_claims(pod, stored) if has_claims else []
         except ClaimProblem as problem:
             return None, Status.unresolvable(str(problem))
         data.user_claims = len(data.claims)
-        device_classes = list(self._handle.objects(DEVICE_CLASS))
-        if may_be_extended:
-            self._pre_filter_extended(pod, data, device_classes, stored.values())
+        if data.scalars:
+            # preFilterExtendedResources: the special claim goes last, from an earlier cycle or new
+            found = extended.find_claim(pod, stored.values())
+            data.claims.append(found if found is not None else extended.special_claim(pod))
         if not data.claims:
             return None, Status.skip()
         classes = {_meta(c).get("name") or "": c for c in device_classes}
@@ -356,19 +364,6 @@ class DynamicResources:
                 tracker.slice_index = SliceIndex(slices)
             data.allocator = Allocator(classes, tracker.slice_index, allocated, tracker.selector_results)
         return None, None
-
-    def _pre_filter_extended(
-        self, pod: PodInfo, data: _StateData, device_classes: list[Claim], stored: Iterable[Claim]
-    ) -> None:
-        """``preFilterExtendedResources``: the special claim goes last, when DRA backs one of the
-        pod's extended resources (from an earlier cycle, or a new one in memory)."""
-        classes = DeviceClassResolver(device_classes)
-        data.scalars = extended.dra_backed_requests(pod, classes)
-        if not data.scalars:
-            return
-        data.classes = classes
-        found = extended.find_claim(pod, stored)
-        data.claims.append(found if found is not None else extended.special_claim(pod))
 
     # -- Filter ------------------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

@@ -288,6 +288,7 @@ def test_a_deleted_pod_frees_the_devices_of_its_special_claim() -> None:
 # -- extension point by extension point --------------------------------------------------------------
 class Setup:
     def __init__(self, devices: int = 1, claims: tuple[dict[str, Any], ...] = ()) -> None:
+        self.reads: list[str] = []  # the kinds the plugin read
         self.nodes = [NodeInfo(node("n1")), NodeInfo(node("n2"))]
         self.cluster = InMemoryCluster(
             nodes=[node("n1"), node("n2")],
@@ -302,11 +303,15 @@ class Setup:
             "p",
             snapshot=lambda: None,  # type: ignore[arg-type, return-value]
             api=self.cluster,
-            objects=self.cluster.objects,
+            objects=self._objects,
             shared={},
             spawn=self.tasks.append,  # type: ignore[arg-type]
         )
         self.plugin = DynamicResources(None, handle)
+
+    def _objects(self, kind: str) -> Any:
+        self.reads.append(kind)
+        return self.cluster.objects(kind)
 
     def add(self, spec: dict[str, Any]) -> PodInfo:
         return PodInfo(
@@ -329,6 +334,11 @@ def test_a_pod_without_dra_backed_requests_is_skipped_without_reading_claims() -
     setup = Setup()
     info = setup.add(pod("p", container("c", {"example.com/aaa": "1"})))
     assert setup.plugin.pre_filter(CycleState(), info, setup.nodes)[1] == Status.skip()
+    assert setup.reads == ["DeviceClass"]  # no class backs it: the claims are never listed
+    setup.reads.clear()
+    info = setup.add(pod("q", container("c", {"cpu": "1"})))
+    assert setup.plugin.pre_filter(CycleState(), info, setup.nodes)[1] == Status.skip()
+    assert setup.reads == []
 
 
 def test_reserved_devices_are_in_flight_for_the_next_pod() -> None:
