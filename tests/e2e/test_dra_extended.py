@@ -26,7 +26,7 @@ from kubernetes import client
 from tests import builders
 from tests.e2e import Cluster
 from tests.e2e import test_dra as dra
-from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, device
+from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, claim_template, device, exactly
 from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
     Env,
@@ -97,13 +97,18 @@ class Run(dra.Run):
             driver.publish(nodes[index], devices)
         return cls(env, driver, namespace, scheduler, label, nodes)
 
-    def create_extended_pod(self, scenario: Scenario, name: str = "user") -> None:
-        containers = [
+    def create_extended_pod(self, scenario: Scenario, name: str = "user", template: str | None = None) -> None:
+        """The pod; with ``template``, its first container also uses a claim made from it."""
+        containers: list[dict[str, Any]] = [
             {"name": c, "image": "pause", "resources": {"requests": {self.driver.extended_resource: n},
                                                         "limits": {self.driver.extended_resource: n}}}
             for c, n in scenario.requests.items()
         ]  # fmt: skip
-        pod = make_pod(name, self.namespace, self.scheduler, self.label, containers=containers)
+        spec: dict[str, Any] = {}
+        if template is not None:
+            containers[0]["resources"]["claims"] = [{"name": "dev"}]
+            spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": template}]
+        pod = make_pod(name, self.namespace, self.scheduler, self.label, containers=containers, **spec)
         self.env.core.create_namespaced_pod(self.namespace, pod)
 
     def placed(self, name: str = "user") -> Placement:
@@ -184,3 +189,29 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling(
     custom: Any = client.CustomObjectsApi(env.api)
     for namespace in (ours.namespace, kube.namespace):
         assert custom.list_namespaced_custom_object(GROUP, VERSION, namespace, "resourceclaims")["items"] == []
+
+
+def test_a_claim_of_its_own_and_a_resource_a_device_plugin_serves_fail_prebind_as_kube_scheduler_does(
+    env: Env, cluster: Cluster, driver: Driver, tmp_path: Path
+) -> None:
+    """Upstream v1.36.3's quirk, kept: with a claim of its own, the pod's special claim is given
+    to the allocator even where a device plugin serves the resource (``filterExtendedResources``
+    returns a copy with no requests), PreBind creates it empty, and then finds no request
+    mapping to write in the pod's status: PreBind fails, every attempt, under both schedulers."""
+    scenario = Scenario({0: [device("gpu-0")]}, {0: "1"}, {"main": "1"})
+    wanted = "nil or empty request mappings, no update of pod {namespace}/user ExtendedResourceClaimStatus"
+    ours = _operator_run(env, driver, scenario)
+    claim_template(env.api, ours.namespace, "one", [exactly("gpu", driver.device_class)])
+    ours.create_extended_pod(scenario, template="one")
+    message = ours.failure(instance=env.operators[0].identity)
+    assert message.endswith(wanted.format(namespace=ours.namespace)), message
+
+    kube = _kube_run(env, driver, scenario)
+    claim_template(env.api, kube.namespace, "one", [exactly("gpu", driver.device_class)])
+    with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
+        kube.create_extended_pod(scenario, template="one")
+        upstream = kube.failure()
+    assert upstream == f'running PreBind plugin "DynamicResources": {wanted.format(namespace=kube.namespace)}'
+    core = env.core
+    assert not core.read_namespaced_pod("user", ours.namespace).spec.node_name
+    assert not core.read_namespaced_pod("user", kube.namespace).spec.node_name
