@@ -86,12 +86,13 @@ class ClaimStore:
         stored = self.find(namespace_of(claim), name_of(claim))
         if stored is None:
             return Status(Code.ERROR, f'{_RESOURCE} "{name_of(claim)}" not found')
-        uid = (claim.get("metadata") or {}).get("uid")
-        if uid and uid != (stored.get("metadata") or {}).get("uid"):
+        uid, stored_uid = (claim.get("metadata") or {}).get("uid"), (stored.get("metadata") or {}).get("uid")
+        if uid and uid != stored_uid:  # k8s.io/apiserver@v0.36.3 pkg/registry/rest/delete.go BeforeDelete
             return Status(
                 Code.ERROR,
-                f'Operation cannot be fulfilled on {_RESOURCE} "{name_of(claim)}": '
-                "Precondition failed: UID in precondition does not match the UID in record",
+                f'Operation cannot be fulfilled on ResourceClaim.resource.k8s.io "{name_of(claim)}": the UID in '
+                f"the precondition ({uid}) does not match the UID in record ({stored_uid}). The object might "
+                "have been deleted and then recreated",
             )
         if (stored.get("metadata") or {}).get("finalizers"):
             self._store({**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}})
