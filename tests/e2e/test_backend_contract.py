@@ -334,7 +334,7 @@ async def test_the_special_claim_gets_a_generated_name_and_is_deleted_under_its_
 
 
 async def test_the_pod_status_names_its_special_claim(twin: Twin) -> None:
-    manifest = make_pod().name("user").namespace(twin.namespace).req(**{"example.com/gpu": "1"}).obj()
+    manifest = make_pod().name("user").namespace(twin.namespace).req({"example.com/gpu": "1"}).obj()
     manifest["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
     pod = twin.create(manifest)
     container = pod.pod["spec"]["containers"][0]["name"]
