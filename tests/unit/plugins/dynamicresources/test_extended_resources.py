@@ -20,6 +20,7 @@ from scheduler_core.plugins.dynamicresources.extended import requests_and_mappin
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator import InputError, load_texts, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
+from scheduler_core.tenancy.scoped_api import ScopedClusterAPI
 from tests.unit.simulator.test_mutation_property import mutated
 
 from .test_dynamic_resources import by_name, run
@@ -421,3 +422,24 @@ def test_mutated_example_simulates_or_reports_input_errors(docs: list[Any]) -> N
     except InputError as exc:
         assert exc.problems
         assert all(str(p).startswith("mutated.yaml: ") for p in exc.problems)
+
+
+# -- tenancy ------------------------------------------------------------------------------------------
+def test_a_tenant_profile_cannot_create_or_delete_another_namespaces_claims_nor_write_its_pods() -> None:
+    cluster = InMemoryCluster()
+    api = ScopedClusterAPI(cluster, namespace="team-a", profile="p")
+    foreign = {"metadata": {"generateName": "x-extended-resources-", "name": "x", "namespace": "team-b"}}
+    created, status = asyncio.run(api.create_claim(foreign))
+    assert (
+        created is None
+        and status is not None
+        and "creating for claim team-b/x-extended-resources- refused" in (status.message())
+    )
+    status = asyncio.run(api.delete_claim(foreign))
+    assert status is not None and "deleting for claim team-b/x refused" in status.message()
+    other = PodInfo({"metadata": {"name": "x", "namespace": "team-b", "uid": "u"}, "spec": {"containers": []}})
+    status = asyncio.run(api.set_extended_resource_claim_status(other, {}))
+    assert status is not None and "extendedResourceClaimStatus of pod team-b/x refused" in status.message()
+    own = {"metadata": {"generateName": "x-extended-resources-", "namespace": "team-a"}, "spec": {}}
+    created, status = asyncio.run(api.create_claim(own))
+    assert status is None and created is not None and created["metadata"]["namespace"] == "team-a"
