@@ -278,6 +278,26 @@ def test_pods_never_share_a_device_nor_with_a_claim_of_a_template() -> None:
     assert len(reports["both"].devices) == 2  # the template's claim and the special one
 
 
+def test_a_claim_of_its_own_and_a_resource_a_device_plugin_serves_fail_prebind_as_upstream() -> None:
+    """Upstream v1.36.3's quirk (run through the real kube-scheduler in
+    tests/e2e/test_dra_extended.py): the special claim, with no requests on a node whose device
+    plugin serves the resource, is still allocated and created, and PreBind finds no mapping."""
+    template = {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+        "metadata": {"name": "one", "namespace": "default"},
+        "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
+    }  # fmt: skip
+    main = container("c", {GPU: "1"})
+    main["resources"]["claims"] = [{"name": "dev"}]
+    spec = pod("p", main, resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "one"}])
+    report = by_name(run([k8s_node("node-a", **{GPU: "1"}), device_class(), k8s_slice("node-a", 1), template, spec]))
+    assert report["p"].node is None
+    assert report["p"].message == (
+        "running PreBind plugin 'DynamicResources': nil or empty request mappings, no update of pod default/p "
+        "ExtendedResourceClaimStatus"
+    )
+
+
 def test_a_deleted_pod_frees_the_devices_of_its_special_claim() -> None:
     sim = run([k8s_node("node-a"), device_class(), k8s_slice("node-a", 1), pod("p", container("c", {GPU: "1"}))])
     stored = sim.cluster.pod("default", "p")
