@@ -13,7 +13,8 @@ no claim; a pod asking for more devices than exist gets the same FailedSchedulin
 
 On the shared dev cluster, the operators of other sessions serve this test's profile too; those
 without extended resources cannot bind a pod whose resource only DRA provides (their
-NodeResourcesFit finds it insufficient), so they do not disturb these scenarios.
+NodeResourcesFit finds it insufficient). The one scenario they could bind (a device plugin's
+node, no claim) ends the same whoever binds it.
 """
 
 from __future__ import annotations
