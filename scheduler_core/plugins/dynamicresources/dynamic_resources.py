@@ -38,6 +38,7 @@ resources.
 from __future__ import annotations
 
 import copy
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -75,6 +76,8 @@ from scheduler_core.plugins.dynamicresources.allocator import (
     SelectorResults,
     SliceIndex,
 )
+
+log = logging.getLogger(__name__)
 
 NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
@@ -508,7 +511,12 @@ class DynamicResources:
                 self._handle.start_task(self._delete_quietly(special))
 
     async def _delete_quietly(self, claim: Claim) -> None:
-        await self._delete_claim(claim)
+        """Unreserve's and PostFilter's delete: a failure is logged (upstream logs it too); the
+        claim is found again at the pod's next attempt, or goes with the pod."""
+        error = await self._delete_claim(claim)
+        if error is not None:
+            log.warning("delete of resourceclaim %s/%s failed: %s", _meta(claim).get("namespace"),
+                        _meta(claim).get("name"), error)  # fmt: skip
 
     async def _delete_claim(self, claim: Claim) -> str | None:
         """``deleteClaim``: drop the delete-protection finalizer (retried on conflicts), then

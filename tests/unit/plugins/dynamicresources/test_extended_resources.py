@@ -463,3 +463,19 @@ def test_a_tenant_profile_cannot_create_or_delete_another_namespaces_claims_nor_
     own = {"metadata": {"generateName": "x-extended-resources-", "namespace": "team-a"}, "spec": {}}
     created, status = asyncio.run(api.create_claim(own))
     assert status is None and created is not None and created["metadata"]["namespace"] == "team-a"
+
+
+def test_a_failed_delete_at_unreserve_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    setup = Setup()
+    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    state, _ = setup.cycle(info)
+    assert setup.plugin.reserve(state, info, "n1") is None
+    del setup.cluster.pods[info.uid]
+    assert asyncio.run(setup.plugin.pre_bind(state, info, "n1")) is not None
+    (created,) = setup.cluster.objects("ResourceClaim")
+    setup.cluster.claims._objects["ResourceClaim"].clear()  # gone meanwhile (the pod's owner GC)
+    setup.cluster.claims._index.clear()
+    setup.plugin.unreserve(state, info, "n1")
+    setup.drain()
+    name = created["metadata"]["name"]
+    assert f"delete of resourceclaim default/{name} failed: update resourceclaim default/{name}:" in caplog.text
