@@ -40,7 +40,7 @@ ERR_STALE_CLAIM = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
 
 Claim = Mapping[str, Any]
-Mapping_ = dict[str, str]  # a ContainerExtendedResourceRequest
+RequestMapping = dict[str, str]  # a ContainerExtendedResourceRequest
 
 
 def dra_backed_requests(pod: PodInfo, classes: DeviceClassResolver) -> dict[str, int]:
@@ -97,7 +97,7 @@ class NodeClaim:
     """What Filter found for one node: the claim to allocate there (None: nothing for DRA)."""
 
     claim: dict[str, Any] | None
-    mappings: tuple[Mapping_, ...] = ()
+    mappings: tuple[RequestMapping, ...] = ()
 
 
 def node_claim(
@@ -133,7 +133,7 @@ def node_claim(
 def _container_request(
     index: int, container: Mapping[str, Any], resource: str, class_name: str,
     reusable: Sequence[dict[str, Any] | None],
-) -> tuple[dict[str, Any] | None, list[Mapping_]]:  # fmt: skip
+) -> tuple[dict[str, Any] | None, list[RequestMapping]]:  # fmt: skip
     """``createResourceRequestAndMappings``: the container's request for ``resource`` (None when
     the devices of ``reusable`` cover it) and its mappings."""
     requests = (container.get("resources") or {}).get("requests") or {}
@@ -144,7 +144,7 @@ def _container_request(
         return None, []
     wanted = int(amount)
     name = str(container.get("name") or "")
-    mappings: list[Mapping_] = []
+    mappings: list[RequestMapping] = []
     covered = 0
     for request in reusable:
         if request is None:
@@ -164,7 +164,7 @@ def _container_request(
 
 def requests_and_mappings(
     pod: Mapping[str, Any], extended: Mapping[str, int], classes: DeviceClassResolver
-) -> tuple[list[dict[str, Any]], list[Mapping_]]:
+) -> tuple[list[dict[str, Any]], list[RequestMapping]]:
     """``createRequestsAndMappings``: the claim's device requests (by name) and the mappings."""
     spec = pod.get("spec") or {}
     init = list(spec.get("initContainers") or ())
@@ -172,21 +172,21 @@ def requests_and_mappings(
     short_lived = [i for i, c in enumerate(init) if c.get("restartPolicy") != "Always"]
     long_lived = [i for i in range(len(containers)) if i not in short_lived]
     requests: list[dict[str, Any]] = []
-    mappings: list[Mapping_] = []
+    mappings: list[RequestMapping] = []
     for resource in sorted(extended):
         device_class = classes.get(resource)
         if device_class is None:
             continue
         class_name = str((device_class.get("metadata") or {}).get("name") or "")
         long_requests: list[dict[str, Any] | None] = [None] * len(containers)
-        long_mappings: list[Mapping_] = []
+        long_mappings: list[RequestMapping] = []
         for i in long_lived:
             request, found = _container_request(i, containers[i], resource, class_name, ())
             long_requests[i] = request
             long_mappings += found
         largest: dict[str, Any] | None = None
         short_names: set[str] = set()
-        short_mappings: list[Mapping_] = []
+        short_mappings: list[RequestMapping] = []
         for i in short_lived:
             request, found = _container_request(i, containers[i], resource, class_name, long_requests[i:])
             if request is not None:
