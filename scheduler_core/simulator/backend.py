@@ -29,7 +29,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.apivalidation import pod as apivalidation_pod
+from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status, field
 from scheduler_core.simulator.claims import ClaimStore
 from scheduler_core.simulator.volumes import VolumeStore
 
@@ -205,6 +206,9 @@ class InMemoryCluster:
         stored = self.pods.get(pod.uid)
         if stored is None:
             return _not_found(pod)
+        problems = apivalidation_pod.extended_resource_claim_status(value, stored.get("spec") or {})
+        if problems:  # ValidatePodStatusUpdate
+            return Status(Code.ERROR, f'Pod "{pod.name}" is invalid: {field.aggregate(problems)}')
         new = _with_changes(stored)
         new["status"]["extendedResourceClaimStatus"] = copy.deepcopy(dict(value))
         self.pods[pod.uid] = new

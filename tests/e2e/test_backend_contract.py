@@ -346,3 +346,28 @@ async def test_the_pod_status_names_its_special_claim(twin: Twin) -> None:
     ghost = make_pod().name("ghost").namespace(twin.namespace).info()
     status = await twin.api.set_extended_resource_claim_status(ghost, value)
     assert status is not None and status.message() == 'pods "ghost" not found'
+
+
+async def test_a_pod_status_naming_no_container_of_the_pod_is_invalid(twin: Twin) -> None:
+    """``validatePodExtendedResourceClaimStatus`` (pkg/apis/core/validation/validation.go v1.36.3)."""
+    manifest = make_pod().name("user").namespace(twin.namespace).req({"example.com/gpu": "1"}).obj()
+    manifest["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+    pod = twin.create(manifest)
+    mapping = {"containerName": "nope", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+    status = await twin.api.set_extended_resource_claim_status(
+        pod, {"requestMappings": [mapping], "resourceClaimName": "user-extended-resources-abcde"}
+    )
+    assert status is not None and status.message() == (
+        'Pod "user" is invalid: status.extendedResourceClaimStatus.requestMappings[0].containerName: '
+        'Invalid value: "nope": must match the name of an entry in spec.initContainers.name or spec.containers.name'
+    )
+    container = manifest["spec"]["containers"][0]["name"]
+    status = await twin.api.set_extended_resource_claim_status(
+        pod, {"requestMappings": [{**mapping, "containerName": container, "resourceName": "example.com/other"}]}
+    )
+    assert status is not None and status.message() == (
+        'Pod "user" is invalid: [status.extendedResourceClaimStatus.requestMappings[0].resourceName: Invalid value: '
+        '"example.com/other": must match the extended resource name of an entry in '
+        "spec.initContainers.resources.requests or spec.containers.resources.requests, "
+        "status.extendedResourceClaimStatus.resourceClaimName: Required value]"
+    )
