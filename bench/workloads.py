@@ -203,6 +203,40 @@ def pod_with_claim_template(i: int, namespace: str) -> dict[str, Any]:
     return pod
 
 
+EXTENDED_CLASSES = 25
+
+
+def dra_extended_objects(nodes: int) -> dict[str, list[dict[str, Any]]]:
+    """``dra/templates/deviceclass-extended-resource.yaml`` (``test-class-<i>`` backing
+    ``example.com/gpu-<i>``, 25 of them) and a slice per node."""
+    classes = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": f"test-class-{i}"},
+            "spec": {
+                "selectors": [{"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}],
+                "extendedResourceName": f"example.com/gpu-{i}",
+            },
+        }
+        for i in range(EXTENDED_CLASSES)
+    ]
+    return {
+        "DeviceClass": classes,
+        "ResourceSlice": [dra_slice(node_with_dra(i)["metadata"]["name"]) for i in range(nodes)],
+    }
+
+
+def pod_with_extended_resource(i: int, namespace: str) -> dict[str, Any]:
+    """``pod-with-extended-resource-mod25.yaml``: one ``example.com/gpu-<i mod 25>``."""
+    pod = pod_default(i, namespace, prefix="test-dra")
+    gpu = {f"example.com/gpu-{i % EXTENDED_CLASSES}": "1"}
+    spec = pod["spec"]
+    spec["containers"] = [{"name": "pause", "image": "registry.k8s.io/pause:3.9",
+                           "resources": {"requests": gpu, "limits": gpu}}]  # fmt: skip
+    return pod
+
+
 @dataclass(frozen=True, slots=True)
 class Workload:
     name: str
@@ -288,5 +322,20 @@ WORKLOADS: dict[str, Workload] = {
         upstream_threshold=56.0,
         upstream="SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled",
         objects=dra_objects,
+    ),
+    # dra/extendedresource/performance-config.yaml: ExtendedResource_25Classes/5000pods_500nodes
+    # (500 DRA nodes, 10 devices each, 25 classes backing example.com/gpu-0..24, 2500 init and
+    # 2500 measured pods each asking one); upstream sets no threshold.
+    "ExtendedResource_25Classes": Workload(
+        name="ExtendedResource_25Classes",
+        node=node_with_dra,
+        init_pod=lambda i: pod_with_extended_resource(i, "init"),
+        measure_pod=lambda i: pod_with_extended_resource(i, "test"),
+        default_nodes=500,
+        default_init_pods=2500,
+        default_pods=2500,
+        upstream_threshold=None,
+        upstream="ExtendedResource_25Classes/5000pods_500nodes",
+        objects=dra_extended_objects,
     ),
 }

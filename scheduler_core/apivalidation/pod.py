@@ -272,3 +272,48 @@ def _volumes(volumes: Sequence[Obj | None], path: str) -> Errors:
         if claim is not None and not claim.get("claimName"):
             errs.append(field.required(field.child(vpath, "persistentVolumeClaim", "claimName"), ""))
     return errs
+
+
+_NOT_REQUESTED = (
+    "must match the extended resource name of an entry in spec.initContainers.resources.requests or "
+    "spec.containers.resources.requests"
+)
+_NO_SUCH_CONTAINER = "must match the name of an entry in spec.initContainers.name or spec.containers.name"
+
+
+def extended_resource_claim_status(status: Obj | None, spec: Obj) -> Errors:
+    """``validatePodExtendedResourceClaimStatus``, as a status update of the pod is checked: every
+    mapping names one of the pod's containers and a resource it requests."""
+    if status is None:
+        return []
+    path = field.child("status", "extendedResourceClaimStatus")
+    containers = {c.get("name"): c for group in ("initContainers", "containers") for c in spec.get(group) or () if c}
+    errs: Errors = []
+    mappings_path = field.child(path, "requestMappings")
+    mappings = status.get("requestMappings") or []
+    if not mappings:
+        errs.append(field.required(mappings_path, "at least one request mapping is required"))
+    seen: set[tuple[str, str, str]] = set()
+    for i, mapping in enumerate(mappings):
+        mpath = field.index(mappings_path, i)
+        container, resource = str(mapping.get("containerName") or ""), str(mapping.get("resourceName") or "")
+        request = str(mapping.get("requestName") or "")
+        if container in containers:
+            if resource not in ((containers[container].get("resources") or {}).get("requests") or {}):
+                errs.append(field.invalid(field.child(mpath, "resourceName"), resource, _NOT_REQUESTED))
+        else:
+            errs.append(field.invalid(field.child(mpath, "containerName"), container, _NO_SUCH_CONTAINER))
+        # upstream's path for the request name is the status's, not the mapping's
+        errs += [field.invalid(field.child(path, "requestName"), request, m) for m in content.dns1123_label(request)]
+        if (container, resource, request) in seen:
+            errs += [field.duplicate(field.child(mpath, "containerName"), container),
+                     field.duplicate(field.child(mpath, "resourceName"), resource),
+                     field.duplicate(field.child(mpath, "requestName"), request)]  # fmt: skip
+        seen.add((container, resource, request))
+    name = str(status.get("resourceClaimName") or "")
+    name_path = field.child(path, "resourceClaimName")
+    if not name:
+        errs.append(field.required(name_path, ""))
+    else:
+        errs += [field.invalid(name_path, name, m) for m in content.dns1123_subdomain(name)]
+    return errs
