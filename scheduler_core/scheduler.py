@@ -25,7 +25,7 @@ from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
 from scheduler_core import explanation
-from scheduler_core.cache import Cache
+from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import Clock, RealClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.eventhandlers import EventHandlers
@@ -590,6 +590,11 @@ class Scheduler(EventHandlers):
             fwk.run_unreserve(state, assumed, host)
             try:
                 self.cache.forget_pod(assumed)
+            except CacheError as error:
+                # The watch already confirmed the pod (bound by another scheduler meanwhile):
+                # upstream logs "scheduler cache ForgetPod failed" (schedule_one.go
+                # handleBindingCycleError) and goes on.
+                log.error("scheduler cache ForgetPod failed: %s", error)
             except Exception:
                 log.exception("forget of %s failed", assumed.key)
             else:

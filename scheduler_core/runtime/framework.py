@@ -49,6 +49,7 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
 from scheduler_core.framework.extension_points import ExtensionPointSets
+from scheduler_core.framework.field import go_quote
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile
@@ -199,7 +200,7 @@ class Framework:
                     rejection = status
                     continue
                 return PreFilterOutcome(
-                    None, _error(f"running PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+                    None, _error(f"running PreFilter plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
                 )
             if r is None or r.all_nodes():
                 continue
@@ -227,7 +228,7 @@ class Framework:
                 self._plugin_ran(plugin.name, sm.FILTER, status, begun)
             if status is not None and status.code is not Code.SUCCESS:
                 if not status.is_rejected():
-                    return _error(f"running {plugin.name!r} filter plugin: {status.message()}", plugin.name)
+                    return _error(f"running {go_quote(plugin.name)} filter plugin: {status.message()}", plugin.name)
                 return _with_plugin(status, plugin.name)
         return None
 
@@ -311,7 +312,9 @@ class Framework:
                 continue
             status = extension(state, pod, other, node)
             if status is not None and status.code is not Code.SUCCESS:
-                return _error(f"running {label} on PreFilter plugin {plugin.name!r}: {status.message()}", plugin.name)
+                return _error(
+                    f"running {label} on PreFilter plugin {go_quote(plugin.name)}: {status.message()}", plugin.name
+                )
         return None
 
     # -- PostFilter ----------------------------------------------------------------------
@@ -363,7 +366,7 @@ class Framework:
                 if status.code is Code.SKIP:
                     state.skip_score_plugins.add(plugin.name)
                     continue
-                return _error(f"running PreScore plugin {plugin.name!r}: {status.message()}", plugin.name)
+                return _error(f"running PreScore plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
         return None
 
     def run_score(
@@ -393,7 +396,8 @@ class Framework:
                 if high > MAX_NODE_SCORE or low < MIN_NODE_SCORE:
                     bad = high if high > MAX_NODE_SCORE else low
                     return None, _error(
-                        f"plugin {plugin.name!r} returns an invalid score {bad}, it should in the range of "
+                        f"applying score defaultWeights on Score plugins: plugin {go_quote(plugin.name)} returns an "
+                        f"invalid score {bad}, it should in the range of "
                         f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                         plugin.name,
                     )
@@ -422,7 +426,10 @@ class Framework:
             for i, node in enumerate(nodes):
                 score, status = plugin.score(state, pod, node)
                 if status is not None and status.code is not Code.SUCCESS:
-                    return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
+                    return _error(
+                        f"running Score plugins: plugin {go_quote(plugin.name)} failed with: {status.message()}",
+                        plugin.name,
+                    )
                 raw[i] = score
             scores = raw
         else:
@@ -442,7 +449,10 @@ class Framework:
         if sampled:
             self._plugin_ran(plugin.name, sm.SCORE_EXTENSION_NORMALIZE, status, begun)
         if status is not None and status.code is not Code.SUCCESS:
-            return _error(f"plugin {plugin.name!r} failed with: {status.message()}", plugin.name)
+            return _error(
+                f"running Normalize on Score plugins: plugin {go_quote(plugin.name)} failed with: {status.message()}",
+                plugin.name,
+            )
         return scores
 
     # -- Reserve / Permit ------------------------------------------------------------------
@@ -462,7 +472,7 @@ class Framework:
             if status is not None and status.code is not Code.SUCCESS:
                 if status.is_rejected():
                     return _with_plugin(status, plugin.name)
-                return _error(f"running Reserve plugin {plugin.name!r}: {status.message()}", plugin.name)
+                return _error(f"running Reserve plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
         return None
 
     def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -479,6 +489,7 @@ class Framework:
 
     def _run_permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         waits: dict[str, float] = {}
+        wait_status: Status | None = None
         sampled = state.record_plugin_metrics
         for plugin in self.permit_plugins:
             begun = self.timer() if sampled else 0.0
@@ -491,11 +502,14 @@ class Framework:
                 return _with_plugin(status, plugin.name)
             if status.code is Code.WAIT:
                 waits[plugin.name] = min(float(timeout), MAX_PERMIT_TIMEOUT)
+                wait_status = status
                 continue
-            return _error(f"running Permit plugin {plugin.name!r}: {status.message()}", plugin.name)
+            return _error(f"running Permit plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
         if waits:
             self.handle.waiting_pods.wait(pod, waits)
-            return Status.wait(f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}")
+            # The last waiting plugin's status with upstream's reason appended (RunPermitPlugins).
+            reasons = wait_status.reasons if wait_status is not None else ()
+            return Status.wait(*reasons, "one or more plugins asked to wait and no plugin rejected pod")
         return None
 
     async def wait_on_permit(self, pod: PodInfo) -> Status | None:
@@ -528,7 +542,7 @@ class Framework:
                 if status.is_rejected():
                     result = _with_plugin(status, plugin.name)
                 else:
-                    result = _error(f"running PreBind plugin {plugin.name!r}: {status.message()}", plugin.name)
+                    result = _error(f"running PreBind plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
                 break
         self.observe(sm.PRE_BIND, result, start)
         return result
@@ -549,7 +563,7 @@ class Framework:
             elif status.is_rejected():
                 result = _with_plugin(status, plugin.name)
             else:
-                result = _error(f"running Bind plugin {plugin.name!r}: {status.message()}", plugin.name)
+                result = _error(f"running Bind plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
             break
         else:
             result = _error("no Bind plugin bound the pod: every one returned Skip")

@@ -65,7 +65,7 @@ def framework(
         pytest.param(
             [(None, Status.as_error("boom")), (None, None)],
             Code.ERROR,
-            "running PreFilter plugin 'P0': boom",
+            'running PreFilter plugin "P0": boom',
             set(),
             id="error-wrapped",
         ),
@@ -128,7 +128,7 @@ def test_filter_error_is_wrapped() -> None:
     f1 = make_plugin("F1", filter_status={"n": Status(Code.WAIT, "huh")}, points=("filter",))
     status = framework(f1).run_filter(CycleState(), pod_info(), node_info("n"))
     assert status is not None and status.code is Code.ERROR
-    assert status.message() == "running 'F1' filter plugin: huh"
+    assert status.message() == 'running "F1" filter plugin: huh'
 
 
 def test_skipped_filter_does_not_run() -> None:
@@ -163,7 +163,8 @@ def test_out_of_range_score_aborts(bad: int) -> None:
     _, status = _score(framework(s1), [node_info("a")])
     assert status is not None and status.code is Code.ERROR
     assert status.message() == (
-        f"plugin 'S1' returns an invalid score {bad}, it should in the range of [0, 100] after normalizing"
+        f'applying score defaultWeights on Score plugins: plugin "S1" returns an invalid score {bad}, '
+        "it should in the range of [0, 100] after normalizing"
     )
 
 

@@ -218,7 +218,7 @@ async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
     assert node_of(cluster, "p") == "n"
     first = cluster.events_for("default", "p")[0]
     assert first.reason == "FailedScheduling"
-    assert first.message == "running Bind plugin 'DefaultBinder': apiserver unavailable"
+    assert first.message == 'running Bind plugin "DefaultBinder": apiserver unavailable'
     assert clock.now() >= 1.0  # the retry waited out the 1 s initial backoff
 
 
@@ -318,3 +318,31 @@ def test_filters_count_pods_nominated_with_higher_or_equal_priority() -> None:
         return node_of(cluster, "small"), scheduler.queue.nominator.nominated_node_for(waiting.uid)
 
     assert asyncio.run(go()) == ("n1", "n0")
+
+
+async def test_bind_answer_lost_after_the_pod_was_bound_logs_forget_failure_without_traceback(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The binding landed but its answer was an error, and the watch confirmed the pod before
+    the failure was handled: ForgetPod fails. Upstream logs "scheduler cache ForgetPod failed"
+    and goes on (schedule_one.go handleBindingCycleError); the pod stays bound, once."""
+    scheduler, cluster, _ = make_scheduler()
+    add_nodes(scheduler, cluster, [node("n")])
+    add_pods(scheduler, cluster, [pod("p", uid="p")])
+    original_bind = cluster.bind
+    calls = []
+
+    async def bind_then_fail(p: PodInfo, node_name: str) -> Status | None:
+        calls.append(node_name)
+        await original_bind(p, node_name)
+        return Status.as_error("connection reset after the request was sent")
+
+    cluster.bind = bind_then_fail  # type: ignore[method-assign, assignment]
+    with caplog.at_level("ERROR"):
+        await scheduler.run_until_idle()
+    assert calls == ["n"]
+    assert node_of(cluster, "p") == "n"
+    forget = [r for r in caplog.records if "ForgetPod failed" in r.getMessage()]
+    assert len(forget) == 1
+    assert forget[0].exc_info is None
+    assert "wasn't assumed so cannot be forgotten" in forget[0].getMessage()

@@ -277,7 +277,7 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
     broken = profile("broken", schedulerName=SCHED, plugins={"filter": {"enabled": [{"name": "Broken"}]}})
     result = simulate(load(node("a"), _pod("p"), broken), registry=registry)
     (report,) = result.pods
-    assert (report.status, report.node, report.message) == ("Error", None, "running 'Broken' filter plugin: boom")
+    assert (report.status, report.node, report.message) == ("Error", None, 'running "Broken" filter plugin: boom')
     assert report.attempts > 1  # retried after backoff, which the fake clock jumps over
     stored = result.cluster.pod("default", "p")
     assert stored is not None and stored["status"]["conditions"][0]["reason"] == "SchedulerError"

@@ -293,7 +293,7 @@ def test_a_claim_of_its_own_and_a_resource_a_device_plugin_serves_fail_prebind_a
     report = by_name(run([k8s_node("node-a", **{GPU: "1"}), device_class(), k8s_slice("node-a", 1), template, spec]))
     assert report["p"].node is None
     assert report["p"].message == (
-        "running PreBind plugin 'DynamicResources': nil or empty request mappings, no update of pod default/p "
+        'running PreBind plugin "DynamicResources": nil or empty request mappings, no update of pod default/p '
         "ExtendedResourceClaimStatus"
     )
 
