@@ -31,7 +31,7 @@ conditions, consumable capacity and node-allocatable resources.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,6 +62,7 @@ from scheduler_core.plugins.dynamicresources.allocator import (
     SelectorResults,
     SliceIndex,
 )
+from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
 
 NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
@@ -130,10 +131,12 @@ class ClaimTracker:
     """What every profile's DynamicResources shares (``Handle.shared``; upstream's claim tracker in
     the ``SharedDRAManager``): in-flight allocations by claim uid, Reserve's picks until the
     store shows PreBind's write, so no two profiles, and no framework rebuilt by a hot reload,
-    hand out the same device; and the caches of slices and CEL results."""
+    hand out the same device; the claims as stored, indexed (:class:`ClaimIndex`); and the caches
+    of slices and CEL results."""
 
     def __init__(self) -> None:
         self.in_flight: dict[str, dict[str, Any]] = {}
+        self.claims = ClaimIndex()
         self.selector_results = SelectorResults()
         self.slice_index = SliceIndex(())
 
@@ -151,9 +154,10 @@ class DynamicResources:
         return self._tracker.in_flight
 
     # -- the objects ----------------------------------------------------------------------------------
-    def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
-        return {(_meta(c).get("namespace") or "default", _meta(c).get("name") or ""): c
-                for c in self._handle.objects("ResourceClaim")}  # fmt: skip
+    def _claims_by_key(self) -> Mapping[tuple[str, str], Claim]:
+        claims = self._tracker.claims
+        claims.refresh(self._handle.objects("ResourceClaim"))
+        return claims.by_key
 
     def pod_claims(self, pod: PodInfo, stored: Mapping[tuple[str, str], Claim] | None = None) -> list[Claim]:
         """``foreachPodResourceClaim``: the pod's claims, or :class:`ClaimProblem`."""
@@ -178,26 +182,10 @@ class DynamicResources:
             claims.append(claim)
         return claims
 
-    def _allocated_devices(self, claims: Iterable[Claim]) -> set[DeviceID]:
+    def _allocated_devices(self) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
-        access ones excepted)."""
-        allocated: set[DeviceID] = set()
-        stored = set()
-        for claim in claims:
-            uid = _uid(claim)
-            stored.add(uid)
-            allocation = (claim.get("status") or {}).get("allocation")
-            if allocation:
-                self.in_flight.pop(uid, None)  # PreBind's write is now what the store shows
-            else:
-                allocation = self.in_flight.get(uid)
-            if allocation:
-                for result in (allocation.get("devices") or {}).get("results") or ():
-                    if not result.get("adminAccess"):
-                        allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-        for uid in [uid for uid in self.in_flight if uid not in stored]:
-            del self.in_flight[uid]  # the claim is gone
-        return allocated
+        access ones excepted), from the claims as last read by :meth:`_claims_by_key`."""
+        return self._tracker.claims.allocated_devices(self.in_flight)
 
     # -- EventsToRegister ---------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -304,7 +292,7 @@ class DynamicResources:
                 if status is not None:
                     return None, status
         if data.to_allocate():
-            allocated = self._allocated_devices(stored.values())
+            allocated = self._allocated_devices()
             slices = list(self._handle.objects("ResourceSlice"))
             tracker = self._tracker
             if not tracker.slice_index.reuse(slices):
