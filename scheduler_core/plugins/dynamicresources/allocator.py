@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import is_
 from typing import Any
 
 from scheduler_core.framework.device_cel import CELError, compile_selector
@@ -267,11 +268,7 @@ class Allocator:
     def prepared(self, claims: Sequence[Object]) -> _Prepared | None:
         """The node-independent preparation of ``claims`` made earlier in this cycle, if any."""
         prepared = self._prepared
-        if (
-            prepared is None
-            or len(prepared.claims) != len(claims)
-            or any(a is not b for a, b in zip(prepared.claims, claims, strict=True))
-        ):
+        if prepared is None or len(prepared.claims) != len(claims) or not all(map(is_, prepared.claims, claims)):
             return None
         return prepared
 
@@ -466,7 +463,7 @@ class _Allocation:
                         continue
                     if not self._selectable(claim_index, request, pool, s, device):
                         continue
-                    undo = self._take(claim_index, request, pool, s, device, must=False)
+                    undo = self._take(claim_index, request, pool, s, device, must=False, device_id=device_id)
                     if undo is None:
                         continue
                     nxt = (pool_index, slice_index, device_index + 1)
@@ -522,9 +519,20 @@ class _Allocation:
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.owner._allocated or bool(self.allocating.get(device_id))
 
-    def _take(self, claim_index: int, request: _Request, pool: Pool, s: Object, device: Object, *, must: bool) -> Any:
+    def _take(
+        self,
+        claim_index: int,
+        request: _Request,
+        pool: Pool,
+        s: Object,
+        device: Object,
+        *,
+        must: bool,
+        device_id: DeviceID | None = None,
+    ) -> Any:
         """``allocateDevice``: the undo function, or None when the device cannot be taken."""
-        device_id = (pool.driver, pool.name, str(device["name"]))
+        if device_id is None:
+            device_id = (pool.driver, pool.name, str(device["name"]))
         if request.admin and claim_index in self.allocating.get(device_id, ()):
             return None
         if not request.admin and self._in_use(device_id):

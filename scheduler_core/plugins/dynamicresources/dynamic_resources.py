@@ -35,6 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from scheduler_core.framework import (
     MAX_NODE_SCORE,
     ActionType,
@@ -43,6 +45,8 @@ from scheduler_core.framework import (
     CycleState,
     EventResource,
     Handle,
+    IntArray,
+    NodeColumns,
     NodeInfo,
     NodeScore,
     NodeToStatus,
@@ -52,7 +56,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.framework.helpers import default_normalize_score
+from scheduler_core.framework.helpers import default_normalize_score, default_normalize_score_batch
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
 from scheduler_core.plugins.dynamicresources.allocator import (
@@ -367,6 +371,18 @@ class DynamicResources:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
+        """Without a ``firstAvailable`` request no claim adds to any node's score: every node's is 0,
+        in one array rather than a call per node (None: score per node)."""
+        data = _state(state)
+        if data is None or any(_first_available(claim) for claim in data.claims):
+            return None
+        return np.zeros(len(rows), np.int64)
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
+        default_normalize_score_batch(MAX_NODE_SCORE, False, scores)
+        return None
+
     # -- Reserve / Unreserve -----------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         data = _state(state)
@@ -486,6 +502,11 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
                 if f"{request['name']}/{sub['name']}" in chosen:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
     return score
+
+
+def _first_available(claim: Claim) -> bool:
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+    return any(request.get("firstAvailable") for request in requests)
 
 
 def _validate_class(classes: Mapping[str, Any], class_name: str | None, request: str) -> Status | None:
