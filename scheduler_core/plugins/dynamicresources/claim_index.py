@@ -4,11 +4,13 @@ Upstream's DynamicResources looks a pod's claims up by name in the informer's li
 the devices of every allocation in an informer-fed cache (``allocateddevices.go``, read by
 ``ListAllAllocatedDevices``), so a scheduling cycle costs the same whatever the number of
 claims. Our plugin reads claims through ``Handle.objects``, the stored objects without events;
-:class:`ClaimIndex` keeps the same index up to date from it: a store never changes a stored
-object, it replaces it (the simulator's :class:`~scheduler_core.simulator.claims.ClaimStore`,
-the operator's informer ``Store``), so the claims that changed since the last look are those
-whose identity is new, found by set operations on ``id``\\ s (the index holds every object it
-indexed, so an ``id`` is not reused while it is indexed). Only those are read again.
+:class:`ClaimIndex` keeps the same index up to date from it. A store never changes a stored
+object, it replaces it, in its place, and appends new ones (the simulator's
+:class:`~scheduler_core.simulator.claims.ClaimStore`, the operator's informer ``Store``), so the
+claims that changed since the last look are found by comparing identities place by place (in C,
+``map(operator.is_, ...)``), or, when the list got shorter, by set operations on ``id``\\ s (the
+index holds every object it indexed, so an ``id`` is not reused while it is indexed). Only the
+changed claims are read again.
 
 A store has one claim per namespace and name and one per uid. Input that breaks that (a
 hand-built list) is indexed as :meth:`DynamicResources._claims_by_key` always did, the last
@@ -18,6 +20,7 @@ claim of a key winning, and its allocated devices are computed from every claim 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from operator import is_
 from typing import Any
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
@@ -57,19 +60,27 @@ class ClaimIndex:
         self.by_key: dict[tuple[str, str], Claim] = {}
         self.by_uid: dict[str, Claim] = {}
         self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it
+        self._distinct = True  # no object listed twice
         self._unique = True  # one claim per key and per uid
 
     def refresh(self, claims: Iterable[Claim]) -> None:
         """Bring the index to ``claims`` (all stored claims, in the store's order)."""
         current = list(claims)
-        known = len(self._claims)
-        if len(current) >= known and current[:known] == self._claims:
-            # Nothing changed but claims appended (creations): the common case. ``==`` compares
-            # identical elements without reading them.
-            if len(current) == known:
-                return
-            added = current[known:]
-            removed: list[Claim] = []
+        old = self._claims
+        if self._distinct and len(current) >= len(old):
+            # A store keeps an object's place when it replaces it and appends new ones, so the
+            # changes are the places whose object is not the same one (compared in C), and the
+            # tail. Correct for any order while no object is listed twice.
+            same = list(map(is_, current, old))
+            changed = []
+            try:
+                while True:
+                    changed.append(same.index(False, changed[-1] + 1 if changed else 0))
+            except ValueError:
+                pass
+            removed = [old[i] for i in changed]
+            added = [current[i] for i in changed]
+            added.extend(current[len(old) :])
         else:
             ids = dict(zip(map(id, current), current, strict=True))
             added = [ids[i] for i in ids.keys() - self._by_id.keys()]
@@ -88,6 +99,8 @@ class ClaimIndex:
                 else:
                     del self._allocated[device]
         for claim in added:
+            if id(claim) in self._by_id:
+                continue  # listed twice
             key, uid = claim_key(claim), claim_uid(claim)
             allocation = allocation_of(claim)
             devices = devices_of(allocation) if allocation else []
@@ -96,6 +109,7 @@ class ClaimIndex:
             self.by_uid[uid] = claim
             for device in devices:
                 self._allocated[device] = self._allocated.get(device, 0) + 1
+        self._distinct = len(self._by_id) == len(current)
         self._unique = len(self.by_key) == len(self._by_id) == len(self.by_uid)
         if not self._unique:  # the last of each key wins, as a dict built in store order
             self.by_key = {claim_key(c): c for c in current}

@@ -57,6 +57,7 @@ STEP = st.one_of(
     st.tuples(st.just("same"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # an equal copy
     st.tuples(st.just("reserve"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # in flight
     st.tuples(st.just("shuffle"), st.integers(0, 20), st.integers(0, 7), DEVICES),
+    st.tuples(st.just("twice"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # the same object again
 )
 
 
@@ -81,6 +82,8 @@ def test_the_index_agrees_with_a_scan_of_every_claim(steps: list[Any], unique: b
         elif op == "reserve":
             uid = claim_uid(store[at]) if at is not None and n % 3 else f"u{m}"
             in_flight[uid] = expected_in_flight[uid] = allocation(devices or [])
+        elif op == "twice" and at is not None and not unique:
+            store.insert(n % (len(store) + 1), store[at])
         elif op == "shuffle" and store:
             store = store[n % len(store) :] + store[: n % len(store)]
         index.refresh(list(store))
