@@ -72,7 +72,7 @@ class ClaimIndex:
             # changes are the places whose object is not the same one (compared in C), and the
             # tail. Correct for any order while no object is listed twice.
             same = list(map(is_, current, old))
-            changed = []
+            changed: list[int] = []
             try:
                 while True:
                     changed.append(same.index(False, changed[-1] + 1 if changed else 0))
