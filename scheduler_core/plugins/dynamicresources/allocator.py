@@ -28,9 +28,10 @@ on the node, or raises :class:`AllocationError` (upstream's error; Filter makes 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import is_
 from typing import Any
 
 from scheduler_core.framework.device_cel import CELError, compile_selector
@@ -51,6 +52,8 @@ class Pool:
     driver: str
     name: str
     slices: list[Object] = field(default_factory=list)  # device slices targeting the node
+    # per slice, its devices with their ids, made once per pool (the search reads them per node)
+    devices: list[list[tuple[DeviceID, Object]]] = field(default_factory=list)
     counters: dict[str, dict[str, Fraction]] = field(default_factory=dict)
     incomplete: bool = False
     invalid: bool = False
@@ -67,6 +70,8 @@ class _Request:
     admin: bool
     count: int
     all_devices: list[tuple[Pool, Object, Object]] | None = None  # for allocationMode All
+    # the class's and the request's CEL expressions: the key of their combined result per device
+    selectors: tuple[Any, ...] = ()
 
 
 @dataclass(slots=True)
@@ -199,33 +204,48 @@ def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
             seen.add(device["name"])
             pool.binding_conditions = pool.binding_conditions or bool(device.get("bindingConditions"))
         pool.slices.append(s)
+        pool.devices.append([((pool.driver, pool.name, str(d["name"])), d) for d in spec.get("devices") or ()])
     return pool
 
 
 class SelectorResults:
     """CEL results by (expression, device object, driver), kept across cycles by the plugin: a
     device's attributes do not change while the same ResourceSlice object is stored, and
-    evaluating a selector costs more than the rest of a Filter call. The device object is kept
+    evaluating a selector costs more than the rest of a Filter call. Also the combined result of
+    a request's selectors (class's and request's), keyed by the tuple of their expressions, so a
+    device already judged for the same selectors costs one lookup. The device object is kept
     in the entry, so its ``id`` is not reused while the entry lives; bounded by clearing."""
 
     MAX_ENTRIES = 1 << 16
 
     def __init__(self) -> None:
-        self._results: dict[tuple[str, int, str], tuple[Object, bool]] = {}
+        self._results: dict[tuple[Hashable, int, str], tuple[Object, bool]] = {}
 
-    def get(self, expression: str, device: Object, driver: str) -> bool | None:
+    def get(self, expression: Hashable, device: Object, driver: str) -> bool | None:
         entry = self._results.get((expression, id(device), driver))
         return None if entry is None or entry[0] is not device else entry[1]
 
-    def put(self, expression: str, device: Object, driver: str, result: bool) -> None:
+    def put(self, expression: Hashable, device: Object, driver: str, result: bool) -> None:
         if len(self._results) >= self.MAX_ENTRIES:
             self._results.clear()
         self._results[(expression, id(device), driver)] = (device, result)
 
 
+@dataclass(slots=True)
+class _Prepared:
+    """What ``validateDeviceRequest`` makes of the claims when it does not depend on the node
+    (no ``allocationMode: All``): made once per cycle, or the error it raised."""
+
+    claims: Sequence[Object]
+    requests: list[list[list[_Request]]] | None = None
+    constraints: list[list[dict[str, Any]]] | None = None
+    error: AllocationError | None = None
+
+
 class Allocator:
     """One per scheduling cycle (upstream ``NewAllocator`` in PreFilter): the slices, classes and
-    devices in use are fixed; :meth:`allocate` runs per node."""
+    devices in use are fixed; :meth:`allocate` runs per node. The claims' requests, the same on
+    every node unless one asks for all devices, are validated on the first node only."""
 
     def __init__(
         self,
@@ -238,11 +258,28 @@ class Allocator:
         self._classes = classes
         self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self._allocated = allocated
+        self._prepared: _Prepared | None = None
 
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
     ) -> list[dict[str, Any]] | None:
         return _Allocation(self, labels, node_name, claims).run()
+
+    def prepared(self, claims: Sequence[Object]) -> _Prepared | None:
+        """The node-independent preparation of ``claims`` made earlier in this cycle, if any."""
+        prepared = self._prepared
+        if prepared is None or len(prepared.claims) != len(claims) or not all(map(is_, prepared.claims, claims)):
+            return None
+        return prepared
+
+
+def _asks_for_all(claims: Sequence[Object]) -> bool:
+    for claim in claims:
+        for request in (_spec(claim).get("devices") or {}).get("requests") or ():
+            for spec in [request.get("exactly") or {}, *(request.get("firstAvailable") or ())]:
+                if spec.get("allocationMode") == "All":
+                    return True
+    return False
 
 
 class _Allocation:
@@ -258,11 +295,36 @@ class _Allocation:
         self.allocating: dict[DeviceID, set[int]] = {}
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}  # pool -> set -> counter
         self.available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
-        self.matches: dict[tuple[DeviceID, str, int], bool] = {}
         self.chosen: dict[tuple[int, int], int] = {}
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
     def run(self) -> list[dict[str, Any]] | None:
+        prepared = self.owner.prepared(self.claims)
+        if prepared is None:
+            if _asks_for_all(self.claims):  # the requests depend on the node's devices
+                self._prepare()
+            else:
+                prepared = _Prepared(self.claims)
+                try:
+                    self._prepare()
+                except AllocationError as error:
+                    prepared.error = error
+                prepared.requests, prepared.constraints = self.requests, self.constraints
+                self.owner._prepared = prepared
+        if prepared is not None:
+            if prepared.error is not None:
+                raise AllocationError(*prepared.error.args)
+            assert prepared.requests is not None and prepared.constraints is not None
+            self.requests = prepared.requests  # never changed by the search
+            # constraints hold the search's state: a fresh copy per node
+            self.constraints = [[{**c, "value": None, "count": 0} for c in cs] for cs in prepared.constraints]
+        if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
+            raise AllocationError("invalid resource pools were encountered")
+        if not self._allocate_claim(0):
+            return None
+        return [self._result(i) for i in range(len(self.claims))]
+
+    def _prepare(self) -> None:
         for claim in self.claims:
             devices = _spec(claim).get("devices") or {}
             alternatives: list[list[_Request]] = []
@@ -296,11 +358,6 @@ class _Allocation:
                 constraints.append({"requests": set(constraint.get("requests") or ()),
                                     "attribute": constraint["matchAttribute"], "value": None, "count": 0})  # fmt: skip
             self.constraints.append(constraints)
-        if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
-            raise AllocationError("invalid resource pools were encountered")
-        if not self._allocate_claim(0):
-            return None
-        return [self._result(i) for i in range(len(self.claims))]
 
     def _has_valid_device_pool(self) -> bool:
         return any(not p.invalid and not p.incomplete for p in self.pools)
@@ -319,6 +376,7 @@ class _Allocation:
             )
         mode = spec.get("allocationMode") or "ExactCount"
         req = _Request(name, base, sub, spec, klass, bool(spec.get("adminAccess")), 1)
+        req.selectors = (_expressions(_spec(klass).get("selectors")), _expressions(spec.get("selectors")))
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
             if req.count > ALLOCATION_RESULTS_MAX_SIZE:
@@ -336,8 +394,8 @@ class _Allocation:
                         f"claim {_key(claim)}, request {name}: asks for all devices, but resource pool "
                         f"{pool.driver}/{pool.name} is currently invalid"
                     )
-                for s in pool.slices:
-                    for device in _spec(s).get("devices") or ():
+                for s, devices in zip(pool.slices, pool.devices, strict=True):
+                    for _, device in devices:
                         if self._selectable(len(self.requests), req, pool, s, device):
                             req.all_devices.append((pool, s, device))
             req.count = len(req.all_devices)
@@ -385,6 +443,7 @@ class _Allocation:
     ) -> bool:
         if n >= request.count:
             return self._allocate_request(claim_index, request_index + 1)
+        allocated, allocating, admin = self.owner._allocated, self.allocating, request.admin
         for pool_index in range(start[0], len(self.pools)):
             pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
@@ -392,13 +451,19 @@ class _Allocation:
             slice_start = start[1] if pool_index == start[0] else 0
             for slice_index in range(slice_start, len(pool.slices)):
                 s = pool.slices[slice_index]
-                devices = _spec(s).get("devices") or ()
+                devices = pool.devices[slice_index]
                 device_start = start[2] if (pool_index, slice_index) == start[:2] else 0
                 for device_index in range(device_start, len(devices)):
-                    device = devices[device_index]
+                    device_id, device = devices[device_index]
+                    # "Checking for "in use" is cheap and thus gets done first." (allocateOne)
+                    if admin:
+                        if claim_index in allocating.get(device_id, ()):
+                            continue
+                    elif device_id in allocated or allocating.get(device_id):
+                        continue
                     if not self._selectable(claim_index, request, pool, s, device):
                         continue
-                    undo = self._take(claim_index, request, pool, s, device, must=False)
+                    undo = self._take(claim_index, request, pool, s, device, must=False, device_id=device_id)
                     if undo is None:
                         continue
                     nxt = (pool_index, slice_index, device_index + 1)
@@ -408,17 +473,17 @@ class _Allocation:
         return False
 
     def _selectable(self, claim_index: int, request: _Request, pool: Pool, s: Object, device: Object) -> bool:
-        device_id = (pool.driver, pool.name, str(device["name"]))
-        key = (device_id, request.name, claim_index)
-        cached = self.matches.get(key)
-        if cached is not None:
-            return cached
-        class_selectors = _spec(request.klass or {}).get("selectors")
-        ok = self._selectors_match(claim_index, device, pool.driver, request.klass, class_selectors)
-        ok = ok and self._selectors_match(claim_index, device, pool.driver, None, request.spec.get("selectors"))
+        """``isSelectable``: the class's selectors, the request's, then the device's own node
+        (``perDeviceNodeSelection``). The selectors' combined result is kept across cycles."""
+        results = self.owner.results
+        ok = results.get(request.selectors, device, pool.driver)
+        if ok is None:
+            class_selectors = _spec(request.klass or {}).get("selectors")
+            ok = self._selectors_match(claim_index, device, pool.driver, request.klass, class_selectors)
+            ok = ok and self._selectors_match(claim_index, device, pool.driver, None, request.spec.get("selectors"))
+            results.put(request.selectors, device, pool.driver, ok)
         if ok and _spec(s).get("perDeviceNodeSelection"):
             ok = _device_on_node(device, self.labels, self.node_name)
-        self.matches[key] = ok
         return ok
 
     def _selectors_match(
@@ -427,9 +492,8 @@ class _Allocation:
         results = self.owner.results
         for i, selector in enumerate(selectors or ()):
             expression = (selector.get("cel") or {}).get("expression")
-            where = f"class {_name(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
             if not expression:
-                raise AllocationError(f"{where}: selector #{i}: CEL expression empty (unsupported selector type?)")
+                raise self._selector_error(claim_index, klass, i, "CEL expression empty (unsupported selector type?)")
             known = results.get(expression, device, driver)
             if known is not None:
                 if not known:
@@ -438,22 +502,37 @@ class _Allocation:
             try:
                 program = compile_selector(expression)
             except CELError as error:
-                raise AllocationError(f"{where}: selector #{i}: CEL compile error: {error}") from None
+                raise self._selector_error(claim_index, klass, i, f"CEL compile error: {error}") from None
             try:
                 matched = program.matches({**device, "driver": driver})
             except CELError as error:
-                raise AllocationError(f"{where}: selector #{i}: CEL runtime error: {error}") from None
+                raise self._selector_error(claim_index, klass, i, f"CEL runtime error: {error}") from None
             results.put(expression, device, driver, matched)
             if not matched:
                 return False
         return True
 
+    def _selector_error(self, claim_index: int, klass: Object | None, index: int, what: str) -> AllocationError:
+        where = f"class {_name(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
+        return AllocationError(f"{where}: selector #{index}: {what}")
+
     def _in_use(self, device_id: DeviceID) -> bool:
         return device_id in self.owner._allocated or bool(self.allocating.get(device_id))
 
-    def _take(self, claim_index: int, request: _Request, pool: Pool, s: Object, device: Object, *, must: bool) -> Any:
+    def _take(
+        self,
+        claim_index: int,
+        request: _Request,
+        pool: Pool,
+        s: Object,
+        device: Object,
+        *,
+        must: bool,
+        device_id: DeviceID | None = None,
+    ) -> Any:
         """``allocateDevice``: the undo function, or None when the device cannot be taken."""
-        device_id = (pool.driver, pool.name, str(device["name"]))
+        if device_id is None:
+            device_id = (pool.driver, pool.name, str(device["name"]))
         if request.admin and claim_index in self.allocating.get(device_id, ()):
             return None
         if not request.admin and self._in_use(device_id):
@@ -599,6 +678,10 @@ class _Allocation:
 
 def _device_configuration(config: Object) -> dict[str, Any]:
     return {"opaque": config["opaque"]} if config.get("opaque") is not None else {}
+
+
+def _expressions(selectors: Any) -> tuple[Any, ...]:
+    return tuple((selector.get("cel") or {}).get("expression") for selector in selectors or ())
 
 
 def _key(claim: Object) -> str:

@@ -39,9 +39,11 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from scheduler_core.framework import (
     MAX_NODE_SCORE,
@@ -51,6 +53,8 @@ from scheduler_core.framework import (
     CycleState,
     EventResource,
     Handle,
+    IntArray,
+    NodeColumns,
     NodeInfo,
     NodeScore,
     NodeToStatus,
@@ -65,7 +69,7 @@ from scheduler_core.framework.extended_resources import (
     DeviceClassResolver,
     is_dra_extended_resource_name,
 )
-from scheduler_core.framework.helpers import default_normalize_score
+from scheduler_core.framework.helpers import default_normalize_score, default_normalize_score_batch
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
 from scheduler_core.plugins.dynamicresources import extended
@@ -76,6 +80,7 @@ from scheduler_core.plugins.dynamicresources.allocator import (
     SelectorResults,
     SliceIndex,
 )
+from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
 
 log = logging.getLogger(__name__)
 
@@ -156,7 +161,8 @@ class ClaimTracker:
     """What every profile's DynamicResources shares (``Handle.shared``; upstream's claim tracker in
     the ``SharedDRAManager``): in-flight allocations by claim uid, Reserve's picks until the
     store shows PreBind's write, so no two profiles, and no framework rebuilt by a hot reload,
-    hand out the same device; and the caches of slices and CEL results."""
+    hand out the same device; the claims as stored, indexed (:class:`ClaimIndex`); and the caches
+    of slices and CEL results."""
 
     def __init__(self) -> None:
         self.in_flight: dict[str, dict[str, Any]] = {}
@@ -164,6 +170,7 @@ class ClaimTracker:
         # or created by PreBind before the watch brings them (upstream polls its assume cache,
         # waitForExtendedClaimInAssumeCache); their allocations stay in flight meanwhile.
         self.unseen: set[str] = set()
+        self.claims = ClaimIndex()
         self.selector_results = SelectorResults()
         self.slice_index = SliceIndex(())
 
@@ -181,9 +188,10 @@ class DynamicResources:
         return self._tracker.in_flight
 
     # -- the objects ----------------------------------------------------------------------------------
-    def _claims_by_key(self) -> dict[tuple[str, str], Claim]:
-        return {(_meta(c).get("namespace") or "default", _meta(c).get("name") or ""): c
-                for c in self._handle.objects("ResourceClaim")}  # fmt: skip
+    def _claims_by_key(self) -> Mapping[tuple[str, str], Claim]:
+        claims = self._tracker.claims
+        claims.refresh(self._handle.objects("ResourceClaim"))
+        return claims.by_key
 
     def pod_claims(self, pod: PodInfo, stored: Mapping[tuple[str, str], Claim] | None = None) -> list[Claim]:
         """``foreachPodResourceClaim``: the pod's claims, or :class:`ClaimProblem`."""
@@ -208,35 +216,10 @@ class DynamicResources:
             claims.append(claim)
         return claims
 
-    def _allocated_devices(self, claims: Iterable[Claim]) -> set[DeviceID]:
+    def _allocated_devices(self) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: devices of every allocation, stored or in flight (admin
-        access ones excepted)."""
-        allocated: set[DeviceID] = set()
-        stored = set()
-
-        def add(allocation: Mapping[str, Any]) -> None:
-            for result in (allocation.get("devices") or {}).get("results") or ():
-                if not result.get("adminAccess"):
-                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-
-        for claim in claims:
-            uid = _uid(claim)
-            stored.add(uid)
-            allocation = (claim.get("status") or {}).get("allocation")
-            if allocation:
-                self.in_flight.pop(uid, None)  # PreBind's write is now what the store shows
-            else:
-                allocation = self.in_flight.get(uid)
-            if allocation:
-                add(allocation)
-        unseen = self._tracker.unseen
-        unseen -= stored
-        for uid in list(self.in_flight):
-            if uid in unseen:
-                add(self.in_flight[uid])  # a special claim the store does not show yet
-            elif uid not in stored:
-                del self.in_flight[uid]  # the claim is gone
-        return allocated
+        access ones excepted), from the claims as last read by :meth:`_claims_by_key`."""
+        return self._tracker.claims.allocated_devices(self.in_flight, self._tracker.unseen)
 
     # -- EventsToRegister ---------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -360,7 +343,7 @@ class DynamicResources:
                 if status is not None:
                     return None, status
         if data.to_allocate():
-            allocated = self._allocated_devices(stored.values())
+            allocated = self._allocated_devices()
             slices = list(self._handle.objects("ResourceSlice"))
             tracker = self._tracker
             if not tracker.slice_index.reuse(slices):
@@ -462,6 +445,18 @@ class DynamicResources:
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
+        """Without a ``firstAvailable`` request no claim adds to any node's score: every node's is 0,
+        in one array rather than a call per node (None: score per node)."""
+        data = _state(state)
+        if data is None or any(_first_available(claim) for claim in data.claims):
+            return None
+        return np.zeros(len(rows), np.int64)
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
+        default_normalize_score_batch(MAX_NODE_SCORE, False, scores)
         return None
 
     # -- Reserve / Unreserve -----------------------------------------------------------------------------
@@ -680,6 +675,11 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
                 if f"{request['name']}/{sub['name']}" in chosen:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
     return score
+
+
+def _first_available(claim: Claim) -> bool:
+    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+    return any(request.get("firstAvailable") for request in requests)
 
 
 def _validate_class(classes: Mapping[str, Any], class_name: str | None, request: str) -> Status | None:

@@ -226,3 +226,32 @@ def test_no_device_is_ever_allocated_twice(devices: int, counts: list[int]) -> N
         got = [r["device"] for r in result[0]["devices"]["results"]]
         assert len(got) == count and not taken & set(got) and len(set(got)) == count
         taken |= set(got)
+
+
+def test_a_device_in_use_is_skipped_before_its_selectors_run() -> None:
+    # allocateOne: "Checking for "in use" is cheap and thus gets done first." A selector that
+    # would fail on the device in use (it lacks the attribute) is never evaluated on it.
+    slices = [slice_("s", dev("d1"), dev("d2", x=1))]
+    claims = [claim(req(selector='device.attributes["driver-a"].x == 1'))]
+    assert run(slices, claims, allocated={(DRIVER, "pool-1", "d1")}) == [["req-0=pool-1/d2"]]
+    with pytest.raises(AllocationError, match="CEL runtime error"):
+        run(slices, claims)  # d1 free: its selector is evaluated, and fails
+
+
+def test_one_allocator_answers_each_node_on_its_own() -> None:
+    # The requests are validated once per cycle; the constraints' state is the node's own.
+    slices = [
+        slice_("s1", dev("a1", numa=1), dev("a2", numa=1), pool="p1", node="node-1"),
+        slice_("s2", dev("b1", numa=2), dev("b2", numa=3), dev("b3", numa=2), pool="p2", node="node-2"),
+    ]
+    claims = [claim(req(name="a"), req(name="b"), constraints=[{"matchAttribute": "driver-a/numa"}])]
+    allocator = Allocator({"class-a": CLASS}, slices, set())
+    devices = [[r["device"] for r in a["devices"]["results"]] for a in allocator.allocate({}, "node-1", claims) or ()]
+    assert devices == [["a1", "a2"]]
+    devices = [[r["device"] for r in a["devices"]["results"]] for a in allocator.allocate({}, "node-2", claims) or ()]
+    assert devices == [["b1", "b3"]]
+    assert allocator.allocate({}, "node-3", claims) is None
+    other = [claim(req(cls="missing"))]  # other claims: validated again, their error on every node
+    for node in ("node-1", "node-2"):
+        with pytest.raises(AllocationError, match="could not retrieve device class missing"):
+            allocator.allocate({}, node, other)

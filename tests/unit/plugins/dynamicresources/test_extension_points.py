@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import numpy as np
 import pytest
 
 from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
@@ -215,3 +216,26 @@ def test_score_prefers_earlier_subrequests(chosen: str, expected: int) -> None:
     }
     allocation = {"devices": {"results": [{"request": f"r/{chosen}", "driver": DRIVER, "pool": "n1", "device": "x"}]}}
     assert compute_score([prioritized], [allocation]) == expected
+
+
+@pytest.mark.parametrize(
+    ("requests", "batched"),
+    [
+        pytest.param([{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}], True, id="exactly: zeros at once"),
+        pytest.param([{"name": "gpu", "firstAvailable": [{"name": "any", "deviceClassName": "gpu"}]}], False,
+                     id="firstAvailable: per node"),
+    ],
+)  # fmt: skip
+def test_score_batch_is_the_per_node_score(requests: list[dict[str, Any]], batched: bool) -> None:
+    # Upstream's Score answers per node; the batch form may only answer where that is 0 everywhere.
+    c = claim("a")
+    c["spec"]["devices"]["requests"] = requests
+    setup = Setup([c], devices=2, nodes=("n1", "n2"))
+    state, info, fit = setup.cycle(pod("pa", "a"))
+    assert fit == ["n1", "n2"]
+    per_node = [setup.plugin.score(state, info, n)[0] for n in setup.nodes]
+    batch = setup.plugin.score_batch(state, info, None, np.arange(2))  # type: ignore[arg-type]
+    if batched:
+        assert batch is not None and batch.tolist() == per_node == [0, 0]
+    else:
+        assert batch is None and per_node == [8, 8]

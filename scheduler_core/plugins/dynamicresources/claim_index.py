@@ -1,0 +1,160 @@
+"""The ResourceClaims as stored, indexed, and the devices their allocations hold.
+
+Upstream's DynamicResources looks a pod's claims up by name in the informer's lister and keeps
+the devices of every allocation in an informer-fed cache (``allocateddevices.go``, read by
+``ListAllAllocatedDevices``), so a scheduling cycle costs the same whatever the number of
+claims. Our plugin reads claims through ``Handle.objects``, the stored objects without events;
+:class:`ClaimIndex` keeps the same index up to date from it. A store never changes a stored
+object, it replaces it, in its place, and appends new ones (the simulator's
+:class:`~scheduler_core.simulator.claims.ClaimStore`, the operator's informer ``Store``), so the
+claims that changed since the last look are found by comparing identities place by place (in C,
+``map(operator.is_, ...)``), or, when the list got shorter, by set operations on ``id``\\ s (the
+index holds every object it indexed, so an ``id`` is not reused while it is indexed). Only the
+changed claims are read again.
+
+A store has one claim per namespace and name and one per uid. Input that breaks that (a
+hand-built list) is indexed as :meth:`DynamicResources._claims_by_key` always did, the last
+claim of a key winning, and its allocated devices are computed from every claim each time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from operator import is_
+from typing import Any
+
+DeviceID = tuple[str, str, str]  # driver, pool, device
+Claim = Mapping[str, Any]
+
+
+def claim_key(claim: Claim) -> tuple[str, str]:
+    meta = claim.get("metadata") or {}
+    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
+
+
+def claim_uid(claim: Claim) -> str:
+    meta = claim.get("metadata") or {}
+    return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
+
+
+def allocation_of(claim: Claim) -> Any:
+    return (claim.get("status") or {}).get("allocation")
+
+
+def devices_of(allocation: Mapping[str, Any]) -> list[DeviceID]:
+    """The devices an allocation holds (admin access ones excepted: they take no device)."""
+    return [
+        (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+        for result in (allocation.get("devices") or {}).get("results") or ()
+        if not result.get("adminAccess")
+    ]
+
+
+class ClaimIndex:
+    """The claims by (namespace, name) and by uid, and the count of stored allocations per
+    device; :meth:`refresh` with the stored claims before reading."""
+
+    def __init__(self) -> None:
+        self._claims: list[Claim] = []  # as last refreshed, in store order
+        self._by_id: dict[int, tuple[Claim, tuple[str, str], str, list[DeviceID]]] = {}
+        self.by_key: dict[tuple[str, str], Claim] = {}
+        self.by_uid: dict[str, Claim] = {}
+        self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it
+        self._distinct = True  # no object listed twice
+        self._unique = True  # one claim per key and per uid
+
+    def refresh(self, claims: Iterable[Claim]) -> None:
+        """Bring the index to ``claims`` (all stored claims, in the store's order)."""
+        current = list(claims)
+        old = self._claims
+        if self._distinct and len(current) >= len(old):
+            # A store keeps an object's place when it replaces it and appends new ones, so the
+            # changes are the places whose object is not the same one (compared in C), and the
+            # tail. Correct for any order while no object is listed twice.
+            same = list(map(is_, current, old))
+            changed: list[int] = []
+            try:
+                while True:
+                    changed.append(same.index(False, changed[-1] + 1 if changed else 0))
+            except ValueError:
+                pass
+            removed = [old[i] for i in changed]
+            added = [current[i] for i in changed]
+            added.extend(current[len(old) :])
+        else:
+            ids = dict(zip(map(id, current), current, strict=True))
+            added = [ids[i] for i in ids.keys() - self._by_id.keys()]
+            removed = [self._by_id[i][0] for i in self._by_id.keys() - ids.keys()]
+        self._claims = current
+        for claim in removed:
+            _, key, uid, devices = self._by_id.pop(id(claim))
+            if self.by_key.get(key) is claim:
+                del self.by_key[key]
+            if self.by_uid.get(uid) is claim:
+                del self.by_uid[uid]
+            for device in devices:
+                left = self._allocated[device] - 1
+                if left:
+                    self._allocated[device] = left
+                else:
+                    del self._allocated[device]
+        for claim in added:
+            if id(claim) in self._by_id:
+                continue  # listed twice
+            key, uid = claim_key(claim), claim_uid(claim)
+            allocation = allocation_of(claim)
+            devices = devices_of(allocation) if allocation else []
+            self._by_id[id(claim)] = (claim, key, uid, devices)
+            self.by_key[key] = claim
+            self.by_uid[uid] = claim
+            for device in devices:
+                self._allocated[device] = self._allocated.get(device, 0) + 1
+        self._distinct = len(self._by_id) == len(current)
+        self._unique = len(self.by_key) == len(self._by_id) == len(self.by_uid)
+        if not self._unique:  # the last of each key wins, as a dict built in store order
+            self.by_key = {claim_key(c): c for c in current}
+            self.by_uid = {claim_uid(c): c for c in current}
+
+    def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> set[DeviceID]:
+        """``ListAllAllocatedDevices``: the devices of every allocation, stored or in flight.
+        An in-flight allocation whose claim now shows one as stored (PreBind's write landed),
+        or whose claim is gone, is dropped from ``in_flight``, unless the claim is in ``unseen``
+        (a special claim the store does not show yet); an ``unseen`` claim the store now shows
+        leaves ``unseen``."""
+        unseen = unseen if unseen is not None else set()
+        if not self._unique:
+            return self._allocated_devices_slowly(in_flight, unseen)
+        for uid in list(in_flight):
+            claim = self.by_uid.get(uid)
+            if claim is None:
+                if uid not in unseen:
+                    del in_flight[uid]
+            elif allocation_of(claim):
+                del in_flight[uid]
+        unseen.difference_update([uid for uid in unseen if uid in self.by_uid])
+        allocated = set(self._allocated)
+        for allocation in in_flight.values():
+            allocated.update(devices_of(allocation))
+        return allocated
+
+    def _allocated_devices_slowly(self, in_flight: dict[str, Any], unseen: set[str]) -> set[DeviceID]:
+        """The same over every claim in store order, for input with duplicate keys or uids."""
+        allocated: set[DeviceID] = set()
+        stored = set()
+        for claim in self.by_key.values():
+            uid = claim_uid(claim)
+            stored.add(uid)
+            allocation = allocation_of(claim)
+            if allocation:
+                in_flight.pop(uid, None)
+            else:
+                allocation = in_flight.get(uid)
+            if allocation:
+                allocated.update(devices_of(allocation))
+        unseen -= stored
+        for uid in [uid for uid in in_flight if uid not in stored]:
+            if uid in unseen:
+                allocated.update(devices_of(in_flight[uid]))
+            else:
+                del in_flight[uid]
+        return allocated

@@ -1,0 +1,121 @@
+"""The claim index kept up to date from the stored claims gives what a scan of every claim gives.
+
+The reference is the scan DynamicResources made per pod before the index (the claims by
+namespace and name, the last of a key winning; ``ListAllAllocatedDevices`` over them), run on
+random sequences of store writes, including input no store makes (duplicate keys and uids).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scheduler_core.plugins.dynamicresources.claim_index import (
+    ClaimIndex,
+    DeviceID,
+    allocation_of,
+    claim_key,
+    claim_uid,
+    devices_of,
+)
+
+
+def reference(claims: list[dict[str, Any]], in_flight: dict[str, Any]) -> tuple[dict[Any, Any], set[DeviceID]]:
+    by_key = {claim_key(c): c for c in claims}
+    allocated: set[DeviceID] = set()
+    for claim in by_key.values():  # in the store's order, as the scan went
+        uid = claim_uid(claim)
+        if allocation_of(claim):
+            in_flight.pop(uid, None)  # PreBind's write landed
+            allocated.update(devices_of(allocation_of(claim)))
+        elif uid in in_flight:
+            allocated.update(devices_of(in_flight[uid]))
+    for gone in set(in_flight) - {claim_uid(c) for c in by_key.values()}:
+        del in_flight[gone]
+    return by_key, allocated
+
+
+def allocation(devices: list[tuple[int, bool]]) -> dict[str, Any]:
+    results = [{"driver": "d", "pool": "p", "device": f"dev-{n}", **({"adminAccess": True} if admin else {})}
+               for n, admin in devices]  # fmt: skip
+    return {"devices": {"results": results}}
+
+
+def claim(name: int, uid: int, devices: list[tuple[int, bool]] | None) -> dict[str, Any]:
+    status = {"allocation": allocation(devices)} if devices is not None else {}
+    return {"metadata": {"name": f"c{name}", "namespace": "ns", "uid": f"u{uid}"}, "status": status}
+
+
+DEVICES = st.none() | st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=3)
+STEP = st.one_of(
+    st.tuples(st.just("create"), st.integers(0, 2), st.integers(0, 2), DEVICES),
+    st.tuples(st.just("write"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # a new version
+    st.tuples(st.just("delete"), st.integers(0, 20), st.integers(0, 7), DEVICES),
+    st.tuples(st.just("same"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # an equal copy
+    st.tuples(st.just("reserve"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # in flight
+    st.tuples(st.just("shuffle"), st.integers(0, 20), st.integers(0, 7), DEVICES),
+    st.tuples(st.just("twice"), st.integers(0, 20), st.integers(0, 7), DEVICES),  # the same object again
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(steps=st.lists(STEP, max_size=25), unique=st.booleans())
+def test_the_index_agrees_with_a_scan_of_every_claim(steps: list[Any], unique: bool) -> None:
+    store: list[dict[str, Any]] = []
+    index = ClaimIndex()
+    in_flight: dict[str, Any] = {}
+    expected_in_flight: dict[str, Any] = {}
+    for serial, (op, n, m, devices) in enumerate(steps):
+        at = n % len(store) if store else None
+        if op == "create":
+            # a store: a new name and uid; otherwise, maybe a key or uid seen before
+            store.append(claim(serial, serial, devices) if unique else claim(n, m, devices))
+        elif op == "write" and at is not None:
+            store[at] = {**store[at], "status": {"allocation": allocation(devices)} if devices is not None else {}}
+        elif op == "delete" and at is not None:
+            del store[at]
+        elif op == "same" and at is not None:
+            store[at] = copy.deepcopy(store[at])
+        elif op == "reserve":
+            uid = claim_uid(store[at]) if at is not None and n % 3 else f"u{m}"
+            in_flight[uid] = expected_in_flight[uid] = allocation(devices or [])
+        elif op == "twice" and at is not None and not unique:
+            store.insert(n % (len(store) + 1), store[at])
+        elif op == "shuffle" and store:
+            store = store[n % len(store) :] + store[: n % len(store)]
+        index.refresh(list(store))
+        by_key, allocated = reference(store, expected_in_flight)
+        assert index.by_key == by_key
+        assert index.allocated_devices(in_flight) == allocated
+        assert in_flight == expected_in_flight
+
+
+def test_an_unchanged_store_is_not_read_again() -> None:
+    claims = [claim(i, i, [(i, False)]) for i in range(3)]
+    index = ClaimIndex()
+    index.refresh(claims)
+    index.refresh([*claims, claim(3, 3, None)])
+    assert set(index.by_key) == {("ns", f"c{i}") for i in range(4)}
+    assert index.allocated_devices({}) == {("d", "p", f"dev-{i}") for i in range(3)}
+
+
+def test_an_unseen_special_claim_keeps_its_in_flight_devices_until_the_store_shows_it() -> None:
+    """A special claim PreBind created (or a simulated one) that the store does not show yet stays
+    in flight and counted; once the store shows it, it leaves ``unseen`` (the fast path and the
+    duplicate-key path alike)."""
+    for duplicate in (False, True):
+        index = ClaimIndex()
+        stored = [claim(1, 1, None)] + ([claim(1, 9, None)] if duplicate else [])
+        in_flight = {"u2": allocation([(3, False)]), "u4": allocation([(4, False)])}
+        unseen = {"u2"}
+        index.refresh(stored)
+        assert index.allocated_devices(in_flight, unseen) == {("d", "p", "dev-3")}
+        assert set(in_flight) == {"u2"}  # u4's claim is gone and was never unseen
+        assert unseen == {"u2"}
+        index.refresh([*stored, claim(2, 2, [(3, False)])])
+        assert index.allocated_devices(in_flight, unseen) == {("d", "p", "dev-3")}
+        assert in_flight == {}  # the stored allocation now counts
+        assert unseen == set()
