@@ -45,7 +45,7 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import admission, decoding, kube, serving
+from scheduler_operator import admission, collector, decoding, kube, serving
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.fence import Fence
@@ -268,6 +268,7 @@ class Operator:
                 log.info("waiting for the caches of %s", waiting)
             await asyncio.sleep(SYNC_POLL)
         self.synced = True
+        collector.settle()  # the listed cache is long-lived: out of the collector's walks
         log.info(
             "caches synced in %.2f s: %s", time.monotonic() - started,
             ", ".join(f"{r.resource.kind}={len(r.store)}" for r in self.reflectors[:2]),
@@ -352,6 +353,7 @@ class Operator:
 
 async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
+    collector.tune()  # the modules imported are long-lived (scheduler_operator.collector)
     decoding.install_in_kopf()
     operator = Operator(options)
     server = None
