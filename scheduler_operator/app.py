@@ -73,7 +73,7 @@ from scheduler_operator.writer import StatusWriter
 log = logging.getLogger(__name__)
 
 CR_LIST_PAGE = 500
-SYNC_POLL = 0.1  # seconds between two looks at the custom-resource stores while syncing
+SYNC_POLL = 0.02  # seconds between two looks at the stores while syncing (a delay to the first binding)
 SYNC_RELIST = 1.0  # seconds between two lists of the custom resources while syncing
 
 

@@ -186,9 +186,12 @@ class Transport:
                 keepalive_timeout=60,
                 socket_factory=_socket_factory,
             )
+            # No cookie jar (client-go's http.Client has none): aiohttp's default one would
+            # filter cookies for every request, and the API server sets none.
             self._session = aiohttp.ClientSession(
-                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",)
-            )
+                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )  # fmt: skip
         return self._session
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
