@@ -294,12 +294,14 @@ class Scheduler(EventHandlers):
         try:
             while not stop.is_set():
                 self.last_turn = self.clock.now()
-                popper = asyncio.ensure_future(self.queue.wait_pop())
-                done, _ = await asyncio.wait({popper, stopper}, return_when=asyncio.FIRST_COMPLETED)
-                if popper not in done:
-                    popper.cancel()
-                    break
-                qpi = popper.result()
+                qpi = self.queue.pop()  # a pod is waiting: no task and no wait for it (one per cycle)
+                if qpi is None:
+                    popper = asyncio.ensure_future(self.queue.wait_pop())
+                    done, _ = await asyncio.wait({popper, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                    if popper not in done:
+                        popper.cancel()
+                        break
+                    qpi = popper.result()
                 if qpi is not None:
                     await self._cycle(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in

@@ -116,7 +116,7 @@ class KubeBackend:
     async def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
         await self._transport.request(
             "PATCH", _pod_path(pod.namespace, pod.name) + "/status", body=body,
-            content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH,
+            content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH, decode=False,
         )  # fmt: skip
 
     # -- Backend ---------------------------------------------------------------------------------
@@ -184,11 +184,17 @@ class KubeBackend:
         path = _pod_path(pod.namespace, pod.name)
         try:
             # The answer is a metav1.Status, not a Binding (the generated client fails to read
-            # it): only the HTTP status matters. A retried POST whose first attempt landed
-            # answers 409, read below as bound.
+            # it): only the HTTP status matters, so its body is not decoded. Upstream reads it
+            # the same way: client-go's Pods.Bind ends in ``Do(ctx).Error()``
+            # (kubernetes/typed/core/v1/pod_expansion.go), an error only for a status outside
+            # 200-206 (rest/request.go transformResponse); BindingREST.Create answers
+            # ``Status{Status: Success}`` with 201 or an error status (pkg/registry/core/pod/
+            # storage/storage.go), v1.36.3. A retried POST whose first attempt landed answers
+            # 409, read below as bound.
             await self._lanes.critical.run(
-                self._transport.request, "POST", path + "/binding", body=binding(pod, node_name, annotations)
-            )
+                self._transport.request, "POST", path + "/binding", body=binding(pod, node_name, annotations),
+                decode=False,
+            )  # fmt: skip
             self.binds += 1
             log.info("bound %s uid=%s node=%s", pod.key, pod.uid, node_name)
             return None
@@ -223,7 +229,7 @@ class KubeBackend:
         try:
             await self._lanes.critical.run(self._patch_status, pod, patch)
             await self._lanes.critical.run(
-                self._transport.request, "DELETE", _pod_path(pod.namespace, pod.name), body=options
+                self._transport.request, "DELETE", _pod_path(pod.namespace, pod.name), body=options, decode=False
             )
         except client.ApiException as error:
             if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):

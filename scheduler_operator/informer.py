@@ -103,6 +103,14 @@ class Store:
         """A complete list: add or update every listed object, delete every other; return the
         deleted. ``on_error(event_type, body)`` is told of an object whose handling raised (the
         others go on); without it the error propagates."""
+        return self.drop_unlisted(self.add_listed(bodies, on_error=on_error), on_error=on_error)
+
+    def add_listed(
+        self, bodies: Iterable[Body], *, on_error: Callable[[str | None, Body], None] | None = None
+    ) -> set[str]:
+        """One page of a list: add or update each object; return their keys. The list's last
+        page is followed by :meth:`drop_unlisted` with every page's keys (:meth:`replace` in
+        steps, so a reflector can apply a page while the next one is on its way)."""
         listed: set[str] = set()
         for body in bodies:
             listed.add(self._key(body))
@@ -112,6 +120,12 @@ class Store:
                 if on_error is None:
                     raise
                 on_error(None, body)
+        return listed
+
+    def drop_unlisted(
+        self, listed: Collection[str], *, on_error: Callable[[str | None, Body], None] | None = None
+    ) -> list[Body]:
+        """The end of a complete list: delete every object it did not hold; return them."""
         deleted = []
         for key in [k for k in self._bodies if k not in listed]:
             body = self._bodies.pop(key)

@@ -130,7 +130,9 @@ class EventRecorder:
 
         async def post() -> None:
             try:
-                await self._transport.request("POST", f"{EVENTS_PATH}/namespaces/{namespace}/events", body=body)
+                await self._transport.request(
+                    "POST", f"{EVENTS_PATH}/namespaces/{namespace}/events", body=body, decode=False
+                )  # the created Event is not read
             except Exception:
                 self._transport.count_failure("event")
                 raise  # logged by the report lane

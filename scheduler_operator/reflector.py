@@ -110,38 +110,50 @@ class Reflector:
 
     # -- list --------------------------------------------------------------------------------
     async def list_objects(self) -> None:
-        """List every page, replace the store's content with it, remember its resourceVersion."""
-        items: list[Body] = []
-        token: str | None = None
-        while True:
-            params = {"limit": str(self.page_size)}
-            if token:
-                params["continue"] = token
-            try:
-                page = await self.transport.request("GET", self.resource.path, params=params)
-            except client.ApiException as error:
-                if error.status == HTTPStatus.GONE:
-                    raise Gone(f"continue token of {self.resource.kind} list expired") from error
-                if error.status == HTTPStatus.NOT_FOUND and self.resource.optional:
-                    page = {"items": [], "metadata": {}}  # not served: empty, listed again later
-                else:
-                    raise
-            for item in page.get("items") or ():
-                items.append(self.view(item))
-            meta = page.get("metadata") or {}
-            token = meta.get("continue")
-            if not token:
-                self._replace(items)
-                self.resource_version = meta.get("resourceVersion") or None
-                self.lists += 1
-                self.last_list = self._clock()
-                self.synced = True
-                return
+        """List every page, replace the store's content with it, remember its resourceVersion.
 
-    def _replace(self, items: list[Body]) -> None:
-        for body in self.store.replace(items, on_error=self._failed):
-            meta = body.get("metadata") or {}
-            log.info("%s %s/%s was deleted unseen", self.resource.kind, meta.get("namespace") or "", meta.get("name"))
+        The request for the next page is sent before this page's objects go into the store, so
+        the server prepares it meanwhile; the store drops what the list lacks after the last
+        page (:meth:`Store.add_listed`, :meth:`Store.drop_unlisted`)."""
+        listed: set[str] = set()
+        fetching = asyncio.ensure_future(self._page(None))
+        try:
+            while True:
+                page = await fetching
+                meta = page.get("metadata") or {}
+                token = meta.get("continue")
+                if token:
+                    fetching = asyncio.ensure_future(self._page(str(token)))
+                    await asyncio.sleep(0)  # let the request go out before this page is applied
+                view = self.view
+                items = [view(item) for item in page.get("items") or ()]
+                listed |= self.store.add_listed(items, on_error=self._failed)
+                if not token:
+                    break
+        finally:
+            if not fetching.done():
+                fetching.cancel()
+        for body in self.store.drop_unlisted(listed, on_error=self._failed):
+            gone = body.get("metadata") or {}
+            log.info("%s %s/%s was deleted unseen", self.resource.kind, gone.get("namespace") or "", gone.get("name"))
+        self.resource_version = meta.get("resourceVersion") or None
+        self.lists += 1
+        self.last_list = self._clock()
+        self.synced = True
+
+    async def _page(self, token: str | None) -> dict[str, Any]:
+        params = {"limit": str(self.page_size)}
+        if token:
+            params["continue"] = token
+        try:
+            page: dict[str, Any] = await self.transport.request("GET", self.resource.path, params=params)
+        except client.ApiException as error:
+            if error.status == HTTPStatus.GONE:
+                raise Gone(f"continue token of {self.resource.kind} list expired") from error
+            if error.status == HTTPStatus.NOT_FOUND and self.resource.optional:
+                return {"items": [], "metadata": {}}  # not served: empty, listed again later
+            raise
+        return page
 
     def _failed(self, event_type: str | None, body: Mapping[str, Any]) -> None:
         meta = body.get("metadata") or {}
@@ -172,7 +184,7 @@ class Reflector:
                     *lines, buffer = buffer.split(b"\n")
                     for line in lines:
                         if line.strip():
-                            self.event(decoding.loads(line))
+                            self.event(decoding.loads_api(line))
         except client.ApiException as error:
             if error.status == HTTPStatus.GONE:
                 raise Gone(f"{self.resource.kind} watch: {error.reason}") from error

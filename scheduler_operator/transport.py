@@ -167,6 +167,7 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self._max_connections = max_connections
         self._connect_timeout, self._read_timeout = request_timeout
+        self._request_timeout = self._timeout()  # one object for every request (not per call)
         self._session: aiohttp.ClientSession | None = None
         self.sleep = sleep
         self.requests = 0
@@ -185,9 +186,12 @@ class Transport:
                 keepalive_timeout=60,
                 socket_factory=_socket_factory,
             )
+            # No cookie jar (client-go's http.Client has none): aiohttp's default one would
+            # filter cookies for every request, and the API server sets none.
             self._session = aiohttp.ClientSession(
-                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",)
-            )
+                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",),
+                cookie_jar=aiohttp.DummyCookieJar(),
+            )  # fmt: skip
         return self._session
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
@@ -206,11 +210,17 @@ class Transport:
         )  # fmt: skip
 
     async def _once(
-        self, method: str, path: str, params: Mapping[str, str] | None, body: Any, content_type: str | None
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Any,
+        content_type: str | None,
+        decode: bool,
     ) -> Any:
         await self.limiter.acquire()
         self.requests += 1
-        data = json.dumps(body).encode() if body is not None else None
+        data = decoding.dumps(body) if body is not None else None
         with self.guard(method, path):
             async with self._open().request(
                 method,
@@ -218,13 +228,13 @@ class Transport:
                 params=params,
                 data=data,
                 headers=self._headers(content_type if data is not None else None),
-                timeout=self._timeout(),
+                timeout=self._request_timeout,
             ) as response:
                 raw = await response.read()
                 if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
                     raise api_error(response.status, response.reason or "", raw, response.headers)
                 self.contact()
-                return decoding.loads(raw) if raw else None
+                return decoding.loads_api(raw) if raw and decode else None
 
     async def request(
         self,
@@ -235,12 +245,17 @@ class Transport:
         body: Any = None,
         content_type: str = CONTENT_JSON,
         retry: bool = True,
+        decode: bool = True,
     ) -> Any:
-        """The decoded JSON answer of ``method path``; retried as ``kube.retry_delay`` says."""
+        """The decoded JSON answer of ``method path``; retried as ``kube.retry_delay`` says.
+
+        ``decode=False``: the answer's body is not decoded (None is returned) once its HTTP
+        status says success; for writes whose answer nobody reads (a binding's ``Status``, a
+        created Event). An error's body is kept either way (``api_error``)."""
         attempt = 0
         while True:
             try:
-                return await self._once(method, path, params, body, content_type)
+                return await self._once(method, path, params, body, content_type, decode)
             except Exception as error:
                 delay = kube.retry_delay(attempt, error) if retry else None
                 if delay is None:

@@ -105,7 +105,9 @@ class StatusWriter:
 
         async def patch() -> None:
             try:
-                await self._transport.request("PATCH", path, body=body, content_type=kube.CONTENT_MERGE_PATCH)
+                await self._transport.request(
+                    "PATCH", path, body=body, content_type=kube.CONTENT_MERGE_PATCH, decode=False
+                )
                 self.writes += 1
             except Exception as error:
                 if self._written.get(key) is desired:

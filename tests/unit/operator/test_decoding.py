@@ -64,3 +64,34 @@ def test_kopf_decodes_tolerantly_once_installed() -> None:
 
     assert api.json.loads(deep_text(1100))  # type: ignore[attr-defined]
     assert api.get.__module__ == decoding.__name__
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('{"x": NaN, "y": -Infinity}', id="nan-and-infinity"),
+        pytest.param('{"s": "\\ud800"}', id="lone-surrogate"),
+        pytest.param('{"a": [1, 2.5, "é", null, true, -9223372036854775808], "b": {}}', id="ordinary"),
+    ],
+)
+def test_the_api_path_decodes_what_orjson_refuses_as_json_does(text: str) -> None:
+    decoded = decoding.loads_api(text.encode())
+    assert json.dumps(decoded, sort_keys=True) == json.dumps(json.loads(text), sort_keys=True)
+
+
+def test_the_api_path_flattens_what_is_too_deep_for_both() -> None:
+    assert decoding.loads_api(json.dumps({"ok": 1}).replace("1", deep_text(1100))) == decoding.loads(
+        json.dumps({"ok": 1}).replace("1", deep_text(1100))
+    )
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param({"metadata": {"name": "p", "uid": "u"}, "target": {"name": "n"}}, id="binding"),
+        pytest.param({"weights": {1: "one"}}, id="non-string-keys-through-json"),
+        pytest.param({"note": "réservé ✓", "t": (1, 2)}, id="unicode-and-tuple"),
+    ],
+)
+def test_dumps_writes_what_json_would_read_back(value: dict[str, Any]) -> None:
+    assert json.loads(decoding.dumps(value)) == json.loads(json.dumps(value))

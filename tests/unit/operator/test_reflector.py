@@ -5,7 +5,8 @@ server (pagination, a forced 410) are in tests/e2e/test_operator_watch.py."""
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 import pytest
 from kubernetes import client
@@ -184,3 +185,63 @@ def test_an_assumed_pod_deleted_in_a_watch_gap_leaves_the_cache() -> None:
     assert operator.scheduler.cache.get_pod(PodInfo(pending)) is None
     assert node.requested.milli_cpu == 0
     operator.lanes.shutdown()
+
+
+class PagedServer:
+    """Stands in for the transport: answers a list in pages, and logs each request as it starts;
+    the page ``expired`` (if any) answers 410, as a continue token past etcd's compaction."""
+
+    def __init__(self, pages: list[list[dict[str, Any]]], log: list[tuple[str, str]], expired: int = -1) -> None:
+        self.pages = pages
+        self.log = log
+        self.expired = expired
+
+    async def request(self, method: str, path: str, *, params: dict[str, str]) -> dict[str, Any]:
+        index = int(params.get("continue") or 0)
+        self.log.append(("request", str(index)))
+        await asyncio.sleep(0.01)  # the server prepares the page
+        if index == self.expired:
+            raise client.ApiException(status=410, reason="Expired")
+        more = {"continue": str(index + 1)} if index + 1 < len(self.pages) else {}
+        return {"metadata": {"resourceVersion": "99", **more}, "items": self.pages[index]}
+
+
+def logged_store(log: list[tuple[str, str]]) -> Store:
+    store = Store(
+        "Pod", key=uid_of, on_add=lambda new: log.append(("add", uid_of(new))),
+        on_update=lambda old, new: None, on_delete=lambda old: log.append(("delete", uid_of(old))),
+    )  # fmt: skip
+    store.handle("ADDED", pod("old", "1"))
+    log.clear()
+    return store
+
+
+async def test_a_list_asks_for_the_next_page_before_it_applies_this_one() -> None:
+    log: list[tuple[str, str]] = []
+    store = logged_store(log)
+    server = PagedServer([[pod("a", "2"), pod("b", "3")], [pod("c", "4")], [pod("d", "5")]], log)
+    listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store, page_size=2)
+
+    await listing.list_objects()
+
+    assert log == [
+        ("request", "0"),
+        ("request", "1"), ("add", "a"), ("add", "b"),
+        ("request", "2"), ("add", "c"),
+        ("add", "d"),
+        ("delete", "old"),  # what the complete list lacks, after its last page
+    ]  # fmt: skip
+    assert listing.synced and listing.resource_version == "99" and sorted(store) == ["a", "b", "c", "d"]
+
+
+async def test_a_list_that_fails_midway_deletes_nothing_and_is_not_synced() -> None:
+    log: list[tuple[str, str]] = []
+    store = logged_store(log)
+    server = PagedServer([[pod("a", "2")], [pod("b", "3")]], log, expired=1)
+    listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store)
+
+    with pytest.raises(Gone):
+        await listing.list_objects()
+
+    assert log == [("request", "0"), ("request", "1"), ("add", "a")]  # no delete of "old"
+    assert not listing.synced and listing.resource_version is None

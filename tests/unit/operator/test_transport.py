@@ -79,3 +79,15 @@ async def test_token_bucket(qps: float, burst: int, requests: int, elapsed: floa
     for _ in range(requests):
         await bucket.acquire()
     assert time.now == pytest.approx(elapsed)
+
+
+async def test_an_answer_not_read_is_not_decoded_but_an_error_keeps_its_body(
+    server: tuple[Injector, Transport, list[float]],
+) -> None:
+    injector, transport, _ = server
+    injector.answers = [{"kind": "Status", "status": "Success", "code": 201}, 409]
+    path = "/api/v1/namespaces/ns/pods/p/binding"
+    assert await transport.request("POST", path, body={}, decode=False) is None
+    with pytest.raises(client.ApiException) as raised:
+        await transport.request("POST", path, body={}, decode=False)
+    assert raised.value.status == 409 and '"code": 409' in str(raised.value.body)
