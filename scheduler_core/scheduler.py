@@ -60,6 +60,11 @@ from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
 
+# Upstream ``clearNominatedNode`` (v1.36.3 pkg/scheduler/schedule_one.go): a failure other than a
+# PostFilter's outcome ends the pod's nomination, in memory and in ``status.nominatedNodeName``
+# (ModeOverride with no node). ``None`` for ``nominated_node`` is upstream's ModeNoop.
+CLEAR_NOMINATION = ""
+
 
 class Backend(Protocol):
     """What a scheduler needs from the world it schedules in."""
@@ -482,8 +487,9 @@ class Scheduler(EventHandlers):
         """``post_filtered``: the PostFilter outcome when the caller awaited it already."""
         pod = qpi.pod_info
         if isinstance(err, FitError):
-            nominated_node: str | None = None
+            nominated_node: str | None = CLEAR_NOMINATION  # upstream: no PostFilter plugins
             if fwk.post_filter_plugins:
+                nominated_node = None
                 if post_filtered is None:
                     post_filtered = fwk.run_post_filter(state, pod, self._post_filter_statuses(err))
                 post, post_status = post_filtered
@@ -498,7 +504,7 @@ class Scheduler(EventHandlers):
         code = err.status.code
         if code is Code.UNSCHEDULABLE:  # no nodes at all
             qpi.unschedulable_plugins = set()
-        self._failure(fwk, qpi, err.status, None, None, None)
+        self._failure(fwk, qpi, err.status, None, None, CLEAR_NOMINATION)
 
     def _assume_and_bind(self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult) -> None:
         pod = qpi.pod_info
@@ -507,7 +513,7 @@ class Scheduler(EventHandlers):
         try:
             self.cache.assume_pod(assumed)
         except Exception as exc:
-            self._failure(fwk, qpi, Status.as_error(exc), None, result, None)
+            self._failure(fwk, qpi, Status.as_error(exc), None, result, CLEAR_NOMINATION)
             return
         # Placed now: its nomination no longer holds room (upstream ``assume``).
         self.queue.nominator.delete_nominated_pod_if_exists(pod)
@@ -541,7 +547,7 @@ class Scheduler(EventHandlers):
         """A plugin raised instead of returning a Status: upstream's SchedulerError for this pod
         (requeued with backoff), never the end of the loop (``handleSchedulingFailure``)."""
         log.exception("scheduling cycle of %s failed", qpi.pod_info.key)
-        self._failure(fwk, qpi, Status.as_error(exc), None, None, None)
+        self._failure(fwk, qpi, Status.as_error(exc), None, None, CLEAR_NOMINATION)
 
     def _nominated(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """The pods nominated to each node that ``pod``'s Filter must count as placed there
@@ -563,16 +569,19 @@ class Scheduler(EventHandlers):
     def _cycle_rejected(
         self, fwk: Framework, qpi: QueuedPodInfo, status: Status, host: str, result: ScheduleResult | None
     ) -> None:
-        """A Reserve/Permit/PreBind rejection is a FitError over the one chosen node."""
+        """A Reserve/Permit/PreBind rejection is a FitError over the one chosen node; any failure
+        after a node was chosen ends the pod's nomination (upstream ``prepareForBindingCycle``
+        and ``handleBindingCycleError`` pass ``clearNominatedNode``)."""
         if status.is_rejected():
             diagnosis = Diagnosis(node_to_status={host: status})
             diagnosis.add_plugin_status(status)
             qpi.unschedulable_plugins = set(diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(diagnosis.pending_plugins)
             message = str(FitError(qpi.pod_info, 1, diagnosis))
-            self._failure(fwk, qpi, Status(status.code, message, plugin=status.plugin), diagnosis, result, None)
+            failed = Status(status.code, message, plugin=status.plugin)
+            self._failure(fwk, qpi, failed, diagnosis, result, CLEAR_NOMINATION)
         else:
-            self._failure(fwk, qpi, status, None, result, None)
+            self._failure(fwk, qpi, status, None, result, CLEAR_NOMINATION)
 
     async def _binding_cycle(
         self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult

@@ -52,6 +52,7 @@ from scheduler_operator.fence import Fence
 from scheduler_operator.handlers import build_registry
 from scheduler_operator.health import HealthState
 from scheduler_operator.informer import Body, Store, name_of, namespaced_name_of, uid_of
+from scheduler_operator.io_metrics import IOMetrics
 from scheduler_operator.kopfsettings import kopf_settings
 from scheduler_operator.leader import KubeLeaseLock, LeaseKeeper
 from scheduler_operator.options import Options
@@ -134,6 +135,7 @@ class Operator:
         self.fence = Fence(options.election.renew_deadline)
         self.fence.install(self.api_client)
         self.transport.guard = self.fence.guard
+        IOMetrics(self.scheduler.metrics.registry).watch(self.fence, self.transport)
         self.keeper = LeaseKeeper(self._lease_lock, options.identity, options.election, self.fence, self._lost)
         self.leading_since: float | None = None
         self.stopping = False

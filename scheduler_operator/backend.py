@@ -27,9 +27,10 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
 * ``create_claim``, ``delete_claim``, ``set_extended_resource_claim_status`` (DynamicResources'
   extended resources backed by DRA): a POST of the special ResourceClaim, a DELETE with its uid
   as precondition, and a strategic merge patch of the pod's ``status.extendedResourceClaimStatus``.
-* ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
-  ``schedule_one.go``), skipped when the pod already carries the same reason and message or
-  is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
+* ``report_failure``: the PodScheduled=False condition and the ``nominatedNodeName`` the
+  scheduler asks for (upstream ``updatePod`` in ``schedule_one.go``: a node sets it, ``""``
+  clears it, ``None`` leaves it), in one status patch, skipped when the pod already carries
+  them or is bound meanwhile; and a Warning FailedScheduling event through the spam filter.
 * ``report_scheduled``: a Normal Scheduled event, "Successfully assigned ns/name to node".
 
 Every call goes through the async HTTP layer (``scheduler_operator.transport``: timeouts,
@@ -72,6 +73,18 @@ ACTION_BINDING = "Binding"
 
 def rfc3339(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def nomination_patch(carried: str | None, wanted: str | None) -> dict[str, Any]:
+    """The status fields that bring ``status.nominatedNodeName`` from ``carried`` to ``wanted``.
+
+    Upstream ``updatePod`` (v1.36.3 ``pkg/scheduler/schedule_one.go``): only ModeOverride writes
+    (``wanted`` not None; ``""`` is ``clearNominatedNode``), and only a change. A strategic merge
+    patch removes a field set to null.
+    """
+    if wanted is None or wanted == (carried or ""):
+        return {}
+    return {"nominatedNodeName": wanted or None}
 
 
 def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> dict[str, Any] | None:
@@ -134,16 +147,15 @@ class KubeBackend:
             return  # bound meanwhile (upstream: "Pod has been assigned to node. Abort adding it back")
         self.recorder.record(current, WARNING, "FailedScheduling", ACTION_SCHEDULING, message)
         condition = scheduled_condition(current, reason, message)
-        nominated_now = (current.get("status") or {}).get("nominatedNodeName")
+        nomination = nomination_patch((current.get("status") or {}).get("nominatedNodeName"), nominated_node)
         wanted = (reason, message, nominated_node)
-        if self._reported.get(pod.uid) == wanted or (condition is None and nominated_node in (None, nominated_now)):
+        if self._reported.get(pod.uid) == wanted or (condition is None and not nomination):
             return
         self._reported[pod.uid] = wanted
         if condition is not None:
             condition.setdefault("lastTransitionTime", rfc3339(self.now()))
         status: dict[str, Any] = {"conditions": [condition]} if condition is not None else {}
-        if nominated_node:
-            status["nominatedNodeName"] = nominated_node
+        status.update(nomination)
         body = {"metadata": {"uid": pod.uid}, "status": status}  # uid: a precondition of the patch
 
         async def patch() -> None:

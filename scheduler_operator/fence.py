@@ -19,7 +19,13 @@ moments between the deadline and the exit, and a loop that stalled past the dead
 retry attempt on its own), and :meth:`Fence.install` puts it in front of one
 ``kubernetes.client.ApiClient``'s requests; reads (lists, watches, gets) are not fenced.
 :meth:`Fence.wait_idle` is what shutdown waits on before handing the lease over: writes in
-flight have finished (or failed) and none can start.
+flight have finished (or failed) and none can start. Every refusal is counted, by HTTP verb and
+API resource (``on_refused``: ``crd_scheduler_fenced_writes_total``, ``scheduler_operator.io_metrics``).
+
+Writes that do not pass here, and why that is safe, are listed in ``docs/leader-election.md``
+("Every write, and who may make it"): the Lease itself, and Kopf's own writes (none with this
+operator's handlers and settings, but the admission webhook's configuration under
+``--webhook-managed``, which every replica keeps alike).
 """
 
 from __future__ import annotations
@@ -50,6 +56,8 @@ class Fence:
         self._in_flight = 0
         self._changed = threading.Condition()
         self.refused = 0
+        # Told (verb, resource) of each refusal, under the fence's lock: calls never overlap.
+        self.on_refused: Callable[[str, str], None] = lambda _verb, _resource: None
 
     def renewed(self, attempt_started: float) -> None:
         """A renewal (or acquisition) that started at ``attempt_started`` (monotonic) succeeded."""
@@ -70,11 +78,12 @@ class Fence:
         return self._in_flight
 
     @contextmanager
-    def write(self, what: str) -> Iterator[None]:
+    def write(self, what: str, *, verb: str = "", resource: str = "") -> Iterator[None]:
         """Around one write request: refused when the fence is closed, counted while it runs."""
         with self._changed:
             if self._clock() >= self._valid_until:
                 self.refused += 1
+                self.on_refused(verb, resource)
                 raise FencedError(f"{what}: refused, this replica is not sure to hold the lease")
             self._in_flight += 1
         try:
@@ -91,9 +100,11 @@ class Fence:
 
     def guard(self, method: str, url: str) -> AbstractContextManager[None]:
         """Around one request about to be sent: :meth:`write` for a write, nothing for a read."""
-        if method.upper() in READS:
+        verb = method.upper()
+        if verb in READS:
             return nullcontext()
-        return self.write(f"{method} {urlsplit(url).path}")
+        path = urlsplit(url).path
+        return self.write(f"{method} {path}", verb=verb, resource=api_resource(path))
 
     def install(self, api_client: Any) -> None:
         """Fence every mutating request ``api_client`` sends (``kubernetes.client.ApiClient``)."""
@@ -105,3 +116,20 @@ class Fence:
                 return send(method, url, *args, **kwargs)
 
         rest.request = request
+
+
+def api_resource(path: str) -> str:
+    """The resource (and subresource) an API path names: ``pods/binding``, ``events``,
+    ``schedulerprofiles/status``, ``nodes``; "" for a path outside ``/api`` and ``/apis``."""
+    parts = [part for part in path.split("/") if part]
+    if parts[:1] == ["api"]:
+        parts = parts[2:]  # api, v1
+    elif parts[:1] == ["apis"]:
+        parts = parts[3:]  # apis, group, version
+    else:
+        return ""
+    if len(parts) >= 3 and parts[0] == "namespaces":
+        parts = parts[2:]  # namespaces, <namespace>: a namespaced resource follows
+    if not parts:
+        return ""
+    return f"{parts[0]}/{parts[2]}" if len(parts) > 2 else parts[0]

@@ -173,6 +173,7 @@ class Transport:
         self.requests = 0
         self.retries = 0
         self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
+        self.on_failed_write: Callable[[str], None] = lambda _what: None  # metrics (io_metrics)
         # Called on every answer of the server (readiness: "the API was reachable recently").
         self.contact: Callable[[], None] = lambda: None
         # Around each attempt, once it is about to be sent: the Lease's fence (``fence.Fence.guard``)
@@ -268,6 +269,7 @@ class Transport:
     def count_failure(self, what: str) -> None:
         """A write that finally failed: counted by what it was (it is logged by the caller)."""
         self.failed_writes[what] = self.failed_writes.get(what, 0) + 1
+        self.on_failed_write(what)
 
     @asynccontextmanager
     async def stream(

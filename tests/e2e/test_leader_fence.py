@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,7 @@ from kubernetes import client, config
 from scheduler_operator.fence import Fence, FencedError
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector, LeaseKeeper
 from scheduler_operator.options import ElectionConfig
+from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 from tests.e2e import Cluster
 from tests.e2e.faults import (
     HttpProxy,
@@ -43,7 +44,9 @@ from tests.e2e.operator_support import (
     LEASE_NAME,
     Env,
     assert_no_overcommit,
+    condition_of,
     make_pod,
+    plugin_config,
     profile,
     scheduled_events,
     wait_all_bound,
@@ -52,6 +55,7 @@ from tests.e2e.operator_support import (
 
 pytestmark = pytest.mark.e2e
 
+OPERATOR_MANAGER = "crd-scheduler"  # the field manager the API server derives from the transport's User-Agent
 QUICK = ElectionConfig(lease_duration=2.0, renew_deadline=1.5, retry_period=0.25)
 LEASE = "fence-lease"
 
@@ -236,3 +240,45 @@ def test_leader_whose_renewals_fail_exits_and_the_standby_binds_the_rest_once(ht
     assert_no_overcommit(env.core, nodes)
     assert max(scheduled_events(env.api, env.home).values()) == 1
     assert standby.problems() == []
+
+
+def test_only_the_leader_writes_the_custom_resources_and_kopf_writes_nothing(env: Env) -> None:
+    """Kopf's writes do not pass the fence, so the operator must leave it none to make: only
+    event handlers, no-op diff-base and progress storages, posting off (``kopfsettings.py``).
+    After a leader and a standby reconciled a profile and a PluginConfig, created, changed and
+    deleted, every field the operator manages on them was written by the status writer on the
+    ``status`` subresource (fenced, leader only): no finalizer, no Kopf annotation, no entry of
+    another manager, and the deletion is not held up. docs/leader-election.md lists every write."""
+    env.custom.create(env.home, profile("default", env.scheduler))
+    leader = env.start_operator()
+    standby = env.start_operator(wait_for=r"waiting for the lease held by")
+    fit = plugin_config("fit", "NodeResourcesFit", {"scoringStrategy": {"type": "MostAllocated"}})
+    env.custom.create(env.home, fit)
+    env.custom.patch_spec(PLUGIN_CONFIG_PLURAL, env.home, "fit", {"args": {"scoringStrategy": {"type": "Nope"}}})
+    env.custom.wait_status(PROFILE_PLURAL, env.home, "default", _settled("True", generation=1))
+    env.custom.wait_status(PLUGIN_CONFIG_PLURAL, env.home, "fit", _settled("False", generation=2))
+
+    for plural, name in ((PROFILE_PLURAL, "default"), (PLUGIN_CONFIG_PLURAL, "fit")):
+        meta = env.custom.get(plural, env.home, name)["metadata"]
+        assert meta.get("finalizers") in (None, []), meta
+        assert not [key for key in meta.get("annotations") or {} if key.startswith("kopf.")], meta
+        managers = {(m["manager"], m["operation"], m.get("subresource", "")) for m in meta["managedFields"]}
+        ours = {m for m in managers if m[0] == OPERATOR_MANAGER}
+        assert ours == {(OPERATOR_MANAGER, "Update", "status")}, managers
+        assert len(managers - ours) == 1, managers  # the test's own create and spec patch
+    custom: Any = client.CustomObjectsApi(env.api)
+    custom.delete_namespaced_custom_object(GROUP, VERSION, env.home, PLUGIN_CONFIG_PLURAL, "fit")
+    with pytest.raises(client.ApiException) as gone:  # no finalizer holds the deletion up
+        custom.get_namespaced_custom_object(GROUP, VERSION, env.home, PLUGIN_CONFIG_PLURAL, "fit")
+    assert gone.value.status == 404
+    assert standby.running() and leader.running()
+    assert leader.problems() == standby.problems() == []
+
+
+def _settled(valid: str, *, generation: int) -> Callable[[dict[str, Any]], bool]:
+    def check(status: dict[str, Any]) -> bool:
+        return bool(
+            condition_of(status, "Valid").get("status") == valid and status.get("observedGeneration") == generation
+        )
+
+    return check

@@ -289,3 +289,55 @@ def test_preemptors_of_equal_priority_each_preempt_once_and_bind_where_nominated
     assert_no_overcommit(env.core, nodes)
     assert operator.problems() == []
     print(f"\nthree preemptors bound in {preempt_seconds:.2f} s since the test began")
+
+
+def test_a_preemptor_whose_node_has_no_victims_left_has_its_nomination_cleared(env: Env) -> None:
+    """Upstream clears ``status.nominatedNodeName`` when a nominated preemptor's next attempt
+    finds no node with victims to offer (v1.36.3 ``framework/preemption/preemption.go``
+    ``Evaluate``: "Specify nominatedNodeName to clear the pod's nominatedNodeName status", written
+    by ``schedule_one.go`` ``updatePod``); the operator writes the same through its transport.
+
+    The preemptor is nominated to the only node while its victim is Terminating (no kubelet
+    here: it stays so, and the preemptor waits, still nominated); then a pod of the preemptor's
+    own priority is bound there directly and the victim goes: nothing can be preempted for it
+    any more."""
+    with priority_classes(env) as (low, high):
+        (node,) = env.add_nodes(1, cpu="2", memory="4Gi")
+        env.custom.create(env.home, profile("default", env.scheduler))
+        operator = env.start_operator()
+        on_node = {"kubernetes.io/hostname": node}
+        env.core.create_namespaced_pod(env.home, _pod(
+            env, "victim", cpu="2", priority_class=low, node_selector=on_node, labels={"tier": "low"},
+        ))  # fmt: skip
+        wait_all_bound(env.core, env.home, {"victim"}, timeout=30)
+        anywhere = {"e2e-run": env.label}
+        env.core.create_namespaced_pod(env.home, _pod(
+            env, "preemptor", cpu="2", priority_class=high, node_selector=anywhere, labels={"tier": "high"},
+        ))  # fmt: skip
+
+        def nominated() -> None:
+            preemptor = env.core.read_namespaced_pod("preemptor", env.home)
+            assert preemptor.status.nominated_node_name == node, preemptor.status
+            assert env.core.read_namespaced_pod("victim", env.home).metadata.deletion_timestamp is not None
+
+        eventually(nominated, timeout=30)
+        squatter = _pod(env, "squatter", cpu="2", priority_class=high, node_selector=on_node, labels={"tier": "high"})
+        squatter["spec"]["nodeName"] = node  # bound without a scheduler
+        env.core.create_namespaced_pod(env.home, squatter)
+        env.core.delete_namespaced_pod("victim", env.home, body={"gracePeriodSeconds": 0})
+
+        def cleared() -> None:
+            preemptor = env.core.read_namespaced_pod("preemptor", env.home)
+            assert preemptor.spec.node_name is None
+            assert preemptor.status.nominated_node_name is None, preemptor.status
+
+        eventually(cleared, timeout=30)
+        assert "No preemption victims found for incoming pod" in _failed_scheduling(env, "preemptor")
+    assert operator.problems() == []
+    assert len(re.findall(r"backend: preempted ", operator.log())) == 1
+
+
+def _failed_scheduling(env: Env, name: str) -> str:
+    """The notes of the FailedScheduling events about pod ``name``."""
+    events = env.core.list_namespaced_event(env.home, field_selector=f"involvedObject.name={name}").items
+    return "\n".join(e.message or "" for e in events if e.reason == "FailedScheduling")

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.backend import scheduled_condition
+from scheduler_operator.backend import nomination_patch, scheduled_condition
 from scheduler_operator.calls import Lane, Lanes
 
 
@@ -36,6 +36,23 @@ UNSCHED = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
 )  # fmt: skip
 def test_scheduled_condition(pod: dict[str, Any], reason: str, message: str, expected: dict[str, Any] | None) -> None:
     assert scheduled_condition(pod, reason, message) == expected
+
+
+@pytest.mark.parametrize(
+    ("carried", "wanted", "expected"),
+    [
+        pytest.param(None, "n1", {"nominatedNodeName": "n1"}, id="nominate"),
+        pytest.param("n1", "n2", {"nominatedNodeName": "n2"}, id="nominate-elsewhere"),
+        pytest.param("n1", "", {"nominatedNodeName": None}, id="clear-a-nomination"),
+        pytest.param("n1", "n1", {}, id="same-node-not-written"),
+        pytest.param(None, "", {}, id="nothing-to-clear"),
+        pytest.param("", "", {}, id="empty-is-none"),
+        pytest.param("n1", None, {}, id="mode-noop-leaves-it"),
+    ],
+)
+def test_nomination_patch(carried: str | None, wanted: str | None, expected: dict[str, Any]) -> None:
+    """Upstream ``updatePod``: only ModeOverride writes, and only a change (null deletes the field)."""
+    assert nomination_patch(carried, wanted) == expected
 
 
 async def test_a_lane_keeps_at_most_its_limit_in_flight() -> None:

@@ -3,11 +3,15 @@ hand the lease over. On a real API server: tests/e2e/test_leader_fence.py."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 import pytest
 
-from scheduler_operator.fence import Fence, FencedError
+from scheduler_core.metrics.registry import Registry
+from scheduler_operator.fence import Fence, FencedError, api_resource
+from scheduler_operator.io_metrics import IOMetrics
+from scheduler_operator.transport import Credentials, Transport
 
 DEADLINE = 10.0
 
@@ -95,3 +99,50 @@ def test_only_writes_are_fenced(method: str, fenced: bool) -> None:
             send()
     else:
         send()
+
+
+@pytest.mark.parametrize(
+    ("path", "resource"),
+    [
+        pytest.param("/api/v1/namespaces/a/pods/p/binding", "pods/binding", id="pod-binding"),
+        pytest.param("/api/v1/namespaces/a/pods/p/status", "pods/status", id="pod-status"),
+        pytest.param("/api/v1/namespaces/a/pods/p", "pods", id="pod"),
+        pytest.param("/apis/events.k8s.io/v1/namespaces/a/events", "events", id="event"),
+        pytest.param(
+            "/apis/scheduling.crd-scheduler.io/v1alpha1/namespaces/a/schedulerprofiles/p/status",
+            "schedulerprofiles/status",
+            id="profile-status",
+        ),
+        pytest.param("/api/v1/persistentvolumes/pv1", "persistentvolumes", id="cluster-scoped"),
+        pytest.param("/api/v1/namespaces/a", "namespaces", id="a-namespace-itself"),
+        pytest.param("/api/v1/namespaces", "namespaces", id="namespaces"),
+        pytest.param("/healthz", "", id="not-an-api-path"),
+    ],
+)
+def test_api_resource(path: str, resource: str) -> None:
+    assert api_resource(path) == resource
+
+
+def test_refused_writes_and_failed_writes_are_counted_in_the_registry() -> None:
+    """``crd_scheduler_fenced_writes_total{verb,resource}`` and ``crd_scheduler_failed_writes_total{write}``."""
+    registry = Registry()
+    fence = Fence(DEADLINE, clock=Clock())  # closed: never renewed
+    transport = Transport(Credentials("http://127.0.0.1:1", False, lambda: None))
+    IOMetrics(registry).watch(fence, transport)
+    for method, path in [
+        ("POST", "/api/v1/namespaces/a/pods/p/binding"),
+        ("POST", "/api/v1/namespaces/a/pods/q/binding"),
+        ("PATCH", "/apis/scheduling.crd-scheduler.io/v1alpha1/namespaces/a/pluginconfigs/c/status"),
+        ("GET", "/api/v1/namespaces/a/pods"),  # a read: never fenced
+    ]:
+        with contextlib.suppress(FencedError), fence.guard(method, f"https://api:6443{path}"):
+            pass
+    transport.count_failure("bind")
+
+    lines = [line for line in registry.render().splitlines() if not line.startswith("#")]
+    assert lines == [
+        'crd_scheduler_failed_writes_total{write="bind"} 1',
+        'crd_scheduler_fenced_writes_total{resource="pluginconfigs/status",verb="PATCH"} 1',
+        'crd_scheduler_fenced_writes_total{resource="pods/binding",verb="POST"} 2',
+    ]
+    assert fence.refused == 3
