@@ -192,7 +192,9 @@ def test_post_filter_error_from_a_pre_filter_extension() -> None:
     result, status = run(attempt())
     assert result is None
     assert status is not None and status.code is Code.ERROR
-    assert status.message() == 'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p'
+    assert (
+        status.message() == 'preemption: running RemovePod on PreFilter plugin "test-plugin": failed to remove pod: p'
+    )
 
 
 @pytest.mark.parametrize(
