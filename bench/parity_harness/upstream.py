@@ -49,7 +49,7 @@ from typing import IO, Any
 from bench.parity_harness import dra, probes, reading, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.extender import Extender
-from bench.parity_harness.generator import Scenario
+from bench.parity_harness.generator import PENDING_POD, Scenario
 from bench.parity_harness.klog import LogTail, SchedulerLog
 from bench.parity_harness.kube import Api, ApiError, DevCluster, object_path
 from bench.parity_harness.outcome import Outcome
@@ -330,18 +330,23 @@ class KubeScheduler:
         the controller made it, and the devices allocated to it when the pod was bound."""
         live = self.api.request("GET", object_path(pending))
         name = dra.claim_name(live)
+        special = dra.extended_claim_name(live)
+        claims = {n: self._resource_claim(n) for n in (name, special) if n is not None}
+        if outcome.node is not None:
+            outcome.allocation = dra.allocation(live, claims.values())
         if name is None:
             return pending, []
-        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
-        claim = {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
-        if outcome.node is not None:
-            outcome.allocation = dra.allocation(live, [claim])
+        claim = claims[name]
         with_status = {**pending, "metadata": {**pending["metadata"], "uid": live["metadata"]["uid"]}}
         with_status["status"] = {
             **pending.get("status", {}),
             "resourceClaimStatuses": live["status"]["resourceClaimStatuses"],
         }
         return with_status, [dra.unallocated(stored(claim))]
+
+    def _resource_claim(self, name: str) -> Json:
+        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
+        return {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
 
     def _nominated(self, pending: Json) -> bool:
         """Whether the pod's failed first attempt nominated a node (its PostFilter preempted)."""
@@ -517,6 +522,10 @@ class KubeScheduler:
             # PreBind's resource.kubernetes.io/delete-protection finalizer stays on the claims.
             path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims"
             found = self.api.request("GET", path, query={"labelSelector": selector})["items"]
+            if scenario.devices.extended:
+                # The special claims the scheduler made carry no scenario label: the pod's name.
+                every = self.api.request("GET", path)["items"]
+                found += [c for c in every if dra.is_special_claim_of(c, f"{stem}-{PENDING_POD}")]
             claims = [{"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **claim} for claim in found]
             list(self._pool.map(self._force_delete, claims))
         for obj in [*storage.classes, *storage.csi_nodes, *scenario.devices.manifests()]:
