@@ -24,6 +24,9 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   ``status`` subresource, or of the claim, with its ``resourceVersion`` as precondition; a 409
   is final here (the plugin decides: it retries on the claim as the watch brings it back, as
   upstream's ``RetryOnConflict``).
+* ``create_claim``, ``delete_claim``, ``set_extended_resource_claim_status`` (DynamicResources'
+  extended resources backed by DRA): a POST of the special ResourceClaim, a DELETE with its uid
+  as precondition, and a strategic merge patch of the pod's ``status.extendedResourceClaimStatus``.
 * ``report_failure``: the PodScheduled=False condition (upstream ``updatePod`` in
   ``schedule_one.go``), skipped when the pod already carries the same reason and message or
   is bound meanwhile, and a Warning FailedScheduling event through the spam filter.
@@ -283,9 +286,32 @@ class KubeBackend:
     ) -> tuple[dict[str, Any] | None, Status | None]:
         """A PUT of the claim (or its status), its resourceVersion the precondition."""
         metadata = claim.get("metadata") or {}
-        namespace = metadata.get("namespace") or "default"
-        path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims/{metadata.get('name')}{subresource}"
+        path = _claims_path(metadata) + f"/{metadata.get('name')}{subresource}"
         return await self._write("PUT", path, dict(claim), params={"fieldManager": COMPONENT})
+
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """A POST of the special claim; a retried POST whose first attempt landed makes a second
+        claim (generated names differ), which the pod's owner reference garbage-collects."""
+        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **claim}
+        params = {"fieldManager": COMPONENT}
+        return await self._write("POST", _claims_path(claim.get("metadata") or {}), body, params=params)
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """A DELETE with the claim's uid as precondition."""
+        metadata = claim.get("metadata") or {}
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if metadata.get("uid"):
+            options["preconditions"] = {"uid": metadata["uid"]}
+        _, status = await self._write("DELETE", _claims_path(metadata) + f"/{metadata.get('name')}", options)
+        return status
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        """A strategic merge patch of the pod's status (upstream ``PatchPodStatus``), its uid the
+        precondition."""
+        body = {"metadata": {"uid": pod.uid}, "status": {"extendedResourceClaimStatus": dict(value)}}
+        path = _pod_path(pod.namespace, pod.name) + "/status"
+        _, status = await self._write("PATCH", path, body, content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH)
+        return status
 
     async def _patch_storage(self, path: str, patch: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
         return await self._write("PATCH", path, patch, content_type=kube.CONTENT_MERGE_PATCH)
@@ -317,6 +343,10 @@ class KubeBackend:
 
 def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
+
+
+def _claims_path(metadata: Mapping[str, Any]) -> str:
+    return f"/apis/resource.k8s.io/v1/namespaces/{metadata.get('namespace') or 'default'}/resourceclaims"
 
 
 def binding(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> dict[str, Any]:

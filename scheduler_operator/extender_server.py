@@ -187,6 +187,15 @@ class KubeBinder:
     async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
         return None, Status(Code.ERROR, "the extender does not allocate claims")
 
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return None, Status(Code.ERROR, "the extender does not allocate claims")
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        return Status(Code.ERROR, "the extender does not allocate claims")
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        return Status(Code.ERROR, "the extender does not allocate claims")
+
 
 class Follower:
     """List-then-watch of one resource in a thread; events are applied on the event loop."""

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_core.apivalidation import meta
+from scheduler_core.apivalidation.resources import is_extended
 from scheduler_core.framework import content, field
 from scheduler_core.framework.device_cel import CELError, CostError, compile_selector
 
@@ -45,7 +46,14 @@ def resource_claim_template(obj: Obj) -> Errors:
 
 def device_class(obj: Obj) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    return errs + _selectors((obj.get("spec") or {}).get("selectors"), field.child("spec", "selectors"))
+    spec: Obj = obj.get("spec") or {}
+    errs += _selectors(spec.get("selectors"), field.child("spec", "selectors"))
+    name = spec.get("extendedResourceName")
+    if name is not None and not (isinstance(name, str) and is_extended(name)):
+        errs.append(
+            field.invalid(field.child("spec", "extendedResourceName"), name, "must be a valid extended resource name")
+        )
+    return errs
 
 
 def resource_slice(obj: Obj) -> Errors:

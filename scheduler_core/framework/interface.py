@@ -210,6 +210,20 @@ class ClusterAPI(Protocol):
         adds its ``resource.kubernetes.io/delete-protection`` finalizer so before allocating."""
         ...
 
+    # DynamicResources' extended resources backed by DRA (upstream ``createExtendedResourceClaimInAPI``,
+    # ``deleteClaim``, ``patchPodExtendedResourceClaimStatus``).
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        """Create ``claim`` (its ``metadata.generateName`` names it); the claim as stored."""
+        ...
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        """Delete the stored claim of that namespace and name, if it still has ``claim``'s uid."""
+        ...
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        """Set the pod's ``status.extendedResourceClaimStatus`` to ``value``."""
+        ...
+
 
 class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...

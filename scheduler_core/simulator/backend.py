@@ -11,9 +11,11 @@ claim written (PreBind, or the resourceclaim controller freeing a deleted pod's 
 ``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
 :class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
 an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
-``update_claim_status`` and ``update_claim`` (DynamicResources) go to
-:class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays the resourceclaim
-controller (claims of pods' ResourceClaimTemplates, ``status.resourceClaimStatuses``).
+``update_claim_status``, ``update_claim``, ``create_claim`` and ``delete_claim``
+(DynamicResources) go to :class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays
+the resourceclaim controller (claims of pods' ResourceClaimTemplates,
+``status.resourceClaimStatuses``); ``set_extended_resource_claim_status`` writes a pod's
+``status.extendedResourceClaimStatus`` and calls ``on_pod_update``.
 
 Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
 FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
@@ -192,6 +194,23 @@ class InMemoryCluster:
 
     async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
         return self.claims.update(claim)
+
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        return self.claims.create_generated(claim)
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        return self.claims.delete(claim)
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        stored = self.pods.get(pod.uid)
+        if stored is None:
+            return _not_found(pod)
+        new = _with_changes(stored)
+        new["status"]["extendedResourceClaimStatus"] = copy.deepcopy(dict(value))
+        self.pods[pod.uid] = new
+        if self._watch is not None:
+            self._watch.on_pod_update(stored, new)
+        return None
 
     # -- the resourceclaim controller ----------------------------------------------------------------
     def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:

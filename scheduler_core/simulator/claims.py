@@ -20,10 +20,12 @@ characters to that ``generateName``; a fixed name keeps the output reproducible)
 from __future__ import annotations
 
 import copy
+import hashlib
 import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scheduler_core.framework import Code, Status
 from scheduler_core.framework.storage import name_of, namespace_of
 from scheduler_core.simulator.defaulting import generated_uid
 from scheduler_core.simulator.volumes import Object, WriteResult, precondition
@@ -33,6 +35,11 @@ RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
 FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # k8s.io/api resource/v1 types.go
 _RESOURCE = "resourceclaims.resource.k8s.io"
+# k8s.io/apiserver@v0.36.3 pkg/storage/names/generate.go, k8s.io/apimachinery pkg/util/rand/rand.go
+_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SUFFIX_LENGTH = 5
+_MAX_GENERATED_NAME_LENGTH = 253 - _SUFFIX_LENGTH
+DELETION_TIMESTAMP = "1970-01-01T00:00:00Z"  # the in-memory cluster has no clock
 
 
 class ClaimStore:
@@ -58,6 +65,42 @@ class ClaimStore:
     def create(self, obj: Mapping[str, Any]) -> Object:
         """Add a claim as the API server creates it (uid, resourceVersion)."""
         return self._store(self._created(obj))
+
+    def create_generated(self, claim: Mapping[str, Any]) -> WriteResult:
+        """DynamicResources' special claim: named from its ``generateName`` with five more
+        characters, as the API server's ``SimpleNameGenerator`` (drawn from a counter here, not
+        at random, so that ``simulate`` is reproducible)."""
+        metadata = dict(claim.get("metadata") or {})
+        base = str(metadata.get("generateName") or "")[:_MAX_GENERATED_NAME_LENGTH]
+        namespace = str(metadata.get("namespace") or "default")
+        for attempt in itertools.count():
+            name = base + _suffix(f"{namespace}/{base}/{attempt}")
+            if self.find(namespace, name) is None:
+                break
+        metadata["name"] = name
+        return self.create({**claim, "metadata": metadata}), None
+
+    def delete(self, claim: Mapping[str, Any]) -> Status | None:
+        """Delete a claim (its uid a precondition); one with finalizers only gets its
+        ``deletionTimestamp``, as the API server does."""
+        stored = self.find(namespace_of(claim), name_of(claim))
+        if stored is None:
+            return Status(Code.ERROR, f'{_RESOURCE} "{name_of(claim)}" not found')
+        uid, stored_uid = (claim.get("metadata") or {}).get("uid"), (stored.get("metadata") or {}).get("uid")
+        if uid and uid != stored_uid:  # k8s.io/apiserver@v0.36.3 pkg/registry/rest/delete.go BeforeDelete
+            return Status(
+                Code.ERROR,
+                f'Operation cannot be fulfilled on ResourceClaim.resource.k8s.io "{name_of(claim)}": the UID in '
+                f"the precondition ({uid}) does not match the UID in record ({stored_uid}). The object might "
+                "have been deleted and then recreated",
+            )
+        if (stored.get("metadata") or {}).get("finalizers"):
+            self._store({**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}})
+            return None
+        claims = self._objects[RESOURCE_CLAIM]
+        claims[:] = [c for c in claims if c is not stored]
+        self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
+        return None
 
     def find(self, namespace: str, name: str) -> Object | None:
         position = self._index.get((namespace, name))
@@ -153,6 +196,11 @@ class ClaimStore:
             if name_of(obj) == name and namespace_of(obj) == namespace:
                 return obj
         return None
+
+
+def _suffix(seed: str) -> str:
+    digest = hashlib.sha256(seed.encode()).digest()
+    return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:_SUFFIX_LENGTH])
 
 
 def _controlled_by(claim: Mapping[str, Any], uid: object) -> bool:

@@ -81,3 +81,17 @@ class ScopedClusterAPI:
         meta = claim.get("metadata") or {}
         refused = self._refuse_claim("updating", meta.get("namespace"), meta.get("name"))
         return (None, refused) if refused is not None else await self._inner.update_claim(claim)
+
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        meta = claim.get("metadata") or {}
+        refused = self._refuse_claim("creating", meta.get("namespace"), meta.get("generateName"))
+        return (None, refused) if refused is not None else await self._inner.create_claim(claim)
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        meta = claim.get("metadata") or {}
+        refused = self._refuse_claim("deleting", meta.get("namespace"), meta.get("name"))
+        return refused if refused is not None else await self._inner.delete_claim(claim)
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        refused = self._refuse("extendedResourceClaimStatus", pod)
+        return refused if refused is not None else await self._inner.set_extended_resource_claim_status(pod, value)

@@ -50,14 +50,18 @@ class Driver:
     def device_class(self) -> str:
         return self.name.split(".", 1)[0]
 
-    def install(self) -> None:
-        """The DeviceClass of this driver's devices (named after the driver's first label)."""
-        body = {
-            "apiVersion": API_VERSION,
-            "kind": "DeviceClass",
-            "metadata": {"name": self.device_class},
-            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{self.name}"'}}]},
-        }
+    @property
+    def extended_resource(self) -> str:
+        """The extended resource name its class backs with DRA when installed ``extended=True``."""
+        return f"{self.name}/gpu"
+
+    def install(self, *, extended: bool = False) -> None:
+        """The DeviceClass of this driver's devices (named after the driver's first label); with
+        ``extended``, it backs :attr:`extended_resource` (``spec.extendedResourceName``)."""
+        spec: dict[str, Any] = {"selectors": [{"cel": {"expression": f'device.driver == "{self.name}"'}}]}
+        if extended:
+            spec["extendedResourceName"] = self.extended_resource
+        body = {"apiVersion": API_VERSION, "kind": "DeviceClass", "metadata": {"name": self.device_class}, "spec": spec}
         self._create("deviceclasses", body)
 
     def publish(self, node: str, devices: list[Device]) -> None:

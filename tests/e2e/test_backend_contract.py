@@ -296,3 +296,53 @@ async def test_deallocation_clears_allocation_and_reservations(twin: Twin) -> No
     stored, status = await twin.api.update_claim_status({**allocated, "status": {}})
     assert status is None and stored is not None
     assert not (stored.get("status") or {}).get("allocation") and not stored["status"].get("reservedFor")
+
+
+# -- extended resources backed by DRA: the special claim and the pod's status (extendeddynamicresources.go) --
+GENERATED_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery pkg/util/rand
+
+
+def _special(twin: Twin, pod: PodInfo) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"namespace": twin.namespace, "generateName": f"{pod.name}-extended-resources-",
+                     "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"},
+                     "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid,
+                                          "controller": True}]},
+        "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+            "deviceClassName": "contract-class", "allocationMode": "ExactCount", "count": 1}}]}},
+    }  # fmt: skip
+
+
+async def test_the_special_claim_gets_a_generated_name_and_is_deleted_under_its_uid(twin: Twin) -> None:
+    pod = _pod(twin, "user")
+    created, status = await twin.api.create_claim(_special(twin, pod))
+    assert status is None and created is not None
+    name, uid = created["metadata"]["name"], created["metadata"]["uid"]
+    suffix = name.removeprefix("user-extended-resources-")
+    assert len(suffix) == 5 and set(suffix) <= set(GENERATED_NAME_ALPHABET)
+    assert created["spec"] == _special(twin, pod)["spec"]
+    other = {**created, "metadata": {**created["metadata"], "uid": "0000"}}
+    status = await twin.api.delete_claim(other)
+    assert status is not None and status.message() == (  # k8s.io/apiserver pkg/registry/rest/delete.go
+        f'Operation cannot be fulfilled on ResourceClaim.resource.k8s.io "{name}": the UID in the precondition '
+        f"(0000) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
+    )
+    assert await twin.api.delete_claim(created) is None
+    status = await twin.api.delete_claim(created)
+    assert status is not None and status.message() == f'resourceclaims.resource.k8s.io "{name}" not found'
+
+
+async def test_the_pod_status_names_its_special_claim(twin: Twin) -> None:
+    manifest = make_pod().name("user").namespace(twin.namespace).req({"example.com/gpu": "1"}).obj()
+    manifest["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
+    pod = twin.create(manifest)
+    container = pod.pod["spec"]["containers"][0]["name"]
+    mapping = {"containerName": container, "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+    value = {"requestMappings": [mapping], "resourceClaimName": "user-extended-resources-abcde"}
+    assert await twin.api.set_extended_resource_claim_status(pod, value) is None
+    stored = twin.stored(pod)
+    assert stored is not None and stored["status"]["extendedResourceClaimStatus"] == value
+    ghost = make_pod().name("ghost").namespace(twin.namespace).info()
+    status = await twin.api.set_extended_resource_claim_status(ghost, value)
+    assert status is not None and status.message() == 'pods "ghost" not found'

@@ -1,7 +1,8 @@
 """The operator's DynamicResources rights in manifests/rbac.yaml are enough, and each write verb
-is needed: the backend's claim writes (``KubeBackend.update_claim``, ``update_claim_status``)
-run as a fresh ServiceAccount bound to the manifest's resource.k8s.io rules, then to those rules
-with one resource left out, on the real API server.
+is needed: the backend's claim writes (``KubeBackend.update_claim``, ``update_claim_status``,
+and for extended resources backed by DRA ``create_claim``, ``delete_claim`` and the pod's
+``set_extended_resource_claim_status``) run as a fresh ServiceAccount bound to the manifest's
+resource.k8s.io rules, then to those rules with one right left out, on the real API server.
 
 A fresh identity, not the shared ``kubeconfig-operator`` one: other sessions' e2e tests bind
 their own copies of the ClusterRole to that identity at any moment, which would hide a missing
@@ -42,6 +43,14 @@ def granted() -> set[tuple[str, str]]:
     return {(resource, verb) for rule in rules for resource in rule["resources"] for verb in rule["verbs"]}
 
 
+def pod_status_rule() -> dict[str, Any]:
+    """The manifest's rule for pods/status (the pod's extendedResourceClaimStatus is written there)."""
+    role = next(d for d in yaml.safe_load_all(RBAC_FILE.read_text()) if d and d["kind"] == "ClusterRole")
+    rule: dict[str, Any] = next(r for r in role["rules"] if "pods/status" in r["resources"])
+    assert rule == {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["patch"]}
+    return rule
+
+
 def rules_without(left_out: tuple[str, str] | None) -> list[dict[str, Any]]:
     """Those rights less ``left_out``, as rules (one per resource)."""
     kept = sorted(granted() - {left_out})
@@ -55,7 +64,9 @@ def rules_without(left_out: tuple[str, str] | None) -> list[dict[str, Any]]:
 def test_the_manifest_grants_dynamic_resources_exactly_upstreams_reads_and_the_plugins_writes() -> None:
     reads = {(r, v) for r in ("deviceclasses", "resourceslices", "resourceclaims") for v in ("list", "watch")}
     writes = {("resourceclaims", "update"), ("resourceclaims/status", "update"), ("resourceclaims/binding", "update")}
-    assert granted() == reads | writes
+    # DRAExtendedResource: the special claim (bootstrappolicy/policy.go v1.36.3 grants kube-scheduler the same)
+    special = {("resourceclaims", "create"), ("resourceclaims", "delete")}
+    assert granted() == reads | writes | special
 
 
 @pytest.fixture
@@ -76,13 +87,12 @@ class AsOperator:
     credentials: Credentials
     lanes: Lanes
 
-    async def call(self, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+    async def call(self, method: str, *args: Any) -> Any:
         transport = Transport(self.credentials)
         try:
             recorder = EventRecorder(transport, self.lanes, instance="e2e-dra-rbac")
             backend = KubeBackend(transport, self.lanes, recorder, stores={})
-            result: tuple[dict[str, Any] | None, Status | None] = await getattr(backend, method)(claim)
-            return result
+            return await getattr(backend, method)(*args)
         finally:
             await transport.close()
 
@@ -129,7 +139,8 @@ def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
 
 
 def _write(backend: AsOperator, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-    return asyncio.run(backend.call(method, claim))
+    result: tuple[dict[str, Any] | None, Status | None] = asyncio.run(backend.call(method, claim))
+    return result
 
 
 def _succeeds(backend: AsOperator, method: str, claim: dict[str, Any]) -> dict[str, Any]:
@@ -195,3 +206,69 @@ def test_each_granted_write_is_needed_and_they_suffice(
         client.CustomObjectsApi(api).patch_namespaced_custom_object(
             GROUP, "v1", namespace, "resourceclaims", "gpu", {"metadata": {"finalizers": None}}
         )
+
+
+SPECIAL: dict[str, Any] = {
+    "apiVersion": f"{GROUP}/v1", "kind": "ResourceClaim",
+    "metadata": {"generateName": "user-extended-resources-",
+                 "annotations": {"resource.kubernetes.io/extended-resource-claim": "true"}},
+    "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {
+        "deviceClassName": "e2e-rbac-class", "allocationMode": "ExactCount", "count": 1}}]}},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("without", "refused"),
+    [
+        pytest.param(None, None, id="as-granted"),
+        pytest.param(("resourceclaims", "create"), "create_claim", id="no-create-no-special-claim"),
+        pytest.param(("resourceclaims", "delete"), "delete_claim", id="no-delete-special-claims-orphaned"),
+    ],
+)
+def test_the_special_claim_of_extended_resources_needs_create_and_delete(
+    api: client.ApiClient, cluster: Cluster, namespace: str, identity: tuple[str, str],
+    without: tuple[str, str] | None, refused: str | None,
+) -> None:  # fmt: skip
+    """PreBind creates the claim (generated name, the pod its controlling owner) and writes the
+    pod's ``status.extendedResourceClaimStatus`` (pods/status patch); Unreserve and PostFilter
+    delete it."""
+    user, token = identity
+    role = _bind(api, user, [*rules_without(without), pod_status_rule()])
+    backend, lanes, as_operator = _backend_as(cluster, token)
+    rbac: Any = client.RbacAuthorizationV1Api(api)
+    core: Any = client.CoreV1Api(api)
+    try:
+        gpu = {"example.com/gpu": "1"}
+        container = {"name": "c", "image": "pause", "resources": {"requests": gpu, "limits": gpu}}
+        created = core.create_namespaced_pod(
+            namespace, make_pod("user", namespace, "nobody", "nowhere", containers=[container])
+        )
+        pod = PodInfo(api.sanitize_for_serialization(created))  # type: ignore[no-untyped-call]
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True}
+        special = {**SPECIAL, "metadata": {**SPECIAL["metadata"], "namespace": namespace, "ownerReferences": [owner]}}
+        if refused == "create_claim":
+            stored, status = _write(backend, "create_claim", special)
+            assert stored is None and status is not None
+            assert "forbidden" in status.message() and 'cannot create resource "resourceclaims"' in status.message()
+            return
+        claim = _succeeds(backend, "create_claim", special)
+        assert claim["metadata"]["name"].startswith("user-extended-resources-")
+        mapping = {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
+        value = {"requestMappings": [mapping], "resourceClaimName": claim["metadata"]["name"]}
+        assert asyncio.run(backend.call("set_extended_resource_claim_status", pod, value)) is None
+        written = core.read_namespaced_pod(pod.name, namespace).status.extended_resource_claim_status
+        assert written.resource_claim_name == claim["metadata"]["name"]
+        status = asyncio.run(backend.call("delete_claim", claim))
+        if refused == "delete_claim":
+            assert status is not None
+            assert "forbidden" in status.message() and 'cannot delete resource "resourceclaims"' in status.message()
+            return
+        assert status is None
+        custom: Any = client.CustomObjectsApi(api)
+        left = custom.list_namespaced_custom_object(GROUP, "v1", namespace, "resourceclaims")["items"]
+        assert claim["metadata"]["name"] not in [c["metadata"]["name"] for c in left]
+    finally:
+        lanes.shutdown()
+        as_operator.close()  # type: ignore[no-untyped-call]
+        rbac.delete_cluster_role_binding(role)
+        rbac.delete_cluster_role(role)

@@ -24,8 +24,15 @@ Messages are upstream's.
 * PostFilter: an allocated claim unavailable on every node and reserved by nobody else is
   deallocated, so the next attempt can allocate it elsewhere.
 
-Not built: DRA-backed extended resources (``DRAExtendedResource``), pod-group claims, binding
-conditions, consumable capacity and node-allocatable resources.
+* Extended resources backed by DRA (``DRAExtendedResource``, beta, on; :mod:`.extended`): the
+  pod's special claim comes last in the cycle's claims; PreFilter finds or makes it, Filter
+  gives it the node's device requests, Reserve keeps its allocation in flight like any other,
+  PreBind creates it before allocating it and then writes the pod's
+  ``status.extendedResourceClaimStatus``, Unreserve deletes a claim PreBind created, and
+  PostFilter deletes one left from an earlier cycle.
+
+Not built: pod-group claims, binding conditions, consumable capacity and node-allocatable
+resources.
 """
 
 from __future__ import annotations
@@ -52,9 +59,15 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
+from scheduler_core.framework.extended_resources import (
+    DEVICE_CLASS,
+    DeviceClassResolver,
+    is_dra_extended_resource_name,
+)
 from scheduler_core.framework.helpers import default_normalize_score
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.plugins import names
+from scheduler_core.plugins.dynamicresources import extended
 from scheduler_core.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
@@ -75,6 +88,7 @@ ERR_NOT_AVAILABLE = "resourceclaim not available on the node"
 ERR_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
 ERR_STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
+DELETED = "deletion of ResourceClaim completed"
 
 Claim = Mapping[str, Any]
 
@@ -85,7 +99,11 @@ class ClaimProblem(Exception):
 
 @dataclass(slots=True)
 class _StateData:
-    claims: list[Claim] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)  # the user's, then the special one if any
+    user_claims: int = 0
+    scalars: dict[str, int] = field(default_factory=dict)  # the pod's, when DRA backs one of them
+    classes: DeviceClassResolver | None = None
+    node_claims: dict[str, extended.NodeClaim] = field(default_factory=dict)  # Filter's, by node
     available_on: dict[int, Any] = field(default_factory=dict)  # claim index -> node selector
     allocator: Allocator | None = None
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -97,6 +115,11 @@ class _StateData:
 
     def to_allocate(self) -> list[int]:
         return [i for i, c in enumerate(self.claims) if not (c.get("status") or {}).get("allocation")]
+
+    @property
+    def extended_index(self) -> int | None:
+        """The special claim's index (it comes last), or None."""
+        return self.user_claims if len(self.claims) > self.user_claims else None
 
 
 def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[str | None, bool]:
@@ -134,6 +157,10 @@ class ClaimTracker:
 
     def __init__(self) -> None:
         self.in_flight: dict[str, dict[str, Any]] = {}
+        # uids of special claims in flight that the store may not show yet: in memory only,
+        # or created by PreBind before the watch brings them (upstream polls its assume cache,
+        # waitForExtendedClaimInAssumeCache); their allocations stay in flight meanwhile.
+        self.unseen: set[str] = set()
         self.selector_results = SelectorResults()
         self.slice_index = SliceIndex(())
 
@@ -183,6 +210,12 @@ class DynamicResources:
         access ones excepted)."""
         allocated: set[DeviceID] = set()
         stored = set()
+
+        def add(allocation: Mapping[str, Any]) -> None:
+            for result in (allocation.get("devices") or {}).get("results") or ():
+                if not result.get("adminAccess"):
+                    allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
+
         for claim in claims:
             uid = _uid(claim)
             stored.add(uid)
@@ -192,11 +225,14 @@ class DynamicResources:
             else:
                 allocation = self.in_flight.get(uid)
             if allocation:
-                for result in (allocation.get("devices") or {}).get("results") or ():
-                    if not result.get("adminAccess"):
-                        allocated.add((result.get("driver", ""), result.get("pool", ""), result.get("device", "")))
-        for uid in [uid for uid in self.in_flight if uid not in stored]:
-            del self.in_flight[uid]  # the claim is gone
+                add(allocation)
+        unseen = self._tracker.unseen
+        unseen -= stored
+        for uid in list(self.in_flight):
+            if uid in unseen:
+                add(self.in_flight[uid])  # a special claim the store does not show yet
+            elif uid not in stored:
+                del self.in_flight[uid]  # the claim is gone
         return allocated
 
     # -- EventsToRegister ---------------------------------------------------------------------------
@@ -262,16 +298,31 @@ class DynamicResources:
     ) -> tuple[PreFilterResult | None, Status | None]:
         data = _StateData()
         state.write(STATE_KEY, data)
-        if not (pod.pod.get("spec") or {}).get("resourceClaims"):
+        has_claims = bool((pod.pod.get("spec") or {}).get("resourceClaims"))
+        scalars = pod.requests.scalar_resources
+        may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
+        if not has_claims and not may_be_extended:
             return None, Status.skip()
+        device_classes = list(self._handle.objects(DEVICE_CLASS))
+        if may_be_extended:
+            resolver = DeviceClassResolver(device_classes)
+            data.scalars = extended.dra_backed_requests(pod, resolver)
+            data.classes = resolver if data.scalars else None
+        if not has_claims and not data.scalars:
+            return None, Status.skip()  # its extended resources are all device plugins'
         stored = self._claims_by_key()
         try:
-            data.claims = self.pod_claims(pod, stored)
+            data.claims = self.pod_claims(pod, stored) if has_claims else []
         except ClaimProblem as problem:
             return None, Status.unresolvable(str(problem))
+        data.user_claims = len(data.claims)
+        if data.scalars:
+            # preFilterExtendedResources: the special claim goes last, from an earlier cycle or new
+            found = extended.find_claim(pod, stored.values())
+            data.claims.append(found if found is not None else extended.special_claim(pod))
         if not data.claims:
             return None, Status.skip()
-        classes = {_meta(c).get("name") or "": c for c in self._handle.objects("DeviceClass")}
+        classes = {_meta(c).get("name") or "": c for c in device_classes}
         for index, claim in enumerate(data.claims):
             allocation = (claim.get("status") or {}).get("allocation")
             if allocation:
@@ -287,6 +338,8 @@ class DynamicResources:
                 return None, Status.unresolvable(
                     f"resource claim {ns}/{_meta(claim).get('name')} is in the process of being allocated"
                 )
+            if index == data.extended_index:
+                continue  # its requests come in Filter; one from an earlier cycle is refused there
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
                 if request.get("exactly") is not None:
                     status = _validate_class(classes, request["exactly"].get("deviceClassName"), request["name"])
@@ -319,20 +372,40 @@ class DynamicResources:
             return Status.as_error("not found")
         if not data.claims:
             return None
+        node_claim = self._filter_extended(data, pod, node)
+        if isinstance(node_claim, Status):
+            return node_claim
+        if node_claim.claim is None and not data.user_claims:
+            return None  # only extended resources, all from device plugins here: Fit checked them
         unavailable = [i for i, sel in data.available_on.items() if not sel.match(node.labels, node.name)]
+        result: list[dict[str, Any]] | None = None
         if data.allocator is not None:
-            to_allocate = [data.claims[i] for i in data.to_allocate()]
+            to_allocate = [
+                node_claim.claim if i == data.extended_index and node_claim.claim is not None else data.claims[i]
+                for i in data.to_allocate()
+            ]
             try:
                 result = data.allocator.allocate(node.labels, node.name, to_allocate)
             except AllocationError as error:
                 return Status.as_error(str(error))
             if result is None or len(result) != len(to_allocate):
                 return Status.unresolvable(ERR_CANNOT_ALLOCATE)
-            data.node_allocations[node.name] = result
         if unavailable:
             data.unavailable.update(unavailable)
             return Status.unresolvable(ERR_NOT_AVAILABLE)
+        if result is not None:
+            data.node_allocations[node.name] = result
+            data.node_claims[node.name] = node_claim
         return None
+
+    def _filter_extended(self, data: _StateData, pod: PodInfo, node: NodeInfo) -> extended.NodeClaim | Status:
+        index = data.extended_index
+        if index is None or data.classes is None:
+            return extended.NodeClaim(None)
+        found = extended.node_claim(
+            data.claims[index], data.user_claims, pod.pod, data.scalars, node.allocatable.scalar_resources, data.classes
+        )
+        return Status.unresolvable(found) if isinstance(found, str) else found
 
     # -- PostFilter ------------------------------------------------------------------------------------
     def post_filter(
@@ -343,8 +416,13 @@ class DynamicResources:
             return None, Status.as_error("not found")
         if not data.claims:
             return None, Status.unschedulable(ERR_NO_CLAIMS_TO_DEALLOCATE)
+        special = data.claims[data.extended_index] if data.extended_index is not None else None
         for index in sorted(data.unavailable):
             claim = data.claims[index]
+            if index == data.extended_index:
+                if not extended.is_special(claim):
+                    break  # deleted below
+                continue
             reserved = (claim.get("status") or {}).get("reservedFor") or ()
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 new = copy.deepcopy(dict(claim))
@@ -353,6 +431,10 @@ class DynamicResources:
                     status.pop(key, None)
                 self._handle.start_task(self._write_status(new))
                 return None, Status.unschedulable(DEALLOCATED)
+        if special is not None and not extended.is_special(special):
+            # the pod's claim from an earlier cycle: deleted, so that the next attempt starts anew
+            self._handle.start_task(self._delete_quietly(special))
+            return None, Status.unschedulable(DELETED)
         return None, Status.unschedulable(ERR_STILL_NOT_SCHEDULABLE)
 
     async def _write_status(self, claim: Claim) -> None:
@@ -389,6 +471,8 @@ class DynamicResources:
             return None
         allocations = data.node_allocations.get(node_name)
         if not allocations:
+            if all(i == data.extended_index for i in indices):
+                return None  # only the special claim, and the node's device plugins serve it all
             return Status.as_error("claim allocation not found for node")
         if len(allocations) != len(indices):
             return Status.as_error(
@@ -397,7 +481,10 @@ class DynamicResources:
             )
         for index, allocation in zip(indices, allocations, strict=True):
             data.allocations[index] = allocation
-            self.in_flight[_uid(data.claims[index])] = allocation
+            uid = _uid(data.claims[index])
+            self.in_flight[uid] = allocation
+            if index == data.extended_index:
+                self._tracker.unseen.add(uid)
         return None
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -407,12 +494,47 @@ class DynamicResources:
         for claim in data.claims:
             self.in_flight.pop(_uid(claim), None)
         stored = self._claims_by_key()
-        for claim in data.claims:
+        for claim in data.claims[: data.user_claims]:
             current = stored.get((_meta(claim).get("namespace") or "default", _meta(claim).get("name") or ""))
             if current and (current.get("status") or {}).get("allocation") and _reserved_for(current, pod):
                 new = copy.deepcopy(dict(current))
                 new["status"]["reservedFor"] = [r for r in new["status"]["reservedFor"] if r.get("uid") != pod.uid]
                 self._handle.start_task(self._write_status(new))
+        index = data.extended_index
+        if index is not None:
+            special = data.claims[index]
+            self._tracker.unseen.discard(_uid(special))
+            if not extended.is_special(special):  # PreBind created it: delete it, not to orphan it
+                self._handle.start_task(self._delete_quietly(special))
+
+    async def _delete_quietly(self, claim: Claim) -> None:
+        await self._delete_claim(claim)
+
+    async def _delete_claim(self, claim: Claim) -> str | None:
+        """``deleteClaim``: drop the delete-protection finalizer (retried on conflicts), then
+        delete; the error, or None."""
+        api = self._handle.api
+        key = (_meta(claim).get("namespace") or "default", _meta(claim).get("name") or "")
+        current: Claim | None = claim
+        for attempt in range(_CONFLICT_RETRIES):
+            if attempt:
+                current = self._claims_by_key().get(key)
+            if current is None:
+                return f"get resourceclaim {key[0]}/{key[1]}: not found"
+            finalizers = list(_meta(current).get("finalizers") or ())
+            if FINALIZER in finalizers:
+                finalizers.remove(FINALIZER)
+            new = copy.deepcopy(dict(current))
+            new["metadata"] = {**new["metadata"], "finalizers": finalizers}
+            updated, status = await api.update_claim(new)
+            if status is None:
+                break
+            if not _is_conflict(status):
+                return f"update resourceclaim {key[0]}/{key[1]}: {status.message()}"
+        else:
+            return f"update resourceclaim {key[0]}/{key[1]}: too many conflicts"
+        status = await api.delete_claim(updated or current)
+        return status.message() if status is not None else None
 
     # -- PreBind ------------------------------------------------------------------------------------------
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
@@ -422,11 +544,63 @@ class DynamicResources:
         for index, claim in enumerate(data.claims):
             if _reserved_for(claim, pod):
                 continue
-            bound, error = await self._bind_claim(claim, data.allocations.get(index), pod)
+            allocation = data.allocations.get(index)
+            if index == data.extended_index:
+                if allocation is None and extended.requests_of(claim) is None:
+                    continue  # the node's device plugins serve every extended resource
+                error = await self._create_extended(data, index, pod, node_name)
+                if error is not None:
+                    return Status.as_error(error)
+                claim = data.claims[index]
+            bound, error = await self._bind_claim(claim, allocation, pod)
             if error is not None:
                 return Status.as_error(error)
             if bound is not None:
                 data.claims[index] = bound
+            if index == data.extended_index:
+                error = await self._write_pod_status(data, pod, node_name)
+                if error is not None:
+                    return Status.as_error(error)
+        return None
+
+    async def _create_extended(self, data: _StateData, index: int, pod: PodInfo, node_name: str) -> str | None:
+        """``createExtendedResourceClaimInAPI``: the node's variant of the special claim, created
+        with a generated name; it replaces the in-memory one (and its in-flight allocation)."""
+        claim = data.claims[index]
+        if not extended.is_special(claim):
+            return None
+        node_claim = data.node_claims.get(node_name)
+        if node_claim is None or node_claim.claim is None:
+            return f"extended resource claim not found for node {node_name}"
+        body = copy.deepcopy(node_claim.claim)
+        body.pop("status", None)
+        body["metadata"] = {k: v for k, v in body["metadata"].items() if k not in ("name", "uid")}
+        created, status = await self._handle.api.create_claim(body)
+        stand_in = _uid(claim)
+        allocation = self.in_flight.pop(stand_in, None)
+        self._tracker.unseen.discard(stand_in)
+        if status is not None or created is None:
+            return f"create claim for extended resources {pod.namespace}/: {status.message() if status else ''}"
+        if allocation is not None:
+            self.in_flight[_uid(created)] = allocation
+            self._tracker.unseen.add(_uid(created))
+        data.claims[index] = created
+        return None
+
+    async def _write_pod_status(self, data: _StateData, pod: PodInfo, node_name: str) -> str | None:
+        """``patchPodExtendedResourceClaimStatus``: the pod's ``status.extendedResourceClaimStatus``."""
+        node_claim = data.node_claims.get(node_name)
+        mappings = list(node_claim.mappings) if node_claim is not None else []
+        if not mappings:
+            return (
+                f"nil or empty request mappings, no update of pod {pod.namespace}/{pod.name} "
+                "ExtendedResourceClaimStatus"
+            )
+        claim = data.claims[data.user_claims]
+        value = {"requestMappings": mappings, "resourceClaimName": _meta(claim).get("name")}
+        status = await self._handle.api.set_extended_resource_claim_status(pod, value)
+        if status is not None:
+            return f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {status.message()}"
         return None
 
     async def _bind_claim(

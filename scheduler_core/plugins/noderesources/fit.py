@@ -8,8 +8,14 @@ per-resource requests for the configured scoring strategy (:mod:`strategies`) an
 The batch forms judge and score many nodes with a few NumPy operations over the snapshot's
 columns and agree exactly with the per-node forms.
 
+Extended resources backed by DRA (``DRAExtendedResource``, beta, on): PreFilter notes which of
+the pod's scalar requests a DeviceClass maps (:mod:`scheduler_core.framework.extended_resources`);
+Filter leaves those to DynamicResources on nodes that do not advertise them.
+
 Not modelled: the SidecarContainers gate (GA, always on: no PreFilter rejection), pod-level
-resources and DRA extended resources (see :mod:`requests`), and the workload placement score.
+resources (see :mod:`requests`), the workload placement score, and the score of DRA-backed
+resources named in ``scoringStrategy.resources`` (upstream counts a node's matching devices;
+here such a resource scores as one the node does not have).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     Status,
 )
+from scheduler_core.framework.extended_resources import DEVICE_CLASS, DeviceClassResolver
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources import queueing, strategies
 from scheduler_core.plugins.noderesources.args import NodeResourcesFitArgs, ScoringStrategy
@@ -85,14 +92,17 @@ class NodeResourcesFit:
             strategy.resources, build_strategy(strategy), use_requested=False, pod_level=False
         )
 
+    def _device_classes(self) -> DeviceClassResolver:
+        return DeviceClassResolver(self._handle.objects(DEVICE_CLASS) if self._handle is not None else ())
+
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
-        return queueing.fit_events()
+        return queueing.fit_events(self._device_classes if self._handle is not None else None)
 
     # -- PreFilter / Filter ---------------------------------------------------------------
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        state.write(PRE_FILTER_STATE_KEY, compute_fit_request(pod.requests, self._ignored))
+        state.write(PRE_FILTER_STATE_KEY, compute_fit_request(pod.requests, self._ignored, self._device_classes))
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -118,7 +128,9 @@ class NodeResourcesFit:
         if request.ephemeral_storage > 0:
             fits &= columns.alloc_ephemeral - columns.req_ephemeral >= request.ephemeral_storage
         for name, quantity in request.scalars:
-            fits &= columns.allocatable(name) - columns.requested(name) >= quantity
+            allocatable = columns.allocatable(name)
+            enough = allocatable - columns.requested(name) >= quantity
+            fits &= (enough | (allocatable <= 0)) if name in request.dra_backed else enough
         return fits
 
     # -- PreScore / Score -----------------------------------------------------------------

@@ -8,14 +8,16 @@ on, so pod scale-downs are registered and node events are only Add and allocatab
 
 Simplifications, documented: upstream's ``Pod`` event resource covers assigned and unscheduled
 pods, so both are registered here; scale-downs compare spec requests (upstream also reads
-resized amounts from the pod status); the DRA extended-resource DeviceClass event is not
-registered, as this scheduler has no DeviceClasses. Hints take either parsed objects
+resized amounts from the pod status). With DRAExtendedResource (beta, on), DeviceClass
+adds and updates are registered too (``isSchedulableAfterDeviceClassEvent``), and a node that
+does not advertise a DRA-backed resource counts as fitting it. Hints take either parsed objects
 (:class:`PodInfo` / :class:`NodeInfo`) or raw manifests; any other object raises, which the
 queue treats as Queue (upstream returns Queue with an error).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_core.framework import (
@@ -28,7 +30,14 @@ from scheduler_core.framework import (
     QueueingHint,
     Resource,
 )
+from scheduler_core.framework.extended_resources import (
+    DEVICE_CLASS_PREFIX,
+    DeviceClassResolver,
+    extended_resource_name,
+)
 from scheduler_core.plugins.noderesources.requests import compute_fit_request, insufficient_resources
+
+Classes = Callable[[], DeviceClassResolver]
 
 POD_ACTIONS = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
 NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
@@ -71,19 +80,37 @@ def _allocatable(obj: object) -> Resource | None:
     return None if node is None else node.allocatable
 
 
-def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any, classes: Classes | None = None) -> QueueingHint:
     """A node was added or its allocatable changed: Queue when ``pod`` may now fit on it."""
     original, modified = _allocatable(old), _allocatable(new)
-    request = compute_fit_request(pod.requests)
+    request = compute_fit_request(pod.requests, classes=classes)
     # isFit: an empty NodeInfo of the new node, checked without ignored resources (upstream Fits).
     if modified is None or insufficient_resources(request, modified, Resource(), 0):
         return QueueingHint.SKIP
     if original is None:
         return QueueingHint.QUEUE
-    return QueueingHint.QUEUE if _requested_resources_increased(pod.requests, original, modified) else QueueingHint.SKIP
+    increased = _requested_resources_increased(pod.requests, original, modified, request.dra_backed)
+    return QueueingHint.QUEUE if increased else QueueingHint.SKIP
 
 
-def _requested_resources_increased(wanted: Resource, before: Resource, after: Resource) -> bool:
+def is_schedulable_after_device_class_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    """``isSchedulableAfterDeviceClassEvent``: Queue when the added or changed class now maps a
+    resource ``pod`` requests."""
+    if not isinstance(new, Mapping):
+        raise TypeError("device class event without a DeviceClass")
+    wanted = pod.requests.scalar_resources
+    if isinstance(old, Mapping):
+        if extended_resource_name(old) == extended_resource_name(new):
+            return QueueingHint.SKIP
+    elif wanted.get(DEVICE_CLASS_PREFIX + str((new.get("metadata") or {}).get("name") or "")) is not None:
+        return QueueingHint.QUEUE  # the implicit name: only on add, a class's name never changes
+    name = extended_resource_name(new)
+    return QueueingHint.QUEUE if name is not None and name in wanted else QueueingHint.SKIP
+
+
+def _requested_resources_increased(
+    wanted: Resource, before: Resource, after: Resource, dra_backed: frozenset[str] = frozenset()
+) -> bool:
     if after.allowed_pod_number > before.allowed_pod_number:
         return True
     if (
@@ -93,14 +120,29 @@ def _requested_resources_increased(wanted: Resource, before: Resource, after: Re
     ):
         return True
     return any(
-        quantity and after.scalar_resources.get(name, 0) > before.scalar_resources.get(name, 0)
+        quantity
+        and (
+            after.scalar_resources.get(name, 0) > before.scalar_resources.get(name, 0)
+            or (name in dra_backed and after.scalar_resources.get(name, 0) <= 0)  # shouldDelegateResourceToDRA
+        )
         for name, quantity in wanted.scalar_resources.items()
     )
 
 
-def fit_events() -> list[ClusterEventWithHint]:
-    return [
+def fit_events(classes: Classes | None = None) -> list[ClusterEventWithHint]:
+    """Fit's events; with ``classes`` (the scheduler's DeviceClasses), DRAExtendedResource's too."""
+
+    events = [
         ClusterEventWithHint(ClusterEvent(EventResource.ASSIGNED_POD, POD_ACTIONS), is_schedulable_after_pod_event),
         ClusterEventWithHint(ClusterEvent(EventResource.POD, POD_ACTIONS), is_schedulable_after_pod_event),
         ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), is_schedulable_after_node_change),
     ]
+    if classes is not None:
+
+        def after_node_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+            return is_schedulable_after_node_change(pod, old, new, classes)
+
+        events[2] = ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), after_node_change)
+        device_class = ClusterEvent(EventResource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)
+        events.append(ClusterEventWithHint(device_class, is_schedulable_after_device_class_event))
+    return events

@@ -8,10 +8,14 @@ cpu, memory, ephemeral storage and the scalar resources, each reported, as upstr
 failure reasons. Upstream walks scalar resources in Go map order (random); here they are
 checked in name order so that reasons are stable.
 
+A scalar resource backed by DRA (a DeviceClass maps its name, ``FitRequest.dra_backed``) is
+left to DynamicResources on a node whose allocatable has none of it
+(``shouldDelegateResourceToDRA``); a node that advertises it (a device plugin) is checked here.
+
 Zero requests are never checked (upstream guards each resource with ``> 0`` and skips zero
 scalar quantities), and ignored extended resources (``ignoredResources``, or whose
 ``<group>/`` prefix is in ``ignoredResourceGroups``) are dropped once, when the request is
-computed. DRA-backed extended resources are not modelled (no DeviceClass ever maps one).
+computed.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from scheduler_core.framework import Resource, is_extended_resource_name
+from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
 
 REASON_TOO_MANY_PODS = "Too many pods"
 REASON_INSUFFICIENT_CPU = "Insufficient cpu"
@@ -39,6 +44,7 @@ class FitRequest:
     memory: int
     ephemeral_storage: int
     scalars: tuple[tuple[str, int], ...]  # non-zero, not ignored, by name
+    dra_backed: frozenset[str] = frozenset()  # scalars a DeviceClass maps (DRAExtendedResource)
 
     def clone(self) -> FitRequest:
         return self  # immutable, as upstream's Clone returns itself
@@ -58,13 +64,23 @@ def _never_ignored(_: str) -> bool:
     return False
 
 
-def compute_fit_request(requests: Resource, ignored: Callable[[str], bool] = _never_ignored) -> FitRequest:
+def compute_fit_request(
+    requests: Resource,
+    ignored: Callable[[str], bool] = _never_ignored,
+    classes: Callable[[], DeviceClassResolver] | None = None,
+) -> FitRequest:
+    """The request Filter checks; ``classes`` (read only when the pod asks for a resource a
+    DeviceClass could map) tells which of its scalars are backed by DRA."""
     scalars = tuple(
         (name, quantity)
         for name, quantity in sorted(requests.scalar_resources.items())
         if quantity != 0 and not (is_extended_resource_name(name) and ignored(name))
     )
-    return FitRequest(requests.milli_cpu, requests.memory, requests.ephemeral_storage, scalars)
+    dra_backed: frozenset[str] = frozenset()
+    if classes is not None and any(is_dra_extended_resource_name(name) for name, _ in scalars):
+        resolver = classes()
+        dra_backed = frozenset(name for name, _ in scalars if resolver.get(name) is not None)
+    return FitRequest(requests.milli_cpu, requests.memory, requests.ephemeral_storage, scalars, dra_backed)
 
 
 def ignore_predicate(resources: frozenset[str], groups: frozenset[str]) -> Callable[[str], bool]:
@@ -99,6 +115,8 @@ def insufficient_resources(
             found.append(InsufficientResource(resource, reason, want, used, capacity, want > capacity))
     for name, want in request.scalars:
         capacity = allocatable.scalar_resources.get(name, 0)
+        if capacity <= 0 and name in request.dra_backed:
+            continue  # DynamicResources allocates it on this node
         used = requested.scalar_resources.get(name, 0)
         if want > capacity - used:
             found.append(InsufficientResource(name, insufficient_reason(name), want, used, capacity, want > capacity))

@@ -67,6 +67,18 @@ EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
                                      "spec": {"selectors": [{"cel": {"expression": NESTED}}]}},
                      ["spec.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"],
                      id="validateCELSelector-cost"),
+        pytest.param("DeviceClass", {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                     "spec": {"extendedResourceName": "example.com/gpu"}}, [],
+                     id="validateDeviceClassSpec-extendedResourceName"),
+        pytest.param("DeviceClass", {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                     "spec": {"extendedResourceName": "gpu"}},
+                     ['spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name'],
+                     id="validateDeviceClassSpec-extendedResourceName-native"),
+        pytest.param("DeviceClass", {"apiVersion": API, "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                                     "spec": {"extendedResourceName": "deviceclass.resource.kubernetes.io/gpu"}},
+                     ['spec.extendedResourceName: Invalid value: "deviceclass.resource.kubernetes.io/gpu": must be '
+                      "a valid extended resource name"],
+                     id="validateDeviceClassSpec-extendedResourceName-implicit-prefix"),
         pytest.param("ResourceSlice", slice_(nodeName="n", devices=[{"name": "a"}]), [], id="valid-slice"),
         pytest.param("ResourceSlice", slice_(devices=[]),
                      ["spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, "

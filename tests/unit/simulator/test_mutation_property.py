@@ -59,8 +59,8 @@ def _get(value: Any, path: tuple[Any, ...]) -> Any:
 
 
 @st.composite
-def mutated(draw: st.DrawFn) -> list[Any]:
-    docs = copy.deepcopy(DOCUMENTS)
+def mutated(draw: st.DrawFn, documents: list[Any] = DOCUMENTS) -> list[Any]:
+    docs = copy.deepcopy(documents)
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
         paths = [p for p in _paths(docs) if p]
         path = draw(st.sampled_from(paths))

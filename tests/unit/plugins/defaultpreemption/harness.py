@@ -212,6 +212,15 @@ class RecordingAPI:
     async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
         raise AssertionError("preemption must not write claims")
 
+    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
+        raise AssertionError("preemption must not write claims")
+
+    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
+        raise AssertionError("preemption must not write claims")
+
+    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
+        raise AssertionError("preemption must not write claims")
+
     @property
     def deleted_names(self) -> list[str]:
         return [name for name, _ in self.deleted]
