@@ -63,6 +63,18 @@ FEATURES: tuple[Feature, ...] = (
         "firstAvailable, matchAttribute; the devices allocated",
     ),
     _feature(
+        "dra_partitionable",
+        [names.DYNAMIC_RESOURCES],
+        "with dra: partitionable GPUs (a counter set per GPU in a slice of its own; whole, 3g and 1g "
+        "devices consuming from it), requests selecting a profile",
+    ),
+    _feature(
+        "dra_extended_resources",
+        [names.DYNAMIC_RESOURCES, names.NODE_RESOURCES_FIT],
+        "with dra: the DeviceClass's extended resource (named, or deviceclass.resource.kubernetes.io/<class>) "
+        "requested by the pending pod's container; the devices of the claim the scheduler makes",
+    ),
+    _feature(
         "preemption",
         [names.DEFAULT_PREEMPTION],
         "a pending pod of the highest priority that may preempt; existing pods as large, with distinct start "
@@ -72,7 +84,9 @@ FEATURES: tuple[Feature, ...] = (
 BY_NAME = {feature.name: feature for feature in FEATURES}
 # Used only when asked for (``--features``): adding a feature to the default set would change
 # the scenario every existing seed generates.
-OPT_IN = frozenset({"extenders", "volumes", "gates", "preemption", "dra"})
+OPT_IN = frozenset(
+    {"extenders", "volumes", "gates", "preemption", "dra", "dra_partitionable", "dra_extended_resources"}
+)
 
 
 def available(plugins: Collection[str]) -> frozenset[str]:

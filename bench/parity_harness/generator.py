@@ -28,6 +28,7 @@ CPU_CAPACITY_MILLIS = (2000, 4000, 8000, 16000, 3500)
 MEMORY_CAPACITY_MIB = (4096, 8192, 16384, 32768, 6000)
 PENDING_POD = "pending"
 FEATURE_ODDS = 0.6
+ADDITIVE = frozenset({dra.PARTITIONABLE, dra.EXTENDED})  # features widening ``dra``, drawn apart
 
 
 @dataclass
@@ -66,13 +67,18 @@ def generate(seed: int, features: Set[str], *, namespace: str = "parity", prefix
     rng = random.Random(seed)
     # Each scenario uses a random part of the enabled features: fewer constraints at once keep
     # most pods schedulable on several nodes (so scores are compared), and single features get
-    # scenarios of their own.
-    features = frozenset(f for f in sorted(features) if rng.random() < FEATURE_ODDS)
+    # scenarios of their own. An additive feature draws from a source of its own (so does all
+    # it generates): turning it on leaves the rest of every seed's scenario as it was.
+    additive = {name: dra.extra_rng(seed, name) for name in sorted(set(features) & ADDITIVE)}
+    features = frozenset(f for f in sorted(set(features) - ADDITIVE) if rng.random() < FEATURE_ODDS) | {
+        name for name, source in additive.items() if source.random() < FEATURE_ODDS
+    }
+    extras = {name: source for name, source in additive.items() if name in features}
     stem = prefix if prefix is not None else f"s{seed}"
     nodes = [_node(rng, features, f"{stem}-n{i}", _zones(rng)) for i in range(rng.randint(MIN_NODES, MAX_NODES))]
     names = [n["metadata"]["name"] for n in nodes]
     storage = volumes.generate(rng, stem, namespace, nodes) if "volumes" in features else volumes.Storage()
-    devices = dra.generate(rng, stem, namespace, nodes) if "dra" in features else dra.Devices()
+    devices = dra.generate(rng, stem, namespace, nodes, extras) if "dra" in features else dra.Devices()
     bound = [
         _bound_pod(rng, features, f"{stem}-p{j}", namespace, stem, rng.choice(names), storage)
         for j in range(_pod_count(rng, nodes, features))

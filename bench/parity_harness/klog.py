@@ -12,7 +12,10 @@ klog's text format is ``I1122 10:29:01.933943   14605 schedule_one.go:982] "Mess
   "Successfully bound pod to node" (V2, with ``feasibleNodes``); "Unable to schedule pod; no
   fit; waiting" (V2, ``err`` = the FitError message); "Error scheduling pod; retrying" (error);
 * ``framework/runtime/batch.go``: "OpportunisticBatch provided node hint" (V3): the attempt
-  checked one hinted node only, so its result says nothing about the others.
+  checked one hinted node only, so its result says nothing about the others;
+* ``eventhandlers.go``: "Delete event for scheduled pod" (V3): the cache no longer has the pod;
+* ``framework/preemption/executor.go``: "Async Preemption finished completely" (V2, ``preemptor``):
+  every victim of the preemptor's preemption has been preempted (or the preemption failed).
 """
 
 from __future__ import annotations
@@ -41,8 +44,12 @@ HINT = "OpportunisticBatch provided node hint"
 GATED = "Status after running PreEnqueue plugin"  # backend/queue/scheduling_queue.go runPreEnqueuePlugin (V4)
 UPDATE_SCHEDULED_POD = "Update event for scheduled pod"  # eventhandlers.go (V4)
 NOMINATING = "Updating pod condition and nominated node name"  # schedule_one.go updatePod (V3)
+DELETE_SCHEDULED_POD = "Delete event for scheduled pod"
+PREEMPTION_DONE = "Async Preemption finished completely"
 _WANTED = frozenset(
     {
+        DELETE_SCHEDULED_POD,
+        PREEMPTION_DONE,
         GATED,
         UPDATE_SCHEDULED_POD,
         NOMINATING,
@@ -134,6 +141,8 @@ class SchedulerLog:
     # pod -> the node its first failed attempt nominated ("" for none): handleSchedulingFailure's
     # status update, logged after the attempt's "Unable to schedule pod" line.
     nominated: dict[str, str] = field(default_factory=dict)
+    deleted_pods: set[str] = field(default_factory=set)  # scheduled pods the cache saw deleted
+    preempted: set[str] = field(default_factory=set)  # preemptors whose async preemption is over
 
     def first(self, pod: str) -> Attempt | None:
         found = self.attempts.get(pod)
@@ -157,6 +166,10 @@ class SchedulerLog:
             self.updated_pods.add(values["pod"])
         elif message == NOMINATING:
             self.nominated.setdefault(values["pod"], values.get("nominatedNodeName", ""))
+        elif message == DELETE_SCHEDULED_POD:
+            self.deleted_pods.add(values["pod"])
+        elif message == PREEMPTION_DONE:
+            self.preempted.add(values["preemptor"])
         else:
             self._feed_attempt(message, values)
 

@@ -65,10 +65,17 @@ def run(text: str, pod: tuple[str, str], registry: Mapping[str, Any]) -> Outcome
                 totals={n: row[TOTAL] for n, row in report.scores.items()},
                 message=report.message,
                 bindings=volumes.bindings(manifest, claims) if report.node and volumes.claim_names(manifest) else {},
-                allocation=dra.allocation(manifest, simulation.cluster.objects("ResourceClaim")) if report.node else [],
+                allocation=_allocation(simulation, pod, manifest) if report.node else [],
                 **_preemption(simulation, pod, report.node, last.node),
             )
     raise LookupError(f"simulate reported nothing for pod {pod[0]}/{pod[1]}: {simulation.warnings}")
+
+
+def _allocation(simulation: Simulation, pod: tuple[str, str], manifest: Json) -> list[str]:
+    """The devices of the pod's claims, as stored once bound (the special claim of its DRA-backed
+    extended resources is named in the status the scheduler wrote)."""
+    stored = simulation.cluster.pod(*pod) or manifest
+    return dra.allocation(stored, simulation.cluster.objects("ResourceClaim"))
 
 
 def _preemption(simulation: Simulation, pod: tuple[str, str], first: str | None, last: str | None) -> dict[str, Any]:

@@ -49,7 +49,7 @@ from typing import IO, Any
 from bench.parity_harness import dra, probes, reading, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.extender import Extender
-from bench.parity_harness.generator import Scenario
+from bench.parity_harness.generator import PENDING_POD, Scenario
 from bench.parity_harness.klog import LogTail, SchedulerLog
 from bench.parity_harness.kube import Api, ApiError, DevCluster, object_path
 from bench.parity_harness.outcome import Outcome
@@ -62,6 +62,10 @@ PROVISION_EVERY_SECONDS = 0.1
 PARALLEL_REQUESTS = 8
 RUN_LABEL = "parity.example/run"
 SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation")
+# How long a preemptor must wait, its preemption over and its victims gone from kube-scheduler's
+# cache, with no new attempt, before the harness takes it as parked (see _redeliver_deletions).
+PARKED_AFTER_SECONDS = 2.0
+REDELIVERED_SUFFIX = "-redelivered"
 
 
 def _exclusive(path: Path) -> IO[str]:
@@ -86,6 +90,10 @@ def _expected(obj: Json, bound_by: str) -> str:
     if obj["spec"].get(bound_by):
         return "Bound"
     return "Available" if obj["kind"] == "PersistentVolume" else "Pending"
+
+
+def _holds(keys: set[str], key: str) -> Callable[[], bool]:
+    return lambda: key in keys
 
 
 class HarnessError(RuntimeError):
@@ -235,7 +243,7 @@ class KubeScheduler:
             if scenario.devices.templates:
                 pending, claims = self._with_claim(pending, outcome)
             if outcome.node is None and "preemption" in scenario.features and self._nominated(pending):
-                self._after_preemption(scenario, pending, outcome)
+                anomalies += self._after_preemption(scenario, pending, outcome)
             if outcome.node is not None and scenario.storage.claims:
                 outcome.bindings = volumes.bindings(pending, self._claims(stem))
             return UpstreamResult(outcome, [*objects, *claims, pending], anomalies, clock.phases, gated_pod)
@@ -322,18 +330,23 @@ class KubeScheduler:
         the controller made it, and the devices allocated to it when the pod was bound."""
         live = self.api.request("GET", object_path(pending))
         name = dra.claim_name(live)
+        special = dra.extended_claim_name(live)
+        claims = {n: self._resource_claim(n) for n in (name, special) if n is not None}
+        if outcome.node is not None:
+            outcome.allocation = dra.allocation(live, claims.values())
         if name is None:
             return pending, []
-        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
-        claim = {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
-        if outcome.node is not None:
-            outcome.allocation = dra.allocation(live, [claim])
+        claim = claims[name]
         with_status = {**pending, "metadata": {**pending["metadata"], "uid": live["metadata"]["uid"]}}
         with_status["status"] = {
             **pending.get("status", {}),
             "resourceClaimStatuses": live["status"]["resourceClaimStatuses"],
         }
         return with_status, [dra.unallocated(stored(claim))]
+
+    def _resource_claim(self, name: str) -> Json:
+        path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims/{name}"
+        return {"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **self.api.request("GET", path)}
 
     def _nominated(self, pending: Json) -> bool:
         """Whether the pod's failed first attempt nominated a node (its PostFilter preempted)."""
@@ -342,23 +355,27 @@ class KubeScheduler:
         self._until(lambda: key in log.nominated, f"the status update after {key}'s first attempt")
         return bool(log.nominated[key])
 
-    def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> None:
+    def _after_preemption(self, scenario: Scenario, pending: Json, outcome: Outcome) -> list[str]:
         """The first attempt nominated a node: the nominated node, the pods deleted, and where a
-        later attempt bound the pod."""
+        later attempt bound the pod. The anomalies met on the way."""
         log = self._log()
         key = self._key(pending)
+        anomalies: list[str] = []
 
         def bound() -> str | None:
             return next((a.bound_node for a in log.attempts.get(key, ()) if a.bound_node), None)
 
         stem = pending["metadata"]["labels"][v.SCENARIO]
         provisioner = self._provisioner(stem if scenario.storage.claims else None)
+        parked = self._parked_watch(key, [self._key(p) for p in scenario.pods])
 
         def settled() -> bool:
             """Bound, or a later attempt found preemption no help (with the victims gone: while
             they terminate, preemption is "not eligible due to a terminating pod")."""
             provisioner()
             later = log.attempts.get(key, [])[1:]
+            if not later and not anomalies and parked():
+                anomalies.append(self._redeliver_deletions(key, scenario.pods))
             return bound() is not None or any(
                 a.fit_error is not None and "preemption:" in a.fit_error and "terminating" not in a.fit_error
                 for a in later
@@ -370,6 +387,70 @@ class KubeScheduler:
         items = self.api.request("GET", f"/api/v1/namespaces/{self.namespace}/pods", query=query)["items"]
         alive = {p["metadata"]["name"] for p in items if not p["metadata"].get("deletionTimestamp")}
         outcome.victims = sorted(p["metadata"]["name"] for p in scenario.pods if p["metadata"]["name"] not in alive)
+        return anomalies
+
+    def _parked_watch(self, key: str, existing: list[str]) -> Callable[[], bool]:
+        """A check: whether kube-scheduler has parked the preemptor ``key`` (see
+        :meth:`_redeliver_deletions`): DefaultPreemption's PreEnqueue held it, its preemption is
+        over, and with its victims (``existing`` pods) gone from the cache for
+        :data:`PARKED_AFTER_SECONDS` it has had no new attempt."""
+        log = self._log()
+        last: list[Any] = [None, time.monotonic()]
+
+        def parked() -> bool:
+            state = (key in log.preempted, sum(1 for pod in existing if pod in log.deleted_pods))
+            if state != last[0]:
+                last[:] = [state, time.monotonic()]
+            held = "DefaultPreemption" in log.gated.get(key, ())
+            return held and state[0] and state[1] > 0 and time.monotonic() - last[1] > PARKED_AFTER_SECONDS
+
+        return parked
+
+    def _redeliver_deletions(self, key: str, existing: list[Json]) -> str:
+        """Give a parked preemptor the victim deletion kube-scheduler v1.36.3 swallowed; the anomaly.
+
+        Its asynchronous preemption deletes every victim but the last in parallel, and keeps the
+        preemptor out of the queue until the last one is gone (DefaultPreemption's PreEnqueue,
+        framework/preemption/executor.go IsPodRunningPreemption). A deletion that would have
+        requeued the preemptor (a victim holding its host port, say) but arrives before that is
+        consumed with the preemptor held ("waiting for the preemption for this pod to be
+        finished"); when the later deletions do not interest the plugins that rejected it
+        (NodePorts for a victim without the port), nothing requeues it again: a pod held by a
+        PreEnqueue plugin is moved only by that plugin's events (Pod/Delete), so not even the
+        unschedulable pods' periodic flush retries it (backend/queue/scheduling_queue.go
+        movePodsToActiveOrBackoffQueue). Upstream knows the family: kubernetes/kubernetes#141694,
+        and #142294 activates the preemptor when its preemption ends.
+
+        The next attempt, the one compared, is what kube-scheduler would have done: the harness
+        delivers the lost event again, a copy of each deleted victim created on its node and
+        deleted, one after the other, until the preemptor is attempted. Each copy is gone from
+        the cache before that attempt (kube-scheduler removes a deleted pod from its cache before
+        it requeues pods for the deletion, eventhandlers.go deletePodFromCache)."""
+        log = self._log()
+        deleted = [pod for pod in existing if self._key(pod) in log.deleted_pods]
+        copies: list[str] = []
+        for victim in deleted:
+            if len(log.attempts.get(key, ())) > 1:
+                break
+            copy = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    **{k: victim["metadata"][k] for k in ("namespace", "labels")},
+                    "name": f"{victim['metadata']['name']}{REDELIVERED_SUFFIX}",
+                },
+                "spec": victim["spec"],
+            }
+            copy_key = self._key(copy)
+            self.api.create(copy)
+            self._until(_holds(log.scheduled_pods, copy_key), f"kube-scheduler's cache to add {copy_key}")
+            self._delete_now(object_path(copy))
+            self._until(_holds(log.deleted_pods, copy_key), f"kube-scheduler's cache to delete {copy_key}")
+            copies.append(copy["metadata"]["name"])
+        return (
+            f"{key}: kube-scheduler parked the preemptor after its preemption (kubernetes#141694 family); "
+            f"victim deletions re-delivered with {', '.join(copies) or 'no copy'}"
+        )
 
     def _start_pods(self, pods: list[Json], manifests: list[Json]) -> list[Json]:
         """Give the pods the ``status.startTime`` their manifests ask for (the API server drops a
@@ -441,6 +522,10 @@ class KubeScheduler:
             # PreBind's resource.kubernetes.io/delete-protection finalizer stays on the claims.
             path = f"/apis/resource.k8s.io/v1/namespaces/{self.namespace}/resourceclaims"
             found = self.api.request("GET", path, query={"labelSelector": selector})["items"]
+            if scenario.devices.extended:
+                # The special claims the scheduler made carry no scenario label: the pod's name.
+                every = self.api.request("GET", path)["items"]
+                found += [c for c in every if dra.is_special_claim_of(c, f"{stem}-{PENDING_POD}")]
             claims = [{"apiVersion": dra.RESOURCE_API, "kind": "ResourceClaim", **claim} for claim in found]
             list(self._pool.map(self._force_delete, claims))
         for obj in [*storage.classes, *storage.csi_nodes, *scenario.devices.manifests()]:
@@ -461,6 +546,10 @@ class KubeScheduler:
             if error.status != 404:
                 raise
         self._delete(path)
+
+    def _delete_now(self, path: str) -> None:
+        """Delete with grace period 0 (a bound pod is otherwise left terminating: no kubelet)."""
+        self.api.request("DELETE", path, {"kind": "DeleteOptions", "apiVersion": "v1", "gracePeriodSeconds": 0})
 
     def _delete(self, path: str) -> None:
         try:

@@ -17,10 +17,18 @@ snapshot), or is terminating.
 
 Here the work is an asyncio task, and the victims are preempted one after the other (upstream
 issues the calls of step 2 in parallel); the tasks are kept so that they can be awaited.
-When a call failed, the preemptor is activated once the preemption is over (upstream's deferred
-``Activate`` when the goroutine's result is an error): it may otherwise wait in the unschedulable
-pool for a deletion event that never comes. Not carried over: the "Preempted" event on each
-victim (the plugin API has no event recorder).
+The preemptor is activated once its preemption is over, whatever the result. Upstream v1.36.3
+activates it only when a call failed (the deferred ``Activate`` on an error result), which leaves
+it parked for good when the deletion that would have requeued it came while it was held: every
+victim but the last is deleted in parallel, and a deletion that arrives before the last one is
+consumed with the preemptor held by PreEnqueue, while the later ones may not interest the
+plugins that rejected it (NodePorts for a victim without its host port); a pod held by a
+PreEnqueue plugin is moved only by that plugin's events (Pod/Delete), so not even the periodic
+flush of the unschedulable pool retries it (backend/queue/scheduling_queue.go). This is
+kubernetes/kubernetes#141694's family; the fix proposed upstream (#142294) is this one, activate
+when the preemption ends. The parity harness found it (seeds 287 and 487 of the 18-feature run,
+docs/parity.md). Not carried over: the "Preempted" event on each victim (the plugin API has no
+event recorder).
 """
 
 from __future__ import annotations
@@ -101,10 +109,11 @@ class Executor:
             ok = False
         finally:
             self._preempting.pop(preemptor.uid, None)
-        if not ok:
-            # The preemptor may wait in the unschedulable pool for an event that never comes
-            # (no victim left): retry it now (upstream's deferred Activate on a failed goroutine).
-            self._handle.activate([preemptor])
+        log.debug("preemption for %s on node %s finished: %s", preemptor.key, node_name, "success" if ok else "error")
+        # Held while its preemption ran, the preemptor may have missed the event that would have
+        # moved it, and then waits for ever: retry it now (see the module doc; upstream activates
+        # it only when !ok, v1.36.3 executor.go prepareCandidateAsync).
+        self._handle.activate([preemptor])
 
     async def _clear_lower_priority_nominations(self, node_name: str, preemptor: PodInfo) -> bool:
         """Upstream ``getLowerPriorityNominatedPods`` + ``clearNominatedNodeName``; False when a

@@ -10,7 +10,7 @@ import pytest
 from bench.parity_harness import dra, probes, volumes
 from bench.parity_harness import vocabulary as v
 from bench.parity_harness.features import FEATURES
-from bench.parity_harness.generator import MAX_NODES, MIN_NODES, generate
+from bench.parity_harness.generator import ADDITIVE, MAX_NODES, MIN_NODES, generate
 from bench.parity_harness.profile import SCHEDULER_NAME
 
 ALL = frozenset(f.name for f in FEATURES)
@@ -92,15 +92,77 @@ def _uses(scenario: Any) -> set[str]:
         used.add("dra")
     if any(v.EXTENDER_RESOURCES["names"] in r for r in requests):
         used.add("extenders")
+    if any(s["spec"].get("sharedCounters") for s in scenario.devices.slices):
+        used.add(dra.PARTITIONABLE)
+    if any(name.startswith(("dra.parity.example/", dra.IMPLICIT_EXTENDED_PREFIX)) for r in requests for name in r):
+        used.add(dra.EXTENDED)
     return used
 
 
 @pytest.mark.parametrize("feature", sorted(ALL))
 def test_a_feature_appears_only_when_enabled(feature: str) -> None:
-    with_it = Counter(f for seed in SEEDS for f in _uses(generate(seed, {feature})))
+    # The features widening dra need it.
+    needs = {"dra"} if feature in ADDITIVE else set()
+    with_it = Counter(f for seed in SEEDS for f in _uses(generate(seed, {feature, *needs})))
     assert with_it[feature] > 0, f"{feature} never used in {len(SEEDS)} scenarios"
     without = {f for seed in SEEDS for f in _uses(generate(seed, ALL - {feature}))}
     assert feature not in without
+
+
+def test_a_feature_widening_dra_leaves_the_rest_of_each_scenario_as_it_was() -> None:
+    """Additive features draw from sources of their own: with them, a seed's nodes, pods and
+    DRA requests are those it had without them."""
+    widened = 0
+    for seed in SEEDS:
+        before = generate(seed, ALL - ADDITIVE)
+        after = generate(seed, ALL)
+        assert after.features - ADDITIVE == before.features
+        assert (after.nodes, after.pods, after.services) == (before.nodes, before.pods, before.services)
+        if before.devices.templates:
+            request = before.devices.templates[0]["spec"]["spec"]["devices"]["requests"][0]
+            widened_request = after.devices.templates[0]["spec"]["spec"]["devices"]["requests"][0]
+            assert widened_request.get("firstAvailable") == request.get("firstAvailable")
+            widened += after.features != before.features
+    assert widened
+
+
+def test_partitionable_pools_are_two_slices_whose_devices_consume_their_counter_sets() -> None:
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"dra", dra.PARTITIONABLE})
+        pools: dict[str, list[dict[str, Any]]] = {}
+        for resource_slice in scenario.devices.slices:
+            pools.setdefault(resource_slice["spec"]["pool"]["name"], []).append(resource_slice["spec"])
+        for specs in pools.values():
+            assert {s["pool"]["resourceSliceCount"] for s in specs} == {len(specs)}
+            if len(specs) == 1:
+                continue
+            counters, devices = specs
+            assert "devices" not in counters and "sharedCounters" not in devices  # one or the other
+            sets = {c["name"]: c["counters"] for c in counters["sharedCounters"]}
+            for device in devices["devices"]:
+                (consumption,) = device["consumesCounters"]
+                assert set(consumption["counters"]) == set(sets[consumption["counterSet"]])
+                assert consumption["counters"]["memory"] == device["capacity"]["memory"]
+            checked += 1
+    assert checked
+
+
+def test_dra_backed_extended_resources_are_requested_as_the_class_names_them() -> None:
+    checked = 0
+    for seed in SEEDS:
+        scenario = generate(seed, {"dra", dra.EXTENDED})
+        if not scenario.devices.extended:
+            continue
+        (device_class,) = scenario.devices.classes
+        (name,) = scenario.devices.extended
+        named = device_class["spec"].get("extendedResourceName")
+        assert name == (named or f"{dra.IMPLICIT_EXTENDED_PREFIX}{device_class['metadata']['name']}")
+        resources = scenario.pending["spec"]["containers"][0]["resources"]
+        assert resources["requests"][name] == resources["limits"][name] == str(scenario.devices.extended[name])
+        assert bool(scenario.pending["spec"].get("resourceClaims")) == scenario.devices.claimed
+        checked += 1
+    assert checked
 
 
 def test_without_features_only_requests_and_capacities_vary() -> None:

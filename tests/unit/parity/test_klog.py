@@ -146,3 +146,16 @@ def test_every_prequeue_plugin_holding_a_pod_and_its_nomination_are_kept() -> No
     log.feed(Record("Updating pod condition and nominated node name", {"pod": "ns/q", "nominatedNodeName": "n2"}))
     assert log.gated == {"ns/p": {"DynamicResources", "SchedulingGates"}}
     assert log.nominated == {"ns/p": "", "ns/q": "n1"}  # the first attempt's: none for p
+
+
+def test_a_preemption_ending_and_the_victims_leaving_the_cache_are_kept() -> None:
+    """What the harness reads to tell a preemptor parked after its preemption (upstream.py
+    _parked_watch), in the words of v1.36.3 eventhandlers.go and preemption/executor.go."""
+    log = _feed(
+        [
+            'I1124 10:05:46.225745   21207 eventhandlers.go:443] "Delete event for scheduled pod" pod="px1/v1"',
+            'I1124 10:05:46.244035   21207 executor.go:303] "Async Preemption finished completely"'
+            ' preemptor="px1/p" node="px1-n4" result="success"',
+        ]
+    )
+    assert log.deleted_pods == {"px1/v1"} and log.preempted == {"px1/p"}

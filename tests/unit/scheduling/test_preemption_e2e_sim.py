@@ -152,3 +152,41 @@ def test_no_victims_message_is_upstreams() -> None:
         "no new claims to deallocate, preemption: 0/1 nodes are available:"
         " 1 No preemption victims found for incoming pod."
     )
+
+
+def started(manifest: dict[str, Any], second: int) -> dict[str, Any]:
+    manifest["status"] = {"startTime": f"2026-01-01T00:00:{second:02d}Z"}
+    return manifest
+
+
+def test_a_preemptor_held_when_its_requeueing_deletion_came_is_retried_when_its_preemption_ends() -> None:
+    """The parity harness's seeds 287 and 487 (docs/parity.md): only NodePorts rejected the pod
+    on node-a, so only the deletion of the victim holding its port may requeue it. That victim
+    goes first (the older one; the last is the least important), while the preemption still
+    runs, so PreEnqueue holds the pod; the last victim's deletion does not interest NodePorts.
+    Upstream v1.36.3 leaves the pod parked there for good; it is activated when its preemption
+    ends, and binds."""
+    RecordingPreemption.held = []
+    sim = run(
+        CLASSES,
+        node("node-a"),
+        started(
+            make_pod()
+            .name("ported")
+            .uid("ported")
+            .priority_class("low")
+            .req(cpu="1")
+            .host_port(8080)
+            .node("node-a")
+            .obj(),
+            0,
+        ),
+        started(pod("plain", "low", "1", "node-a"), 1),
+        make_pod().name("urgent").uid("urgent").priority_class("high").req(cpu="2").host_port(8080).obj(),
+        plugin=RecordingPreemption,
+    )
+    (report,) = sim.pods
+    assert (report.status, report.node) == ("Scheduled", "node-a")
+    assert [p["metadata"]["name"] for p, _ in sim.cluster.deleted] == ["ported", "plain"]
+    # Held by the first deletion; the second was not worth a PreEnqueue; the activation let it go.
+    assert RecordingPreemption.held == [("urgent", False), ("urgent", True), ("urgent", False)]

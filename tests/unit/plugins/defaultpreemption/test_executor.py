@@ -156,7 +156,9 @@ def test_nothing_to_preempt_when_every_victim_terminates() -> None:
         # the preemptor, no longer held, is activated (upstream's deferred Activate on an error
         # result): no deletion event would move it.
         pytest.param({"v1"}, [], ["p"], id="a-failed-deletion-skips-the-last-victim-and-activates"),
-        pytest.param(set(), ["v1", "v2", "v3"], [], id="a-preemption-that-succeeds-activates-nobody"),
+        # Upstream v1.36.3 activates nobody here; the preemptor may have missed its event while
+        # held (kubernetes#141694's family; tests/unit/scheduling/test_preemption_e2e_sim.py).
+        pytest.param(set(), ["v1", "v2", "v3"], ["p"], id="a-preemption-that-succeeds-activates-the-preemptor"),
     ],
 )
 def test_outcome_of_the_evictions(fail: set[str], deleted: list[str], activated: list[str]) -> None:
