@@ -100,8 +100,11 @@ def test_gang_of_four_binds_only_whole_and_never_before_its_last_member(env: Env
     try:
         for i, name in enumerate(members):
             pod = make_pod(name, env.home, env.scheduler, env.label, cpu="1", labels={POD_GROUP_LABEL: "train"})
-            env.core.create_namespaced_pod(env.home, pod)
+            # Marked before the create: the pod exists from some moment of the call on, so a
+            # binding seen before the call began is a member bound too early. A mark taken after
+            # the call returns is late under load (the gang may bind before the answer is read).
             created[name] = time.monotonic()
+            env.core.create_namespaced_pod(env.home, pod)
             if i == 1:
                 env.core.create_namespaced_pod(env.home, make_pod("solo", env.home, env.scheduler, env.label, cpu="1"))
             time.sleep(0.5)

@@ -177,8 +177,7 @@ def test_post_filter(
 def test_post_filter_error_from_a_pre_filter_extension() -> None:
     """TestPostFilter/only one node but failed with TestPlugin: the RemovePod error aborts
     preemption with an Error status (upstream message: ``preemption: running RemovePod on
-    PreFilter plugin "test-plugin": failed to remove pod: p``; the framework quotes the plugin
-    name its own way)."""
+    PreFilter plugin "test-plugin": failed to remove pod: p``, the name quoted as Go's ``%q``)."""
     env = make_env(
         [mknode("node1", LARGE, labels={"error": "true"})],
         [mkpod("p1", node="node1")],
