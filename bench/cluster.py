@@ -87,6 +87,21 @@ def process_memory_mib(pid: int, field: str) -> float:
     raise ValueError(f"no {field} in /proc/{pid}/status")
 
 
+BOUND_LINE = "scheduler_operator.backend: bound "
+
+
+def operator_binds(log_path: Path, bound: int, wait: float = 5.0) -> int:
+    """The bindings the operator's log reports, waiting up to ``wait`` seconds for ``bound`` of
+    them: the watch sees a binding before the operator has read the answer and logged it, so a
+    count taken the moment the last pod shows bound can miss the last few."""
+    deadline = time.monotonic() + wait
+    while True:
+        binds = log_path.read_text().count(BOUND_LINE)
+        if binds >= bound or time.monotonic() >= deadline:
+            return binds
+        time.sleep(0.05)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -268,14 +283,15 @@ class Bench:
                 result = self.measure(home, scheduler_name)
             pid = operators[0].pid
             cpu = process_cpu_seconds(pid)
+            peak_rss = process_memory_mib(pid, "VmHWM")
             # Its own binds, from its log: on a shared cluster another operator serving the same
             # namespace's profile could bind some.
-            binds = log_path.read_text().count("scheduler_operator.backend: bound ")
+            binds = operator_binds(log_path, result["bound"])
             result.update(
                 bound_by_operator=binds,
                 operator_cpu_seconds=round(cpu, 2),
                 cpu_seconds_per_bound_pod=round((cpu - cpu_before) / max(binds, 1), 5),
-                peak_rss_mib=process_memory_mib(pid, "VmHWM"),
+                peak_rss_mib=peak_rss,
             )
             return result
         finally:
