@@ -194,11 +194,16 @@ def _claim_part(message: str) -> tuple[list[str], str]:
     return [r for r in reasons.split(", ") if "claim" in r], post.replace(f"{count} ", "N ").replace(f"/{count}", "/N")
 
 
-def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
-    run = Run.prepare(env, driver, env.home, env.scheduler, scenario)
+def _ensure_operator(env: Env) -> None:
+    """The test's operator, serving a profile of DynamicResources alone (started once)."""
     if not env.operators:
         env.custom.create(env.home, profile("default", env.scheduler, plugins=ONLY_WITH_DYNAMIC_RESOURCES))
         env.start_operator()
+
+
+def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
+    run = Run.prepare(env, driver, env.home, env.scheduler, scenario)
+    _ensure_operator(env)
     return run
 
 

@@ -38,11 +38,10 @@ from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
     Env,
     make_pod,
-    profile,
     unique,
     wait_all_bound,
 )
-from tests.e2e.test_dra import ONLY_WITH_DYNAMIC_RESOURCES, _claim_part, _kube_scheduler_config
+from tests.e2e.test_dra import _claim_part, _ensure_operator, _kube_scheduler_config
 
 pytestmark = pytest.mark.e2e
 
@@ -149,9 +148,7 @@ class Run(dra.Run):
 
 def _operator_run(env: Env, driver: Driver, scenario: Scenario) -> Run:
     run = Run.prepare_extended(env, driver, env.home, env.scheduler, scenario)
-    if not env.operators:
-        env.custom.create(env.home, profile("default", env.scheduler, plugins=ONLY_WITH_DYNAMIC_RESOURCES))
-        env.start_operator()
+    _ensure_operator(env)
     return run
 
 

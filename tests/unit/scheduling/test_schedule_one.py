@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
+from scheduler_core.clock import FakeClock
 from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.framework.diagnosis import FitError
 from scheduler_core.schedule_one import num_feasible_nodes_to_find
+from scheduler_core.scheduler import Scheduler
+from scheduler_core.simulator.backend import InMemoryCluster
 from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
 
@@ -199,12 +203,18 @@ async def test_permit_wait_then_allow_binds() -> None:
     assert node_of(cluster, "p") == "n"
 
 
-async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
+def _one_pod_one_node() -> tuple[
+    Scheduler, InMemoryCluster, FakeClock, Callable[[PodInfo, str], Awaitable[Status | None]], list[str]
+]:
+    """Pod ``p`` pending, node ``n``; the cluster's real bind, and a list for a wrapper's calls."""
     scheduler, cluster, clock = make_scheduler()
     add_nodes(scheduler, cluster, [node("n")])
     add_pods(scheduler, cluster, [pod("p", uid="p")])
-    original_bind = cluster.bind
-    calls = []
+    return scheduler, cluster, clock, cluster.bind, []
+
+
+async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
+    scheduler, cluster, clock, original_bind, calls = _one_pod_one_node()
 
     async def flaky_bind(p: PodInfo, node_name: str) -> Status | None:
         calls.append(node_name)
@@ -326,11 +336,7 @@ async def test_bind_answer_lost_after_the_pod_was_bound_logs_forget_failure_with
     """The binding landed but its answer was an error, and the watch confirmed the pod before
     the failure was handled: ForgetPod fails. Upstream logs "scheduler cache ForgetPod failed"
     and goes on (schedule_one.go handleBindingCycleError); the pod stays bound, once."""
-    scheduler, cluster, _ = make_scheduler()
-    add_nodes(scheduler, cluster, [node("n")])
-    add_pods(scheduler, cluster, [pod("p", uid="p")])
-    original_bind = cluster.bind
-    calls = []
+    scheduler, cluster, _, original_bind, calls = _one_pod_one_node()
 
     async def bind_then_fail(p: PodInfo, node_name: str) -> Status | None:
         calls.append(node_name)
