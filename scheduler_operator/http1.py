@@ -13,12 +13,16 @@ What it does:
 
 * Keeps persistent connections (TLS, or plain for loopback test servers) in a pool of at most
   ``max_connections``. Each connection carries one request at a time, as client-go's HTTP/1.1
-  transport does. An idle connection is dropped after ``idle_timeout`` (aiohttp's keep-alive
-  timeout, 60 s), before the API server's own idle limit closes it.
+  transport does. An idle connection is dropped after ``idle_timeout`` (15 s, aiohttp's default
+  keep-alive timeout), well before the API server's own idle limit closes it.
 * Reads an answer by ``Content-Length``, by chunks, or to the end when the server closes. A
   connection is given back only after a complete answer that does not say ``Connection: close``.
 * Bounds the connect and each read with timeouts. A connection that failed in any way is
   closed, never reused.
+* After a connection-level failure (a time-out, a reset, a broken answer) every idle connection
+  is closed too (:meth:`Pool.drop_idle`): a peer or proxy that black-holes one connection
+  usually black-holes all that were open, and each reuse of one would wait out the read
+  time-out. The transport does the same when a watch's stream goes silent.
 * Raises ``ConnectionError`` (an ``OSError``) for dropped connections and broken answers, and
   ``TimeoutError`` for time-outs. Both are among :data:`scheduler_operator.kube.CONNECTION_ERRORS`,
   so the transport retries them as before.
@@ -73,7 +77,7 @@ class Pool:
         max_connections: int,
         connect_timeout: float,
         read_timeout: float,
-        idle_timeout: float = 60.0,
+        idle_timeout: float = 15.0,
         prepare_socket: Callable[[socket.socket], None] = lambda _sock: None,
     ) -> None:
         parts = urlsplit(server)
@@ -117,8 +121,13 @@ class Pool:
                     answer, reusable = await self._read(connection.reader, method)
             except asyncio.IncompleteReadError as error:
                 connection.close()
+                self.drop_idle()
                 raise ConnectionResetError(f"the connection closed mid-answer ({error})") from None
-            except BaseException:
+            except (TimeoutError, OSError):
+                connection.close()
+                self.drop_idle()
+                raise
+            except BaseException:  # cancelled: this connection's state is unknown, the rest's is not
                 connection.close()
                 raise
             if reusable:
@@ -182,9 +191,13 @@ class Pool:
             reusable = False
         return Answer(status, reason, headers, body), reusable
 
-    async def close(self) -> None:
+    def drop_idle(self) -> None:
+        """Close every idle connection: new requests open fresh ones."""
         while self._idle:
             self._idle.pop().close()
+
+    async def close(self) -> None:
+        self.drop_idle()
 
 
 async def _read_chunks(reader: asyncio.StreamReader) -> bytes:

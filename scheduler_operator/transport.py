@@ -295,7 +295,14 @@ class Transport:
                 raw = await response.read()
                 raise api_error(response.status, response.reason or "", raw, response.headers)
             self.contact()
-            yield response.content
+            try:
+                yield response.content
+            except (TimeoutError, OSError, aiohttp.ClientError):
+                # A watch that went silent or broke: the pooled connections to the same server
+                # are likely dead too (http1.Pool.drop_idle), and the re-list must not wait on one.
+                if self._pool is not None:
+                    self._pool.drop_idle()
+                raise
 
     async def close(self) -> None:
         if self._pool is not None:
