@@ -287,22 +287,23 @@ class Transport:
         seconds raises ``TimeoutError`` (the server sends a bookmark at least every minute)."""
         await self.limiter.acquire()
         self.requests += 1
-        async with self._open().get(
-            self.credentials.server + path, params=params, headers=self._headers(None),
-            timeout=self._timeout(read=idle_timeout),
-        ) as response:  # fmt: skip
-            if response.status != HTTPStatus.OK:
-                raw = await response.read()
-                raise api_error(response.status, response.reason or "", raw, response.headers)
-            self.contact()
-            try:
+        try:
+            async with self._open().get(
+                self.credentials.server + path, params=params, headers=self._headers(None),
+                timeout=self._timeout(read=idle_timeout),
+            ) as response:  # fmt: skip
+                if response.status != HTTPStatus.OK:
+                    raw = await response.read()
+                    raise api_error(response.status, response.reason or "", raw, response.headers)
+                self.contact()
                 yield response.content
-            except (TimeoutError, OSError, aiohttp.ClientError):
-                # A watch that went silent or broke: the pooled connections to the same server
-                # are likely dead too (http1.Pool.drop_idle), and the re-list must not wait on one.
-                if self._pool is not None:
-                    self._pool.drop_idle()
-                raise
+        except (TimeoutError, OSError, aiohttp.ClientError):
+            # A watch that went silent or broke, before or after its headers: the pooled
+            # connections to the same server are likely dead too (http1.Pool.drop_idle), and the
+            # re-list that follows must not wait out the read time-out on one of them.
+            if self._pool is not None:
+                self._pool.drop_idle()
+            raise
 
     async def close(self) -> None:
         if self._pool is not None:

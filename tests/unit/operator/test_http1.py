@@ -31,10 +31,8 @@ class RawServer:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    (int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")),
-                    0,
-                )
+                lines = head.lower().split(b"\r\n")
+                length = next((int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length")), 0)
                 body = await reader.readexactly(length)
                 self.requests.append(head + body)
                 black_holed = black_holed or self.silent
@@ -43,7 +41,8 @@ class RawServer:
                 answer = self.answers.pop(0) if self.answers else OK
                 writer.write(answer)
                 await writer.drain()
-                if b"connection: close" in answer.lower() or b"content-length" not in answer.lower() and b"chunked" not in answer:
+                framed = b"content-length" in answer.lower() or b"chunked" in answer
+                if b"connection: close" in answer.lower() or not framed:
                     writer.close()
                     return
         except (asyncio.IncompleteReadError, ConnectionError):
@@ -74,7 +73,7 @@ async def test_one_connection_carries_successive_requests_and_the_request_is_wel
     assert raw.connections == 1
     assert raw.requests[0] == (
         b"POST /api/v1/x?a=b HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n"
-        b"Content-Length: 7\r\n\r\n{\"k\":1}" % raw.port
+        b'Content-Length: 7\r\n\r\n{"k":1}' % raw.port
     )
     await client.close()
 
@@ -105,10 +104,16 @@ async def test_connection_close_is_not_reused(raw: RawServer) -> None:
 
 @pytest.mark.parametrize(
     "answer",
-    [b"SSH-2.0-x\r\n\r\n", b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 9\r\n\r\nab"],
+    [
+        b"SSH-2.0-x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 9\r\n\r\nab",
+    ],
     ids=["not-http", "bad-length", "short-body"],
 )
-async def test_a_broken_answer_is_a_connection_error_and_the_connection_is_dropped(raw: RawServer, answer: bytes) -> None:
+async def test_a_broken_answer_is_a_connection_error_and_the_connection_is_dropped(
+    raw: RawServer, answer: bytes
+) -> None:
     raw.answers = [answer]
     client = pool(raw)
     with pytest.raises(ConnectionError):
