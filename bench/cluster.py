@@ -28,7 +28,11 @@ For the operator the bench also reads its process (``/proc/<pid>``) once every p
 ``operator_cpu_seconds`` (user + system, whole life), ``cpu_seconds_per_bound_pod`` (the CPU
 it spent from the first pod created, or from its start in backlog mode, over the pods bound)
 and ``peak_rss_mib`` (``VmHWM``). The operator runs with ``--kube-api-qps``/``--kube-api-burst``
-equal to kube-scheduler's ``clientConnection`` here (5000).
+equal to kube-scheduler's ``clientConnection`` here (5000). The same CPU and peak-RSS figures are
+read for kube-scheduler (``scheduler_cpu_seconds`` is its whole life), and for both sides
+``control_plane_cpu_seconds``: the API server's and etcd's CPU from the first pod created to the
+last bound. On a 2-core machine every core-second the scheduler spends is one the API server and
+the pod creators do not get, which is what bounds stream mode.
 
 Prints one JSON object with ``ratio`` = crd-scheduler / kube-scheduler per mode. The nodes and
 namespaces are deleted at the end.
@@ -100,6 +104,23 @@ def operator_binds(log_path: Path, bound: int, wait: float = 5.0) -> int:
         if binds >= bound or time.monotonic() >= deadline:
             return binds
         time.sleep(0.05)
+
+
+def pid_of(kubeconfig: str, component: str) -> int | None:
+    """A dev-cluster component's pid (``run/pids/<component>.pid`` beside the kubeconfig)."""
+    path = Path(kubeconfig).parent / "pids" / f"{component}.pid"
+    try:
+        pid = int(path.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return pid if Path(f"/proc/{pid}").exists() else None
+
+
+def control_plane_cpu_seconds(kubeconfig: str) -> float:
+    """The API server's and etcd's CPU seconds so far: what the scheduler under test competes
+    with for the machine's cores, and what its requests cost the server."""
+    pids = (pid_of(kubeconfig, name) for name in ("kube-apiserver", "etcd"))
+    return sum(process_cpu_seconds(pid) for pid in pids if pid is not None)
 
 
 def free_port() -> int:
@@ -193,6 +214,7 @@ class Bench:
             self._post(f"/api/v1/namespaces/{namespace}/pods", body)
 
         first_created = time.time()
+        control_plane_before = control_plane_cpu_seconds(self.kubeconfig)
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(create, range(self.pod_count)))
         last_created = time.time()
@@ -201,7 +223,9 @@ class Bench:
             origin = time.time()
             start()
         finished = all_bound.wait(TIMEOUT)
+        control_plane = control_plane_cpu_seconds(self.kubeconfig) - control_plane_before
         result: dict[str, Any] = {"bound": len(bound), "timed_out": not finished}
+        result["control_plane_cpu_seconds"] = round(control_plane, 2)
         if bound:
             last_bound, first_bound = max(bound.values()), min(bound.values())
             result.update(
@@ -319,12 +343,27 @@ class Bench:
 
         try:
             if backlog:
-                return self.measure(namespace, "default-scheduler", start)
-            start()
-            time.sleep(3)  # its informers sync (it schedules nothing before)
-            return self.measure(namespace, "default-scheduler")
+                result = self.measure(namespace, "default-scheduler", start)
+                cpu_before = 0.0
+            else:
+                start()
+                time.sleep(3)  # its informers sync (it schedules nothing before)
+                cpu_before = self._scheduler_cpu()
+                result = self.measure(namespace, "default-scheduler")
+            pid = pid_of(self.kubeconfig, "kube-scheduler")
+            if pid is not None:  # the same figures as the operator's, for comparison
+                result.update(
+                    scheduler_cpu_seconds=round(process_cpu_seconds(pid), 2),
+                    cpu_seconds_per_bound_pod=round((self._scheduler_cpu() - cpu_before) / max(result["bound"], 1), 5),
+                    peak_rss_mib=process_memory_mib(pid, "VmHWM"),
+                )
+            return result
         finally:
             dev_cluster("kube-scheduler", "down")
+
+    def _scheduler_cpu(self) -> float:
+        pid = pid_of(self.kubeconfig, "kube-scheduler")
+        return process_cpu_seconds(pid) if pid is not None else 0.0
 
     @staticmethod
     def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
@@ -348,6 +387,27 @@ class Bench:
                 self.core.delete_namespace(namespace)
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(self._delete_node, self.nodes))
+        self._wait_gone(self.namespaces)
+
+    def _wait_gone(self, namespaces: list[str], timeout: float = 180) -> None:
+        """Wait until the namespace controller has finished with ``namespaces``: it deletes their
+        Events (one per bound pod) and the rest in the background, and a next run started
+        meanwhile would share the control plane's cores with that work (its crd-scheduler side
+        first, as it runs first)."""
+        deadline = time.monotonic() + timeout
+        for namespace in namespaces:
+            while time.monotonic() < deadline:
+                try:
+                    self.core.read_namespace(namespace, _request_timeout=10)
+                except client.ApiException as error:
+                    if error.status == 404:
+                        break
+                except urllib3.exceptions.HTTPError:
+                    pass
+                time.sleep(0.5)
+            else:
+                print(f"bench: namespace {namespace} still terminating after {timeout:.0f} s", file=sys.stderr)
+                return
 
     def _delete_node(self, name: str) -> None:
         with contextlib.suppress(client.ApiException):

@@ -37,11 +37,12 @@ from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
+from urllib.parse import urlencode
 
 import aiohttp
 from kubernetes import client
 
-from scheduler_operator import decoding, kube
+from scheduler_operator import decoding, http1, kube
 from scheduler_operator.options import DEFAULT_BURST, DEFAULT_QPS
 
 log = logging.getLogger(__name__)
@@ -167,8 +168,8 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self._max_connections = max_connections
         self._connect_timeout, self._read_timeout = request_timeout
-        self._request_timeout = self._timeout()  # one object for every request (not per call)
-        self._session: aiohttp.ClientSession | None = None
+        self._session: aiohttp.ClientSession | None = None  # the watches' streams
+        self._pool: http1.Pool | None = None  # every other request
         self.sleep = sleep
         self.requests = 0
         self.retries = 0
@@ -194,6 +195,18 @@ class Transport:
                 cookie_jar=aiohttp.DummyCookieJar(),
             )  # fmt: skip
         return self._session
+
+    def _requests(self) -> http1.Pool:
+        if self._pool is None:
+            self._pool = http1.Pool(
+                self.credentials.server,
+                self.credentials.ssl,
+                max_connections=self._max_connections,
+                connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout,
+                prepare_socket=_keepalive,
+            )
+        return self._pool
 
     def _headers(self, content_type: str | None) -> dict[str, str]:
         headers = {"Accept": CONTENT_JSON, "User-Agent": "crd-scheduler"}
@@ -222,20 +235,15 @@ class Transport:
         await self.limiter.acquire()
         self.requests += 1
         data = decoding.dumps(body) if body is not None else None
+        target = f"{path}?{urlencode(params)}" if params else path
         with self.guard(method, path):
-            async with self._open().request(
-                method,
-                self.credentials.server + path,
-                params=params,
-                data=data,
-                headers=self._headers(content_type if data is not None else None),
-                timeout=self._request_timeout,
-            ) as response:
-                raw = await response.read()
-                if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-                    raise api_error(response.status, response.reason or "", raw, response.headers)
-                self.contact()
-                return decoding.loads_api(raw) if raw and decode else None
+            answer = await self._requests().request(
+                method, target, self._headers(content_type if data is not None else None), data
+            )
+        if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:
+            raise api_error(answer.status, answer.reason, answer.body, answer.headers)
+        self.contact()
+        return decoding.loads_api(answer.body) if answer.body and decode else None
 
     async def request(
         self,
@@ -279,17 +287,28 @@ class Transport:
         seconds raises ``TimeoutError`` (the server sends a bookmark at least every minute)."""
         await self.limiter.acquire()
         self.requests += 1
-        async with self._open().get(
-            self.credentials.server + path, params=params, headers=self._headers(None),
-            timeout=self._timeout(read=idle_timeout),
-        ) as response:  # fmt: skip
-            if response.status != HTTPStatus.OK:
-                raw = await response.read()
-                raise api_error(response.status, response.reason or "", raw, response.headers)
-            self.contact()
-            yield response.content
+        try:
+            async with self._open().get(
+                self.credentials.server + path, params=params, headers=self._headers(None),
+                timeout=self._timeout(read=idle_timeout),
+            ) as response:  # fmt: skip
+                if response.status != HTTPStatus.OK:
+                    raw = await response.read()
+                    raise api_error(response.status, response.reason or "", raw, response.headers)
+                self.contact()
+                yield response.content
+        except (TimeoutError, OSError, aiohttp.ClientError):
+            # A watch that went silent or broke, before or after its headers: the pooled
+            # connections to the same server are likely dead too (http1.Pool.drop_idle), and the
+            # re-list that follows must not wait out the read time-out on one of them.
+            if self._pool is not None:
+                self._pool.drop_idle()
+            raise
 
     async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
         if self._session is not None:
             await self._session.close()
             self._session = None

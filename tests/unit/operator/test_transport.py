@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes import client
 
@@ -91,3 +92,18 @@ async def test_an_answer_not_read_is_not_decoded_but_an_error_keeps_its_body(
     with pytest.raises(client.ApiException) as raised:
         await transport.request("POST", path, body={}, decode=False)
     assert raised.value.status == 409 and '"code": 409' in str(raised.value.body)
+
+
+async def test_a_watch_that_goes_silent_closes_the_pooled_connections(
+    server: tuple[Injector, Transport, list[float]],
+) -> None:
+    # A peer that black-holed the watch has likely black-holed the pooled connections too: the
+    # re-list that follows must open a fresh one rather than wait out the read time-out.
+    injector, transport, _ = server
+    injector.answers = [{"ok": 1}, "hang"]  # the watch's headers never come
+    await transport.request("GET", "/api/v1/pods")
+    assert transport._pool is not None and len(transport._pool._idle) == 1
+    with pytest.raises((TimeoutError, OSError, aiohttp.ClientError)):
+        async with transport.stream("/api/v1/pods", {"watch": "1"}, idle_timeout=0.3) as reader:
+            await reader.read()
+    assert transport._pool._idle == []

@@ -1,0 +1,165 @@
+"""The operator's HTTP/1.1 pool (``scheduler_operator.http1``) against a raw loopback server that
+answers as told: framing, reuse, and what it does with connections that break or go silent."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+import pytest
+
+from scheduler_operator import http1
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+
+
+@dataclass
+class RawServer:
+    """Answers each request with the next of ``answers`` (raw bytes), or with ``OK``. ``silent``
+    connections read requests and never answer (a proxy that black-holes them)."""
+
+    answers: list[bytes] = field(default_factory=list)
+    connections: int = 0
+    requests: list[bytes] = field(default_factory=list)
+    silent: bool = False
+    port: int = 0
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        black_holed = False
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head.lower().split(b"\r\n")
+                length = next((int(line.split(b":")[1]) for line in lines if line.startswith(b"content-length")), 0)
+                body = await reader.readexactly(length)
+                self.requests.append(head + body)
+                black_holed = black_holed or self.silent
+                if black_holed:
+                    continue  # this connection stays silent for good
+                answer = self.answers.pop(0) if self.answers else OK
+                writer.write(answer)
+                await writer.drain()
+                framed = b"content-length" in answer.lower() or b"chunked" in answer
+                if b"connection: close" in answer.lower() or not framed:
+                    writer.close()
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            writer.close()
+
+
+@pytest.fixture
+async def raw() -> AsyncIterator[RawServer]:
+    state = RawServer()
+    server = await asyncio.start_server(state.handle, "127.0.0.1", 0)
+    state.port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield state
+        server.close()
+
+
+def pool(raw: RawServer, **options: float) -> http1.Pool:
+    settings: dict[str, float] = {"connect_timeout": 1.0, "read_timeout": 0.3} | options
+    return http1.Pool(f"http://127.0.0.1:{raw.port}", False, max_connections=4, **settings)  # type: ignore[arg-type]
+
+
+async def test_one_connection_carries_successive_requests_and_the_request_is_well_formed(raw: RawServer) -> None:
+    client = pool(raw)
+    first = await client.request("POST", "/api/v1/x?a=b", {"Accept": "application/json"}, b'{"k":1}')
+    second = await client.request("GET", "/api/v1/y", {})
+    assert (first.status, first.body, second.status) == (200, b"{}", 200)
+    assert first.headers["content-type"] == "application/json"  # any case
+    assert raw.connections == 1
+    assert raw.requests[0] == (
+        b"POST /api/v1/x?a=b HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n"
+        b'Content-Length: 7\r\n\r\n{"k":1}' % raw.port
+    )
+    await client.close()
+
+
+async def test_chunked_and_close_delimited_answers_are_read_whole(raw: RawServer) -> None:
+    raw.answers = [
+        b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3;x=y\r\nabc\r\n2\r\nde\r\n0\r\nT: 1\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\n\r\nto the end",
+    ]
+    client = pool(raw)
+    chunked = await client.request("GET", "/a", {})
+    assert (chunked.status, chunked.reason, chunked.body) == (201, "Created", b"abcde")
+    to_end = await client.request("GET", "/b", {})
+    assert to_end.body == b"to the end"
+    await client.request("GET", "/c", {})
+    assert raw.connections == 2  # the chunked one was reused; the close-delimited one was not
+    await client.close()
+
+
+async def test_connection_close_is_not_reused(raw: RawServer) -> None:
+    raw.answers = [b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"]
+    client = pool(raw)
+    await client.request("GET", "/a", {})
+    await client.request("GET", "/b", {})
+    assert raw.connections == 2
+    await client.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"SSH-2.0-x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 9\r\n\r\nab",
+    ],
+    ids=["not-http", "bad-length", "short-body"],
+)
+async def test_a_broken_answer_is_a_connection_error_and_the_connection_is_dropped(
+    raw: RawServer, answer: bytes
+) -> None:
+    raw.answers = [answer]
+    client = pool(raw)
+    with pytest.raises(ConnectionError):
+        await client.request("GET", "/a", {})
+    assert (await client.request("GET", "/b", {})).status == 200
+    assert raw.connections == 2
+    await client.close()
+
+
+async def test_a_silent_connection_times_out_and_every_idle_one_is_dropped(raw: RawServer) -> None:
+    client = pool(raw)
+    # Three connections in the pool, all idle.
+    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(3)))
+    assert raw.connections == 3
+    raw.silent = True  # every open connection is black-holed from now on; new ones are not
+    with pytest.raises(TimeoutError):
+        await client.request("GET", "/lost", {})
+    raw.silent = False
+    # Without dropping the idle ones, the next two requests would each wait out the read
+    # time-out on a black-holed connection.
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await client.request("GET", "/after1", {})
+    await client.request("GET", "/after2", {})
+    assert loop.time() - started < 0.25
+    assert raw.connections == 4
+    await client.close()
+
+
+async def test_a_connection_idle_past_the_idle_timeout_is_not_reused(raw: RawServer) -> None:
+    client = pool(raw, idle_timeout=0.05)
+    await client.request("GET", "/a", {})
+    await asyncio.sleep(0.1)
+    await client.request("GET", "/b", {})
+    assert raw.connections == 2
+    await client.close()
+
+
+async def test_a_cancelled_request_drops_its_connection_only(raw: RawServer) -> None:
+    client = pool(raw, read_timeout=5.0)
+    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(2)))
+    raw.silent = True
+    task = asyncio.create_task(client.request("GET", "/cancelled", {}))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(client._idle) == 1  # the other connection is still pooled
+    await client.close()
