@@ -31,7 +31,7 @@ and ``peak_rss_mib`` (``VmHWM``). The operator runs with ``--kube-api-qps``/``--
 equal to kube-scheduler's ``clientConnection`` here (5000). The same CPU and peak-RSS figures are
 read for kube-scheduler (``scheduler_cpu_seconds`` is its whole life), and for both sides
 ``control_plane_cpu_seconds``: the API server's and etcd's CPU from the first pod created to the
-last bound. On a 2-core machine every core-second the scheduler spends is one the API server and
+last bound (``apiserver_cpu_seconds`` and ``etcd_cpu_seconds`` apart). On a 2-core machine every core-second the scheduler spends is one the API server and
 the pod creators do not get, which is what bounds stream mode.
 
 Prints one JSON object with ``ratio`` = crd-scheduler / kube-scheduler per mode. The nodes and
@@ -116,11 +116,18 @@ def pid_of(kubeconfig: str, component: str) -> int | None:
     return pid if Path(f"/proc/{pid}").exists() else None
 
 
-def control_plane_cpu_seconds(kubeconfig: str) -> float:
+CONTROL_PLANE = ("kube-apiserver", "etcd")
+
+
+def control_plane_cpu(kubeconfig: str) -> dict[str, float]:
     """The API server's and etcd's CPU seconds so far: what the scheduler under test competes
     with for the machine's cores, and what its requests cost the server."""
-    pids = (pid_of(kubeconfig, name) for name in ("kube-apiserver", "etcd"))
-    return sum(process_cpu_seconds(pid) for pid in pids if pid is not None)
+    pids = {name: pid_of(kubeconfig, name) for name in CONTROL_PLANE}
+    return {name: process_cpu_seconds(pid) if pid is not None else 0.0 for name, pid in pids.items()}
+
+
+def control_plane_cpu_seconds(kubeconfig: str) -> float:
+    return sum(control_plane_cpu(kubeconfig).values())
 
 
 def free_port() -> int:
@@ -214,7 +221,7 @@ class Bench:
             self._post(f"/api/v1/namespaces/{namespace}/pods", body)
 
         first_created = time.time()
-        control_plane_before = control_plane_cpu_seconds(self.kubeconfig)
+        control_plane_before = control_plane_cpu(self.kubeconfig)
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(create, range(self.pod_count)))
         last_created = time.time()
@@ -223,9 +230,12 @@ class Bench:
             origin = time.time()
             start()
         finished = all_bound.wait(TIMEOUT)
-        control_plane = control_plane_cpu_seconds(self.kubeconfig) - control_plane_before
+        control_plane = control_plane_cpu(self.kubeconfig)
+        spent = {name: control_plane[name] - control_plane_before[name] for name in CONTROL_PLANE}
         result: dict[str, Any] = {"bound": len(bound), "timed_out": not finished}
-        result["control_plane_cpu_seconds"] = round(control_plane, 2)
+        result["control_plane_cpu_seconds"] = round(sum(spent.values()), 2)
+        result["apiserver_cpu_seconds"] = round(spent["kube-apiserver"], 2)
+        result["etcd_cpu_seconds"] = round(spent["etcd"], 2)
         if bound:
             last_bound, first_bound = max(bound.values()), min(bound.values())
             result.update(
