@@ -31,8 +31,9 @@ and ``peak_rss_mib`` (``VmHWM``). The operator runs with ``--kube-api-qps``/``--
 equal to kube-scheduler's ``clientConnection`` here (5000). The same CPU and peak-RSS figures are
 read for kube-scheduler (``scheduler_cpu_seconds`` is its whole life), and for both sides
 ``control_plane_cpu_seconds``: the API server's and etcd's CPU from the first pod created to the
-last bound (``apiserver_cpu_seconds`` and ``etcd_cpu_seconds`` apart). On a 2-core machine every core-second the scheduler spends is one the API server and
-the pod creators do not get, which is what bounds stream mode.
+last bound (``apiserver_cpu_seconds`` and ``etcd_cpu_seconds`` apart). On a 2-core machine
+every core-second the scheduler spends is one the API server and the pod creators do not get,
+which is what bounds stream mode.
 
 Prints one JSON object with ``ratio`` = crd-scheduler / kube-scheduler per mode. The nodes and
 namespaces are deleted at the end.
