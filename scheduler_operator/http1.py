@@ -26,6 +26,9 @@ What it does:
 * Raises ``ConnectionError`` (an ``OSError``) for dropped connections and broken answers, and
   ``TimeoutError`` for time-outs. Both are among :data:`scheduler_operator.kube.CONNECTION_ERRORS`,
   so the transport retries them as before.
+* Asks for gzip as client-go's transport does (``Accept-Encoding: gzip``) and decompresses such
+  answers: the API server compresses only answers over 128 KiB (list pages), so a list over a
+  real network moves a tenth of the bytes, and writes are unaffected.
 * Sets TCP keep-alive on every socket (the transport's ``_keepalive``), so a silently dead peer
   is noticed.
 """
@@ -36,6 +39,7 @@ import asyncio
 import socket
 import ssl
 import time
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -104,7 +108,7 @@ class Pool:
 
     async def request(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None) -> Answer:
         """Send ``method target`` (a path with its query) and read the whole answer."""
-        head = [f"{method} {self._prefix}{target} HTTP/1.1\r\nHost: {self._authority}\r\n"]
+        head = [f"{method} {self._prefix}{target} HTTP/1.1\r\nHost: {self._authority}\r\nAccept-Encoding: gzip\r\n"]
         for name, value in headers.items():
             head.append(f"{name}: {value}\r\n")
         if body is not None or method in ("POST", "PUT", "PATCH"):
@@ -187,6 +191,11 @@ class Pool:
         else:
             body = await reader.read()  # to the end: the server closes
             reusable = False
+        if body and headers.get("content-encoding", "").lower() == "gzip":
+            try:
+                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+            except zlib.error as error:
+                raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
         return Answer(status, reason, headers, body), reusable
 
     def drop_idle(self) -> None:

@@ -88,6 +88,23 @@ async def test_a_list_in_small_pages_then_a_watch(api: client.ApiClient, namespa
             await running
 
 
+async def test_a_list_page_over_128_kib_comes_gzip_compressed_and_is_read_whole(
+    api: client.ApiClient, namespace: str, transport: Transport
+) -> None:
+    # The API server compresses answers over 128 KiB for a client that asks, as client-go's
+    # transport does (k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/writers.go,
+    # defaultGzipThresholdBytes, v1.36.3); the pool asks and decompresses.
+    core: Any = client.CoreV1Api(api)
+    for i in range(160):
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": f"c{i}"}, "data": {"x": "y" * 1024}})
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
+    answer = await transport._requests().request("GET", f"{path}?limit=500", transport._headers(None))
+    assert answer.status == 200 and answer.headers.get("content-encoding") == "gzip"
+    assert len(answer.body) > 128 * 1024
+    listed = await transport.request("GET", path)
+    assert {f"c{i}" for i in range(160)} <= {item["metadata"]["name"] for item in listed["items"]}
+
+
 async def test_a_watch_forced_to_410_relists_and_delivers_the_missed_deletion(
     api: client.ApiClient, namespace: str, transport: Transport
 ) -> None:

@@ -4,6 +4,7 @@ answers as told: framing, reuse, and what it does with connections that break or
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
@@ -72,7 +73,7 @@ async def test_one_connection_carries_successive_requests_and_the_request_is_wel
     assert first.headers["content-type"] == "application/json"  # any case
     assert raw.connections == 1
     assert raw.requests[0] == (
-        b"POST /api/v1/x?a=b HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept: application/json\r\n"
+        b"POST /api/v1/x?a=b HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nAccept-Encoding: gzip\r\nAccept: application/json\r\n"
         b'Content-Length: 7\r\n\r\n{"k":1}' % raw.port
     )
     await client.close()
@@ -93,6 +94,17 @@ async def test_chunked_and_close_delimited_answers_are_read_whole(raw: RawServer
     await client.close()
 
 
+async def test_a_gzip_answer_is_decompressed(raw: RawServer) -> None:
+    # The API server compresses answers over 128 KiB (list pages) for clients that ask, as
+    # client-go's transport does.
+    page = b'{"items": [' + b",".join(b'{"n": %d}' % i for i in range(20000)) + b"]}"
+    packed = gzip.compress(page)
+    raw.answers = [b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s" % (len(packed), packed)]
+    client = pool(raw)
+    assert (await client.request("GET", "/api/v1/pods", {})).body == page
+    await client.close()
+
+
 async def test_connection_close_is_not_reused(raw: RawServer) -> None:
     raw.answers = [b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"]
     client = pool(raw)
@@ -108,8 +120,9 @@ async def test_connection_close_is_not_reused(raw: RawServer) -> None:
         b"SSH-2.0-x\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 9\r\n\r\nab",
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
     ],
-    ids=["not-http", "bad-length", "short-body"],
+    ids=["not-http", "bad-length", "short-body", "bad-gzip"],
 )
 async def test_a_broken_answer_is_a_connection_error_and_the_connection_is_dropped(
     raw: RawServer, answer: bytes
