@@ -127,10 +127,6 @@ def control_plane_cpu(kubeconfig: str) -> dict[str, float]:
     return {name: process_cpu_seconds(pid) if pid is not None else 0.0 for name, pid in pids.items()}
 
 
-def control_plane_cpu_seconds(kubeconfig: str) -> float:
-    return sum(control_plane_cpu(kubeconfig).values())
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -85,12 +85,12 @@ class Pool:
         prepare_socket: Callable[[socket.socket], None] = lambda _sock: None,
     ) -> None:
         parts = urlsplit(server)
-        self._tls = parts.scheme == "https"
+        tls = parts.scheme == "https"
         self._host = parts.hostname or "localhost"
-        self._port = parts.port or (443 if self._tls else 80)
+        self._port = parts.port or (443 if tls else 80)
         self._authority = parts.netloc
         self._prefix = parts.path.rstrip("/")  # a server URL with a path (behind a proxy)
-        if self._tls:
+        if tls:
             self._ssl: ssl.SSLContext | None = (
                 ssl_context if isinstance(ssl_context, ssl.SSLContext) else ssl.create_default_context()
             )

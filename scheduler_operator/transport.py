@@ -4,7 +4,8 @@ The official ``kubernetes`` client is synchronous, decodes into models, has no c
 rate limiter and no timeouts unless every call passes one. The operator's hot path (the pod and
 node watches, ``scheduler_operator.reflector``; binds, pod condition patches, preemption,
 events and custom-resource status, ``backend``, ``recorder``, ``writer``) goes through one
-:class:`Transport` instead: one ``aiohttp`` session on the event loop, with
+:class:`Transport` instead, on the event loop: every request through ``http1.Pool`` (a lean
+HTTP/1.1 client), the watches' long streams through an ``aiohttp`` session; with
 
 * the credentials Kubernetes clients use (in-cluster service account, else ``KUBECONFIG``),
   read through the kubernetes client's own loaders so that token refresh and client
@@ -27,7 +28,6 @@ queue behind scheduling's writes or the rate limiter.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import socket
 import ssl
@@ -191,7 +191,7 @@ class Transport:
             # No cookie jar (client-go's http.Client has none): aiohttp's default one would
             # filter cookies for every request, and the API server sets none.
             self._session = aiohttp.ClientSession(
-                connector=connector, json_serialize=json.dumps, skip_auto_headers=("User-Agent",),
+                connector=connector, skip_auto_headers=("User-Agent",),
                 cookie_jar=aiohttp.DummyCookieJar(),
             )  # fmt: skip
         return self._session
@@ -217,11 +217,11 @@ class Transport:
             headers["Content-Type"] = content_type
         return headers
 
-    def _timeout(self, read: float | None = None) -> aiohttp.ClientTimeout:
+    def _stream_timeout(self, idle: float) -> aiohttp.ClientTimeout:
+        """A watch's: no total, the connect time-out, and ``idle`` seconds at most between reads."""
         return aiohttp.ClientTimeout(
-            total=None, connect=self._connect_timeout, sock_connect=self._connect_timeout,
-            sock_read=read if read is not None else self._read_timeout,
-        )  # fmt: skip
+            total=None, connect=self._connect_timeout, sock_connect=self._connect_timeout, sock_read=idle
+        )
 
     async def _once(
         self,
@@ -290,7 +290,7 @@ class Transport:
         try:
             async with self._open().get(
                 self.credentials.server + path, params=params, headers=self._headers(None),
-                timeout=self._timeout(read=idle_timeout),
+                timeout=self._stream_timeout(idle_timeout),
             ) as response:  # fmt: skip
                 if response.status != HTTPStatus.OK:
                     raw = await response.read()
