@@ -70,12 +70,23 @@ KUBE_SCHEDULER_QPS = 5000
 TIMEOUT = 600.0
 
 
-def dev_cluster(*args: str) -> str:
+def dev_cluster(*args: str, whole: bool = False) -> str:
+    """``scripts/dev-cluster ARGS``: the last line of its output (``whole``: all of it)."""
     done = subprocess.run([sys.executable, str(DEV_CLUSTER), *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"scripts/dev-cluster {' '.join(args)} failed:\n{done.stderr}")
+    if whole:
+        return done.stdout
     lines = done.stdout.strip().splitlines()
     return lines[-1] if lines else ""
+
+
+def dev_cluster_pids() -> dict[str, int]:
+    """The pids of the dev cluster's live components (kube-scheduler too while it runs), as
+    ``scripts/dev-cluster status`` checks them: the start time recorded in the pid file matches,
+    so a reused pid is not taken for a component."""
+    report = json.loads(dev_cluster("status", "--json", whole=True))
+    return {item["name"]: int(item["pid"]) for item in report.get("processes") or () if item.get("alive")}
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -107,24 +118,28 @@ def operator_binds(log_path: Path, bound: int, wait: float = 5.0) -> int:
         time.sleep(0.05)
 
 
-def pid_of(kubeconfig: str, component: str) -> int | None:
-    """A dev-cluster component's pid (``run/pids/<component>.pid`` beside the kubeconfig)."""
-    path = Path(kubeconfig).parent / "pids" / f"{component}.pid"
-    try:
-        pid = int(path.read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
-    return pid if Path(f"/proc/{pid}").exists() else None
-
-
 CONTROL_PLANE = ("kube-apiserver", "etcd")
 
 
-def control_plane_cpu(kubeconfig: str) -> dict[str, float]:
+def control_plane_cpu(pids: dict[str, int]) -> dict[str, float] | None:
     """The API server's and etcd's CPU seconds so far: what the scheduler under test competes
-    with for the machine's cores, and what its requests cost the server."""
-    pids = {name: pid_of(kubeconfig, name) for name in CONTROL_PLANE}
-    return {name: process_cpu_seconds(pid) if pid is not None else 0.0 for name, pid in pids.items()}
+    with for the machine's cores, and what its requests cost the server. None when one of them
+    is not known or is gone (restarted): no figure rather than a wrong one."""
+    try:
+        return {name: process_cpu_seconds(pids[name]) for name in CONTROL_PLANE}
+    except (KeyError, OSError):
+        return None
+
+
+def process_figures(pid: int, cpu_before: float, bound: int, cpu_key: str) -> dict[str, Any]:
+    """A scheduler process's figures, alike for both sides: its CPU (whole life, as ``cpu_key``),
+    its CPU since ``cpu_before`` per pod it bound, and its peak RSS."""
+    cpu = process_cpu_seconds(pid)
+    return {
+        cpu_key: round(cpu, 2),
+        "cpu_seconds_per_bound_pod": round((cpu - cpu_before) / max(bound, 1), 5),
+        "peak_rss_mib": process_memory_mib(pid, "VmHWM"),
+    }
 
 
 def free_port() -> int:
@@ -147,6 +162,7 @@ class Bench:
         self.node_count, self.pod_count, self.creators = nodes, pods, creators
         self.nodes: list[str] = []
         self.namespaces: list[str] = []
+        self.control_plane = {name: pid for name, pid in dev_cluster_pids().items() if name in CONTROL_PLANE}
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
         """POST without the generated client's per-call model validation (it would cost the
@@ -218,7 +234,7 @@ class Bench:
             self._post(f"/api/v1/namespaces/{namespace}/pods", body)
 
         first_created = time.time()
-        control_plane_before = control_plane_cpu(self.kubeconfig)
+        control_plane_before = control_plane_cpu(self.control_plane)
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(create, range(self.pod_count)))
         last_created = time.time()
@@ -227,12 +243,13 @@ class Bench:
             origin = time.time()
             start()
         finished = all_bound.wait(TIMEOUT)
-        control_plane = control_plane_cpu(self.kubeconfig)
-        spent = {name: control_plane[name] - control_plane_before[name] for name in CONTROL_PLANE}
+        control_plane = control_plane_cpu(self.control_plane)
         result: dict[str, Any] = {"bound": len(bound), "timed_out": not finished}
-        result["control_plane_cpu_seconds"] = round(sum(spent.values()), 2)
-        result["apiserver_cpu_seconds"] = round(spent["kube-apiserver"], 2)
-        result["etcd_cpu_seconds"] = round(spent["etcd"], 2)
+        if control_plane is not None and control_plane_before is not None:
+            spent = {name: control_plane[name] - control_plane_before[name] for name in CONTROL_PLANE}
+            result["control_plane_cpu_seconds"] = round(sum(spent.values()), 2)
+            result["apiserver_cpu_seconds"] = round(spent["kube-apiserver"], 2)
+            result["etcd_cpu_seconds"] = round(spent["etcd"], 2)
         if bound:
             last_bound, first_bound = max(bound.values()), min(bound.values())
             result.update(
@@ -312,18 +329,11 @@ class Bench:
                 self._wait_log(log_path, "leading: scheduling", operators[0])
                 cpu_before = process_cpu_seconds(operators[0].pid)
                 result = self.measure(home, scheduler_name)
-            pid = operators[0].pid
-            cpu = process_cpu_seconds(pid)
-            peak_rss = process_memory_mib(pid, "VmHWM")
             # Its own binds, from its log: on a shared cluster another operator serving the same
             # namespace's profile could bind some.
             binds = operator_binds(log_path, result["bound"])
-            result.update(
-                bound_by_operator=binds,
-                operator_cpu_seconds=round(cpu, 2),
-                cpu_seconds_per_bound_pod=round((cpu - cpu_before) / max(binds, 1), 5),
-                peak_rss_mib=peak_rss,
-            )
+            result["bound_by_operator"] = binds
+            result.update(process_figures(operators[0].pid, cpu_before, binds, "operator_cpu_seconds"))
             return result
         finally:
             for operator in operators:
@@ -351,26 +361,20 @@ class Bench:
         try:
             if backlog:
                 result = self.measure(namespace, "default-scheduler", start)
+                pid = dev_cluster_pids().get("kube-scheduler")
                 cpu_before = 0.0
             else:
                 start()
                 time.sleep(3)  # its informers sync (it schedules nothing before)
-                cpu_before = self._scheduler_cpu()
+                pid = dev_cluster_pids().get("kube-scheduler")
+                cpu_before = process_cpu_seconds(pid) if pid is not None else 0.0
                 result = self.measure(namespace, "default-scheduler")
-            pid = pid_of(self.kubeconfig, "kube-scheduler")
             if pid is not None:  # the same figures as the operator's, for comparison
-                result.update(
-                    scheduler_cpu_seconds=round(process_cpu_seconds(pid), 2),
-                    cpu_seconds_per_bound_pod=round((self._scheduler_cpu() - cpu_before) / max(result["bound"], 1), 5),
-                    peak_rss_mib=process_memory_mib(pid, "VmHWM"),
-                )
+                with contextlib.suppress(OSError):  # it exited meanwhile: no figures
+                    result.update(process_figures(pid, cpu_before, result["bound"], "scheduler_cpu_seconds"))
             return result
         finally:
             dev_cluster("kube-scheduler", "down")
-
-    def _scheduler_cpu(self) -> float:
-        pid = pid_of(self.kubeconfig, "kube-scheduler")
-        return process_cpu_seconds(pid) if pid is not None else 0.0
 
     @staticmethod
     def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:
@@ -402,19 +406,22 @@ class Bench:
         meanwhile would share the control plane's cores with that work (its crd-scheduler side
         first, as it runs first)."""
         deadline = time.monotonic() + timeout
-        for namespace in namespaces:
-            while time.monotonic() < deadline:
-                try:
-                    self.core.read_namespace(namespace, _request_timeout=10)
-                except client.ApiException as error:
-                    if error.status == 404:
-                        break
-                except urllib3.exceptions.HTTPError:
-                    pass
+        pending = list(namespaces)
+        while pending and time.monotonic() < deadline:
+            pending = [namespace for namespace in pending if self._exists(namespace)]
+            if pending:
                 time.sleep(0.5)
-            else:
-                print(f"bench: namespace {namespace} still terminating after {timeout:.0f} s", file=sys.stderr)
-                return
+        if pending:
+            print(f"bench: namespaces {', '.join(pending)} still terminating after {timeout:.0f} s", file=sys.stderr)
+
+    def _exists(self, namespace: str) -> bool:
+        try:
+            self.core.read_namespace(namespace, _request_timeout=10)
+        except client.ApiException as error:
+            return bool(error.status != 404)
+        except urllib3.exceptions.HTTPError:
+            return True  # not known: ask again
+        return True
 
     def _delete_node(self, name: str) -> None:
         with contextlib.suppress(client.ApiException):
