@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench.parity_harness import vocabulary as v
+from scheduler_core.framework.extended_resources import DEVICE_CLASS_PREFIX, EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 Json = dict[str, Any]
 
@@ -60,9 +61,6 @@ SELECTORS = (
 
 PARTITIONABLE = "dra_partitionable"
 EXTENDED = "dra_extended_resources"
-# k8s.io/api v0.36.3 resource/v1 types.go ResourceDeviceClassPrefix: the extended resource every
-# DeviceClass stands for, whether or not it names one.
-IMPLICIT_EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 COMPUTE = 7  # a partitionable GPU's compute counter: one whole, two 3g halves, or seven 1g
 PROFILES = (("3g", 2, 3), ("1g", 8, 1))  # profile, share of the memory (1/n), compute
 PROFILE_SELECTOR = 'device.attributes["{driver}"].profile == "{profile}"'
@@ -238,7 +236,7 @@ def _extended_resource(rng: random.Random, devices: Devices, class_name: str) ->
         name = f"dra.parity.example/{class_name}"
         devices.classes[0]["spec"]["extendedResourceName"] = name
     else:
-        name = f"{IMPLICIT_EXTENDED_PREFIX}{class_name}"
+        name = f"{DEVICE_CLASS_PREFIX}{class_name}"  # the extended resource every DeviceClass stands for
     devices.extended[name] = rng.choice((1, 1, 2))
     devices.claimed = rng.random() < 0.3
 
@@ -265,20 +263,21 @@ def claim_name(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _extended_status(pod: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The pod's ``status.extendedResourceClaimStatus`` ({} when it has none)."""
+    return (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
+
+
 def extended_claim_name(pod: Mapping[str, Any]) -> str | None:
     """The special claim the scheduler made for the pod's DRA-backed extended resources."""
-    status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
-    return str(status.get("resourceClaimName") or "") or None
-
-
-EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"  # dynamicresources.go v1.36.3
+    return str(_extended_status(pod).get("resourceClaimName") or "") or None
 
 
 def is_special_claim_of(claim: Mapping[str, Any], pod_name: str) -> bool:
     """Whether ``claim`` is the special claim the scheduler made for the extended resources of
     pod ``pod_name`` (named ``<pod>-extended-resources-<suffix>``, annotated so)."""
     metadata = claim.get("metadata") or {}
-    annotated = (metadata.get("annotations") or {}).get(EXTENDED_CLAIM_ANNOTATION) == "true"
+    annotated = (metadata.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) == "true"
     return annotated and str(metadata.get("name", "")).startswith(f"{pod_name}-extended-resources-")
 
 
@@ -293,10 +292,9 @@ def allocation(pod: Mapping[str, Any], claims: Iterable[Mapping[str, Any]]) -> l
         found += [f"{r['request']} {r['pool']}/{r['device']}" for r in _results(by_name[name])]
     special = extended_claim_name(pod)
     if special is not None and special in by_name:
-        status = (pod.get("status") or {}).get("extendedResourceClaimStatus") or {}
         containers = {
             m.get("requestName"): f"{m.get('containerName')}/{m.get('resourceName')}"
-            for m in status.get("requestMappings") or ()
+            for m in _extended_status(pod).get("requestMappings") or ()
         }
         found += [
             f"{containers.get(r['request'], r['request'])} {r['pool']}/{r['device']}"

@@ -12,6 +12,7 @@ from bench.parity_harness import vocabulary as v
 from bench.parity_harness.features import FEATURES
 from bench.parity_harness.generator import ADDITIVE, MAX_NODES, MIN_NODES, generate
 from bench.parity_harness.profile import SCHEDULER_NAME
+from scheduler_core.framework.extended_resources import DEVICE_CLASS_PREFIX
 
 ALL = frozenset(f.name for f in FEATURES)
 SEEDS = range(150)
@@ -94,7 +95,7 @@ def _uses(scenario: Any) -> set[str]:
         used.add("extenders")
     if any(s["spec"].get("sharedCounters") for s in scenario.devices.slices):
         used.add(dra.PARTITIONABLE)
-    if any(name.startswith(("dra.parity.example/", dra.IMPLICIT_EXTENDED_PREFIX)) for r in requests for name in r):
+    if any(name.startswith(("dra.parity.example/", DEVICE_CLASS_PREFIX)) for r in requests for name in r):
         used.add(dra.EXTENDED)
     return used
 
@@ -157,7 +158,7 @@ def test_dra_backed_extended_resources_are_requested_as_the_class_names_them() -
         (device_class,) = scenario.devices.classes
         (name,) = scenario.devices.extended
         named = device_class["spec"].get("extendedResourceName")
-        assert name == (named or f"{dra.IMPLICIT_EXTENDED_PREFIX}{device_class['metadata']['name']}")
+        assert name == (named or f"{DEVICE_CLASS_PREFIX}{device_class['metadata']['name']}")
         resources = scenario.pending["spec"]["containers"][0]["resources"]
         assert resources["requests"][name] == resources["limits"][name] == str(scenario.devices.extended[name])
         assert bool(scenario.pending["spec"].get("resourceClaims")) == scenario.devices.claimed
