@@ -80,7 +80,7 @@ from scheduler_core.plugins.dynamicresources.allocator import (
     SelectorResults,
     SliceIndex,
 )
-from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
+from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex, allocation_of, claim_key, claim_uid
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +122,7 @@ class _StateData:
         return self  # as upstream: what-if evaluations share the cycle's Filter results
 
     def to_allocate(self) -> list[int]:
-        return [i for i, c in enumerate(self.claims) if not (c.get("status") or {}).get("allocation")]
+        return [i for i, c in enumerate(self.claims) if not allocation_of(c)]
 
     @property
     def extended_index(self) -> int | None:
@@ -147,10 +147,6 @@ def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[st
 
 def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return obj.get("metadata") or {}
-
-
-def _uid(obj: Mapping[str, Any]) -> str:
-    return str(_meta(obj).get("uid") or f"{_meta(obj).get('namespace')}/{_meta(obj).get('name')}")
 
 
 def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
@@ -243,14 +239,10 @@ class DynamicResources:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
         try:
-            uses = any(_uid(c) == _uid(new) for c in self.pod_claims(pod))
+            uses = any(claim_uid(c) == claim_uid(new) for c in self.pod_claims(pod))
         except ClaimProblem:
             return QueueingHint.SKIP
-        if (
-            isinstance(old, Mapping)
-            and (old.get("status") or {}).get("allocation")
-            and not (new.get("status") or {}).get("allocation")
-        ):
+        if isinstance(old, Mapping) and allocation_of(old) and not allocation_of(new):
             return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
         if not uses:
             return QueueingHint.SKIP
@@ -310,7 +302,7 @@ class DynamicResources:
             return None, Status.skip()
         classes = {_meta(c).get("name") or "": c for c in device_classes}
         for index, claim in enumerate(data.claims):
-            allocation = (claim.get("status") or {}).get("allocation")
+            allocation = allocation_of(claim)
             if allocation:
                 # "resourceclaim in use" cannot happen: CanBeReserved is always true in v1.36.
                 if allocation.get("nodeSelector"):
@@ -319,7 +311,7 @@ class DynamicResources:
                     except SelectorError as error:
                         return None, Status.as_error(str(error))
                 continue
-            if _uid(claim) in self.in_flight:
+            if claim_uid(claim) in self.in_flight:
                 ns = _meta(claim).get("namespace") or "default"
                 return None, Status.unresolvable(
                     f"resource claim {ns}/{_meta(claim).get('name')} is in the process of being allocated"
@@ -479,7 +471,7 @@ class DynamicResources:
             )
         for index, allocation in zip(indices, allocations, strict=True):
             data.allocations[index] = allocation
-            uid = _uid(data.claims[index])
+            uid = claim_uid(data.claims[index])
             self.in_flight[uid] = allocation
             if index == data.extended_index:
                 self._tracker.unseen.add(uid)
@@ -490,18 +482,18 @@ class DynamicResources:
         if data is None or not data.claims:
             return
         for claim in data.claims:
-            self.in_flight.pop(_uid(claim), None)
+            self.in_flight.pop(claim_uid(claim), None)
         stored = self._claims_by_key()
         for claim in data.claims[: data.user_claims]:
-            current = stored.get((_meta(claim).get("namespace") or "default", _meta(claim).get("name") or ""))
-            if current and (current.get("status") or {}).get("allocation") and _reserved_for(current, pod):
+            current = stored.get(claim_key(claim))
+            if current and allocation_of(current) and _reserved_for(current, pod):
                 new = copy.deepcopy(dict(current))
                 new["status"]["reservedFor"] = [r for r in new["status"]["reservedFor"] if r.get("uid") != pod.uid]
                 self._handle.start_task(self._write_status(new))
         index = data.extended_index
         if index is not None:
             special = data.claims[index]
-            self._tracker.unseen.discard(_uid(special))
+            self._tracker.unseen.discard(claim_uid(special))
             if not extended.is_special(special):  # PreBind created it: delete it, not to orphan it
                 self._handle.start_task(self._delete_quietly(special))
 
@@ -517,7 +509,7 @@ class DynamicResources:
         """``deleteClaim``: drop the delete-protection finalizer (retried on conflicts), then
         delete; the error, or None."""
         api = self._handle.api
-        key = (_meta(claim).get("namespace") or "default", _meta(claim).get("name") or "")
+        key = claim_key(claim)
         current: Claim | None = claim
         for attempt in range(_CONFLICT_RETRIES):
             if attempt:
@@ -579,14 +571,14 @@ class DynamicResources:
         body.pop("status", None)
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k not in ("name", "uid")}
         created, status = await self._handle.api.create_claim(body)
-        stand_in = _uid(claim)
+        stand_in = claim_uid(claim)
         allocation = self.in_flight.pop(stand_in, None)
         self._tracker.unseen.discard(stand_in)
         if status is not None or created is None:
             return f"create claim for extended resources {pod.namespace}/: {status.message() if status else ''}"
         if allocation is not None:
-            self.in_flight[_uid(created)] = allocation
-            self._tracker.unseen.add(_uid(created))
+            self.in_flight[claim_uid(created)] = allocation
+            self._tracker.unseen.add(claim_uid(created))
         data.claims[index] = created
         return None
 
@@ -611,7 +603,7 @@ class DynamicResources:
     ) -> tuple[Claim | None, str | None]:
         """``bindClaim``: finalizer, allocation and reservation, retried on conflicts."""
         api = self._handle.api
-        uid = _uid(claim)
+        uid = claim_uid(claim)
         key = f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim).get('name')}"
         current: Claim = claim
         done = False
@@ -626,7 +618,7 @@ class DynamicResources:
                     return None, f"claim {key} got deleted in the meantime"
                 new = copy.deepcopy(dict(current))
                 if allocation is not None:
-                    if (current.get("status") or {}).get("allocation"):
+                    if allocation_of(current):
                         return None, f"claim {key} got allocated elsewhere in the meantime"
                     if FINALIZER not in (_meta(current).get("finalizers") or ()):
                         new["metadata"] = {
@@ -644,7 +636,7 @@ class DynamicResources:
                 new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
                 updated, status = await api.update_claim_status(new)
                 if status is None and updated is not None:
-                    written = (updated.get("status") or {}).get("allocation")
+                    written = allocation_of(updated)
                     if written:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
                         self.in_flight[uid] = written
                     done = True
@@ -664,7 +656,7 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
     score = 0
     pending = iter(allocations)
     for claim in claims:
-        allocation = (claim.get("status") or {}).get("allocation") or next(pending, None) or {}
+        allocation = allocation_of(claim) or next(pending, None) or {}
         chosen = {
             r.get("request")
             for r in (allocation.get("devices") or {}).get("results") or ()
