@@ -167,7 +167,6 @@ class SchedulerMetrics:
         self._attempts_child = self.pod_scheduling_attempts.labels()
         self._sli: dict[int, HistogramChild] = {}
         self._incoming: dict[tuple[str, str], CounterChild] = {}
-        self._points: dict[tuple[str, str, str], HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
     def collect_pending(self, collect: Collect) -> None:
@@ -210,13 +209,6 @@ class SchedulerMetrics:
         if child is None:
             child = self._incoming[(queue, event)] = self.queue_incoming.labels(queue, event)
         child.value += 1
-
-    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
-        key = (point, status, profile)
-        child = self._points.get(key)
-        if child is None:
-            child = self._points[key] = self.extension_point_duration.labels(*key)
-        child.observe(seconds)
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self.plugin_duration.labels(plugin, point, status).observe(seconds)

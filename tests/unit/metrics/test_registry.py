@@ -83,7 +83,7 @@ def test_the_scheduler_families_parse_with_upstream_names_types_and_help() -> No
     metrics = SchedulerMetrics()
     metrics.attempt("scheduled", "ns/p", 0.002)
     metrics.scheduled(16, 0.5)
-    metrics.extension_point("Filter", "Success", "ns/p", 0.0003)
+    metrics.extension_point_duration.labels("Filter", "Success", "ns/p").observe(0.0003)
     metrics.plugin("NodeResourcesFit", "Filter", "Success", 0.00002)
     metrics.preemption_victims(3)
     metrics.queue_incoming.labels("active", "PodAdd").inc()
