@@ -1,15 +1,28 @@
-# crd-scheduler: every target installs what it needs first (pip install -e '.[dev]').
+# crd-scheduler: every target installs what it needs first, from the lock (requirements/).
 PY ?= python3
 STAMP := .stamp-install
+LOCK := requirements/dev.txt
+UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e lint simulate bench crds clean
+.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest
 
 install: $(STAMP)
-# The sample out-of-tree plugin (tests/sample_plugin) is part of the dev install: its tests load
-# it through the real crd_scheduler.plugins entry-point group.
-$(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml
-	$(PY) -m pip install --quiet -e '.[dev]' -e tests/sample_plugin
+# Every dependency from the lock, hashes checked; then the project itself (and the sample
+# out-of-tree plugin, tests/sample_plugin, whose tests load it through the real
+# crd_scheduler.plugins entry-point group) with no dependency resolution of their own.
+$(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml $(LOCK)
+	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . -e tests/sample_plugin
 	@touch $@
+
+## lock: re-resolve requirements/*.txt to the newest versions pyproject.toml allows (requirements/README.md)
+lock: install
+	$(UV_COMPILE) --upgrade pyproject.toml --extra dev requirements/tools.in -o requirements/dev.txt
+	$(UV_COMPILE) pyproject.toml -c requirements/dev.txt -o requirements/runtime.txt
+
+## deps-latest: the unit tests against the newest allowed versions, in a throw-away venv (no lock)
+deps-latest:
+	$(PY) hack/deps_latest.py
 
 ## browser: headless Chromium from Debian's package, for the HTML report tests (tests/browser)
 browser:
