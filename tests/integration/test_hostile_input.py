@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -71,12 +72,14 @@ def _deep_stdin(tmp: Path) -> list[str]:
     return [str(path)]
 
 
-GENERATED: dict[str, tuple[Callable[[Path], list[str]], str]] = {
+GENERATED: dict[str, tuple[Callable[[Path], list[str]], str | re.Pattern[str]]] = {
     "file-over-8MiB": (_big_file, f"file is larger than {MAX_DOCUMENT_BYTES} bytes"),
     "files-over-32MiB-together": (_many_files, f"the files together are larger than {MAX_TOTAL_BYTES} bytes"),
     "600k-values": (_many_values, "more than 500000 values in one file"),
     "wide-alias": (_wide_alias, "more than 500000 values in one file"),
-    "deep-flow-mapping": (_deep_stdin, "nesting is deeper than 100 levels"),
+    # Our depth limit or libyaml's (PyYAML >= 6.0.4 checks flow nesting while scanning ahead):
+    # either way exit 2, the file and the line named, no traceback, in bounded memory.
+    "deep-flow-mapping": (_deep_stdin, re.compile(r"error: .*deep\.yaml: line 1(, column \d+)?: ")),
 }
 
 
@@ -96,5 +99,8 @@ def test_generated_hostile_inputs_are_refused_before_they_grow(name: str, tmp_pa
     result = _run("simulate", *(arg for f in files for arg in ("-f", f)))
     assert result.returncode == 2, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
-    assert message in result.stderr
+    if isinstance(message, re.Pattern):
+        assert message.search(result.stderr), result.stderr[-2000:]
+    else:
+        assert message in result.stderr
     assert len(result.stderr) < 20_000
