@@ -159,7 +159,7 @@ class Scheduler(EventHandlers):
         tenant = None if key.namespace == home else key.namespace
         api = self.backend.api
         if tenant is not None:
-            api = ScopedClusterAPI(api, namespace=tenant, profile=str(key))
+            api = ScopedClusterAPI(api, namespace=tenant, profile=str(key), objects=self.backend.objects)
         return FrameworkHandle(
             str(key),
             tenant_namespace=tenant,

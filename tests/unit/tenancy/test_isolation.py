@@ -240,7 +240,7 @@ def test_deleting_the_cluster_wide_profile_rechecks_tenants_against_the_default_
 async def test_a_tenant_profiles_api_refuses_claims_and_volumes_of_other_namespaces() -> None:
     """VolumeBinding's writes through a tenant Handle: another namespace's claim, or a PV
     bound to one, is refused before the backend is called (it would bind a stranger's volume)."""
-    backend = RecordingCluster(nodes=[node("n1")])
+    backend = RecordingCluster(nodes=[node("n1")], objects={"PersistentVolume": [_pv("pv2", "team-a", "old")]})
     seen: list[str] = []
 
     async def record_pv(pv: Any) -> tuple[dict[str, Any] | None, Status | None]:
@@ -253,7 +253,7 @@ async def test_a_tenant_profiles_api_refuses_claims_and_volumes_of_other_namespa
 
     backend.patch_pv_claim_ref = record_pv  # type: ignore[method-assign]
     backend.patch_pvc_selected_node = record_pvc  # type: ignore[method-assign]
-    api = ScopedClusterAPI(backend, namespace="team-a", profile="team-a/own")
+    api = ScopedClusterAPI(backend, namespace="team-a", profile="team-a/own", objects=backend.objects)
     foreign_pvc = {"metadata": {"name": "data", "namespace": "team-b"}}
     foreign_pv = {"metadata": {"name": "pv1"}, "spec": {"claimRef": {"namespace": "team-b", "name": "data"}}}
 
@@ -263,7 +263,61 @@ async def test_a_tenant_profiles_api_refuses_claims_and_volumes_of_other_namespa
     assert all(s is not None and "may act only on claims of namespace 'team-a'" in s.message() for _, s in refused)
     assert seen == []
     own_pvc = {"metadata": {"name": "data", "namespace": "team-a"}}
-    own_pv = {"metadata": {"name": "pv2"}, "spec": {"claimRef": {"namespace": "team-a", "name": "data"}}}
+    own_pv = _pv("pv2", "team-a", "data")
     assert (await api.patch_pvc_selected_node(own_pvc, "n1"))[1] is None
     assert (await api.patch_pv_claim_ref(own_pv))[1] is None
     assert seen == ["pvc", "pv"]
+
+
+def _pv(name: str, claim_namespace: str, claim: str, version: str = "7") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": version},
+        "spec": {"capacity": {"storage": "1Gi"}, "claimRef": {"namespace": claim_namespace, "name": claim}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("stored", "written", "refused"),
+    [
+        pytest.param(
+            _pv("pv1", "team-b", "data"), _pv("pv1", "team-a", "mine"),
+            "rebinding PersistentVolume pv1 from claim team-b/data refused", id="re-point-a-strangers-pv",
+        ),
+        pytest.param(
+            _pv("pv1", "team-b", "data"), {**_pv("pv1", "team-a", "mine"), "metadata": {"name": "pv1"}},
+            "PersistentVolume pv1 carries no resourceVersion", id="without-a-precondition",
+        ),
+        pytest.param(
+            _pv("pv1", "team-b", "data", version="8"), _pv("pv1", "team-a", "mine", version="9"),
+            "PersistentVolume pv1 at resourceVersion 9 is not the version the scheduler knows (8)",
+            id="a-version-the-scheduler-has-not-seen",
+        ),
+    ],
+)  # fmt: skip
+async def test_a_tenant_profiles_api_checks_the_claim_a_pv_was_bound_to(
+    stored: dict[str, Any], written: dict[str, Any], refused: str
+) -> None:
+    """Issue 26: only the new claimRef was checked, so re-pointing another namespace's PV to
+    one's own claim was passed through. The claim the PV is bound to now (as the scheduler
+    knows it, at the version the write is conditioned on) must be of the tenant's namespace too."""
+    cluster = InMemoryCluster(nodes=[node("n1")], objects={"PersistentVolume": [stored]})
+    api = ScopedClusterAPI(cluster, namespace="team-a", profile="team-a/own", objects=cluster.objects)
+
+    written_pv, status = await api.patch_pv_claim_ref(written)
+
+    assert written_pv is None and status is not None
+    assert refused in status.message()
+    assert "profile team-a/own may act only on claims of namespace 'team-a'" in status.message()
+    after = next(iter(cluster.objects("PersistentVolume")))
+    assert after["spec"]["claimRef"] == {"namespace": "team-b", "name": "data"}
+
+
+async def test_a_tenant_profiles_api_binds_its_own_or_an_unbound_pv() -> None:
+    unbound = {**_pv("pv2", "", ""), "spec": {"capacity": {"storage": "1Gi"}}}
+    cluster = InMemoryCluster(nodes=[node("n1")], objects={"PersistentVolume": [_pv("pv1", "team-a", "old"), unbound]})
+    api = ScopedClusterAPI(cluster, namespace="team-a", profile="team-a/own", objects=cluster.objects)
+
+    assert (await api.patch_pv_claim_ref(_pv("pv1", "team-a", "mine")))[1] is None
+    assert (await api.patch_pv_claim_ref(_pv("pv2", "team-a", "mine")))[1] is None

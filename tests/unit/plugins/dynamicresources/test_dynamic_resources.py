@@ -110,7 +110,8 @@ def test_claim_writes_check_the_resource_version_and_keep_the_spec() -> None:
 @pytest.mark.parametrize("call", ["update_claim_status", "update_claim"])
 def test_a_tenant_profile_cannot_write_another_namespaces_claim(call: str) -> None:
     claim = {"metadata": {"name": "c", "namespace": "team-b"}, "spec": {}, "status": {}}
-    api = ScopedClusterAPI(InMemoryCluster(objects={"ResourceClaim": [claim]}), namespace="team-a", profile="p")
+    cluster = InMemoryCluster(objects={"ResourceClaim": [claim]})
+    api = ScopedClusterAPI(cluster, namespace="team-a", profile="p", objects=cluster.objects)
     written, status = asyncio.run(getattr(api, call)(claim))
     assert written is None and status is not None and "team-b/c refused" in status.message()
     own = {"metadata": {"name": "c", "namespace": "team-a"}}

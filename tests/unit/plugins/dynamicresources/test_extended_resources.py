@@ -447,7 +447,7 @@ def test_mutated_example_simulates_or_reports_input_errors(docs: list[Any]) -> N
 # -- tenancy ------------------------------------------------------------------------------------------
 def test_a_tenant_profile_cannot_create_or_delete_another_namespaces_claims_nor_write_its_pods() -> None:
     cluster = InMemoryCluster()
-    api = ScopedClusterAPI(cluster, namespace="team-a", profile="p")
+    api = ScopedClusterAPI(cluster, namespace="team-a", profile="p", objects=cluster.objects)
     foreign = {"metadata": {"generateName": "x-extended-resources-", "name": "x", "namespace": "team-b"}}
     created, status = asyncio.run(api.create_claim(foreign))
     assert (
