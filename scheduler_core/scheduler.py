@@ -42,6 +42,7 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework import events as ev
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
+from scheduler_core.framework.faults import raised_status
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import SchedulingQueue
@@ -139,6 +140,8 @@ class Scheduler(EventHandlers):
             batch=batch,
         )
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
+        self._sort_plugin = ""  # the QueueSort plugin's name, for its error
+        self._sort_failed: set[str] = set()  # QueueSort plugins that raised (logged once)
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
         self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
         self._reporting = False
@@ -185,7 +188,21 @@ class Scheduler(EventHandlers):
         return task
 
     def _less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return self._sort_less(a, b)
+        """The QueueSort plugin's order, fenced: a ``less`` that raises answers with the FIFO
+        order for that pair (upstream PrioritySort's tie-break, and the order before any profile
+        serves). The heap only ever swaps whole items, so no answer can corrupt it; one that
+        raises on every pair makes the queue FIFO, which starves no pod. Logged at ERROR once
+        per plugin (it runs O(log n) times per queue operation)."""
+        try:
+            return self._sort_less(a, b)
+        except Exception as exc:
+            if self._sort_plugin not in self._sort_failed:
+                self._sort_failed.add(self._sort_plugin)
+                log.error(
+                    "QueueSort plugin %s raised; ordering the queue first-in first-out while it does "
+                    "(logged once)", self._sort_plugin, exc_info=exc,
+                )  # fmt: skip
+            return self._fifo(a, b)
 
     @staticmethod
     def _fifo(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -252,6 +269,7 @@ class Scheduler(EventHandlers):
         if new is not None:
             # One QueueSort per scheduler (checked when profiles are built).
             self._sort_less = new.queue_sort_plugin.less
+            self._sort_plugin = new.queue_sort_plugin.name
             self.queue.set_less(self._less)
             self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions())
         if old is not None:
@@ -378,9 +396,17 @@ class Scheduler(EventHandlers):
         return _earliest(*(fwk.handle.waiting_pods.next_deadline() for _, fwk in self.profiles))
 
     def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """One synchronous scheduling cycle, fenced: whatever a plugin raises fails only this
+        pod's cycle (:mod:`scheduler_core.framework.faults`)."""
         fwk = self._begin_cycle(qpi)
         if fwk is None:
             return
+        try:
+            self._schedule_one(fwk, qpi)
+        except Exception as exc:
+            self._plugin_raised(fwk, qpi, exc)
+
+    def _schedule_one(self, fwk: Framework, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod_info
         state = self._cycle_state()
         snapshot = self.cache.update_snapshot()
@@ -395,10 +421,7 @@ class Scheduler(EventHandlers):
                 explain=self.explain or fwk.annotate,
             )
         except (FitError, ScheduleError) as err:
-            self._algorithm_failed(fwk, state, qpi, err)
-            return
-        except Exception as exc:
-            self._plugin_raised(fwk, qpi, exc)
+            self._algorithm_failed(fwk, state, qpi, err)  # PostFilter runs here, inside the fence
             return
         self._assume_and_bind(fwk, state, qpi, result)
 
@@ -412,10 +435,17 @@ class Scheduler(EventHandlers):
             self.schedule_one(qpi)
 
     async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
-        """The cycle of a profile with HTTP extenders; see :mod:`scheduler_core.extender.cycle`."""
+        """The cycle of a profile with HTTP extenders (:mod:`scheduler_core.extender.cycle`),
+        fenced as :meth:`schedule_one` is."""
         fwk = self._begin_cycle(qpi)
         if fwk is None:
             return
+        try:
+            await self._schedule_one_with_extenders(fwk, qpi)
+        except Exception as exc:
+            self._plugin_raised(fwk, qpi, exc)
+
+    async def _schedule_one_with_extenders(self, fwk: Framework, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod_info
         state = self._cycle_state()
         try:
@@ -438,9 +468,6 @@ class Scheduler(EventHandlers):
             return
         except ScheduleError as err:
             self._algorithm_failed(fwk, state, qpi, err)
-            return
-        except Exception as exc:
-            self._plugin_raised(fwk, qpi, exc)
             return
         current = self._unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
@@ -523,31 +550,48 @@ class Scheduler(EventHandlers):
                 status = fwk.run_permit(state, assumed, host)
                 if status is not None and status.code is Code.WAIT:
                     status = None
+            if status is None:
+                if state.pods_to_activate:
+                    self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
+                if fwk.annotate:
+                    self.backend.annotate_binding(assumed, {explanation.ANNOTATION: explanation.summarize(result)})
         except Exception as exc:
-            log.exception("reserve/permit of %s failed", pod.key)
-            status = Status.as_error(exc)
+            status = self._raised(fwk, exc, f"reserve/permit of {pod.key}")
         if status is not None:
-            try:
-                fwk.run_unreserve(state, assumed, host)
-            except Exception:
-                log.exception("unreserve of %s failed", pod.key)
+            # Nothing of this attempt stays: not the Permit wait, not the reservations, not
+            # the assumed pod (upstream's Unreserve then ForgetPod).
+            fwk.handle.waiting_pods.remove(assumed.uid)
+            self._unreserve(fwk, state, assumed, host)
             self.cache.forget_pod(assumed)
-        if status is not None:
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
-        if state.pods_to_activate:
-            self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
-        if fwk.annotate:
-            self.backend.annotate_binding(assumed, {explanation.ANNOTATION: explanation.summarize(result)})
         task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
         self._binding.add(task)
         task.add_done_callback(self._binding.discard)
 
+    def _raised(self, fwk: Framework, exc: Exception, what: str) -> Status:
+        """Log what a plugin (or our code) raised while running ``what``; its Error status."""
+        log.error("%s failed", what, exc_info=exc)
+        return raised_status(exc, fwk.plugins.values())
+
+    def _unreserve(self, fwk: Framework, state: CycleState, pod: PodInfo, host: str) -> None:
+        """Unreserve, fenced: it rolls an attempt back, so a raising plugin is logged only."""
+        try:
+            fwk.run_unreserve(state, pod, host)
+        except Exception as exc:
+            self._raised(fwk, exc, f"unreserve of {pod.key}")
+
     def _plugin_raised(self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception) -> None:
         """A plugin raised instead of returning a Status: upstream's SchedulerError for this pod
         (requeued with backoff), never the end of the loop (``handleSchedulingFailure``)."""
-        log.exception("scheduling cycle of %s failed", qpi.pod_info.key)
-        self._failure(fwk, qpi, Status.as_error(exc), None, None, CLEAR_NOMINATION)
+        status = self._raised(fwk, exc, f"scheduling cycle of {qpi.pod_info.key}")
+        try:
+            self._failure(fwk, qpi, status, None, None, CLEAR_NOMINATION)
+        except Exception:
+            # Reporting failed too (a backend's bug): the pod leaves the in-flight set at least;
+            # the next event or the periodic flush brings it back.
+            log.exception("handling the failure of %s failed", qpi.pod_info.key)
+            self.queue.done(qpi.pod_info.uid)
 
     def _nominated(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
         """The pods nominated to each node that ``pod``'s Filter must count as placed there
@@ -595,10 +639,9 @@ class Scheduler(EventHandlers):
             if status is None:
                 status = await self._bind(fwk, state, assumed, host)
         except Exception as exc:  # a plugin raising must not lose the pod
-            log.exception("binding cycle of %s failed", assumed.key)
-            status = Status.as_error(exc)
+            status = self._raised(fwk, exc, f"binding cycle of {assumed.key}")
         if status is not None:
-            fwk.run_unreserve(state, assumed, host)
+            self._unreserve(fwk, state, assumed, host)
             try:
                 self.cache.forget_pod(assumed)
             except CacheError as error:
@@ -629,8 +672,11 @@ class Scheduler(EventHandlers):
                 result=result,
                 diagnosis=result.diagnosis,
             )
-        self.backend.report_scheduled(assumed, host)
-        await fwk.run_post_bind(state, assumed, host)
+        try:
+            self.backend.report_scheduled(assumed, host)
+            await fwk.run_post_bind(state, assumed, host)
+        except Exception as exc:  # the pod is bound: PostBind is informational (upstream)
+            self._raised(fwk, exc, f"post-bind of {assumed.key}")
 
     async def _bind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status | None:
         """Upstream ``bind``: an interested binder extender first, else the Bind plugins."""
@@ -689,13 +735,12 @@ async def _not_told(pod: PodInfo, node_name: str) -> None:
 
 
 def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
-    for plugin in fwk.plugins.values():
-        register = getattr(plugin, "events_to_register", None)
-        if register is not None and any(
-            h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD for h in register()
-        ):
-            return True
-    return False
+    return any(
+        h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD
+        for plugin, hints in fwk.enqueue_extensions().items()
+        if hasattr(fwk.plugins.get(plugin), "events_to_register")
+        for h in hints
+    )
 
 
 def _advancer(clock: Clock) -> Callable[[float], None] | None:

@@ -310,13 +310,33 @@ class Operator:
         self.leading_since = time.monotonic()
         log.info("leading: scheduling as %r", self.options.identity)
         stop = asyncio.Event()
+        ended = "it returned"  # ``run`` returns only once ``stop`` is set, which only this method does
         try:
             await self.scheduler.run(stop)
+        except Exception as error:
+            ended = f"{type(error).__name__}: {error}"
+            log.error("the scheduling loop ended while leading", exc_info=error)
         finally:
             stop.set()
             self.writer.lead(False)
             self.leading_since = None
             log.info("stopped scheduling")
+        await self.abdicate(ended)
+
+    async def abdicate(self, why: str) -> None:
+        """The scheduling loop ended while this replica leads (a bug: plugins cannot end it):
+        ``/healthz`` and ``/readyz`` fail from now on, so the kubelet restarts the container, and
+        the lease is released at once, after the writes in flight, for a standby to take over
+        rather than wait for a lease that this replica would go on renewing while scheduling
+        nothing. This replica stands for no election again until it restarts."""
+        self.health.loop_ended = why
+        log.error("releasing the lease: the scheduling loop ended (%s)", why)
+        self.fence.close()
+        loop = asyncio.get_running_loop()
+        timeout = self.options.election.renew_deadline
+        if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):
+            log.warning("%d writes in flight after %.0f s; releasing anyway", self.fence.in_flight, timeout)
+        await loop.run_in_executor(None, functools.partial(self.keeper.stop, release=True, timeout=timeout))
 
     async def standby_sync(self) -> None:
         """A replica that does not lead at start checks its caches once, for ``/readyz``; the

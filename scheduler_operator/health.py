@@ -10,7 +10,11 @@ keep those and add what a Python loop can get wrong while the process looks aliv
   * ``lease``: as upstream's watchdog, from when the elector last saw the Lease record change
     (each renewal changes ``renewTime``);
   * ``scheduling-loop``: while leading, pods are waiting in activeQ/backoffQ and the loop has
-    not turned for ``loop_stuck_after`` seconds (a cycle or an await that never returns).
+    not turned for ``loop_stuck_after`` seconds (a cycle or an await that never returns); and,
+    leading or not, once the loop ended while this replica led (``loop_ended``: the operator
+    then releases the lease, and this check keeps failing until the container restarts). An
+    extender call in flight does not hold the loop (docs/extenders.md), so a slow extender
+    never fails it.
 
 ``/readyz`` (readiness: failing it takes the replica out of Service endpoints and holds a
 rollout back)
@@ -91,6 +95,7 @@ class HealthState:
         self.last_turn: Callable[[], float | None] = _none  # the loop's last turn (same clock)
         self.waiting: Callable[[], int] = _zero  # pods the loop could pop now (activeQ + backoffQ)
         self.lease_observed: Callable[[], float | None] = _none  # the elector's observed_at
+        self.loop_ended: str | None = None  # why the scheduling loop ended while leading, if it did
         self._api_contact: float | None = None
         self._waiting_seen: float | None = None  # first check that saw pods waiting, this stretch
 
@@ -113,6 +118,8 @@ class HealthState:
         """Stuck: pods wait to be popped and the loop has not turned for ``loop_stuck_after``
         seconds since this check first saw them waiting (so a pod that arrived a moment ago,
         before the loop could wake, does not count)."""
+        if self.loop_ended is not None:
+            return Check("scheduling-loop", False, f"the scheduling loop ended while leading: {self.loop_ended}")
         if not self.leading():
             return Check("scheduling-loop", True, "standby")
         now = self.clock()

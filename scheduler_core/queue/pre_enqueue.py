@@ -6,7 +6,8 @@ pod resolves to (``profile_of``), not of its schedulerName. The plugin that gate
 runs first; the first rejection gates the pod: the plugin joins the pod's unschedulable
 plugins and is recorded as its gating plugin, with the events it registered, so only those
 events (or a wildcard one) make the queue try again. A plugin that raises counts as an Error
-status, which gates the pod as any rejection does.
+status naming it (:mod:`scheduler_core.framework.faults`), which gates the pod as any rejection
+does; an Error is logged at ERROR, as upstream's ``runPreEnqueuePlugin`` logs it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from scheduler_core.framework import ClusterEvent, PodInfo, PreEnqueuePlugin, Status, is_success
+from scheduler_core.framework import ClusterEvent, Code, PodInfo, PreEnqueuePlugin, Status, is_success
+from scheduler_core.framework.faults import raised_status
 from scheduler_core.queue.queued import QueuedPod
 
 log = logging.getLogger(__name__)
@@ -57,10 +59,14 @@ class PreEnqueueRunner:
         try:
             status = plugin.pre_enqueue(qp.pod_info)
         except Exception as error:
-            status = Status.as_error(error)
+            status = raised_status(error, (plugin,))
         if is_success(status):
             return True
         qp.unschedulable_plugins.add(plugin.name)
         qp.set_gating(plugin.name, self._plugin_events(plugin.name))
-        log.debug("PreEnqueue plugin %s gated pod %s: %r", plugin.name, qp.key, status)
+        if status is not None and status.code is Code.ERROR:
+            log.error("Unexpected error running PreEnqueue plugin %s for pod %s: %s", plugin.name, qp.key,
+                      status.message(), exc_info=status.error)  # fmt: skip
+        else:
+            log.debug("PreEnqueue plugin %s gated pod %s: %r", plugin.name, qp.key, status)
         return False

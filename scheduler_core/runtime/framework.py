@@ -49,10 +49,11 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework.events import ActionType, ClusterEvent, EventResource
 from scheduler_core.framework.extension_points import ExtensionPointSets
+from scheduler_core.framework.faults import raised_status
 from scheduler_core.framework.field import go_quote
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
-from scheduler_core.runtime.build import BuiltProfile
+from scheduler_core.runtime.build import BuiltProfile, ProfileError
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.runtime.waiting_pods import MAX_PERMIT_TIMEOUT
 
@@ -132,17 +133,27 @@ class Framework:
         self.batch_filter_plugins: list[BatchFilterPlugin] = [p for p in self.filter_plugins if batch and _batch(p)]
         self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and _batch(p))]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
+        self._enqueue_extensions = self._register_events()
 
     # -- queueing ------------------------------------------------------------------------
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return bool(self.queue_sort_plugin.less(a, b))
 
     def enqueue_extensions(self) -> dict[str, Sequence[ClusterEventWithHint]]:
-        """Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``."""
+        """Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``
+        (asked once, when the framework is built)."""
+        return self._enqueue_extensions
+
+    def _register_events(self) -> dict[str, Sequence[ClusterEventWithHint]]:
         hints: dict[str, Sequence[ClusterEventWithHint]] = {}
         for plugin in self.plugins.values():
             register = getattr(plugin, "events_to_register", None)
-            hints[plugin.name] = list(register()) if register is not None else _ALL_EVENTS
+            try:
+                hints[plugin.name] = list(register()) if register is not None else _ALL_EVENTS
+            except Exception as exc:
+                # Refused when built, so a raising plugin never reaches a serving profile.
+                reason = f"plugin {plugin.name!r}: {raised_status(exc, [plugin]).message()}"
+                raise ProfileError([("spec.plugins", reason)]) from exc
         return hints
 
     # -- metrics ---------------------------------------------------------------------------

@@ -118,6 +118,18 @@ def test_a_standby_loop_is_never_stuck() -> None:
     assert failing(health.liveness()) == {}
 
 
+def test_a_loop_that_ended_while_leading_fails_liveness_and_readiness_for_good() -> None:
+    """Issue 26: the operator then released the lease (standby now), and this replica must be
+    restarted rather than answer ``scheduling-loop ok (standby)``."""
+    world = World(synced=True, leading=True, lease_seen=1000.0, last_turn=1000.0)
+    health = world.health()
+    health.loop_ended = "RuntimeError: injected"
+    world.leading = False  # the lease is released
+    expected = {"scheduling-loop": "the scheduling loop ended while leading: RuntimeError: injected"}
+    assert failing(health.liveness()) == expected
+    assert failing(health.readiness()) == expected
+
+
 async def test_the_endpoints_answer_over_http() -> None:
     world = World(synced=False, lease_seen=1000.0)
     metrics = SchedulerMetrics()
