@@ -102,6 +102,12 @@ def install_in_kopf() -> None:
     """Make Kopf's LIST and WATCH decoding tolerant (see the module docstring)."""
     from kopf._cogs.clients import api
 
+    install_on(api)
+
+
+def install_on(api: types.ModuleType) -> None:
+    """Replace ``get`` and ``json`` of ``api`` (Kopf's ``kopf._cogs.clients.api``; the test of
+    the patch's target, ``tests/unit/operator/test_kopf_patch_target.py``, passes a copy)."""
     original = getattr(api, "get", None)
     if not callable(original) or (getattr(api, "json", None) is not json and not _installed(api)):
         raise RuntimeError(
