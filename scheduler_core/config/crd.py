@@ -10,7 +10,8 @@ server prunes unknown fields instead), and only scalar, non-null defaults are ke
 cannot translate faithfully raises ``UnsupportedSchema`` rather than publishing a looser schema.
 
 ``python -m scheduler_core.config.crd [--out DIR]... [--check]`` writes (or checks) the YAML
-files; ``crds/`` and ``manifests/crds/`` are its output and a unit test fails when they are stale.
+files; ``crds/``, ``manifests/crds/`` and the Helm chart's ``charts/crd-scheduler/crds/`` are its
+output and a unit test fails when they are stale.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from scheduler_core.config.models import PluginConfigSpec, SchedulerProfileSpec
 GROUP = "scheduling.crd-scheduler.io"
 VERSION = "v1alpha1"
 CATEGORY = "crd-scheduler"
-DEFAULT_OUT_DIRS = (Path("crds"), Path("manifests/crds"))
+DEFAULT_OUT_DIRS = (Path("crds"), Path("manifests/crds"), Path("charts/crd-scheduler/crds"))
 HEADER = "# Generated from scheduler_core/config by `python -m scheduler_core.config.crd`; do not edit.\n"
 
 # Keys of a pydantic JSON schema node that carry over to OpenAPI v3 unchanged.
@@ -531,7 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument(
         "--out", action="append", type=Path, metavar="DIR",
-        help="folder to write into; repeatable (default: crds/ and manifests/crds/)",
+        help="folder to write into; repeatable (default: crds/, manifests/crds/, charts/crd-scheduler/crds/)",
     )  # fmt: skip
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is stale")
     args = parser.parse_args(argv)
