@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
 from typing import Any, Protocol, cast
 
@@ -146,6 +147,8 @@ class Scheduler(EventHandlers):
         self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
         self._reporting = False
         self._binding: set[asyncio.Task[None]] = set()
+        self._lanes: dict[str, asyncio.Future[None]] = {}  # profile -> its extender lane's task
+        self._lane_pods: dict[str, deque[QueuedPodInfo]] = {}  # profile -> the pods its lane has yet to run
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
         self._unscheduled_pod_add = False  # a served profile's plugin registers Pod/Add (gangs)
@@ -325,10 +328,13 @@ class Scheduler(EventHandlers):
                         popper.cancel()
                         break
                     qpi = popper.result()
-                if qpi is not None:
-                    await self._cycle(qpi)
+                if qpi is not None and not self._to_lane(qpi):
+                    self.schedule_one(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
+            for lane in list(self._lanes.values()):
+                lane.cancel()
+            await asyncio.gather(*self._lanes.values(), return_exceptions=True)
             self._reporting = False
             self._held.clear()  # a new leader (maybe this one again) tells them afresh
             stopper.cancel()
@@ -336,6 +342,39 @@ class Scheduler(EventHandlers):
             for _, fwk in self.profiles:
                 for extender in fwk.handle.extenders:
                     await extender.close()
+
+    # -- extender lanes (docs/extenders.md) ------------------------------------------------------
+    def _to_lane(self, qpi: QueuedPodInfo) -> bool:
+        """Hand a pod whose profile calls extenders to that profile's lane (True), so the serial
+        loop goes on with the next pod while the calls are in flight. A lane runs its profile's
+        cycles one at a time, in the order the queue popped them."""
+        fwk = self.profiles.for_pod(qpi.pod_info)
+        if fwk is None or not fwk.handle.extenders:
+            return False
+        lane = self._lane_pods.setdefault(fwk.profile_name, deque())
+        lane.append(qpi)
+        if fwk.profile_name not in self._lanes:
+            self._lanes[fwk.profile_name] = asyncio.ensure_future(self._run_lane(fwk.profile_name, lane))
+        return True
+
+    async def _run_lane(self, name: str, lane: deque[QueuedPodInfo]) -> None:
+        try:
+            while lane:
+                qpi = lane.popleft()
+                current = self._unassigned.get(qpi.pod_info.uid)
+                if current is None or current.node_name:
+                    self.queue.done(qpi.pod_info.uid)  # deleted or bound while it waited in the lane
+                    continue
+                qpi.pod_info = current
+                self.last_turn = self.clock.now()
+                await self.schedule_one_with_extenders(qpi)
+                await asyncio.sleep(0)
+        finally:
+            for left in lane:  # cancelled (the loop stopped): out of flight, as any popped pod
+                self.queue.done(left.pod_info.uid)
+            lane.clear()
+            self._lanes.pop(name, None)
+            self._lane_pods.pop(name, None)
 
     async def _flush_unschedulable(self, stop: asyncio.Event) -> None:
         while not stop.is_set():
@@ -474,7 +513,42 @@ class Scheduler(EventHandlers):
             self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
             self._attempt_started.pop(pod.uid, None)
             return
-        self._assume_and_bind(fwk, state, qpi, result)
+        # Other cycles ran while the extenders answered (the extender lanes, the serial loop), so
+        # the host chosen on the snapshot of the cycle's start may be full now: PreFilter and
+        # Filter again on the current cache for that host, whose fresh state Reserve then reads.
+        fresh = self._cycle_state()
+        status = self._still_fits(fwk, fresh, pod, result.suggested_host)
+        if status is not None:
+            self._failure(fwk, qpi, status, None, result, CLEAR_NOMINATION)
+            return
+        fresh.pods_to_activate.update(state.pods_to_activate)
+        self._assume_and_bind(fwk, fresh, qpi, result)
+
+    def _still_fits(self, fwk: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
+        """None when ``pod`` still passes PreFilter and Filter on ``host`` in the current cache
+        (with the pods nominated there counted), else the Error status that requeues it."""
+        snapshot = self.cache.update_snapshot()
+        info = snapshot.get(host)
+        why: Status | None = None
+        if info is None:
+            why = Status.unresolvable("node(s) were deleted")
+        else:
+            pre = fwk.run_pre_filter(state, pod, snapshot.list())
+            if pre.status is not None and pre.status.code is not Code.SUCCESS:
+                why = pre.status
+            elif pre.result is not None and pre.result.node_names is not None and host not in pre.result.node_names:
+                why = Status.unresolvable(
+                    f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(pre.plugins_with_nodes))}]"
+                )
+            else:
+                why = fwk.run_filter_with_nominated_pods(state, pod, info, self._nominated(pod).get(host, ()))
+        if why is None:
+            return None
+        return Status(
+            Code.ERROR,
+            f"node {host} no longer fits the pod after the extenders answered ({why.message()}); retrying",
+            plugin=why.plugin,
+        )
 
     def _begin_cycle(self, qpi: QueuedPodInfo) -> Framework | None:
         pod = qpi.pod_info
