@@ -423,7 +423,10 @@ def _state(pid: int) -> str | None:
 # invalid and its pods are left alone.
 
 RAISE_LABEL = "faults.crd-scheduler.io/raise"
+KILL_LOOP_LABEL = "faults.crd-scheduler.io/kill-loop"
 RAISING_PLUGIN = "FaultRaisesOnce"
+RAISING_POST_FILTER = "FaultPostFilterRaises"
+LOOP_KILLER = "FaultKillsTheLoop"
 MARKER = "FaultTestMarker"
 _PLUGIN_SOURCE = f'''
 """Test plugins: {MARKER} does nothing; {RAISING_PLUGIN}'s Filter raises on the first cycle of
@@ -453,6 +456,35 @@ class RaisesOnce:
             _raised.add(pod.uid)
             raise RuntimeError("injected fault in " + pod.key)
         return None
+
+
+class PostFilterRaises:
+    """A PostFilter with a bug: it raises for every unschedulable pod."""
+
+    name = "{RAISING_POST_FILTER}"
+
+    def __init__(self, args, handle):
+        pass
+
+    def post_filter(self, state, pod, statuses):
+        raise RuntimeError("bug in a PostFilter plugin")
+
+
+class KillsTheLoop:
+    """A fault injected into the scheduling loop itself, outside any plugin call: the first pod
+    labelled {KILL_LOOP_LABEL} makes the queue's next pop raise, which ends Scheduler.run."""
+
+    name = "{LOOP_KILLER}"
+
+    def __init__(self, args, handle):
+        self.queue = handle._activate.__self__
+
+    def filter(self, state, pod, node):
+        if "{KILL_LOOP_LABEL}" in pod.labels and "pop" not in vars(self.queue):
+            def pop():
+                raise RuntimeError("injected fault in the scheduling loop")
+            self.queue.pop = pop
+        return None
 '''
 
 
@@ -466,6 +498,7 @@ def plugin_env(folder: Path) -> dict[str, str]:
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crd-fault-plugin\nVersion: 0.0.0\n")
     (info / "entry_points.txt").write_text(
         f"[crd_scheduler.plugins]\n{MARKER} = crd_fault_plugin:Marker\n{RAISING_PLUGIN} = crd_fault_plugin:RaisesOnce\n"
+        f"{RAISING_POST_FILTER} = crd_fault_plugin:PostFilterRaises\n{LOOP_KILLER} = crd_fault_plugin:KillsTheLoop\n"
     )
     path = os.pathsep.join(p for p in (str(folder), os.environ.get("PYTHONPATH", "")) if p)
     return {"PYTHONPATH": path}

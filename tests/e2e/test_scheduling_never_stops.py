@@ -1,0 +1,138 @@
+"""No plugin and no extender can stop or starve scheduling (issue 26, items 1 and 3), on the real
+dev cluster with two operator replicas.
+
+* A PostFilter plugin that raises (it ended ``Scheduler.run`` for good, the leader kept the Lease
+  and answered ``/healthz`` 200): the pod's cycle fails with a SchedulerError naming the plugin,
+  and the next pod binds, on the same leader.
+* The loop forced to die (a fault injected into the loop itself, outside any plugin call): the
+  leader logs at ERROR, ``/healthz`` fails, the Lease is released and the standby binds the rest.
+* An extender answering after 30 s: another namespace's pod binds within 1 s meanwhile and
+  ``/healthz`` stays 200.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from tests.e2e import Cluster, eventually
+from tests.e2e.extender_support import peer
+from tests.e2e.faults import KILL_LOOP_LABEL, LOOP_KILLER, RAISING_POST_FILTER, marked, start_marked
+from tests.e2e.operator_support import (
+    Env,
+    environment,
+    failed_scheduling_notes,
+    install_crds,
+    lease_holder,
+    make_pod,
+    profile,
+    wait_all_bound,
+)
+from tests.unit.extender.peer import names
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path) -> Iterator[Env]:
+    install_crds(api)  # per test: another session may have installed its branch's CRDs
+    with environment(cluster, api, namespace, tmp_path) as created:
+        yield created
+
+
+def _healthz(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"{url}/healthz?verbose", timeout=5) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_a_raising_post_filter_fails_that_pod_and_the_next_pod_binds_on_the_same_leader(env: Env) -> None:
+    env.add_nodes(2, cpu="2", memory="4Gi")
+    env.custom.create(env.home, profile("default", env.scheduler, plugins=marked(RAISING_POST_FILTER)))
+    leader = start_marked(env)
+    standby = start_marked(env, wait_for=r"waiting for the lease held by")
+    env.create_pods(env.home, ["too-big"], cpu="64")  # unschedulable: PostFilter runs, and raises
+    eventually(lambda: _assert_noted(env, "too-big", f'running PostFilter plugin "{RAISING_POST_FILTER}"'), timeout=30)
+    env.create_pods(env.home, ["next"], cpu="100m")
+    wait_all_bound(env.core, env.home, {"next"}, timeout=20)
+    assert any(pod.endswith("/next") for pod, _, _ in leader.binds()), leader.binds()
+    assert lease_holder(client.CoordinationV1Api(env.api), env.home)[0] == leader.identity
+    assert _healthz(leader.url)[0] == 200
+    assert leader.running() and standby.running()
+    assert "stopped scheduling" not in leader.log()
+
+
+def _assert_noted(env: Env, pod: str, text: str) -> None:
+    notes = failed_scheduling_notes(env.core, env.home, pod)
+    assert any(text in note for note in notes), notes
+
+
+def test_a_loop_that_dies_fails_healthz_releases_the_lease_and_the_standby_binds(env: Env) -> None:
+    env.add_nodes(2, cpu="2", memory="4Gi")
+    env.custom.create(env.home, profile("default", env.scheduler, plugins=marked(LOOP_KILLER)))
+    leader = start_marked(env)
+    standby = start_marked(env, wait_for=r"waiting for the lease held by")
+    killer = make_pod("killer", env.home, env.scheduler, env.label, cpu="100m")
+    killer["metadata"]["labels"] = {**killer["metadata"].get("labels", {}), KILL_LOOP_LABEL: "yes"}
+    env.core.create_namespaced_pod(env.home, killer)
+    leader.wait_log(r"ERROR .*the scheduling loop ended while leading", timeout=30)
+
+    def unhealthy() -> str:
+        code, body = _healthz(leader.url)
+        assert code == 500, body
+        return body
+
+    body = eventually(unhealthy, timeout=10)
+    assert "[-]scheduling-loop failed: the scheduling loop ended while leading: RuntimeError: injected fault" in body
+    standby.wait_log(r"leading: scheduling", timeout=30)  # released: no waiting for the lease to expire
+    env.create_pods(env.home, ["after"], cpu="100m")
+    wait_all_bound(env.core, env.home, {"after", "killer"}, timeout=30)
+    assert lease_holder(client.CoordinationV1Api(env.api), env.home)[0] == standby.identity
+    assert unhealthy()  # still failing: the container is to be restarted
+    assert leader.running()  # the kubelet restarts it on the failing probe
+
+
+def test_a_30s_extender_holds_only_its_own_profiles_pods(env: Env) -> None:
+    env.add_nodes(2, cpu="4", memory="8Gi")
+    slow_scheduler = f"{env.scheduler}-slow"
+    other = env.namespace()
+    with peer() as (server, _):
+
+        async def slow(body: dict[str, Any]) -> dict[str, Any]:
+            await asyncio.sleep(30)
+            return {"NodeNames": names(body)}
+
+        server.answers["filter"] = slow
+        extender = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True, "httpTimeout": "60s"}
+        created = env.custom.create(env.home, profile("slow", slow_scheduler, extenders=[extender]))
+        assert created["spec"].get("extenders") == [extender], "spec.extenders pruned: a CRD without it"
+        env.custom.create(env.home, profile("default", env.scheduler))
+        operator = env.start_operator()
+        held = make_pod("held", env.home, slow_scheduler, env.label, cpu="100m")
+        env.core.create_namespaced_pod(env.home, held)  # waits 30 s for its extender
+        eventually(lambda: _assert(len(server.calls) == 1), timeout=20)
+        started = time.monotonic()
+        env.core.create_namespaced_pod(other, make_pod("quick", other, env.scheduler, env.label, cpu="100m"))
+        wait_all_bound(env.core, other, {"quick"}, timeout=10)
+        took = time.monotonic() - started
+        print(f"another namespace's pod bound {took:.2f} s after creation while an extender call was in flight")
+        assert took < 1.0
+        for _ in range(5):
+            assert _healthz(operator.url)[0] == 200
+            time.sleep(1)
+        wait_all_bound(env.core, env.home, {"held"}, timeout=60)
+        assert operator.problems() == []
+
+
+def _assert(condition: bool) -> None:
+    assert condition
