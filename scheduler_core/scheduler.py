@@ -13,7 +13,10 @@ and placements). No scheduling logic lives in a backend.
 The scheduling cycle is synchronous: nothing else runs on the event loop while a pod is
 placed, so the cache's NodeInfos serve as the cycle's snapshot without copying. Binding
 cycles are asyncio tasks; they finish on the framework they started with even when a
-profile is reloaded meanwhile.
+profile is reloaded meanwhile. A profile with HTTP extenders runs its cycles on a lane of its
+own (an asyncio task), so a slow extender holds only that profile's pods (docs/extenders.md).
+Every cycle is fenced: what a plugin raises fails only that pod's cycle
+(:mod:`scheduler_core.framework.faults`).
 """
 
 from __future__ import annotations
