@@ -19,7 +19,9 @@ the serving one, between scheduling cycles. A failed build raises ``ProfileError
 leaves the last good framework serving. A profile outside the home namespace is also checked
 against the tenant policy of the cluster-wide profile of its schedulerName
 (:mod:`scheduler_core.tenancy.policy`; the built-in default profile and the default policy
-when the home namespace has none).
+when the home namespace has none), and against the rules on tenant claims that every home
+profile's policy adds to (:mod:`scheduler_core.tenancy.claims`: which schedulerNames, how many
+profiles per namespace); a change of any home profile re-checks every serving tenant.
 """
 
 from __future__ import annotations
@@ -35,7 +37,14 @@ from scheduler_core.framework.extension_points import EXTENSION_POINTS
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from scheduler_core.tenancy import check_args_bounds, check_tenant_extenders, check_tenant_profile
+from scheduler_core.tenancy import (
+    ClaimRules,
+    check_args_bounds,
+    check_profile_count,
+    check_scheduler_name,
+    check_tenant_extenders,
+    check_tenant_profile,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +112,7 @@ class ProfileSet:
         # (namespace, schedulerName) -> the winning claim, for resolution
         self._winners: dict[tuple[str, str], ProfileKey] = {}
         self._default_points: dict[str, list[str]] | None = None
+        self._capped: set[ProfileKey] = set()  # refused by the profiles-per-namespace rule
 
     # -- claims ----------------------------------------------------------------------------------
     def claim(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
@@ -145,6 +155,8 @@ class ProfileSet:
         ]
         if bounds:
             raise ProfileError(bounds)
+        if key.namespace != self.home_namespace:
+            self._check_claim(key, spec)
         if spec.extenders and key.namespace != self.home_namespace:
             _, _, policy = self.cluster_profile(spec.scheduler_name)
             refused = check_tenant_extenders(spec.extenders, policy, namespace=key.namespace)
@@ -205,7 +217,49 @@ class ProfileSet:
             }
         return "<built-in default profile>", self._default_points, TenantPolicy()
 
+    def claim_rules(self) -> ClaimRules:
+        """The home namespace's combined rules on tenant claims (names, profiles per namespace)."""
+        home = {name: str(key) for (namespace, name), key in self._winners.items() if namespace == self.home_namespace}
+        policies = [
+            spec.tenant_policy
+            for key, spec in self._specs.items()
+            if key.namespace == self.home_namespace and spec.tenant_policy is not None
+        ]
+        return ClaimRules.of(home, policies)
+
+    def _check_claim(self, key: ProfileKey, spec: SchedulerProfileSpec) -> None:
+        """The tenant profile ``key`` may serve ``spec.schedulerName``, and is among the oldest
+        ``maxProfilesPerNamespace`` of its namespace."""
+        rules = self.claim_rules()
+        violations = check_scheduler_name(spec.scheduler_name, rules, namespace=key.namespace)
+        capped = check_profile_count(self._rank(key), rules, namespace=key.namespace)
+        if capped:
+            # Unlike a refused spec, which leaves the last good one serving, this refuses the
+            # object itself (as a younger rival is refused in ``install``).
+            self._capped.add(key)
+            self.remove(key)
+        else:
+            self._capped.discard(key)
+        if violations or capped:
+            raise ProfileError([v.problem() for v in violations + capped])
+
+    def _rank(self, key: ProfileKey) -> int:
+        """How many profiles of ``key``'s namespace are older than it (all, when unclaimed)."""
+        others = [c for c in self._claims.values() if c.key.namespace == key.namespace and c.key != key]
+        own = self._claims.get(key)
+        return len(others) if own is None else sum(1 for c in others if c.order() < own.order())
+
+    def over_cap(self, namespace: str) -> tuple[list[ProfileKey], list[ProfileKey]]:
+        """For the profiles-per-namespace rule after claims of ``namespace`` changed: the
+        serving profiles now beyond the cap, and those refused for the cap now within it."""
+        cap = self.claim_rules().max_profiles
+        ranked = sorted((c for c in self._claims.values() if c.key.namespace == namespace), key=Claim.order)
+        beyond = [c.key for c in ranked[cap:] if c.key in self._by_key]
+        within = [c.key for c in ranked[:cap] if c.key in self._capped]
+        return beyond, within
+
     def _check_tenant(self, key: ProfileKey, spec: SchedulerProfileSpec, fwk: Framework) -> None:
+        self._check_claim(key, spec)
         name, cluster, policy = self.cluster_profile(spec.scheduler_name)
         violations = check_tenant_profile(
             _names(fwk), cluster, spec, policy, namespace=key.namespace, cluster_profile=name, extenders=spec.extenders
@@ -215,10 +269,12 @@ class ProfileSet:
 
     def recheck_tenants(self, scheduler_name: str) -> list[tuple[ProfileKey, Framework, list[tuple[str, str]]]]:
         """After the cluster-wide profile of ``scheduler_name`` changed: the serving tenant
-        frameworks that now break its policy, removed (their claims stay: their pods are held)."""
+        frameworks that now break its policy, or the claim rules every home profile adds to
+        (so every tenant is re-checked), removed (their claims stay: their pods are held)."""
+        del scheduler_name  # the claim rules are the whole home namespace's
         broken = []
         for key, fwk in list(self._by_key.items()):
-            if key.namespace == self.home_namespace or fwk.scheduler_name != scheduler_name:
+            if key.namespace == self.home_namespace:
                 continue
             try:
                 self._check_tenant(key, self._specs[key], fwk)
@@ -265,6 +321,7 @@ class ProfileSet:
         old = self.remove(key)
         claim = self._claims.pop(key, None)
         self._problems.pop(key, None)
+        self._capped.discard(key)
         if claim is not None:
             self._recompute_winner(key.namespace, claim.scheduler_name)
         return old

@@ -135,5 +135,6 @@ def attribute(
                 field = "spec.plugin" if rest == "name" else f"spec.{rest}" if rest else "spec"
                 blames.append(Blame(PLUGIN_CONFIG_KIND, config.name, field, reason))
                 continue
-        blames.append(Blame(PROFILE_KIND, key.name, f"spec.{path}", reason))
+        field = path if path.startswith("metadata.") else f"spec.{path}"  # the profile-count rule's
+        blames.append(Blame(PROFILE_KIND, key.name, field, reason))
     return blames

@@ -14,7 +14,10 @@ cluster-wide profile.
 Resolution, attribution and the tenant policy are :mod:`scheduler_core.resolution`'s, shared
 with ``simulate``. A profile that exists claims its schedulerName even while invalid: its pods
 wait (``PodScheduled=False``, reason ``ProfileNotServing``) rather than fall back. A change of
-a home-namespace profile re-checks the tenant profiles of its schedulerName against its policy.
+a home-namespace profile re-checks the tenant profiles of its schedulerName against its policy,
+and the tenant profiles that do not serve against the rules on tenant claims every home profile
+adds to (``scheduler_core.tenancy.claims``); a tenant profile created or deleted re-checks the
+profiles of its namespace that the profiles-per-namespace rule now refuses or admits.
 
 Last good: the merged spec of the generation serving is kept in ``status.lastGood``; at start,
 a profile whose current generation does not build is served from it (re-checked against the
@@ -89,6 +92,7 @@ class Reconciler:
         self._pending.pop(key, None)
         if self._reconcile_profile(key):
             self._refresh_config_statuses(key.namespace)
+            self._recount(key.namespace)
 
     def profile_deleted(self, body: Body) -> None:
         key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
@@ -103,7 +107,16 @@ class Reconciler:
         self._reconcile_later(self._rivals(key, _scheduler_name(body)), force=True)
         if key.namespace == self.home_namespace:
             self._reconcile_later(self._tenants(_scheduler_name(body)), force=True)
+        self._recount(key.namespace)
         self._refresh_config_statuses(key.namespace)
+
+    def _recount(self, namespace: str) -> None:
+        """The profiles-per-namespace rule: serving profiles now beyond the cap stop serving,
+        profiles refused for the cap and now within it are built again."""
+        if namespace == self.home_namespace:
+            return
+        beyond, within = self.scheduler.profiles.over_cap(namespace)
+        self._reconcile_later([k for k in beyond + within if k in self.profiles], force=True)
 
     def _rivals(self, key: ProfileKey, scheduler_name: str) -> list[ProfileKey]:
         return [
@@ -112,10 +125,14 @@ class Reconciler:
         ]  # fmt: skip
 
     def _tenants(self, scheduler_name: str) -> list[ProfileKey]:
+        """After a home profile of ``scheduler_name`` changed: the tenant profiles its policy
+        governs, and those not serving (the claim rules may now admit them, or have just
+        refused them)."""
         return [
             k
             for k, b in self.profiles.items()
-            if k.namespace != self.home_namespace and _scheduler_name(b) == scheduler_name
+            if k.namespace != self.home_namespace
+            and (_scheduler_name(b) == scheduler_name or self.scheduler.profiles.get(k) is None)
         ]
 
     def _reconcile_profile(self, key: ProfileKey, *, force: bool = False) -> bool:

@@ -75,6 +75,9 @@ class PluginConfigEntry(_Model):
 PluginName = Annotated[str, Field(min_length=1, max_length=253, description="Name of a plugin, as registered.")]
 ArgsField = Annotated[str, Field(min_length=1, max_length=253, description="A top-level args field (camelCase).")]
 ExtenderURL = Annotated[str, Field(min_length=1, max_length=2048, description="An extender's urlPrefix.")]
+SchedulerName = Annotated[str, Field(min_length=1, max_length=253, description="A schedulerName pods may name.")]
+# A positive Go duration (time.ParseDuration), e.g. 5s, 1m30s, 250ms.
+GO_DURATION = r"^(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|ms|s|m|h))+$"
 
 
 class AllowedArgs(_Model):
@@ -113,6 +116,42 @@ class TenantPolicy(_Model):
         default_factory=list,
         max_length=16,
         description="Extenders (by urlPrefix) tenant profiles may call; none by default.",
+    )
+    max_extender_http_timeout: str | None = Field(
+        default=None,
+        alias="maxExtenderHTTPTimeout",
+        max_length=64,
+        pattern=GO_DURATION,
+        description=(
+            "The longest httpTimeout (a Go duration) a tenant profile's extender may have; an unset or 0 "
+            "httpTimeout counts as upstream's default of 5s. Unset: 5s."
+        ),
+    )
+    allowed_scheduler_names: list[SchedulerName] | None = Field(
+        default=None,
+        max_length=64,
+        description=(
+            "Read from every home-namespace profile (the union): the only schedulerNames tenant profiles may "
+            "serve. Unset on all of them: any name but default-scheduler, the names home-namespace profiles "
+            "serve, and deniedSchedulerNames."
+        ),
+    )
+    denied_scheduler_names: list[SchedulerName] = Field(
+        default_factory=list,
+        max_length=64,
+        description=(
+            "Read from every home-namespace profile (the union): names other schedulers of the cluster serve "
+            "(e.g. a second kube-scheduler, Volcano); tenant profiles may never serve them."
+        ),
+    )
+    max_profiles_per_namespace: int | None = Field(
+        default=None,
+        ge=0,
+        le=1000,
+        description=(
+            "Read from every home-namespace profile (the smallest wins): how many SchedulerProfiles a tenant "
+            "namespace may have serve; the oldest win, the others are Valid=False. Unset on all of them: 10."
+        ),
     )
 
 

@@ -20,7 +20,13 @@ violation so a status or ``validate`` can say which one broke:
 * ``extenders``: an extender the tenant calls must be in ``allowedExtenders`` (by
   ``urlPrefix``), and its ``tlsConfig`` may not name files (they would be read from the
   scheduler's own filesystem): only the ``*Data`` fields.
+* ``extender-timeout``: a tenant extender's ``httpTimeout`` (unset or 0: upstream's default of
+  5 s, ``DefaultExtenderTimeout`` in kubernetes v1.36.3 ``pkg/scheduler/extender.go``) is at most
+  ``maxExtenderHTTPTimeout`` (5 s when unset): a tenant's slow extender must not hold the
+  scheduler for as long as the tenant likes.
 * ``tenant-policy``: only the home namespace's profiles carry a policy.
+
+Which schedulerNames a tenant may serve, and how many profiles, are :mod:`.claims`' rules.
 
 The check is a pure function of the two profiles' resolved plugins (``Framework.describe``),
 the tenant's merged spec and the policy, so the operator, ``simulate`` and an admission
@@ -34,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from scheduler_core.config import Extender, SchedulerProfileSpec, TenantPolicy
+from scheduler_core.extender.client import DEFAULT_TIMEOUT_SECONDS, parse_duration
 
 # Extension points whose plugins protect other tenants or the nodes: a pod that skips them may
 # land on a tainted, cordoned or full node, or past a gate.
@@ -160,6 +167,8 @@ def check_tenant_extenders(extenders: Sequence[Extender], policy: TenantPolicy, 
     violations: list[Violation] = []
     where = f"a profile in namespace {namespace!r}"
     allowed_extenders = set(policy.allowed_extenders)
+    cap_text = policy.max_extender_http_timeout or f"{DEFAULT_TIMEOUT_SECONDS:g}s"
+    cap = _seconds(cap_text)
     for index, extender in enumerate(extenders):
         url = extender.url_prefix
         if url not in allowed_extenders:
@@ -169,6 +178,17 @@ def check_tenant_extenders(extenders: Sequence[Extender], policy: TenantPolicy, 
                     "",
                     f"extenders[{index}]",
                     f"{where} may not call extender {url!r}: the policy's allowedExtenders does not list it",
+                )
+            )
+        timeout = _seconds(extender.http_timeout) or DEFAULT_TIMEOUT_SECONDS
+        if timeout > cap:
+            violations.append(
+                Violation(
+                    "extender-timeout",
+                    "",
+                    f"extenders[{index}].httpTimeout",
+                    f"{where} may not wait for extender {url!r} longer than {cap_text}: httpTimeout "
+                    f"{extender.http_timeout or '(unset)'} is {timeout:g}s (the policy's maxExtenderHTTPTimeout)",
                 )
             )
         tls = extender.tls_config
@@ -184,6 +204,14 @@ def check_tenant_extenders(extenders: Sequence[Extender], policy: TenantPolicy, 
                     )
                 )
     return violations
+
+
+def _seconds(duration: str) -> float:
+    """Seconds of a Go duration; an unreadable one (the extender's own check names it) as 0."""
+    try:
+        return parse_duration(duration) if duration else 0.0
+    except ValueError:
+        return 0.0
 
 
 def _snake(camel: str) -> str:

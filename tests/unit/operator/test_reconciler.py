@@ -24,6 +24,8 @@ from scheduler_operator.writer import StatusWriter
 from tests import builders
 
 HOME = "crd-scheduler"
+# The cluster-wide profile's policy letting tenants override its schedulerName.
+OVERRIDE = {"tenantPolicy": {"allowedSchedulerNames": ["crd-scheduler"]}}
 MOST = {"scoringStrategy": {"type": "MostAllocated"}}
 
 
@@ -92,7 +94,7 @@ def test_a_valid_profile_serves_with_its_plugins_in_status(reconciler: Reconcile
 
 
 def test_an_invalid_update_keeps_the_last_good_framework(reconciler: Reconciler) -> None:
-    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     serving = reconciler.scheduler.profiles.get(ProfileKey(HOME, "default"))
     bad = {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "Bogus"}}}]}
 
@@ -132,7 +134,8 @@ def test_a_profile_that_never_built_is_not_serving(reconciler: Reconciler, spec:
 def test_plugin_configs_of_the_namespace_apply_by_selector_and_report_themselves(reconciler: Reconciler) -> None:
     reconciler.profile_changed(profile("team", "batch", {}, tier="batch"))
     reconciler.profile_changed(profile("team", "web", {"schedulerName": "web"}, tier="web"))
-    reconciler.profile_changed(profile(HOME, "default", {}, tier="batch"))
+    names = {"tenantPolicy": {"allowedSchedulerNames": ["crd-scheduler", "web"]}}
+    reconciler.profile_changed(profile(HOME, "default", names, tier="batch"))
 
     reconciler.plugin_config_changed(config("team", "pack", "NodeResourcesFit", MOST, tier="batch"))
 
@@ -165,7 +168,7 @@ def test_a_bad_plugin_config_is_named_in_the_profile_and_in_its_own_status(recon
 
 
 def test_deleting_a_namespaced_profile_returns_its_pods_to_the_cluster_wide_one(reconciler: Reconciler) -> None:
-    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     reconciler.profile_changed(profile("team", "own", {"pluginConfig": [{"name": "NodeResourcesFit", "args": MOST}]}))
     pod = PodInfo(builders.pod("p", "team"))
     before = reconciler.scheduler.profiles.for_pod(pod)
@@ -179,7 +182,7 @@ def test_deleting_a_namespaced_profile_returns_its_pods_to_the_cluster_wide_one(
 
 
 def test_a_status_only_change_does_not_rebuild(reconciler: Reconciler) -> None:
-    body = profile(HOME, "default", {})
+    body = profile(HOME, "default", OVERRIDE)
     reconciler.profile_changed(body)
     serving = reconciler.scheduler.profiles.get(ProfileKey(HOME, "default"))
 
@@ -199,7 +202,7 @@ def _restarted(old: Reconciler) -> Reconciler:
 
 
 def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_status(reconciler: Reconciler) -> None:
-    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     added = {"pluginConfig": [{"name": "NodeAffinity", "args": {"addedAffinity": {
         "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
             {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}}]}  # fmt: skip
@@ -210,7 +213,7 @@ def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_stat
     bad["status"] = saved
 
     replica = _restarted(reconciler)
-    replica.profile_changed(profile(HOME, "default", {}))
+    replica.profile_changed(profile(HOME, "default", OVERRIDE))
     replica.profile_changed(bad)
 
     fwk = replica.scheduler.profiles.for_pod(PodInfo(builders.pod("p", "team")))
@@ -221,7 +224,7 @@ def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_stat
 
 
 def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: Reconciler) -> None:
-    reconciler.profile_changed(profile(HOME, "default", {}))
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     reconciler.profile_changed(profile("team", "own", {"percentageOfNodesToScore": 101}))
 
     pod = PodInfo(builders.pod("p", "team"))
@@ -231,13 +234,13 @@ def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: R
 
 
 def test_a_tighter_policy_stops_a_serving_tenant_profile_that_breaks_it(reconciler: Reconciler) -> None:
-    allow = {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}}
+    allow = {"tenantPolicy": {"allowedSchedulerNames": ["crd-scheduler"], "allowDisabling": ["TaintToleration"]}}
     reconciler.profile_changed(profile(HOME, "default", allow))
     spec = {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}
     reconciler.profile_changed(profile("team", "own", spec))
     assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
 
-    reconciler.profile_changed(profile(HOME, "default", {}, generation=2))
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE, generation=2))
 
     assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is None
     valid = condition(status(reconciler, "team", "own"), "Valid")

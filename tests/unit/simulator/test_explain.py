@@ -9,7 +9,9 @@ from scheduler_core.simulator.explain import explain, render_text
 from tests.builders import node, pod
 from tests.unit.simulator.support import load, most_allocated, profile
 
-LIVE_DEFAULT = profile("default", schedulerName="crd-scheduler")
+LIVE_DEFAULT = profile(
+    "default", schedulerName="crd-scheduler", tenantPolicy={"allowedSchedulerNames": ["crd-scheduler"]}
+)
 
 
 def _cluster(*objects: object):  # type: ignore[no-untyped-def]

@@ -175,7 +175,7 @@ def test_plugin_config_of_the_home_namespace_applies_to_the_built_in_profile() -
 
 
 def test_namespaced_profile_applies_only_to_its_namespace() -> None:
-    spread = profile("spread", schedulerName=SCHED)
+    spread = profile("spread", schedulerName=SCHED, tenantPolicy={"allowedSchedulerNames": [SCHED]})
     packing = most_allocated("packing", namespace="team-a")
     busy = pod("busy", cpu="2", memory="4Gi", node_name="b")
     result = run(

@@ -25,6 +25,8 @@ from tests.builders import node, pod
 
 HOME = "crd-scheduler"
 DEFAULT = ProfileKey(HOME, "default")
+# Tenants may override the cluster-wide schedulerName only where the policy allows it.
+OVERRIDE = {"allowedSchedulerNames": ["crd-scheduler"]}
 
 
 class RecordingCluster(InMemoryCluster):
@@ -109,7 +111,7 @@ def harness() -> Iterator[Harness]:
 
 def test_a_tenant_profile_does_not_ungate_another_namespaces_pods(harness: Harness) -> None:
     """The admin lets team-a drop SchedulingGates for its own pods; team-b's gated pod stays gated."""
-    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["SchedulingGates"]}})
+    harness.apply(DEFAULT, {"tenantPolicy": {**OVERRIDE, "allowDisabling": ["SchedulingGates"]}})
     harness.apply(ProfileKey("team-a", "own"), {"plugins": {"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}}})
     gated = harness.add(pod("gated", "team-b", schedulingGates=[{"name": "wait"}]))
     mine = harness.add(pod("mine", "team-a", schedulingGates=[{"name": "wait"}]))
@@ -121,7 +123,7 @@ def test_a_tenant_profile_does_not_ungate_another_namespaces_pods(harness: Harne
 
 
 def test_a_deleted_tenant_profile_leaves_no_plugins_behind(harness: Harness) -> None:
-    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["SchedulingGates"]}})
+    harness.apply(DEFAULT, {"tenantPolicy": {**OVERRIDE, "allowDisabling": ["SchedulingGates"]}})
     harness.apply(ProfileKey("team-a", "own"), {"plugins": {"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}}})
     harness.scheduler.delete_profile(ProfileKey("team-a", "own"))
     gated = harness.add(pod("gated", "team-a", schedulingGates=[{"name": "wait"}]))
@@ -136,7 +138,7 @@ def test_a_tenant_plugin_cannot_touch_another_namespaces_pod() -> None:
     merged = Registry({name: registry[name] for name in registry})
     merged.register("Meddler", Meddler)
     harness = Harness(merged)
-    harness.apply(DEFAULT, {"tenantPolicy": {"allowedPlugins": ["Meddler"]}})
+    harness.apply(DEFAULT, {"tenantPolicy": {**OVERRIDE, "allowedPlugins": ["Meddler"]}})
     harness.apply(ProfileKey("team-a", "own"), {"plugins": {"postBind": {"enabled": [{"name": "Meddler"}]}}})
     victim = pod("victim", "team-b", scheduler_name="someone-else")
     Meddler.victim = PodInfo(victim)
@@ -178,7 +180,7 @@ def test_the_oldest_of_two_profiles_wins_whatever_the_order_and_deleting_it_prom
 
 
 def test_a_profile_that_never_served_holds_its_namespaces_pods_with_the_reason(harness: Harness) -> None:
-    harness.apply(DEFAULT, {})
+    harness.apply(DEFAULT, {"tenantPolicy": OVERRIDE})
     with pytest.raises(ProfileError):
         harness.apply(ProfileKey("team-a", "broken"), {"plugins": {"score": {"enabled": [{"name": "Nope"}]}}})
     held = harness.add(pod("held", "team-a"))
@@ -196,7 +198,7 @@ def test_a_profile_that_never_served_holds_its_namespaces_pods_with_the_reason(h
 
 
 def test_a_profile_change_reactivates_only_the_pods_that_profile_serves(harness: Harness) -> None:
-    harness.apply(DEFAULT, {})
+    harness.apply(DEFAULT, {"tenantPolicy": OVERRIDE})
     harness.apply(ProfileKey("team-a", "own"), {})
     big = {"cpu": "64"}  # fits no node: every pod ends in the unschedulable pool
     for i in range(5):
@@ -226,7 +228,7 @@ def test_only_a_scheduling_replica_tells_held_pods_why(harness: Harness) -> None
 
 
 def test_deleting_the_cluster_wide_profile_rechecks_tenants_against_the_default_policy(harness: Harness) -> None:
-    harness.apply(DEFAULT, {"tenantPolicy": {"allowDisabling": ["TaintToleration"]}})
+    harness.apply(DEFAULT, {"tenantPolicy": {**OVERRIDE, "allowDisabling": ["TaintToleration"]}})
     harness.apply(ProfileKey("team-a", "own"), {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}})
     assert harness.scheduler.profiles.get(ProfileKey("team-a", "own")) is not None
 

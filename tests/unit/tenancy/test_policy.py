@@ -20,6 +20,7 @@ from tests.builders import node, pod
 from tests.unit.simulator.support import by_name, load, plugin_config, profile
 
 HOME = "crd-scheduler"
+OVERRIDE = {"allowedSchedulerNames": [HOME]}  # tenants may override the cluster-wide schedulerName
 TAINTED = [{"key": "dedicated", "value": "team-b", "effect": "NoSchedule"}]
 ADDED = {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
     {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}  # fmt: skip
@@ -58,7 +59,7 @@ def problems(*objects: Any) -> list[str]:
             id="disable-scheduling-gates",
         ),
         pytest.param(
-            [profile("default", HOME, plugins={"filter": {"disabled": [{"name": "NodePorts"}]}}),
+            [profile("default", HOME, plugins={"filter": {"disabled": [{"name": "NodePorts"}]}}, tenantPolicy=OVERRIDE),
              tenant(plugins={"filter": {"enabled": [{"name": "NodePorts"}]}})],
             "in.yaml: SchedulerProfile team-a/own: spec.plugins.filter: tenant policy rule 'allowed-plugins': a "
             "profile in namespace 'team-a' may not enable filter plugin 'NodePorts': the cluster-wide profile "
@@ -91,7 +92,7 @@ def problems(*objects: Any) -> list[str]:
             id="extender-not-allowed",
         ),
         pytest.param(
-            [profile("default", HOME, tenantPolicy={"allowedExtenders": ["http://127.0.0.1:9/x"]}),
+            [profile("default", HOME, tenantPolicy={**OVERRIDE, "allowedExtenders": ["http://127.0.0.1:9/x"]}),
              tenant(extenders=[{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter", "enableHTTPS": True,
                                 "tlsConfig": {"caFile": "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt"}}])],
             "spec.extenders[0].tlsConfig.caFile: tenant policy rule 'extenders': a profile in namespace 'team-a' "
@@ -117,14 +118,14 @@ def test_a_tenant_profile_that_breaks_the_policy_is_refused_naming_rule_plugin_a
         pytest.param([tenant(pluginConfig=[{"name": "NodeResourcesFit",
                                             "args": {"scoringStrategy": {"type": "MostAllocated"}}}])],
                      id="scoring-strategy"),
-        pytest.param([profile("default", HOME, tenantPolicy={"allowDisabling": ["TaintToleration"]}),
+        pytest.param([profile("default", HOME, tenantPolicy={**OVERRIDE, "allowDisabling": ["TaintToleration"]}),
                       tenant(plugins={"filter": {"disabled": [{"name": "TaintToleration"}]}})],
                      id="allowed-by-allow-disabling"),
-        pytest.param([profile("default", HOME, tenantPolicy={"allowedArgs": [
+        pytest.param([profile("default", HOME, tenantPolicy={**OVERRIDE, "allowedArgs": [
                           {"plugin": "NodeResourcesFit", "fields": ["ignoredResources"]}]}),
                       tenant(pluginConfig=[{"name": "NodeResourcesFit", "args": {"ignoredResources": ["x"]}}])],
                      id="allowed-by-allowed-args"),
-        pytest.param([profile("default", HOME, tenantPolicy={"allowedExtenders": ["http://127.0.0.1:9/x"]}),
+        pytest.param([profile("default", HOME, tenantPolicy={**OVERRIDE, "allowedExtenders": ["http://127.0.0.1:9/x"]}),
                       tenant(extenders=[{"urlPrefix": "http://127.0.0.1:9/x", "filterVerb": "filter",
                                          "ignorable": True}])],
                      id="allowed-by-allowed-extenders"),
@@ -145,7 +146,9 @@ def test_a_refused_tenant_profile_holds_its_pods_off_the_tainted_node() -> None:
     backend.watch(scheduler)
     for n in backend.nodes.values():
         scheduler.on_node_add(n)
-    scheduler.apply_profile(ProfileKey(HOME, "default"), SchedulerProfileSpec())
+    scheduler.apply_profile(
+        ProfileKey(HOME, "default"), SchedulerProfileSpec.model_validate({"tenantPolicy": OVERRIDE})
+    )
     hostile = SchedulerProfileSpec.model_validate({"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}})
     with pytest.raises(ProfileError):
         scheduler.apply_profile(ProfileKey("team-a", "own"), hostile, created="2026-01-01T00:00:00Z")
