@@ -4,7 +4,7 @@ STAMP := .stamp-install
 LOCK := requirements/dev.txt
 UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest
+.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest chart chart-test
 
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
@@ -48,7 +48,17 @@ lint: install
 	lint-imports
 	$(PY) -m scheduler_core.config.crd --check
 
-## crds: regenerate crds/ and manifests/crds/ from the pydantic config models
+## chart: package charts/crd-scheduler into dist/ with the pinned helm (hack/helm, built on first use)
+chart:
+	helm_bin="$$(scripts/dev-cluster build helm)/helm" && "$$helm_bin" lint --strict charts/crd-scheduler \
+		&& "$$helm_bin" package charts/crd-scheduler --destination dist
+
+## chart-test: the chart with the real helm: lint, render against manifests/, install, upgrade, uninstall
+chart-test: install
+	scripts/dev-cluster build
+	$(PY) -m pytest -q tests/unit/config/test_chart.py tests/e2e/test_helm_chart.py
+
+## crds: regenerate crds/, manifests/crds/ and charts/crd-scheduler/crds/ from the pydantic config models
 crds: install
 	$(PY) -m scheduler_core.config.crd
 

@@ -3,6 +3,11 @@
 Built once into ``.devcluster/bin`` and reused; a stamp holding the hash of go.mod, go.sum and
 the build flags triggers a rebuild when any of them changes. Go's own build cache
 (``go env GOCACHE``) makes a rebuild after a fresh clone a matter of linking.
+
+``helm`` (for the chart's tests, ``charts/crd-scheduler``) comes from its own module,
+``hack/helm/go.mod``, so its Kubernetes libraries never constrain the control plane's; it is
+built into the same folder with a stamp of its own (``.stamp-helm``), which a control-plane
+rebuild carries over.
 """
 
 from __future__ import annotations
@@ -30,6 +35,11 @@ _BUILT_AS = {layout.ETCD: "server"}
 _VERSION_PACKAGES = ("k8s.io/component-base/version", "k8s.io/client-go/pkg/version")
 STAMP = ".stamp"
 MIN_GO = (1, 26)
+
+HELM = "helm"
+HELM_MODULE_DIR = layout.REPO_ROOT / "hack" / "helm"
+HELM_PACKAGE = "helm.sh/helm/v4/cmd/helm"
+HELM_STAMP = ".stamp-helm"
 
 
 def kubernetes_version() -> str:
@@ -118,7 +128,73 @@ def ensure_built(lay: layout.Layout, *, force: bool = False) -> None:
         for name, built in _BUILT_AS.items():
             (staging / built).rename(staging / name)
         (staging / STAMP).write_text(_stamp() + "\n")
+        for kept in (HELM, HELM_STAMP):  # built from its own module: still current
+            if (lay.bin / kept).is_file():
+                (lay.bin / kept).rename(staging / kept)
         shutil.rmtree(lay.bin, ignore_errors=True)
         staging.rename(lay.bin)
         sizes = ", ".join(f"{name} {lay.binary(name).stat().st_size / 2**20:.0f} MiB" for name in layout.BINARIES)
         say(f"built in {time.monotonic() - started:.0f} s: {sizes}")
+
+
+def helm_version() -> str:
+    text = (HELM_MODULE_DIR / "go.mod").read_text()
+    match = re.search(r"^\s*helm\.sh/helm/v4 (v\d+\.\d+\.\d+)\b", text, re.MULTILINE)
+    if not match:
+        raise DevClusterError("hack/helm/go.mod does not require helm.sh/helm/v4")
+    return match.group(1)
+
+
+def helm_build_command(out: str) -> list[str]:
+    # The version flags helm's own Makefile sets; without them `helm version` says v4.x-unreleased.
+    prefix = "helm.sh/helm/v4/internal/version"
+    ldflags = f"-s -w -X {prefix}.version={helm_version()} -X {prefix}.metadata= -X {prefix}.gitTreeState=clean"
+    return ["go", "build", "-trimpath", f"-ldflags={ldflags}", "-o", out, HELM_PACKAGE]
+
+
+def _helm_stamp() -> str:
+    digest = hashlib.sha256()
+    for name in ("go.mod", "go.sum"):
+        digest.update((HELM_MODULE_DIR / name).read_bytes())
+    digest.update(repr(helm_build_command("OUT")).encode())
+    return digest.hexdigest()
+
+
+def ensure_helm(lay: layout.Layout, *, force: bool = False) -> None:
+    """``helm`` in the bin folder, built from hack/helm/go.mod when missing or stale."""
+    binary = lay.bin / HELM
+    if lay.external_bin:
+        if not os.access(binary, os.X_OK):
+            raise DevClusterError(f"CRD_SCHEDULER_DEVCLUSTER_BIN={lay.bin} lacks helm; build it there first")
+        return
+    stamp = lay.bin / HELM_STAMP
+    with locked(lay.bin.with_name(lay.bin.name + ".lock")):
+        if not force and os.access(binary, os.X_OK) and stamp.is_file() and stamp.read_text().strip() == _helm_stamp():
+            return
+        _check_go()
+        lay.bin.mkdir(parents=True, exist_ok=True)
+        staging = lay.bin / (HELM + ".new")
+        command = helm_build_command(str(staging))
+        say(f"building helm ({helm_version()}) into {lay.bin}; the first build takes a few minutes")
+        started = time.monotonic()
+        log_path = lay.build_log.with_name("build-helm.log")
+        with log_path.open("w") as log:
+            log.write(" ".join(command) + "\n")
+            log.flush()
+            result = subprocess.run(
+                command,
+                cwd=HELM_MODULE_DIR,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                env={
+                    **os.environ,
+                    "CGO_ENABLED": "0",  # as helm's release builds
+                    "GOFLAGS": (os.environ.get("GOFLAGS", "") + " -mod=readonly").strip(),
+                },
+            )
+        if result.returncode != 0:
+            raise DevClusterError(f"go build of helm failed; last lines of {log_path}:\n{tail(log_path)}")
+        staging.rename(binary)
+        stamp.write_text(_helm_stamp() + "\n")
+        say(f"built helm in {time.monotonic() - started:.0f} s: {binary.stat().st_size / 2**20:.0f} MiB")

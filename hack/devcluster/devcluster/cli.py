@@ -14,7 +14,8 @@ from .ui import say, tail
 
 _EPILOG = """\
 commands:
-  build [--force]        build the binaries into .devcluster/bin (only when go.mod/go.sum changed)
+  build [--force] [WHAT] build the binaries into .devcluster/bin (only when go.mod/go.sum changed):
+                         WHAT is all (default), control-plane, or helm (hack/helm/go.mod)
   up [--for-pid PID]     start (or reuse) the cluster; prints the admin kubeconfig path last.
                          With --for-pid, PID is registered as a user, and a cluster started that
                          way stops when its last user is released (test sessions, xdist workers)
@@ -38,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
         description="A loopback-only Kubernetes control plane built from Go modules, for tests.",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.add_parser("build").add_argument("--force", action="store_true")
+    build_parser = commands.add_parser("build")
+    build_parser.add_argument("--force", action="store_true")
+    build_parser.add_argument("what", nargs="?", choices=("all", "control-plane", "helm"), default="all")
     commands.add_parser("up").add_argument("--for-pid", type=int, help="register a user (see release)")
     commands.add_parser("release").add_argument("pid", type=int)
     commands.add_parser("down").add_argument("--keep-logs", action="store_true", help="copy logs to .devcluster/logs")
@@ -77,7 +80,10 @@ def main(argv: list[str] | None = None) -> int:
     lay = Layout.from_env()
     try:
         if args.command == "build":
-            build.ensure_built(lay, force=args.force)
+            if args.what in ("all", "control-plane"):
+                build.ensure_built(lay, force=args.force)
+            if args.what in ("all", "helm"):
+                build.ensure_helm(lay, force=args.force)
             print(lay.bin)
         elif args.command == "up":
             print(cluster.up(lay, for_pid=args.for_pid))
