@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.resources
+import json
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
+from scheduler_core import version
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_files, render_json, render_table
 from scheduler_core.simulator import simulate as run_simulation
 from scheduler_core.simulator.html import render_simulation
@@ -41,6 +45,7 @@ EXIT_OK = 0
 EXIT_BAD_INPUT = 2
 EXIT_UNAVAILABLE = 3
 DEFAULT_LISTEN = "127.0.0.1:8888"
+EXAMPLES = ("cluster", "profiles")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
         prog="crd-scheduler",
         description="A Kubernetes scheduler whose profiles are custom resources.",
     )
+    parser.add_argument("--version", action="version", version=version.describe())
     verbs = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    ver = verbs.add_parser(
+        "version",
+        help="print the version, and the kube-scheduler version whose behaviour this one matches",
+        description="Print crd-scheduler's version, the kube-scheduler release whose scores, filter reasons, "
+        "messages and metrics it matches, and the Python version.",
+    )
+    ver.add_argument("-o", "--output", choices=("text", "json"), default="text", help="output format (text)")
+    ver.set_defaults(handler=_version)
 
     sim = verbs.add_parser(
         "simulate",
@@ -61,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
         "-f", "--filename", action="append", default=[], metavar="FILE",
         help="manifest file (YAML or JSON, multi-document), directory of them, or - for stdin; repeatable "
         "(with --from-cluster: the candidate SchedulerProfiles and PluginConfigs)",
+    )  # fmt: skip
+    sim.add_argument(
+        "--example", action="append", nargs="?", const="cluster", choices=EXAMPLES, default=[], metavar="NAME",
+        help="add a manifest that ships with the package, as -f does: cluster (the default; the README's "
+        "example: nodes and pending pods) or profiles (two SchedulerProfiles for it); repeatable",
     )  # fmt: skip
     sim.add_argument("-o", "--output", choices=("json", "table", "html"), default="table", help="output format (table)")
     whatif_cmd.add_arguments(sim)
@@ -188,11 +208,12 @@ def _simulate(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if args.from_cluster:
         return whatif_cmd.run(args)
-    if not args.filename:
-        print("error: simulate: -f/--filename is required (or --from-cluster)", file=sys.stderr)
+    files = [*(str(_example(name)) for name in args.example), *args.filename]
+    if not files:
+        print("error: simulate: -f/--filename is required (or --example, or --from-cluster)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        cluster = load_files(args.filename, home_namespace=args.home_namespace)
+        cluster = load_files(files, home_namespace=args.home_namespace)
         _warn(cluster.warnings)
         result = run_simulation(cluster, seed=args.seed, home_namespace=args.home_namespace)
     except InputError as exc:
@@ -205,6 +226,24 @@ def _simulate(args: argparse.Namespace) -> int:
     else:
         text = render_json(result.pods) if args.output == "json" else render_table(result.pods)
     emit(text)
+    return EXIT_OK
+
+
+def _example(name: str) -> Path:
+    """A bundled example (``scheduler_operator/examples``; ``examples/`` links to them)."""
+    return Path(str(importlib.resources.files("scheduler_operator") / "examples" / f"{name}.yaml"))
+
+
+def _version(args: argparse.Namespace) -> int:
+    if args.output == "json":
+        facts = {
+            "version": version.VERSION,
+            "kubernetesVersion": version.KUBERNETES_VERSION,
+            "pythonVersion": version.PYTHON_VERSION,
+        }
+        print(json.dumps(facts, indent=2))
+    else:
+        print(version.describe())
     return EXIT_OK
 
 

@@ -30,6 +30,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 
+from scheduler_core import version
 from scheduler_core.metrics.registry import (
     Collect,
     CounterChild,
@@ -163,6 +164,14 @@ class SchedulerMetrics:
             ("result",),
             exponential_buckets(0.001, 2, 15),
         )
+        # Our own family, as kube-scheduler's component-base serves kubernetes_build_info: always 1,
+        # the facts in its labels (scheduler_core.version).
+        registry.gauge(
+            "crd_scheduler_build_info",
+            "A metric with a constant '1' value labeled by the crd-scheduler version, the "
+            "kube-scheduler version whose behaviour it matches, and the Python version.",
+            ("version", "kubernetes_version", "python_version"),
+        ).labels(version.VERSION, version.KUBERNETES_VERSION, version.PYTHON_VERSION).set(1)
         self._attempts: dict[tuple[str, str], tuple[CounterChild, HistogramChild]] = {}
         self._attempts_child = self.pod_scheduling_attempts.labels()
         self._sli: dict[int, HistogramChild] = {}

@@ -39,6 +39,22 @@ def example_json() -> dict[str, Any]:
     return result
 
 
+@pytest.mark.parametrize(
+    ("flags", "files"),
+    [
+        pytest.param(["--example"], ["cluster.yaml"], id="cluster"),
+        pytest.param(["--example", "--example", "profiles"], ["cluster.yaml", "profiles.yaml"], id="with-profiles"),
+    ],
+)
+def test_the_bundled_example_is_the_readmes(flags: list[str], files: list[str], tmp_path: Path) -> None:
+    # Run away from the tree: --example reads the copy inside the package, as from a wheel.
+    bundled = cli("simulate", *flags, "-o", "json", "--seed", "3", cwd=tmp_path)
+    from_files = cli("simulate", *(a for f in files for a in ("-f", str(EXAMPLES / f))), "-o", "json", "--seed", "3")
+    assert bundled.returncode == 0, bundled.stderr
+    assert json.loads(bundled.stdout) == json.loads(from_files.stdout)
+    assert len(json.loads(bundled.stdout)["pods"]) >= 4
+
+
 def test_example_json_has_the_exact_shape(example_json: dict[str, Any]) -> None:
     assert list(example_json) == ["pods"]
     keys = ["namespace", "name", "schedulerName", "profile", "status", "node", "message", "scores", "filtered"]

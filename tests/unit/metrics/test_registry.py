@@ -101,6 +101,7 @@ def test_the_scheduler_families_parse_with_upstream_names_types_and_help() -> No
         "scheduler_queue_incoming_pods_total": "counter",
         "crd_scheduler_profile_reloads_total": "counter",
         "crd_scheduler_profile_reload_duration_seconds": "histogram",
+        "crd_scheduler_build_info": "gauge",
     }
     assert {name: f.type for name, f in families.items()} == expected
     # Help strings as component-base exposes them, stability level first (metrics.go).
