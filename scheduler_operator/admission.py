@@ -4,7 +4,9 @@
 ``crd-scheduler validate`` prints for the same object (without the file name): both call
 :func:`scheduler_core.simulator.validate.validate_objects`, the API server's checks, the config
 models and the profile build with the operator's registry. A profile is reviewed with the
-PluginConfigs the operator knows in its namespace merged in, as the reconciler will build it.
+PluginConfigs the operator knows in its namespace merged in, as the reconciler will build it, and
+a tenant profile (outside the home namespace) beside the home namespace's profiles the operator
+knows: their tenant policies and the schedulerNames they serve are what the tenant rules read.
 
 The status conditions stay: with the webhook off, or its ``failurePolicy: Ignore`` and the
 operator unreachable, an invalid object is admitted and its ``Valid=False`` condition says why
@@ -32,9 +34,21 @@ PLUGIN_CONFIG_HANDLER = "validate-pluginconfigs"
 SOURCE = "admission"
 INVALID = 422  # what the API server answers for an invalid object
 Configs = Callable[[str], Iterable[Mapping[str, Any]]]  # namespace -> PluginConfig bodies known there
+Profiles = Callable[[], Iterable[Mapping[str, Any]]]  # the home namespace's SchedulerProfile bodies
 
 
-def review(body: Mapping[str, Any], *, registry: Mapping[str, Any], home_namespace: str, configs: Configs) -> list[str]:
+def _no_profiles() -> Iterable[Mapping[str, Any]]:
+    return ()
+
+
+def review(
+    body: Mapping[str, Any],
+    *,
+    registry: Mapping[str, Any],
+    home_namespace: str,
+    configs: Configs,
+    home_profiles: Profiles = _no_profiles,
+) -> list[str]:
     """The problems of ``body`` (``Kind ns/name: field: reason``), empty when it may be admitted."""
     obj = _plain(body)
     meta = obj.setdefault("metadata", {})
@@ -44,6 +58,10 @@ def review(body: Mapping[str, Any], *, registry: Mapping[str, Any], home_namespa
     objects: list[tuple[str, Mapping[str, Any]]] = [(SOURCE, obj)]
     if obj.get("kind") == PROFILE_KIND:
         objects += [("", c) for c in configs(namespace)]
+        if namespace != home_namespace:
+            objects += [
+                ("", {"apiVersion": f"{GROUP}/{VERSION}", "kind": PROFILE_KIND, **_plain(p)}) for p in home_profiles()
+            ]
     problems = validate_objects(objects, home_namespace=home_namespace, registry=registry)
     return [str(p).removeprefix(f"{SOURCE}: ") for p in problems if p.source == SOURCE]
 
@@ -57,12 +75,19 @@ def _plain(value: Any) -> Any:
 
 
 def register(
-    registry: kopf.OperatorRegistry, *, plugins: Mapping[str, Any], home_namespace: str, configs: Configs
+    registry: kopf.OperatorRegistry,
+    *,
+    plugins: Mapping[str, Any],
+    home_namespace: str,
+    configs: Configs,
+    home_profiles: Profiles = _no_profiles,
 ) -> None:
     """``@kopf.on.validate`` for both kinds, on CREATE and UPDATE."""
 
     def check(body: Mapping[str, Any]) -> None:
-        problems = review(body, registry=plugins, home_namespace=home_namespace, configs=configs)
+        problems = review(
+            body, registry=plugins, home_namespace=home_namespace, configs=configs, home_profiles=home_profiles
+        )
         if problems:
             raise kopf.AdmissionError("\n".join(problems), code=INVALID)
 

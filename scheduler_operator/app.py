@@ -394,6 +394,9 @@ async def run(options: Options) -> None:
             admission.register(
                 registry, plugins=operator.reconciler.registry, home_namespace=options.home_namespace,
                 configs=lambda namespace: list(operator.reconciler.configs.get(namespace, {}).values()),
+                home_profiles=lambda: [
+                    b for k, b in operator.reconciler.profiles.items() if k.namespace == options.home_namespace
+                ],
             )  # fmt: skip
             settings.admission.server = admission.server(options.webhook)
             settings.admission.managed = options.webhook.managed

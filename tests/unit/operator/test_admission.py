@@ -61,3 +61,43 @@ def test_valid_objects_pass_and_generate_name_is_accepted() -> None:
 def test_a_profile_is_reviewed_with_its_namespaces_plugin_configs_merged_but_only_its_problems_count() -> None:
     broken = _config("fit", "NodeResourcesFit", {"scoringStrategy": {"type": "Nope"}})
     assert _review(_profile("p", {}), broken) == []  # the config's own review refused it already
+
+
+@pytest.mark.parametrize(
+    ("home_policy", "tenant", "expected"),
+    [
+        pytest.param(
+            None, {"schedulerName": "default-scheduler"},
+            ["SchedulerProfile team-a/p: spec.schedulerName: tenant policy rule 'scheduler-names': a profile in "
+             "namespace 'team-a' may not serve schedulerName 'default-scheduler': it is kube-scheduler's name, which "
+             "every pod that names no scheduler has (the policy's allowedSchedulerNames does not list it)"],
+            id="default-scheduler",
+        ),
+        pytest.param(
+            None, {},
+            ["SchedulerProfile team-a/p: spec.schedulerName: tenant policy rule 'scheduler-names': a profile in "
+             "namespace 'team-a' may not serve schedulerName 'crd-scheduler': the cluster-wide profile "
+             "crd-scheduler/default serves it (the policy's allowedSchedulerNames does not list it)"],
+            id="the-cluster-wide-name-the-operator-knows",
+        ),
+        pytest.param({"allowedSchedulerNames": ["crd-scheduler"]}, {}, [], id="allowed-by-the-home-policy"),
+        pytest.param(
+            {"allowedSchedulerNames": ["crd-scheduler"], "allowDisabling": ["TaintToleration"]},
+            {"plugins": {"filter": {"disabled": [{"name": "TaintToleration"}]}}}, [],
+            id="the-home-policy-is-the-operators-not-the-default",
+        ),
+    ],
+)  # fmt: skip
+def test_a_tenant_profile_is_reviewed_beside_the_home_profiles_the_operator_knows(
+    home_policy: dict[str, Any] | None, tenant: dict[str, Any], expected: list[str]
+) -> None:
+    home = _profile("default", {} if home_policy is None else {"tenantPolicy": home_policy}, namespace="crd-scheduler")
+    del home["apiVersion"], home["kind"]  # as a watch's list items may come
+    found = review(
+        _profile("p", tenant),
+        registry=default_registry(),
+        home_namespace="crd-scheduler",
+        configs=lambda ns: (),
+        home_profiles=lambda: [home],
+    )
+    assert found == expected
