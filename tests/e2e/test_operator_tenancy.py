@@ -43,6 +43,11 @@ ZONE_A = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "e2e-zone", "opera
 DEEP_LEVELS = 1100
 
 
+def override(env: Env) -> dict[str, Any]:
+    """The policy letting tenants override the cluster-wide schedulerName (refused by default)."""
+    return {"allowedSchedulerNames": [env.scheduler]}
+
+
 @pytest.fixture(scope="module")
 def crds(api: client.ApiClient) -> None:
     install_crds(api)
@@ -60,7 +65,7 @@ def test_a_tenant_profile_disabling_taint_toleration_is_refused_and_its_pods_avo
 ) -> None:
     (tainted,) = env.add_nodes(1, cpu="4", memory="8Gi", taints=[TAINT])
     tenant = env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler))
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy=override(env)))
     hostile = profile("own", env.scheduler, plugins={"filter": {"disabled": [{"name": "TaintToleration"}]}})
     env.custom.create(tenant, hostile)
     operator = env.start_operator()
@@ -134,7 +139,7 @@ def _deep_config_valid(env: Env, namespace: str, name: str) -> dict[str, Any]:
 def test_a_plugin_config_nested_1100_deep_blocks_no_one_across_a_restart(env: Env) -> None:
     env.add_nodes(1, cpu="4", memory="8Gi")
     tenant, other = env.namespace(), env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler))
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy=override(env)))
     env.custom.create(tenant, profile("own", env.scheduler))
     try:
         _create_deep_plugin_config(env, tenant, "deep")
@@ -173,7 +178,7 @@ def test_a_restart_with_an_invalid_generation_keeps_the_last_good_policy(env: En
     for name, zone in ((zone_a[0], "a"), (zone_b[0], "b")):
         env.core.patch_node(name, {"metadata": {"labels": {"e2e-zone": zone}}})
     tenant = env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler))
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy=override(env)))
     narrowing = [
         {"name": "NodeAffinity", "args": {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": ZONE_A}}}
     ]
@@ -205,7 +210,7 @@ def test_the_oldest_of_two_profiles_serves_and_deleting_it_promotes_the_next(env
     """Names sort the other way round from creation: creationTimestamp decides, on every replica."""
     env.add_nodes(2, cpu="4", memory="8Gi")
     tenant = env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler))
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy=override(env)))
     env.custom.create(tenant, profile("z-older", env.scheduler, plugin_config=MOST_ALLOCATED))
     time.sleep(1.1)  # creationTimestamp has one-second resolution
     env.custom.create(tenant, profile("a-newer", env.scheduler))
@@ -231,7 +236,7 @@ def test_the_oldest_of_two_profiles_serves_and_deleting_it_promotes_the_next(env
 def test_a_tenant_profile_without_scheduling_gates_releases_only_its_own_pods(env: Env) -> None:
     env.add_nodes(1, cpu="4", memory="8Gi")
     tenant, other = env.namespace(), env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy={"allowDisabling": ["SchedulingGates"]}))
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy={**override(env), "allowDisabling": ["SchedulingGates"]}))
     ungated = profile("own", env.scheduler, plugins={"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}})
     env.custom.create(tenant, ungated)
     operator = env.start_operator()

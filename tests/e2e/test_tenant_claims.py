@@ -1,0 +1,101 @@
+"""The rules on tenant claims on a real API server (issue 26): the operator refuses a tenant
+profile for ``default-scheduler`` naming the rule, serves a name the policy allows, and the
+ResourceQuota example of docs/tenancy.md refuses the (cap+1)th SchedulerProfile.
+
+The dev cluster runs no resourcequota controller (hack/devcluster), so the test writes the
+quota's first status itself, as that controller would; from then on the API server's
+ResourceQuota admission counts and refuses on its own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from scheduler_core.tenancy.claims import DEFAULT_MAX_PROFILES
+from scheduler_operator.resources import GROUP, PROFILE_PLURAL, VERSION
+from tests.e2e import Cluster, eventually
+from tests.e2e.operator_support import (
+    Env,
+    condition_of,
+    environment,
+    install_crds,
+    make_pod,
+    profile,
+    wait_all_bound,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path) -> Iterator[Env]:
+    install_crds(api)
+    with environment(cluster, api, namespace, tmp_path) as created:
+        yield created
+
+
+def _invalid(env: Env, namespace: str, name: str) -> str:
+    status = env.custom.wait_status(
+        PROFILE_PLURAL, namespace, name, lambda s: condition_of(s, "Valid").get("status") == "False"
+    )
+    return str(condition_of(status, "Valid")["message"])
+
+
+def test_the_operator_refuses_a_tenant_profile_for_default_scheduler(env: Env) -> None:
+    env.custom.create(env.home, profile("default", env.scheduler))
+    tenant = env.namespace()
+    env.custom.create(tenant, profile("takeover", "default-scheduler"))
+    env.start_operator()
+
+    assert _invalid(env, tenant, "takeover") == (
+        f"spec.schedulerName: tenant policy rule 'scheduler-names': a profile in namespace '{tenant}' may not serve "
+        "schedulerName 'default-scheduler': it is kube-scheduler's name, which every pod that names no scheduler "
+        "has (the policy's allowedSchedulerNames does not list it)"
+    )
+
+
+def test_a_name_the_policy_allows_serves_the_tenants_pods_and_others_are_refused(env: Env) -> None:
+    env.add_nodes(1, cpu="4", memory="8Gi")
+    allowed = f"{env.scheduler}-team"
+    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy={"allowedSchedulerNames": [allowed]}))
+    tenant = env.namespace()
+    env.custom.create(tenant, profile("own", allowed))
+    env.custom.create(tenant, profile("cluster-name", env.scheduler))
+    env.start_operator()
+
+    status = env.custom.wait_status(
+        PROFILE_PLURAL, tenant, "own", lambda s: condition_of(s, "Valid").get("status") == "True"
+    )
+    assert condition_of(status, "Ready")["status"] == "True"
+    assert "the policy's allowedSchedulerNames does not list it" in _invalid(env, tenant, "cluster-name")
+    pod = make_pod("mine", tenant, allowed, env.label, cpu="100m")
+    env.core.create_namespaced_pod(tenant, pod)
+    wait_all_bound(env.core, tenant, {"mine"})
+
+
+def test_the_resource_quota_example_refuses_the_profile_beyond_the_cap(env: Env) -> None:
+    tenant = env.namespace()
+    resource = f"count/{PROFILE_PLURAL}.{GROUP}"
+    hard = {resource: str(DEFAULT_MAX_PROFILES)}
+    core: Any = env.core
+    core.create_namespaced_resource_quota(tenant, {"metadata": {"name": "scheduler-profiles"}, "spec": {"hard": hard}})
+    quota = core.read_namespaced_resource_quota("scheduler-profiles", tenant)
+    quota.status = {"hard": hard, "used": {resource: "0"}}  # the resourcequota controller's part
+    core.replace_namespaced_resource_quota_status("scheduler-profiles", tenant, quota)
+    custom: Any = client.CustomObjectsApi(env.api)
+
+    for index in range(DEFAULT_MAX_PROFILES):
+        body = profile(f"p{index:02d}", f"s{index:02d}")
+        eventually(
+            lambda body=body: custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, body)
+        )
+    with pytest.raises(client.ApiException) as refused:
+        custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, profile("one-too-many", "x"))
+
+    assert refused.value.status == 403
+    assert "exceeded quota: scheduler-profiles" in str(refused.value.body)
+    assert f"limited: {resource}={DEFAULT_MAX_PROFILES}" in str(refused.value.body)
