@@ -8,6 +8,7 @@ ResourceQuota admission counts and refuses on its own."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -88,11 +89,11 @@ def test_the_resource_quota_example_refuses_the_profile_beyond_the_cap(env: Env)
     core.replace_namespaced_resource_quota_status("scheduler-profiles", tenant, quota)
     custom: Any = client.CustomObjectsApi(env.api)
 
+    def create(body: dict[str, Any]) -> None:
+        custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, body)
+
     for index in range(DEFAULT_MAX_PROFILES):
-        body = profile(f"p{index:02d}", f"s{index:02d}")
-        eventually(
-            lambda body=body: custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, body)
-        )
+        eventually(functools.partial(create, profile(f"p{index:02d}", f"s{index:02d}")))
     with pytest.raises(client.ApiException) as refused:
         custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, profile("one-too-many", "x"))
 
