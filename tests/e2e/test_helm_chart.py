@@ -422,6 +422,7 @@ def test_install_run_upgrade_uninstall(
         operator.wait_log(r"leading: scheduling")
         core.create_namespaced_pod(namespace, make_pod("p0", namespace, scheduler, label))
         assert wait_all_bound(core, namespace, {"p0"}) == {"p0": nodes[0]}
+        assert [(pod, node) for pod, _, node in operator.binds()] == [(f"{namespace}/p0", nodes[0])]
 
         upgraded = cluster_helm.run(
             "upgrade", release, str(CHART), "--namespace", namespace, *values,
