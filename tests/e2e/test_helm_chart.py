@@ -166,6 +166,19 @@ def test_helm_lint(helm: Helm, values: list[str]) -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in linted.stdout
 
 
+def test_the_package_renders_as_the_folder(helm: Helm, tmp_path: Path) -> None:
+    """``make chart``'s ``helm package``: named after the version, CRDs and schema inside."""
+    version = yaml.safe_load((CHART / "Chart.yaml").read_text())["version"]
+    helm.run("package", str(CHART), "--destination", str(tmp_path))
+    package = tmp_path / f"crd-scheduler-{version}.tgz"
+
+    listed = subprocess.run(["tar", "-tzf", str(package)], capture_output=True, text=True, check=True).stdout.split()
+    packaged = helm.run("template", HOME, str(package), "--namespace", HOME, "--include-crds").stdout
+
+    assert {"crd-scheduler/crds/schedulerprofiles.yaml", "crd-scheduler/values.schema.json"} <= set(listed)
+    assert [d for d in yaml.safe_load_all(packaged) if d] == helm.template()
+
+
 def test_the_defaults_render_the_kustomize_base(helm: Helm) -> None:
     """Every object of manifests/kustomization.yaml but the Namespace (Helm installs into an
     existing one), equal once the chart's Helm labels are dropped."""
