@@ -150,6 +150,11 @@ def test_deployment_pod_is_placed_by_the_default_scheduler_as_the_service_accoun
     assert selector.items() <= deployment["spec"]["template"]["metadata"]["labels"].items()
 
 
+def test_deployment_pod_is_system_cluster_critical_as_kube_scheduler() -> None:
+    # tests/e2e/test_helm_chart.py shows the API server admitting it outside kube-system.
+    assert _deployment()["spec"]["template"]["spec"]["priorityClassName"] == "system-cluster-critical"
+
+
 @pytest.mark.parametrize(
     ("where", "key", "value"),
     [
