@@ -36,6 +36,7 @@ from scheduler_operator.options import (
     ServingOptions,
     WebhookOptions,
     default_identity,
+    seconds,
 )
 from scheduler_operator.output import emit, warn
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
@@ -153,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
         ("--renew-deadline", election.renew_deadline, "how long the leader retries renewing before it stops"),
         ("--retry-period", election.retry_period, "time between two tries to acquire or renew"),
     ):
-        run.add_argument(flag, type=float, default=default, metavar="SECONDS", help=f"{what} ({default:g})")
+        run.add_argument(flag, type=seconds, default=default, metavar="DURATION", help=f"{what} ({default:g}s)")
     run.add_argument(
         "--max-in-flight", type=int, default=DEFAULT_CRITICAL_LIMIT, metavar="N",
         help=f"API requests in flight for binding, and again for reports ({DEFAULT_CRITICAL_LIMIT})",

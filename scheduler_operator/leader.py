@@ -101,11 +101,12 @@ def micro_time(now: datetime) -> str:
 
 
 def desired_record(
-    identity: str, current: LeaseRecord | None, *, leading: bool, lease_duration: float, now: str
+    identity: str, current: LeaseRecord | None, *, leading: bool, lease_seconds: int, now: str
 ) -> LeaseRecord:
     """What ``tryAcquireOrRenew`` writes: a renewal keeps acquireTime and transitions, a
-    takeover counts one more transition."""
-    record = LeaseRecord(identity, int(lease_duration), acquire_time=now, renew_time=now)
+    takeover counts one more transition. ``lease_seconds`` is ``ElectionConfig.lease_seconds``
+    (whole seconds, as client-go writes them; its own timing keeps the exact duration)."""
+    record = LeaseRecord(identity, lease_seconds, acquire_time=now, renew_time=now)
     if current is None:
         return record
     if leading:
@@ -219,7 +220,7 @@ class LeaderElector:
             got = await self.lock.get()
             if got is None:
                 record = desired_record(
-                    self.identity, None, leading=False, lease_duration=self.config.lease_duration, now=now
+                    self.identity, None, leading=False, lease_seconds=self.config.lease_seconds, now=now
                 )
                 await self.lock.create(record)
                 self._observe(record)
@@ -231,7 +232,7 @@ class LeaderElector:
                 return False
             leading = current.holder == self.identity
             record = desired_record(
-                self.identity, current, leading=leading, lease_duration=self.config.lease_duration, now=now
+                self.identity, current, leading=leading, lease_seconds=self.config.lease_seconds, now=now
             )
             await self.lock.update(record, version)
         except ConflictError:

@@ -3,10 +3,21 @@
 Leader-election defaults are kube-scheduler's (``--leader-elect-lease-duration`` 15 s,
 ``--leader-elect-renew-deadline`` 10 s, ``--leader-elect-retry-period`` 2 s), checked as
 client-go's ``NewLeaderElector`` checks them.
+
+Durations are kept exactly, as client-go keeps them: its own timing (renewals, the renew
+deadline, ``LeaderElector.Check`` behind ``/healthz``) uses the exact ``time.Duration``, and only
+the Lease object gets whole seconds, ``LeaseDurationSeconds: int(le.config.LeaseDuration /
+time.Second)`` (``client-go@v0.36.3/tools/leaderelection/leaderelection.go``, written by
+``resourcelock/leaselock.go``'s ``LeaderElectionRecordToLeaseSpec`` as an int32), which is what
+other replicas wait. So ``--lease-duration 7.5s`` writes 7 and renews on 7.5 s timings. One check
+beyond upstream's: the whole seconds written must still exceed the renew deadline, or a standby
+could take over while the fence (``fence.py``) still lets this replica write.
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import socket
 import uuid
@@ -31,12 +42,49 @@ class ElectionConfig:
     retry_period: float = 2.0
 
     def __post_init__(self) -> None:
+        for flag, value in (
+            ("--lease-duration", self.lease_duration),
+            ("--renew-deadline", self.renew_deadline),
+            ("--retry-period", self.retry_period),
+        ):
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"{flag} must be a positive duration, got {value:g}")
         if self.lease_duration <= self.renew_deadline:
             raise ValueError("--lease-duration must be greater than --renew-deadline")
         if self.renew_deadline <= JITTER_FACTOR * self.retry_period:
             raise ValueError(f"--renew-deadline must be greater than --retry-period * {JITTER_FACTOR}")
         if self.retry_period < 0.1 or self.lease_duration < 1:
             raise ValueError("--retry-period must be at least 0.1 s and --lease-duration at least 1 s")
+        if self.lease_seconds <= self.renew_deadline:
+            raise ValueError(
+                f"--lease-duration {self.lease_duration:g}s is written to the Lease as {self.lease_seconds}s "
+                "(leaseDurationSeconds is whole seconds, as client-go writes it), which is what other replicas "
+                f"wait; it must be longer than --renew-deadline {self.renew_deadline:g}s"
+            )
+
+    @property
+    def lease_seconds(self) -> int:
+        """``spec.leaseDurationSeconds`` as client-go writes it: ``int(LeaseDuration / time.Second)``."""
+        return int(self.lease_duration)
+
+
+def seconds(text: str) -> float:
+    """A duration flag's value (an argparse ``type``): seconds (``7.5``) or a Go duration, as
+    kube-scheduler's ``--leader-elect-*`` flags take it (``7.5s``, ``1m30s``, ``500ms``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        from scheduler_core.extender.client import parse_duration  # aiohttp, pydantic: only when a unit is given
+
+        try:
+            value = parse_duration(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a duration: seconds (7.5) or a Go duration (7.5s, 1m30s, 500ms)"
+            ) from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite duration")
+    return value
 
 
 def default_identity() -> str:

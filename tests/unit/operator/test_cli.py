@@ -18,6 +18,21 @@ def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None
     assert args.max_in_flight == 16
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        pytest.param("7.5", 7.5, id="seconds"),
+        pytest.param("7.5s", 7.5, id="go-duration"),
+        pytest.param("1m30s", 90.0, id="minutes"),
+        pytest.param("2500ms", 2.5, id="milliseconds"),
+    ],
+)
+def test_durations_are_kept_exactly_in_seconds_or_go_durations(value: str, seconds: float) -> None:
+    args = build_parser().parse_args(["run", "--retry-period", value])
+
+    assert args.retry_period == seconds
+
+
 def test_home_namespace_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CRD_SCHEDULER_HOME_NAMESPACE", "scheduling")
 
@@ -30,10 +45,21 @@ def test_home_namespace_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
     [
         pytest.param(["--lease-duration", "5", "--renew-deadline", "6"], "--lease-duration must be", id="lease"),
         pytest.param(["--retry-period", "9"], "--renew-deadline must be greater than --retry-period", id="retry"),
+        pytest.param(["--lease-duration", "0"], "--lease-duration must be a positive duration, got 0", id="zero"),
+        pytest.param(["--lease-duration=-5s"], "--lease-duration must be a positive duration, got -5", id="negative"),
+        pytest.param(["--lease-duration", "nan"], "--lease-duration: 'nan' is not a finite duration", id="nan"),
+        pytest.param(
+            ["--lease-duration", "7.5x"],
+            "--lease-duration: '7.5x' is not a duration: seconds (7.5) or a Go duration",
+            id="unit",
+        ),
     ],
 )
 def test_bad_election_timings_are_refused(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", *argv])
+    try:
+        code = main(["run", *argv])
+    except SystemExit as exit_:  # argparse refused the value itself
+        code = exit_.code
 
     assert code == EXIT_BAD_INPUT
     assert message in capsys.readouterr().err

@@ -5,6 +5,8 @@ The state machine against the real API server is in tests/e2e/test_operator_fail
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from scheduler_operator.leader import LeaseRecord, desired_record, held_by_other
@@ -34,7 +36,7 @@ EARLIER = "2026-01-01T00:00:00.000000Z"
     ],
 )
 def test_desired_record(current: LeaseRecord | None, leading: bool, expected: LeaseRecord) -> None:
-    assert desired_record("me", current, leading=leading, lease_duration=15.0, now=NOW) == expected
+    assert desired_record("me", current, leading=leading, lease_seconds=15, now=NOW) == expected
 
 
 @pytest.mark.parametrize(
@@ -65,12 +67,37 @@ def test_record_round_trips_through_the_lease_spec() -> None:
         pytest.param(10, 10, 2, "--lease-duration must be greater than --renew-deadline", id="lease-not-longer"),
         pytest.param(15, 2.4, 2, "--renew-deadline must be greater than --retry-period", id="renew-too-short"),
         pytest.param(1.5, 0.1, 0.05, "--retry-period must be at least", id="too-fast"),
+        pytest.param(0, 10, 2, "--lease-duration must be a positive duration, got 0", id="zero-lease"),
+        pytest.param(-15, 10, 2, "--lease-duration must be a positive duration, got -15", id="negative-lease"),
+        pytest.param(15, -1, 2, "--renew-deadline must be a positive duration, got -1", id="negative-renew"),
+        pytest.param(15, 10, 0, "--retry-period must be a positive duration, got 0", id="zero-retry"),
+        pytest.param(float("nan"), 10, 2, "--lease-duration must be a positive duration, got nan", id="nan"),
+        pytest.param(float("inf"), 10, 2, "--lease-duration must be a positive duration, got inf", id="inf"),
+        pytest.param(
+            7.5,
+            7.2,
+            2,
+            "--lease-duration 7.5s is written to the Lease as 7s (leaseDurationSeconds is whole seconds, as client-go "
+            "writes it), which is what other replicas wait; it must be longer than --renew-deadline 7.2s",
+            id="whole-seconds-within-the-renew-deadline",
+        ),
     ],
 )
 def test_election_config_is_checked_as_client_go_does(lease: float, renew: float, retry: float, error: str) -> None:
-    with pytest.raises(ValueError, match=error):
+    with pytest.raises(ValueError, match=re.escape(error)):
         ElectionConfig(lease, renew, retry)
 
 
 def test_election_defaults_are_kube_schedulers() -> None:
     assert ElectionConfig() == ElectionConfig(15.0, 10.0, 2.0)
+
+
+def test_a_fractional_lease_duration_is_kept_exactly_and_written_in_whole_seconds() -> None:
+    """client-go: the record gets ``int(LeaseDuration / time.Second)``, its timing the exact value."""
+    config = ElectionConfig(7.5, 5.0, 1.0)
+
+    assert (config.lease_duration, config.lease_seconds) == (7.5, 7)
+    record = desired_record("me", None, leading=False, lease_seconds=config.lease_seconds, now=NOW)
+    assert record.lease_duration_seconds == 7
+    assert held_by_other("me", LeaseRecord("other", 7), 100.0, 106.9) is True  # others wait what the record says
+    assert held_by_other("me", LeaseRecord("other", 7), 100.0, 107.0) is False
