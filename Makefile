@@ -4,7 +4,7 @@ STAMP := .stamp-install
 LOCK := requirements/dev.txt
 UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest chart chart-test
+.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test
 
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
@@ -23,6 +23,16 @@ lock: install
 ## deps-latest: the unit tests against the newest allowed versions, in a throw-away venv (no lock)
 deps-latest:
 	$(PY) hack/deps_latest.py
+
+## dist: the wheel and sdist into dist/ (python -m build with the locked setuptools), checked by twine
+dist: install
+	rm -f dist/crd_scheduler-*.whl dist/crd_scheduler-*.tar.gz
+	$(PY) -m build --no-isolation --outdir dist .
+	$(PY) -m twine check --strict dist/crd_scheduler-*
+
+## dist-test: the wheel alone in a new venv (with the runtime lock) runs --version and simulate --example
+dist-test: install
+	$(PY) -m pytest -q -p no:cacheprovider tests/release
 
 ## browser: headless Chromium from Debian's package, for the HTML report tests (tests/browser)
 browser:
