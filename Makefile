@@ -52,9 +52,9 @@ e2e: install
 	$(PY) -m pytest -q tests/e2e
 
 lint: install
-	$(PY) -m ruff check scheduler_core scheduler_operator tests bench
-	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench
-	$(PY) -m mypy scheduler_core scheduler_operator tests bench
+	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py
+	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench hack/deps_latest.py
+	$(PY) -m mypy scheduler_core scheduler_operator tests bench hack/deps_latest.py
 	lint-imports
 	$(PY) -m scheduler_core.config.crd --check
 

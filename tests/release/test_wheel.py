@@ -43,7 +43,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def venv(dist: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("venv")
     _run(sys.executable, "-m", "venv", where)
-    pip = [where / "bin" / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    pip: list[str | Path] = [where / "bin" / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     _run(*pip, "--require-hashes", "-r", ROOT / "requirements" / "runtime.txt")
     (wheel,) = dist.glob("crd_scheduler-*.whl")
     _run(*pip, "--no-deps", wheel)
