@@ -404,7 +404,10 @@ def test_install_run_upgrade_uninstall(
     custom: Any = client.CustomObjectsApi(api)
     apps: Any = client.AppsV1Api(api)
     scheduler, label = unique("crd-helm"), unique("helm")
-    values = ["--set", f"defaultProfile.schedulerName={scheduler}"]
+    values = [
+        "--set", f"defaultProfile.schedulerName={scheduler}",
+        "--set", f"tenancy.profileAuthors[0].namespace={namespace}", "--set", "tenancy.profileAuthors[0].group=authors",
+    ]  # fmt: skip
 
     installed = cluster_helm.run("install", release, str(CHART), "--namespace", namespace, *values)
     stored = cluster_helm.run("get", "manifest", release, "--namespace", namespace).stdout
@@ -415,6 +418,7 @@ def test_install_run_upgrade_uninstall(
         "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "Deployment", "Service",
         "PodDisruptionBudget", "PriorityLevelConfiguration", "FlowSchema", "SchedulerProfile",
     }  # fmt: skip
+    assert f"{release}-profile-author" in {d["metadata"]["name"] for d in manifest if d["kind"] == "Role"}
     for crd in CRD_NAMES:
         client.ApiextensionsV1Api(api).read_custom_resource_definition(crd)
 
