@@ -15,8 +15,9 @@ nodes whose pods it has not seen yet. The I/O is described in docs/operator-io.m
 The Lease is a fence (``docs/leader-election.md``): it is renewed on a thread of its own
 (``leader.LeaseKeeper``), every write request passes ``fence.Fence`` (refused once the renew
 deadline has passed since the last successful renewal), and a replica that loses the lease
-exits, as kube-scheduler does; on shutdown it fences, lets the writes in flight finish, then
-releases the lease.
+exits, as kube-scheduler does. On SIGTERM (or SIGINT) the fence shuts first, in the signal's
+handler, before Kopf or anything else hears of it (:meth:`Operator.terminate`); then the
+scheduling loop ends, the writes in flight finish, and the lease is released.
 
 Observability (``docs/observability.md``): the scheduler's metrics, and a
 :class:`~scheduler_operator.health.HealthState` fed from the operator's state, are served on
@@ -33,7 +34,9 @@ import asyncio
 import functools
 import logging
 import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -331,7 +334,7 @@ class Operator:
         nothing. This replica stands for no election again until it restarts."""
         self.health.loop_ended = why
         log.error("releasing the lease: the scheduling loop ended (%s)", why)
-        self.fence.close()
+        self.fence.shut()
         loop = asyncio.get_running_loop()
         timeout = self.options.election.renew_deadline
         if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):
@@ -349,11 +352,24 @@ class Operator:
                 log.warning("standby cache sync failed (%s); retrying", error)
                 await asyncio.sleep(self.options.election.retry_period)
 
+    def terminate(self, signum: int, leading: asyncio.Future[Any], stop: asyncio.Event) -> None:
+        """SIGTERM or SIGINT, on the event loop: the fence shuts before anything else, so no
+        write starts from here on (only those already sent may land: at most the binding lane's
+        ``--max-in-flight``, docs/leader-election.md); then the scheduling loop is cancelled and
+        Kopf told to stop (``stop``, its stop flag), after which :meth:`step_down` releases."""
+        first = not self.stopping
+        self.stopping = True
+        self.fence.shut()
+        leading.cancel()
+        stop.set()
+        if first:
+            log.info("%s: fence shut, no write starts from now on; stopping", signal.Signals(signum).name)
+
     async def step_down(self, leading: asyncio.Future[Any]) -> None:
         """Shutdown: no write starts any more, the scheduling loop ends, the writes in flight
         finish (or time out) and only then the lease is released for a standby to take at once."""
         self.stopping = True
-        self.fence.close()
+        self.fence.shut()
         leading.cancel()
         await asyncio.gather(leading, return_exceptions=True)
         loop = asyncio.get_running_loop()
@@ -374,7 +390,7 @@ class Operator:
 
 
 async def run(options: Options) -> None:
-    """Run until SIGINT/SIGTERM (Kopf handles them); then give the lease up."""
+    """Run until SIGINT/SIGTERM (:meth:`Operator.terminate`); then give the lease up."""
     collector.tune()  # the modules imported are long-lived (scheduler_operator.collector)
     decoding.install_in_kopf()
     operator = Operator(options)
@@ -400,13 +416,25 @@ async def run(options: Options) -> None:
             )  # fmt: skip
             settings.admission.server = admission.server(options.webhook)
             settings.admission.managed = options.webhook.managed
-        await kopf.operator(
+        # kopf.operator() is spawn_tasks + run_tasks; apart, so that the signal handlers Kopf
+        # installs in spawn_tasks are replaced by ours, which shut the fence first (Kopf's own
+        # shutdown waits up to 5 s for the tasks spawned since it started, our binding cycles
+        # among them, which bound on meanwhile: issue 26).
+        existing = asyncio.all_tasks() - {asyncio.current_task()}
+        stop = asyncio.Event()
+        tasks = await kopf.spawn_tasks(
             registry=registry,
             settings=settings,
             clusterwide=True,
             standalone=True,
             liveness_endpoint=options.liveness or None,
+            stop_flag=stop,
         )
+        if threading.current_thread() is threading.main_thread():  # where Kopf installs its own
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, operator.terminate, signum, leader, stop)
+        await kopf.run_tasks(tasks, ignored=existing)
     finally:
         for task in (resync, standby, *watches):
             task.cancel()

@@ -19,7 +19,9 @@ moments between the deadline and the exit, and a loop that stalled past the dead
 retry attempt on its own), and :meth:`Fence.install` puts it in front of one
 ``kubernetes.client.ApiClient``'s requests; reads (lists, watches, gets) are not fenced.
 :meth:`Fence.wait_idle` is what shutdown waits on before handing the lease over: writes in
-flight have finished (or failed) and none can start. Every refusal is counted, by HTTP verb and
+flight have finished (or failed) and none can start. Shutdown uses :meth:`Fence.shut`, the first
+thing the operator does on SIGTERM: unlike :meth:`Fence.close`, no later renewal opens it again
+(the keeper renews until it releases the lease). Every refusal is counted, by HTTP verb and
 API resource (``on_refused``: ``crd_scheduler_fenced_writes_total``, ``scheduler_operator.io_metrics``).
 
 Writes that do not pass here, and why that is safe, are listed in ``docs/leader-election.md``
@@ -54,6 +56,7 @@ class Fence:
         self._clock = clock
         self._valid_until = -math.inf
         self._in_flight = 0
+        self._shut = False
         self._changed = threading.Condition()
         self.refused = 0
         # Told (verb, resource) of each refusal, under the fence's lock: calls never overlap.
@@ -62,12 +65,24 @@ class Fence:
     def renewed(self, attempt_started: float) -> None:
         """A renewal (or acquisition) that started at ``attempt_started`` (monotonic) succeeded."""
         with self._changed:
-            self._valid_until = max(self._valid_until, attempt_started + self.renew_deadline)
+            if not self._shut:
+                self._valid_until = max(self._valid_until, attempt_started + self.renew_deadline)
 
     def close(self) -> None:
-        """No write starts from now on (lease lost, or shutting down)."""
+        """No write starts from now on (lease lost), until a renewal opens the fence again."""
         with self._changed:
             self._valid_until = -math.inf
+
+    def shut(self) -> None:
+        """No write starts from now on, whatever renewal lands later: the replica is shutting
+        down (SIGTERM) or gave up leading, and the keeper may still renew until it releases."""
+        with self._changed:
+            self._shut = True
+            self._valid_until = -math.inf
+
+    @property
+    def is_shut(self) -> bool:
+        return self._shut
 
     @property
     def is_open(self) -> bool:

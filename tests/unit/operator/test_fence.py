@@ -76,6 +76,23 @@ def test_closing_refuses_at_once_but_lets_the_writes_in_flight_finish() -> None:
     assert fence.in_flight == 0
 
 
+def test_a_shut_fence_stays_shut_whatever_renewal_lands_later() -> None:
+    """Shutdown shuts the fence at SIGTERM while the keeper still renews until it releases."""
+    clock = Clock(100.0)
+    fence = Fence(DEADLINE, clock=clock)
+    fence.renewed(100.0)
+    fence.close()
+    fence.renewed(100.5)  # closed (lease lost): a renewal may open it again
+    assert fence.is_open
+
+    fence.shut()
+    fence.renewed(101.0)
+
+    assert not fence.is_open and fence.is_shut
+    with pytest.raises(FencedError), fence.write("POST /binding"):
+        pass
+
+
 @pytest.mark.parametrize(
     ("method", "fenced"),
     [
