@@ -472,6 +472,40 @@ def test_install_run_upgrade_uninstall(
         client.ApiextensionsV1Api(api).read_custom_resource_definition(crd)
 
 
+def test_the_self_signed_webhook_keeps_its_certificate_across_upgrades(
+    api: client.ApiClient, cluster_helm: Helm, dynamic_client: Any, namespace: str, release: str
+) -> None:
+    """The chart reads the Secret back (``lookup``) instead of minting a new CA on every upgrade.
+    The webhook selects only this test's namespace (a label of its own), and no profile is written
+    there: no other session's writes reach a webhook that nothing serves here."""
+    core: Any = client.CoreV1Api(api)
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    core.patch_namespace(namespace, {"metadata": {"labels": {"crd-scheduler-e2e-webhook": release}}})
+    values = [
+        "--set", "webhook.mode=self-signed", "--set", "defaultProfile.enabled=false",
+        "--set", f"webhook.namespaceSelector.matchLabels.crd-scheduler-e2e-webhook={release}",
+    ]  # fmt: skip
+    secret_name = f"{release}-webhook"
+
+    cluster_helm.run("install", release, str(CHART), "--namespace", namespace, *values)
+    first = core.read_namespaced_secret(secret_name, namespace).data
+    cluster_helm.run("upgrade", release, str(CHART), "--namespace", namespace, *values, "--set", "replicas=1")
+    second = core.read_namespaced_secret(secret_name, namespace).data
+    configuration = admission.read_validating_webhook_configuration(release)
+    stored = cluster_helm.run("get", "manifest", release, "--namespace", namespace).stdout
+    manifest = [d for d in yaml.safe_load_all(stored) if d]
+    cluster_helm.run("uninstall", release, "--namespace", namespace, "--wait")
+
+    assert second == first
+    assert {w.client_config.ca_bundle for w in configuration.webhooks} == {first["ca.crt"]}
+    assert {w.client_config.service.name for w in configuration.webhooks} == {secret_name}
+    assert {k for w in configuration.webhooks for k in w.namespace_selector.match_labels} == {
+        "crd-scheduler-e2e-webhook"
+    }
+    for document in manifest:
+        _gone(dynamic_client, document)
+
+
 def _assert_reloaded(operator: OperatorProcess, namespace: str) -> None:
     generations = [int(m[2]) for m in RELOAD_LINE.finditer(operator.log()) if m[1] == f"{namespace}/default"]
     assert generations and max(generations) >= 2, generations
