@@ -7,8 +7,9 @@ cluster: the rendered chart passes a server-side dry run, and a release installs
 operator as a subprocess here, with a token of the chart's ServiceAccount: there is no kubelet
 to run the Deployment's pods), upgrades and uninstalls, leaving only the CRDs.
 
-The webhook is never installed for real: its configuration is cluster-wide and would send every
-session's profile writes on the shared cluster to a Service with no endpoints.
+The webhook is installed only with a namespaceSelector that picks the test's own namespace:
+unlimited, it would send every session's profile writes on the shared cluster to a Service
+that nothing serves (no kubelet runs the replicas, no kube-proxy routes the Service).
 """
 
 from __future__ import annotations
