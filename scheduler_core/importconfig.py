@@ -29,6 +29,7 @@ API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 PROFILE_API_VERSION = "scheduling.crd-scheduler.io/v1alpha1"
 UPSTREAM_DEFAULT_SCHEDULER_NAME = "default-scheduler"
+RENAMED_DEFAULT_SCHEDULER = "crd-scheduler"  # our own default name (scheduler_core.defaults)
 EXTENSION_POINTS = (
     "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
     "preBind", "bind", "postBind", "multiPoint",
@@ -66,8 +67,20 @@ class Imported:
     warnings: list[str] = field(default_factory=list)
 
 
-def convert(config: object, *, namespace: str, registry: Mapping[str, Any], source: str = "") -> Imported:
-    """``config`` (the parsed YAML) as SchedulerProfile objects in ``namespace``."""
+def convert(
+    config: object,
+    *,
+    namespace: str,
+    registry: Mapping[str, Any],
+    source: str = "",
+    take_over_default_scheduler: bool = False,
+) -> Imported:
+    """``config`` (the parsed YAML) as SchedulerProfile objects in ``namespace``.
+
+    A profile for ``default-scheduler`` (upstream's default name, the name of every pod that
+    names no scheduler) is renamed to :data:`RENAMED_DEFAULT_SCHEDULER` with a warning unless
+    ``take_over_default_scheduler``: served while kube-scheduler runs, it makes two schedulers
+    bind the same pods, each blind to the other's assumptions (issue 22)."""
     where = f"{source}: " if source else ""
     if not isinstance(config, Mapping):
         raise ConfigImportError(f"{where}must be an object, a {KIND}")
@@ -96,6 +109,8 @@ def convert(config: object, *, namespace: str, registry: Mapping[str, Any], sour
         if not isinstance(profile, Mapping):
             raise ConfigImportError(f"{path}: must be an object")
         spec = _profile_spec(profile, config.get("percentageOfNodesToScore"), registry, path, warnings)
+        if spec["schedulerName"] == UPSTREAM_DEFAULT_SCHEDULER_NAME and not take_over_default_scheduler:
+            spec["schedulerName"] = _renamed(profiles, path, warnings)
         if config.get("extenders"):
             # Upstream's extenders are global: every profile calls them (same field names).
             spec["extenders"] = _shaped(config["extenders"], list, f"{where}extenders")
@@ -109,6 +124,23 @@ def convert(config: object, *, namespace: str, registry: Mapping[str, Any], sour
             }
         )
     return Imported(objects, warnings)
+
+
+def _renamed(profiles: Sequence[object], path: str, warnings: list[str]) -> str:
+    taken = {p.get("schedulerName") for p in profiles if isinstance(p, Mapping)}
+    if RENAMED_DEFAULT_SCHEDULER in taken:
+        raise ConfigImportError(
+            f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} cannot be renamed to "
+            f"{RENAMED_DEFAULT_SCHEDULER!r}, which another profile serves: rename one of them, or pass "
+            "--take-over-default-scheduler"
+        )
+    warnings.append(
+        f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} renamed to {RENAMED_DEFAULT_SCHEDULER!r}: "
+        "served while kube-scheduler runs, both schedulers would bind the same pods; pods opt in with "
+        f"spec.schedulerName: {RENAMED_DEFAULT_SCHEDULER}. To replace kube-scheduler, turn it off first and "
+        "pass --take-over-default-scheduler (docs/deploy.md, 'Replace kube-scheduler')"
+    )
+    return RENAMED_DEFAULT_SCHEDULER
 
 
 def _profile_spec(

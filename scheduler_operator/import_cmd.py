@@ -37,6 +37,12 @@ def add_parser(verbs: Any) -> None:
         help=f"namespace of the profiles: the operator's home, where they apply cluster-wide "
         f"({DEFAULT_HOME_NAMESPACE})",
     )  # fmt: skip
+    parser.add_argument(
+        "--take-over-default-scheduler", action="store_true",
+        help="keep a profile for default-scheduler (kube-scheduler's name, of every pod that names no scheduler) "
+        "under that name; without it the profile serves crd-scheduler instead. Only once kube-scheduler is off "
+        "(docs/deploy.md, 'Replace kube-scheduler')",
+    )  # fmt: skip
     parser.set_defaults(handler=run)
 
 
@@ -49,7 +55,13 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     registry = default_registry()
     try:
-        imported = convert(config, namespace=args.home_namespace, registry=registry, source=args.config)
+        imported = convert(
+            config,
+            namespace=args.home_namespace,
+            registry=registry,
+            source=args.config,
+            take_over_default_scheduler=args.take_over_default_scheduler,
+        )
         built = load_lists(args.config, {"SchedulerProfile": imported.objects}, home_namespace=args.home_namespace)
         simulate(built, home_namespace=args.home_namespace, registry=registry)  # builds every profile, or says why
     except ConfigImportError as exc:

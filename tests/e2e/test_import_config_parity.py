@@ -35,7 +35,9 @@ def _pairs() -> list[Any]:
     params = []
     for path in sorted(CONFIGS.glob("*.yaml")):
         config = yaml.safe_load(path.read_text())
-        imported = convert(config, namespace="crd-scheduler", registry=registry, source=path.name)
+        imported = convert(
+            config, namespace="crd-scheduler", registry=registry, source=path.name, take_over_default_scheduler=True
+        )
         for i, (upstream, ours) in enumerate(zip(config.get("profiles") or [{}], imported.objects, strict=True)):
             upstream = _without_plugins_we_lack(upstream)
             if "percentageOfNodesToScore" not in upstream and "percentageOfNodesToScore" in config:

@@ -25,7 +25,10 @@ REGISTRY = default_registry()
 
 def _import(name: str) -> tuple[list[dict[str, Any]], list[str]]:
     config = yaml.safe_load((CONFIGS / name).read_text())
-    imported = convert(config, namespace="crd-scheduler", registry=REGISTRY, source=name)
+    # The conversion itself, names kept (the rename of default-scheduler is tested on its own).
+    imported = convert(
+        config, namespace="crd-scheduler", registry=REGISTRY, source=name, take_over_default_scheduler=True
+    )
     return imported.objects, imported.warnings
 
 
@@ -194,8 +197,53 @@ def test_what_has_no_equivalent_is_a_warning(config: dict[str, Any], warning: st
 
 def test_no_profiles_is_upstreams_default_profile() -> None:
     config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
-    (obj,) = convert(config, namespace="ns", registry=REGISTRY).objects
+    (obj,) = convert(config, namespace="ns", registry=REGISTRY, take_over_default_scheduler=True).objects
     assert obj["spec"] == {"schedulerName": "default-scheduler"}
+
+
+RENAMED = (
+    "profiles[0].schedulerName: 'default-scheduler' renamed to 'crd-scheduler': served while kube-scheduler runs, "
+    "both schedulers would bind the same pods; pods opt in with spec.schedulerName: crd-scheduler. To replace "
+    "kube-scheduler, turn it off first and pass --take-over-default-scheduler (docs/deploy.md, 'Replace "
+    "kube-scheduler')"
+)
+
+
+@pytest.mark.parametrize(
+    "profiles",
+    [
+        pytest.param(None, id="no-profiles"),
+        pytest.param([{"schedulerName": "default-scheduler"}, {"schedulerName": "other"}], id="named"),
+        pytest.param([{"plugins": {}}], id="unnamed-is-default-scheduler"),
+    ],
+)
+def test_default_scheduler_is_never_emitted_without_the_flag(profiles: list[dict[str, Any]] | None) -> None:
+    config = _config() if profiles is None else _config(profiles=profiles)
+    imported = convert(config, namespace="ns", registry=REGISTRY, source="f.yaml")
+    names = [o["spec"]["schedulerName"] for o in imported.objects]
+    assert "default-scheduler" not in names and names[0] == "crd-scheduler"
+    assert f"f.yaml: {RENAMED}" in imported.warnings
+
+
+def test_the_rename_refuses_to_collide_with_a_profile_of_ours() -> None:
+    config = _config(profiles=[{"schedulerName": "default-scheduler"}, {"schedulerName": "crd-scheduler"}])
+    with pytest.raises(ConfigImportError, match=r"profiles\[0\].schedulerName: 'default-scheduler' cannot be renamed"):
+        convert(config, namespace="ns", registry=REGISTRY)
+
+
+@pytest.mark.parametrize(
+    ("flags", "served"), [([], "crd-scheduler"), (["--take-over-default-scheduler"], "default-scheduler")]
+)
+def test_cli_takes_over_default_scheduler_only_when_asked(
+    flags: list[str], served: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(_config()))
+    assert main(["import-config", str(path), *flags]) == 0
+    out, err = capsys.readouterr()
+    (obj,) = list(yaml.safe_load_all(out))
+    assert obj["spec"]["schedulerName"] == served
+    assert ("--take-over-default-scheduler" in err) is (not flags)
 
 
 def test_not_a_v1_configuration_is_refused() -> None:
