@@ -117,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--home-namespace", default=DEFAULT_HOME_NAMESPACE, metavar="NS",
         help=f"the operator's home namespace; objects without a namespace go there ({DEFAULT_HOME_NAMESPACE})",
     )  # fmt: skip
+    check.add_argument(
+        "--allow-empty", action="store_true",
+        help="exit 0 when the files hold no SchedulerProfile or PluginConfig (by default that is an error: "
+        "a wrong path must not pass CI)",
+    )  # fmt: skip
     check.set_defaults(handler=_validate)
 
     run = verbs.add_parser(
@@ -257,6 +262,10 @@ def _validate(args: argparse.Namespace) -> int:
     if problems:
         return EXIT_BAD_INPUT
     found = f"{len(cluster.profiles)} SchedulerProfile(s), {len(cluster.plugin_configs)} PluginConfig(s)"
+    if not cluster.profiles and not cluster.plugin_configs and not args.allow_empty:
+        where = ", ".join(args.filename)
+        print(f"error: {where}: no SchedulerProfile or PluginConfig found (--allow-empty to accept)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     print(f"{found}: valid", file=sys.stderr)
     return EXIT_OK
 

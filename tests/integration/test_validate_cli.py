@@ -90,3 +90,17 @@ def test_a_long_bad_value_within_the_args_bounds_is_truncated_in_the_message(
     [line] = capsys.readouterr().out.splitlines()
     assert len(line) < 3000
     assert "(truncated)" in line
+
+
+@pytest.mark.parametrize(
+    ("flags", "code"),
+    [pytest.param([], 2, id="empty-is-an-error"), pytest.param(["--allow-empty"], 0, id="allow-empty")],
+)
+def test_a_tree_without_profiles(
+    flags: list[str], code: int, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _write(tmp_path / "app.yaml", DEPLOYMENT)
+    assert main(["validate", "-f", str(tmp_path), *flags]) == code
+    err = capsys.readouterr().err
+    refusal = f"error: {tmp_path}: no SchedulerProfile or PluginConfig found (--allow-empty to accept)"
+    assert (refusal in err) is (code == 2)
