@@ -15,6 +15,7 @@ that nothing serves (no kubelet runs the replicas, no kube-proxy routes the Serv
 from __future__ import annotations
 
 import base64
+import copy
 import os
 import subprocess
 import sys
@@ -218,6 +219,24 @@ def test_the_cert_manager_webhook_renders_manifests_webhook(helm: Helm) -> None:
         patch["spec"]["template"]["spec"]["volumes"][0]
         in (rendered[("Deployment", HOME, HOME)]["spec"]["template"]["spec"]["volumes"])
     )
+
+
+def test_tenancy_renders_manifests_tenancy_per_namespace(helm: Helm) -> None:
+    expected = _manifests("tenancy/profile-author.yaml")
+    values = [
+        "--set", "tenancy.profileAuthors[0].namespace=team-a", "--set", "tenancy.profileAuthors[0].group=a-authors",
+        "--set", "tenancy.profileAuthors[1].namespace=team-b", "--set", "tenancy.profileAuthors[1].group=b-authors",
+    ]  # fmt: skip
+
+    rendered = _by_key(helm.template(*values))
+
+    for namespace, group in (("team-a", "a-authors"), ("team-b", "b-authors")):
+        for (kind, _, name), document in expected.items():
+            wanted = copy.deepcopy(document)
+            wanted["metadata"]["namespace"] = namespace
+            if kind == "RoleBinding":
+                wanted["subjects"][0]["name"] = group
+            assert rendered[(kind, namespace, name)] == wanted
 
 
 def test_the_self_signed_webhook_has_a_certificate_for_its_service_and_the_ca_bundle(helm: Helm) -> None:
