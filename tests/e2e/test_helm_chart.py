@@ -276,6 +276,11 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
         "--set", "leaderElection.leaseName=sched", "--set", "logLevel=DEBUG", "--set", "homeNamespace=sched-home",
         "--set", "nodeSelector.role=control", "--set", "tolerations[0].operator=Exists",
         "--set", "priorityClassName=", "--set", "resources.limits.memory=2Gi",
+        "--set", "extraArgs={--kube-api-qps,100}", "--set", "metrics.port=9100",
+        "--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].key=role",
+        "--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+        ".matchExpressions[0].operator=Exists",
     ]  # fmt: skip
     rendered = _by_key(helm.template(*values))
     deployment = rendered[("Deployment", HOME, HOME)]
@@ -286,10 +291,13 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
     assert deployment["spec"]["replicas"] == 3
     assert container["image"] == "registry.example.com/crd-scheduler:9.9.9"
     assert container["command"] == [
-        "crd-scheduler", "run", "--home-namespace", "sched-home", "--port", "10251", "--liveness=",
+        "crd-scheduler", "run", "--home-namespace", "sched-home", "--port", "9100", "--liveness=",
         "--lease-name", "sched", "--lease-duration", "20", "--renew-deadline", "15", "--retry-period", "3",
-        "--log-level", "DEBUG",
+        "--log-level", "DEBUG", "--kube-api-qps", "100",
     ]  # fmt: skip
+    assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
+    assert rendered[("Service", HOME, "crd-scheduler-metrics")]["spec"]["ports"][0]["port"] == 9100
+    assert list(pod["affinity"]) == ["nodeAffinity"]  # replaces the default anti-affinity
     assert {"name": "CRD_SCHEDULER_HOME_NAMESPACE", "value": "sched-home"} in container["env"]
     assert (pod["nodeSelector"], pod["tolerations"]) == ({"role": "control"}, [{"operator": "Exists"}])
     assert "priorityClassName" not in pod
