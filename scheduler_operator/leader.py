@@ -179,9 +179,12 @@ class LeaderElector:
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
         rng: random.Random | None = None,
         on_renewed: Callable[[float], None] = lambda _started: None,
+        on_contact: Callable[[], None] = lambda: None,
     ) -> None:
         """``on_renewed(started)``: each successful acquisition or renewal, with the monotonic
-        time its attempt started (what :meth:`Fence.renewed` takes)."""
+        time its attempt started (what :meth:`Fence.renewed` takes). ``on_contact()``: each
+        attempt whose read of the Lease got an answer, held by another or not (the API server
+        answers: ``reflector.Wakeup``)."""
         self.lock = lock
         self.identity = identity
         self.config = config or ElectionConfig()
@@ -191,6 +194,7 @@ class LeaderElector:
         self._observed: LeaseRecord | None = None
         self._observed_at = 0.0
         self._on_renewed = on_renewed
+        self._on_contact = on_contact
         self.renewed_at = -float("inf")  # start of the last successful attempt (monotonic)
 
     @property
@@ -218,6 +222,7 @@ class LeaderElector:
         now = micro_time(self._wall())
         try:
             got = await self.lock.get()
+            self._on_contact()
             if got is None:
                 record = desired_record(
                     self.identity, None, leading=False, lease_seconds=self.config.lease_seconds, now=now
@@ -323,8 +328,10 @@ class LeaseKeeper:
         config: ElectionConfig,
         fence: Fence,
         on_lost: Callable[[], None],
+        on_contact: Callable[[], None] = lambda: None,
     ) -> None:
         self._make_lock = make_lock
+        self._on_contact = on_contact
         self.identity = identity
         self.config = config
         self.fence = fence
@@ -363,7 +370,9 @@ class LeaseKeeper:
     async def _keep(self) -> None:
         self._loop = asyncio.get_running_loop()
         lock = self._make_lock()
-        self.elector = LeaderElector(lock, self.identity, self.config, on_renewed=self.fence.renewed)
+        self.elector = LeaderElector(
+            lock, self.identity, self.config, on_renewed=self.fence.renewed, on_contact=self._on_contact
+        )
         self._main = asyncio.current_task()
         self._ready.set()
         lost = False

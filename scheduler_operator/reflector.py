@@ -21,7 +21,11 @@ one store call per event, in the order the server sent them.
 
 Any other failure (connection lost, 5xx) retries the watch from the last resourceVersion after
 a backoff (0.8 s doubling to 30 s, as client-go's backoff manager), and a failed list is
-retried the same way. An ``optional`` kind the server does not serve (404: a CRD not
+retried the same way. A :class:`Wakeup` cuts a backoff short once the API server is seen
+answering again (the Lease keeper's reads, every retry period): after an API server restart the
+backoff had reached 25.6 s, on a 403 the server answers while its authorizer starts, and the
+replica that took over scheduled nothing new for that long (issue 26: recovery 33 s after the
+fault ended, budget 30 s). An ``optional`` kind the server does not serve (404: a CRD not
 installed) is empty and counts as synced; it is listed again after the longest backoff.
 
 :attr:`synced` turns true once the first list is in the store (client-go's ``HasSynced``) and
@@ -80,6 +84,39 @@ class Gone(Exception):
     """The watch's resourceVersion is too old (410): list again."""
 
 
+class Wakeup:
+    """Rung (from any thread) when the API server is seen answering: every reflector waiting out
+    a backoff retries at once. The backoff spares a server that is down or struggling; once it
+    answers a cheap request again, waiting on is only a delay. Rung at most every retry period
+    (the Lease keeper's reads), so a kind that keeps failing is retried no faster than that."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._event = asyncio.Event()
+        self.rung = 0
+
+    def ring(self) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._ring)
+
+    def _ring(self) -> None:
+        self.rung += 1
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait(self, backoff: Awaitable[None]) -> None:
+        """Until ``backoff`` is over or the bell rings, whichever comes first."""
+        self._loop = asyncio.get_running_loop()
+        sleeping = asyncio.ensure_future(backoff)
+        rung = asyncio.ensure_future(self._event.wait())
+        try:
+            await asyncio.wait({sleeping, rung}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (sleeping, rung):
+                task.cancel()
+
+
 class Reflector:
     def __init__(
         self,
@@ -92,8 +129,10 @@ class Reflector:
         view: Callable[[Body], Body] | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        wakeup: Wakeup | None = None,
     ) -> None:
         self.transport = transport
+        self._wakeup = wakeup
         self.resource = resource
         self.store = store
         self.page_size = page_size
@@ -232,5 +271,8 @@ class Reflector:
                 log.warning(
                     "%s list/watch failed (%s); retrying in %.1f s", self.resource.kind, describe(error), backoff
                 )
-                await self._sleep(backoff)
+                if self._wakeup is None:
+                    await self._sleep(backoff)
+                else:
+                    await self._wakeup.wait(self._sleep(backoff))
                 backoff = min(backoff * 2, MAX_BACKOFF)

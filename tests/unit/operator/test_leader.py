@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from scheduler_operator.leader import LeaseRecord, desired_record, held_by_other
+from scheduler_operator.leader import LeaderElector, LeaseRecord, desired_record, held_by_other
 from scheduler_operator.options import ElectionConfig
 
 NOW = "2026-01-01T00:00:10.000000Z"
@@ -101,3 +101,33 @@ def test_a_fractional_lease_duration_is_kept_exactly_and_written_in_whole_second
     assert record.lease_duration_seconds == 7
     assert held_by_other("me", LeaseRecord("other", 7), 100.0, 106.9) is True  # others wait what the record says
     assert held_by_other("me", LeaseRecord("other", 7), 100.0, 107.0) is False
+
+
+class HeldLock:
+    """A Lease another replica holds; or, ``away``, an API server that does not answer."""
+
+    def __init__(self, away: bool = False) -> None:
+        self.away = away
+
+    async def get(self) -> tuple[LeaseRecord, str] | None:
+        if self.away:
+            raise ConnectionRefusedError("the API server is away")
+        return LeaseRecord("other", 15, EARLIER, EARLIER), "1"
+
+    async def create(self, record: LeaseRecord) -> str:
+        raise AssertionError("not called")
+
+    async def update(self, record: LeaseRecord, resource_version: str) -> str:
+        raise AssertionError("not called")
+
+
+@pytest.mark.parametrize(
+    ("away", "contacts"), [pytest.param(False, 1, id="answered"), pytest.param(True, 0, id="away")]
+)
+async def test_a_read_of_the_lease_that_is_answered_tells_of_contact(away: bool, contacts: int) -> None:
+    """What wakes the reflectors out of their backoff (``reflector.Wakeup``), held lease or not."""
+    seen: list[None] = []
+    elector = LeaderElector(HeldLock(away), "me", ElectionConfig(), on_contact=lambda: seen.append(None))
+
+    assert await elector.try_acquire_or_renew() is False
+    assert len(seen) == contacts

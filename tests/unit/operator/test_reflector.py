@@ -13,7 +13,7 @@ from kubernetes import client
 
 from scheduler_core.framework import PodInfo
 from scheduler_operator.informer import Body, Store, uid_of
-from scheduler_operator.reflector import Gone, Reflector, Resource
+from scheduler_operator.reflector import Gone, Reflector, Resource, Wakeup
 from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.views import LAST_APPLIED, object_view, pod_view
 from tests.wrappers import make_node, make_pod
@@ -245,3 +245,43 @@ async def test_a_list_that_fails_midway_deletes_nothing_and_is_not_synced() -> N
 
     assert log == [("request", "0"), ("request", "1"), ("add", "a")]  # no delete of "old"
     assert not listing.synced and listing.resource_version is None
+
+
+class FailingServer:
+    """Stands in for the transport: every request fails as a refused connection does."""
+
+    def __init__(self) -> None:
+        self.requests = 0
+
+    async def request(self, method: str, path: str, *, params: dict[str, str]) -> dict[str, Any]:
+        self.requests += 1
+        raise ConnectionRefusedError("the API server is away")
+
+
+async def test_a_wakeup_cuts_the_backoff_short_once_the_api_server_answers() -> None:
+    """issue 26: after an API server restart the backoff had grown to 25.6 s and the new leader
+    scheduled nothing new for that long; the Lease keeper's answered reads ring the bell."""
+    server, wakeup = FailingServer(), Wakeup()
+    slept: list[float] = []
+
+    async def long_sleep(seconds: float) -> None:
+        slept.append(seconds)
+        await asyncio.sleep(3600)  # a backoff that, alone, would outlast the test
+
+    watcher = Reflector(
+        cast(Transport, server), Resource("Pod", "", "v1", "pods"), Calls().store(), sleep=long_sleep, wakeup=wakeup
+    )
+    running = asyncio.ensure_future(watcher.run())
+    try:
+        for _ in range(100):
+            await asyncio.sleep(0)
+        assert (server.requests, slept) == (1, [0.8])  # failed once, waiting out its backoff
+        for rung in (1, 2):
+            wakeup.ring()  # from any thread: the keeper's
+            for _ in range(100):
+                await asyncio.sleep(0)
+            assert server.requests == 1 + rung  # retried at once
+        assert slept == [0.8, 1.6, 3.2] and wakeup.rung == 2
+    finally:
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
