@@ -61,7 +61,7 @@ from scheduler_operator.leader import KubeLeaseLock, LeaseKeeper
 from scheduler_operator.options import Options
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
-from scheduler_operator.reflector import Reflector, Resource
+from scheduler_operator.reflector import Reflector, Resource, Wakeup
 from scheduler_operator.resources import (
     GROUP,
     OBJECT_KINDS,
@@ -87,9 +87,11 @@ class Operator:
     ) -> None:
         self.options = options
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
-        self.api_client = api_client or kube.new_api_client(max_connections=4)  # generated-client calls
+        self.api_client = api_client or kube.new_api_client(
+            max_connections=4, source=options.kubeconfig
+        )  # generated-client calls
         self.transport = transport or Transport(
-            Credentials.load(), qps=options.qps, burst=options.burst,
+            Credentials.load(options.kubeconfig), qps=options.qps, burst=options.burst,
             max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
         )  # fmt: skip
         self.recorder = EventRecorder(self.transport, self.lanes, instance=options.identity)
@@ -101,12 +103,18 @@ class Operator:
             on_vanished=self._pod_vanished,
         )  # fmt: skip
         self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
+        # Rung by the Lease keeper whenever the API server answers it: reflectors in a backoff
+        # retry at once (an API server back from a restart is not left waiting on a 25.6 s one).
+        self.wakeup = Wakeup()
         self.reflectors = [
-            Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes),
-            Reflector(self.transport, Resource("Pod", "", "v1", "pods"), self.pods),
+            Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes, wakeup=self.wakeup),
+            Reflector(self.transport, Resource("Pod", "", "v1", "pods"), self.pods, wakeup=self.wakeup),
             *(
                 Reflector(
-                    self.transport, Resource(k.kind, k.group, k.version, k.plural, k.optional), self.objects[k.kind]
+                    self.transport,
+                    Resource(k.kind, k.group, k.version, k.plural, k.optional),
+                    self.objects[k.kind],
+                    wakeup=self.wakeup,
                 )
                 for k in OBJECT_KINDS
             ),
@@ -139,7 +147,9 @@ class Operator:
         self.fence.install(self.api_client)
         self.transport.guard = self.fence.guard
         IOMetrics(self.scheduler.metrics.registry).watch(self.fence, self.transport)
-        self.keeper = LeaseKeeper(self._lease_lock, options.identity, options.election, self.fence, self._lost)
+        self.keeper = LeaseKeeper(
+            self._lease_lock, options.identity, options.election, self.fence, self._lost, on_contact=self.wakeup.ring
+        )
         self.leading_since: float | None = None
         self.stopping = False
         self.synced = False  # every store holds a consistent list (readiness)
@@ -166,7 +176,7 @@ class Operator:
         urllib3 does not retry it behind the elector's back (the elector retries every period)."""
         options = self.options
         timeout = max(options.election.renew_deadline / 2, 1.0)
-        api_client = kube.new_api_client(max_connections=2, retries=0)
+        api_client = kube.new_api_client(max_connections=2, retries=0, source=options.kubeconfig)
         return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
 
     def _lost(self) -> None:
@@ -404,7 +414,7 @@ async def run(options: Options) -> None:
     resync = asyncio.ensure_future(operator.resync())
     standby = asyncio.ensure_future(operator.standby_sync())
     try:
-        registry = build_registry(operator)
+        registry = build_registry(operator, options.kubeconfig)
         settings = kopf_settings()
         if options.webhook is not None:
             admission.register(

@@ -27,6 +27,7 @@ from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator import explain_cmd, import_cmd, whatif_cmd
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
+from scheduler_operator.kube import KubeconfigSource
 from scheduler_operator.options import (
     DEFAULT_BURST,
     DEFAULT_LIVENESS,
@@ -135,6 +136,11 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"namespace whose profiles apply cluster-wide, and of the Lease (env {HOME_NAMESPACE_ENV}; "
         f"{DEFAULT_HOME_NAMESPACE})",
     )  # fmt: skip
+    run.add_argument(
+        "--kubeconfig", default=None, metavar="FILE",
+        help="kubeconfig file, as kubectl's flag (default: in-cluster service account, else KUBECONFIG)",
+    )  # fmt: skip
+    run.add_argument("--context", default=None, metavar="NAME", help="kubeconfig context (the current one)")
     run.add_argument("--lease-name", default=DEFAULT_LEASE_NAME, metavar="N", help=f"the Lease ({DEFAULT_LEASE_NAME})")
     run.add_argument(
         "--identity", default=None, metavar="ID",
@@ -306,6 +312,7 @@ def _run(args: argparse.Namespace) -> int:
         reports_limit=args.max_in_flight,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
+        kubeconfig=KubeconfigSource(args.kubeconfig, args.context),
     )
     asyncio.run(app.run(options))
     return EXIT_OK

@@ -18,7 +18,9 @@ import logging
 from typing import Any, Protocol
 
 import kopf
+from kubernetes import client
 
+from scheduler_operator import kube
 from scheduler_operator.informer import Store
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 
@@ -41,13 +43,15 @@ def _feed(store: Store, event: dict[str, Any]) -> None:
         log.exception("%s event for %s/%s failed", store.kind, meta.get("namespace") or "", meta.get("name"))
 
 
-def build_registry(stores: Stores) -> kopf.OperatorRegistry:
+def build_registry(
+    stores: Stores, source: kube.KubeconfigSource = kube.IN_CLUSTER_ELSE_KUBECONFIG
+) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
 
     @kopf.on.login(registry=registry)
-    def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
-        """In-cluster service account, else ``KUBECONFIG``: as the kubernetes client does."""
-        return kopf.login_via_client(**kwargs)
+    def login(settings: kopf.OperatorSettings, **_: Any) -> kopf.ConnectionInfo:
+        """The credentials the operator's other clients use (``kube.load_configuration``)."""
+        return connection_info(kube.load_configuration(source), trust_env=settings.networking.trust_env)
 
     @kopf.on.event(GROUP, VERSION, PROFILE_PLURAL, registry=registry)
     async def profile_event(**kwargs: Any) -> None:
@@ -62,3 +66,27 @@ def build_registry(stores: Stores) -> kopf.OperatorRegistry:
         return stores.is_leader
 
     return registry
+
+
+def connection_info(configuration: client.Configuration, *, trust_env: bool) -> kopf.ConnectionInfo:
+    """Kopf's ConnectionInfo for a client ``Configuration``, read as ``kopf.login_via_client``
+    reads the client's default one (the bearer token through ``get_api_key_with_prefix``, which
+    runs an auth provider's refresh)."""
+    header = configuration.get_api_key_with_prefix("BearerToken") or configuration.get_api_key_with_prefix(
+        "authorization"
+    )
+    scheme, _, token = (header or "").partition(" ")
+    if not token:  # a bare token, no scheme
+        scheme, token = "", scheme
+    return kopf.ConnectionInfo(
+        server=configuration.host,
+        ca_path=configuration.ssl_ca_cert,
+        insecure=not configuration.verify_ssl,
+        username=configuration.username or None,
+        password=configuration.password or None,
+        scheme=scheme or None,
+        token=token or None,
+        certificate_path=configuration.cert_file,
+        private_key_path=configuration.key_file,
+        trust_env=trust_env,
+    )

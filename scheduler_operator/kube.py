@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, cast
 
@@ -111,20 +112,48 @@ CONTENT_MERGE_PATCH = "application/merge-patch+json"
 CONTENT_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
 
-def new_api_client(*, max_connections: int, retries: int | None = None) -> client.ApiClient:
-    """An ApiClient configured as Kubernetes clients are: in-cluster, else ``KUBECONFIG``.
+@dataclass(frozen=True, slots=True)
+class KubeconfigSource:
+    """Where the operator's credentials come from. Neither field set: in-cluster, else
+    ``KUBECONFIG`` (``~/.kube/config``), as Kubernetes clients find them. Either set (``run
+    --kubeconfig/--context``, as kubectl's flags): that kubeconfig file and context, and
+    in-cluster is not tried."""
+
+    path: str | None = None
+    context: str | None = None
+
+
+IN_CLUSTER_ELSE_KUBECONFIG = KubeconfigSource()
+
+
+def load_configuration(source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG) -> client.Configuration:
+    """A client ``Configuration`` from ``source``: the one loader of the operator's clients (its
+    transport, the Lease keeper's client and Kopf's login)."""
+    from kubernetes import config
+
+    configuration = client.Configuration()
+    if source == IN_CLUSTER_ELSE_KUBECONFIG:
+        try:
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            return configuration
+        except config.ConfigException:
+            pass
+    config.load_kube_config(  # type: ignore[no-untyped-call]
+        config_file=source.path, context=source.context, client_configuration=configuration
+    )
+    return configuration
+
+
+def new_api_client(
+    *, max_connections: int, retries: int | None = None, source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG
+) -> client.ApiClient:
+    """An ApiClient configured as Kubernetes clients are (:func:`load_configuration`).
 
     The connection pool holds ``max_connections`` connections, as many as calls may be in
     flight at once (``scheduler_operator.calls``). ``retries``: urllib3's own retries of a
     request (its default retries a timed-out GET or PUT three times, each with the full timeout).
     """
-    from kubernetes import config
-
-    configuration = client.Configuration()
-    try:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    except config.ConfigException:
-        config.load_kube_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    configuration = load_configuration(source)
     configuration.connection_pool_maxsize = max_connections
     if retries is not None:
         configuration.retries = retries

@@ -24,6 +24,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT, DEFAULT_REPORTS_LIMIT
+from scheduler_operator.kube import IN_CLUSTER_ELSE_KUBECONFIG, KubeconfigSource
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
 DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection: pkg/scheduler/apis/config/v1/defaults.go (v1.36.3)
@@ -126,3 +127,4 @@ class Options:
     burst: int = DEFAULT_BURST
     webhook: WebhookOptions | None = None
     serving: ServingOptions | None = field(default_factory=ServingOptions)  # None: not served
+    kubeconfig: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG  # run --kubeconfig/--context

@@ -94,16 +94,9 @@ class Credentials:
     token: Callable[[], str | None]
 
     @classmethod
-    def load(cls) -> Credentials:
-        """In-cluster, else ``KUBECONFIG``: as ``kube.new_api_client``."""
-        from kubernetes import config
-
-        configuration = client.Configuration()
-        try:
-            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        except config.ConfigException:
-            config.load_kube_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        return cls.of(configuration)
+    def load(cls, source: kube.KubeconfigSource = kube.IN_CLUSTER_ELSE_KUBECONFIG) -> Credentials:
+        """From ``source`` (in-cluster, else ``KUBECONFIG``, by default): ``kube.load_configuration``."""
+        return cls.of(kube.load_configuration(source))
 
     @classmethod
     def of(cls, configuration: client.Configuration) -> Credentials:
