@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.framework import PodInfo
 from scheduler_core.framework import events as ev
+from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileSet
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING, truncate_message
@@ -51,6 +52,7 @@ class EventHandlers:
     cache: Cache
     queue: SchedulingQueue
     profiles: ProfileSet
+    metrics: SchedulerMetrics
     _unassigned: dict[str, PodInfo]
     _held: dict[str, str]
     _reporting: bool  # only a scheduling replica (the leader) writes to pods
@@ -95,7 +97,9 @@ class EventHandlers:
         if resource is None:
             return  # read by plugins through Handle.objects, never a cluster event
         event = ev.ClusterEvent(resource, action, f"{resource.value}{label}")
+        start = self.metrics.timer()
         self.queue.move_all_to_active_or_backoff(event, old, new)
+        self.metrics.event_handled(event.label, self.metrics.timer() - start)
 
     # -- pending pods whose profile does not serve -----------------------------------------
     def _sort_pending(self, pod: PodInfo) -> None:
@@ -114,6 +118,44 @@ class EventHandlers:
             self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
 
     # -- nodes and pods ------------------------------------------------------------------------
+    # Each handler is timed into scheduler_event_handling_duration_seconds by upstream's event
+    # label (eventhandlers.go ``EventHandlingLatency``): a node update under each change it
+    # makes (NodeAllocatableChange, NodeLabelChange...), a pod by whether it is bound.
+    def on_node_add(self, node: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._node_add(node)
+        self.metrics.event_handled(ev.NODE_ADD.label, self.metrics.timer() - start)
+
+    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._node_update(old, new)
+        seconds = self.metrics.timer() - start
+        for event in node_change_events(old, new):
+            self.metrics.event_handled(event.label, seconds)
+
+    def on_node_delete(self, node: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._node_delete(node)
+        self.metrics.event_handled(ev.NODE_DELETE.label, self.metrics.timer() - start)
+
+    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._pod_add(pod)
+        label = "AssignedPodAdd" if _bound(pod) else "UnscheduledPodAdd"
+        self.metrics.event_handled(label, self.metrics.timer() - start)
+
+    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._pod_update(old, new)
+        label = "AssignedPodUpdate" if _bound(old) else "UnscheduledPodUpdate"
+        self.metrics.event_handled(label, self.metrics.timer() - start)
+
+    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
+        start = self.metrics.timer()
+        self._pod_delete(pod)
+        label = "AssignedPodDelete" if _bound(pod) else "UnscheduledPodDelete"
+        self.metrics.event_handled(label, self.metrics.timer() - start)
+
     # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
     # node) and goes on; an event handler must never take the scheduler down.
     def _cache_call(self, operation: Callable[..., Any], *args: Any) -> bool:
@@ -124,21 +166,21 @@ class EventHandlers:
             return False
         return True
 
-    def on_node_add(self, node: Mapping[str, Any]) -> None:
+    def _node_add(self, node: Mapping[str, Any]) -> None:
         self._cache_call(self.cache.add_node, node)
         self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
 
-    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+    def _node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
         self._cache_call(self.cache.update_node, old, new)
         for event in node_change_events(old, new):
             self.queue.move_all_to_active_or_backoff(event, old, new)
 
-    def on_node_delete(self, node: Mapping[str, Any]) -> None:
+    def _node_delete(self, node: Mapping[str, Any]) -> None:
         name = (node.get("metadata") or {}).get("name", "")
         self._cache_call(self.cache.remove_node, name)
         self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
-    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
+    def _pod_add(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
         if info.node_name:
             if not _terminal(info):
@@ -153,7 +195,7 @@ class EventHandlers:
         if self._unscheduled_pod_add:
             self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def _pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         uid = (old.get("metadata") or {}).get("uid")
         known = self._unassigned.get(uid) if uid else None
         old_info = known if known is not None and known.pod is old else PodInfo(old)
@@ -187,7 +229,7 @@ class EventHandlers:
             if not _terminal(new_info):
                 self._sort_pending(new_info)
 
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
+    def _pod_delete(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
         if info.node_name:
             if not _terminal(info):
@@ -201,6 +243,10 @@ class EventHandlers:
             waiting = fwk.handle.waiting_pods.get(info.uid)
             if waiting is not None:
                 waiting.reject("", "pod was deleted")
+
+
+def _bound(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
 
 
 def _terminal(pod: PodInfo) -> bool:

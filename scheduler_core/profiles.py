@@ -132,6 +132,10 @@ class ProfileSet:
         else:
             self._winners.pop((namespace, scheduler_name), None)
 
+    def claimed(self) -> list[ProfileKey]:
+        """Every profile known to exist, serving or not."""
+        return list(self._claims)
+
     def claim_of(self, key: ProfileKey) -> Claim | None:
         return self._claims.get(key)
 

@@ -161,6 +161,43 @@ class Scheduler(EventHandlers):
         self.attempt_count = 0
         self._shared: dict[str, Any] = {}  # Handle.shared: one per scheduler, across profiles and reloads
         self.last_turn: float | None = None  # clock reading of the loop's last turn (health)
+        self._refused: set[ProfileKey] = set()  # profiles whose newest generation was refused (metrics)
+        self._collect_metrics()
+
+    def _collect_metrics(self) -> None:
+        """The gauges read at scrape time from state kept here (scheduler_core.metrics)."""
+        cache = self.cache
+        self.metrics.collect_goroutines(lambda: [((sm.BINDING,), float(len(self._binding)))])
+        self.metrics.collect_cache_size(
+            lambda: [
+                (("assumed_pods",), float(cache.assumed_count())),
+                (("pods",), float(cache.pod_count())),
+                (("nodes",), float(cache.node_count())),
+            ]
+        )
+        self.metrics.collect_profiles(self._serving_samples, self._refused_samples, self._held_samples)
+
+    def _serving_samples(self) -> list[tuple[tuple[str, ...], float]]:
+        serving = {str(key) for key, _ in self.profiles}
+        claimed = {str(key) for key in self.profiles.claimed()}
+        return [((key,), 1.0 if key in serving else 0.0) for key in sorted(serving | claimed)]
+
+    def _refused_samples(self) -> list[tuple[tuple[str, ...], float]]:
+        serving = {str(key) for key, _ in self.profiles}
+        claimed = {str(key) for key in self.profiles.claimed()}
+        refused = {str(key) for key in self._refused}
+        return [((key,), 1.0 if key in refused else 0.0) for key in sorted(serving | claimed | refused)]
+
+    def _held_samples(self) -> list[tuple[tuple[str, ...], float]]:
+        """Pending pods whose profile does not serve, by that profile (scheduler_pending_pods' gated)."""
+        held: list[tuple[tuple[str, ...], float]] = []
+        for pod in self._unassigned.values():
+            if pod.phase in ("Succeeded", "Failed") or self.profiles.handles(pod):
+                continue
+            key = self.profiles.key_for_pod(pod)
+            if key is not None and self.profiles.held_reason(pod) is not None:
+                held.append(((str(key),), 1.0))
+        return sm.count_by(values for values, _ in held)
 
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
@@ -236,9 +273,11 @@ class Scheduler(EventHandlers):
             fwk = self.profiles.build(key, spec)
             old = self.profiles.install(key, fwk, spec)
         except ProfileError as error:
+            self._refused.add(key)
             self.hold_profile(key, spec.scheduler_name, self._created(key) if created is None else created, str(error))
             self.metrics.profile_reloaded(sm.RELOAD_INVALID, self.metrics.timer() - began)
             raise
+        self._refused.discard(key)
         self._profile_changed(key, fwk.scheduler_name, fwk, old)
         self.metrics.profile_reloaded(sm.RELOAD_SUCCESS, self.metrics.timer() - began)
         if key.namespace == self.profiles.home_namespace:
@@ -260,6 +299,7 @@ class Scheduler(EventHandlers):
         return claim.created if claim is not None else ""
 
     def delete_profile(self, key: ProfileKey) -> None:
+        self._refused.discard(key)
         claim = self.profiles.claim_of(key)
         old = self.profiles.delete(key)
         names = {f.scheduler_name for f in (old,) if f is not None} | ({claim.scheduler_name} if claim else set())
@@ -465,7 +505,15 @@ class Scheduler(EventHandlers):
         except (FitError, ScheduleError) as err:
             self._algorithm_failed(fwk, state, qpi, err)  # PostFilter runs here, inside the fence
             return
+        self._algorithm_ended(pod.uid)
         self._assume_and_bind(fwk, state, qpi, result)
+
+    def _algorithm_ended(self, uid: str) -> None:
+        """schedule_one.go ``schedulingAlgorithm``'s deferred SchedulingAlgorithmLatency: from
+        the attempt's start, PostFilter included, success or not."""
+        began = self._attempt_started.get(uid)
+        if began is not None:
+            self.metrics.algorithm(self.metrics.timer() - began)
 
     async def _cycle(self, qpi: QueuedPodInfo) -> None:
         """One scheduling cycle; awaited only when the pod's profile calls extenders
@@ -511,6 +559,7 @@ class Scheduler(EventHandlers):
         except ScheduleError as err:
             self._algorithm_failed(fwk, state, qpi, err)
             return
+        self._algorithm_ended(pod.uid)
         current = self._unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
@@ -603,8 +652,10 @@ class Scheduler(EventHandlers):
                     nominated_node = post.nominated_node_name  # "" clears an earlier nomination
             qpi.unschedulable_plugins = set(err.diagnosis.unschedulable_plugins)
             qpi.pending_plugins = set(err.diagnosis.pending_plugins)
+            self._algorithm_ended(pod.uid)  # PostFilter included, as upstream's defer
             self._failure(fwk, qpi, Status(Code.UNSCHEDULABLE, str(err)), err.diagnosis, None, nominated_node)
             return
+        self._algorithm_ended(pod.uid)
         code = err.status.code
         if code is Code.UNSCHEDULABLE:  # no nodes at all
             qpi.unschedulable_plugins = set()
@@ -739,6 +790,9 @@ class Scheduler(EventHandlers):
         self._attempt_ended(assumed.uid, sm.SCHEDULED, fwk)
         first = qpi.initial_attempt_timestamp
         self.metrics.scheduled(qpi.attempts, None if first is None else self.clock.now() - first)
+        # schedule_one.go: PodScheduledAfterFlush (the queue's QueuedPod carries the flag).
+        if getattr(qpi, "was_flushed_from_unschedulable", False):
+            self.metrics.scheduled_after_flush.inc()
         if self.observer is not None:
             self.observer.attempt(
                 assumed,

@@ -50,7 +50,7 @@ class Metrics:
     cache sizes, in the registry ``/metrics`` renders (:mod:`scheduler_core.metrics.registry`)."""
 
     def __init__(self, service: ExtenderService) -> None:
-        self.registry = Registry()
+        self.registry = Registry(runtime=True)  # with the process_* and python_* collectors
         self.requests = self.registry.counter(
             "crd_scheduler_extender_requests_total", "Extender requests by verb and HTTP status.", ("verb", "code")
         )

@@ -230,6 +230,10 @@ class Cache:
         """Nodes in the cache, placeholders included (as upstream ``NodeCount``)."""
         return len(self._nodes)
 
+    def assumed_count(self) -> int:
+        """Pods assumed and not yet confirmed by a watch event (upstream ``len(assumedPods)``)."""
+        return len(self._assumed)
+
     def pod_count(self) -> int:
         """Pods in the cache, assumed ones and those on removed nodes included."""
         return sum(len(info.pods) for info in self._nodes.values())

@@ -1,37 +1,45 @@
-"""A small metrics registry and its Prometheus text exposition (format 0.0.4).
+"""The metrics registry: ``prometheus_client`` for the registry, the exposition and the process
+and runtime collectors; label vectors of our own for what the scheduling cycle observes.
 
-The scheduler core stays dependency-free (no ``prometheus_client``): this module is the whole
-of what ``/metrics`` needs. Counters, gauges and histograms come as label vectors; a vector
-hands out one *child* per label values, and the hot path keeps the child it uses, so an
-observation is an index computation and two additions. Gauges that describe state the
-scheduler already keeps (queue lengths) are *collected* at scrape time from a callback
-instead of being kept up to date on every move.
+Why both (``docs/observability.md`` has the figures): a ``prometheus_client`` histogram
+observation takes a lock per bucket and per sum and scans the bounds linearly, about six
+times the cost of ours, and the scheduling cycle makes about nine of them per pod; with its
+children on the hot path, ``bench/run.py SchedulingBasic`` lost more than the 3 % the project
+allows. So the hot path keeps lock-free children (an observation is a dict lookup the caller
+keeps, a bisect and two additions: the scheduler's loop is one thread), and each of our
+vectors is a ``prometheus_client`` *collector* that turns its children into metric families
+at scrape time. Everything else is ``prometheus_client``'s: one ``CollectorRegistry`` per
+:class:`Registry` (``auto_describe``, so a name registered twice is refused when registered),
+``generate_latest`` for the text format 0.0.4 (numbers as Go prints them, escaping as
+client_golang), and the ``process_*`` and ``python_*`` collectors every Python component has.
+Histogram bounds are the one thing printed here: ``le`` as Go's ``strconv.FormatFloat(v, 'g',
+-1, 64)`` (``le="1"``, ``le="1e-05"``), as kube-scheduler's, where ``prometheus_client`` would
+print ``le="1.0"``: a query or recording rule that names a bucket keeps matching.
 
-The exposition follows client_golang (``prometheus/common/expfmt/text_create.go``), which is
-what kube-scheduler serves:
-
-* families sorted by name, samples sorted by label values, label names sorted within a
-  sample (``MakeLabelPairs`` sorts them), ``le`` last on histogram buckets;
-* ``# HELP`` escapes ``\\`` and newlines, label values also ``"``;
-* numbers as Go's ``strconv.FormatFloat(v, 'g', -1, 64)``: ``1e-05``, ``0.001``, ``1``,
-  ``1e+06``, ``+Inf``, so bucket bounds print exactly as upstream's ``le`` labels do;
-* a vector with no child yet is not exposed (as client_golang leaves out empty families);
-  a metric without labels always is.
+What still follows client_golang (``prometheus/common/expfmt``), as kube-scheduler serves:
+samples sorted by label values and label names sorted within a sample, ``le`` last; a vector
+with no child yet is not exposed (client_golang leaves empty families out); a metric without
+labels always is; families sorted by name. Gauges that describe state the scheduler already keeps (queue lengths, cache
+sizes) are *collected* at scrape time from a callback instead of being kept up to date on
+every move.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from decimal import Decimal
 from typing import Generic, TypeVar
+
+from prometheus_client import CollectorRegistry, GCCollector, PlatformCollector, ProcessCollector
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 C = TypeVar("C")
 F = TypeVar("F", bound="_Family")
 
-_LE_INF = 'le="+Inf"'
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 
 LabelValues = tuple[str, ...]
 Collect = Callable[[], Iterable[tuple[LabelValues, float]]]
@@ -79,22 +87,6 @@ def format_value(value: float) -> str:
     return ("-" if sign else "") + out
 
 
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _escape_label(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    pairs = sorted(zip(names, values, strict=True))
-    body = ",".join(f'{name}="{_escape_label(value)}"' for name, value in pairs)
-    if extra:
-        body = f"{body},{extra}" if body else extra
-    return "{" + body + "}" if body else ""
-
-
 class CounterChild:
     __slots__ = ("value",)
 
@@ -124,7 +116,7 @@ class GaugeChild:
 
 
 class HistogramChild:
-    """Non-cumulative counts per bucket (the last one is ``+Inf``), made cumulative on render."""
+    """Non-cumulative counts per bucket (the last one is ``+Inf``), made cumulative on collect."""
 
     __slots__ = ("_bounds", "counts", "sum")
 
@@ -144,17 +136,34 @@ class HistogramChild:
 
 
 class _Family:
+    """A ``prometheus_client`` collector of one family."""
+
     kind = ""
 
     def __init__(self, name: str, help: str, labelnames: Sequence[str]) -> None:
         self.name = name
         self.help = help
         self.labelnames = tuple(labelnames)
+        # client_golang sorts label names within a sample (MakeLabelPairs): the order we expose.
+        self._order = sorted(range(len(self.labelnames)), key=self.labelnames.__getitem__)
+        self._sorted_names = [self.labelnames[i] for i in self._order]
 
-    def header(self) -> list[str]:
-        return [f"# HELP {self.name} {_escape_help(self.help)}", f"# TYPE {self.name} {self.kind}"]
+    def _family(self) -> Metric:
+        if self.kind == "counter":
+            return CounterMetricFamily(self.name, self.help, labels=self._sorted_names)
+        if self.kind == "histogram":
+            return HistogramMetricFamily(self.name, self.help, labels=self._sorted_names)
+        return GaugeMetricFamily(self.name, self.help, labels=self._sorted_names)
 
-    def samples(self) -> list[str]:
+    def _values(self, values: LabelValues) -> list[str]:
+        if len(values) != len(self.labelnames):
+            raise ValueError(f"{self.name} has labels {self.labelnames}, got {values}")
+        return [values[i] for i in self._order]
+
+    def describe(self) -> Iterator[Metric]:
+        yield self._family()
+
+    def collect(self) -> Iterator[Metric]:
         raise NotImplementedError
 
 
@@ -177,7 +186,7 @@ class _Vector(_Family, Generic[C]):
         return child
 
     def children(self) -> list[tuple[LabelValues, C]]:
-        return sorted(self._children.items())
+        return sorted(self._children.items(), key=lambda item: self._values(item[0]))
 
     def clear(self) -> None:
         self._children.clear()
@@ -195,8 +204,8 @@ class Counter(_Vector[CounterChild]):
         """For a counter without labels."""
         self.labels().inc(amount)
 
-    def samples(self) -> list[str]:
-        return _scalar_samples(self, ((values, child.value) for values, child in self.children()))
+    def collect(self) -> Iterator[Metric]:
+        return _scalar(self, [(values, child.value) for values, child in self.children()])
 
 
 class Gauge(_Vector[GaugeChild]):
@@ -208,8 +217,8 @@ class Gauge(_Vector[GaugeChild]):
     def set(self, value: float) -> None:
         self.labels().set(value)
 
-    def samples(self) -> list[str]:
-        return _scalar_samples(self, ((values, child.value) for values, child in self.children()))
+    def collect(self) -> Iterator[Metric]:
+        return _scalar(self, [(values, child.value) for values, child in self.children()])
 
 
 class Histogram(_Vector[HistogramChild]):
@@ -220,6 +229,7 @@ class Histogram(_Vector[HistogramChild]):
         if list(bounds) != sorted(set(bounds)) or not bounds or math.isinf(bounds[-1]):
             raise ValueError(f"{name}: buckets must be finite and strictly increasing")
         self.bounds = bounds
+        self._les = [format_value(b) for b in bounds] + ["+Inf"]
         super().__init__(name, help, labelnames)
 
     def _new(self) -> HistogramChild:
@@ -228,51 +238,72 @@ class Histogram(_Vector[HistogramChild]):
     def observe(self, value: float) -> None:
         self.labels().observe(value)
 
-    def samples(self) -> list[str]:
-        lines: list[str] = []
-        names = self.labelnames
-        for values, child in self.children():
-            cumulative = 0
-            for bound, count in zip(self.bounds, child.counts, strict=False):
+    def collect(self) -> Iterator[Metric]:
+        children = self.children()
+        if not children:
+            return
+        family = self._family()
+        assert isinstance(family, HistogramMetricFamily)
+        for values, child in children:
+            cumulative, buckets = 0, []
+            for le, count in zip(self._les, child.counts, strict=True):
                 cumulative += count
-                le = f'le="{format_value(bound)}"'
-                lines.append(f"{self.name}_bucket{_labels(names, values, le)} {cumulative}")
-            total = cumulative + child.counts[-1]
-            lines.append(f"{self.name}_bucket{_labels(names, values, _LE_INF)} {total}")
-            lines.append(f"{self.name}_sum{_labels(names, values)} {format_value(child.sum)}")
-            lines.append(f"{self.name}_count{_labels(names, values)} {total}")
-        return lines
+                buckets.append((le, float(cumulative)))
+            family.add_metric(self._values(values), buckets, child.sum)
+        yield family
 
 
 class CollectedGauge(_Family):
-    """A gauge whose samples a callback computes at scrape time."""
+    """A gauge whose samples callbacks compute at scrape time (summed per label values when
+    several callbacks give the same ones: e.g. pending pods from the queue and from the held)."""
 
     kind = "gauge"
 
     def __init__(self, name: str, help: str, labelnames: Sequence[str], collect: Collect) -> None:
         super().__init__(name, help, labelnames)
-        self.collect = collect
+        self.sources = [collect]
 
     def values(self) -> dict[LabelValues, float]:
-        return dict(self.collect())
+        totals: dict[LabelValues, float] = {}
+        for source in self.sources:
+            for values, value in source():
+                totals[values] = totals.get(values, 0.0) + value
+        return totals
 
-    def samples(self) -> list[str]:
-        return _scalar_samples(self, sorted(self.collect()))
+    def collect(self) -> Iterator[Metric]:
+        return _scalar(self, sorted(self.values().items(), key=lambda item: self._values(item[0])))
 
 
-def _scalar_samples(family: _Family, values: Iterable[tuple[LabelValues, float]]) -> list[str]:
-    return [f"{family.name}{_labels(family.labelnames, labels)} {format_value(value)}" for labels, value in values]
+def _scalar(family: _Family, samples: list[tuple[LabelValues, float]]) -> Iterator[Metric]:
+    if not samples:
+        return
+    metric = family._family()
+    assert isinstance(metric, CounterMetricFamily | GaugeMetricFamily)
+    for values, value in samples:
+        metric.add_metric(family._values(values), value)
+    yield metric
 
 
 class Registry:
-    """Named metric families; ``render`` is the body of ``GET /metrics``."""
+    """Named metric families in a ``prometheus_client.CollectorRegistry`` of their own (one per
+    scheduler: tests stay apart); ``render`` is the body of ``GET /metrics``.
 
-    def __init__(self) -> None:
+    ``runtime``: also the ``process_*`` (``ProcessCollector``: CPU, memory, open files, start
+    time, from ``/proc``), ``python_info`` (``PlatformCollector``) and ``python_gc_*``
+    (``GCCollector``) families."""
+
+    def __init__(self, *, runtime: bool = False) -> None:
+        self.collectors = CollectorRegistry(auto_describe=True)
         self._families: dict[str, _Family] = {}
+        if runtime:
+            ProcessCollector(registry=self.collectors)
+            PlatformCollector(registry=self.collectors)
+            GCCollector(registry=self.collectors)
 
     def _add(self, family: F) -> F:
         if family.name in self._families:
             raise ValueError(f"metric {family.name!r} is registered twice")
+        self.collectors.register(family)
         self._families[family.name] = family
         return family
 
@@ -286,17 +317,23 @@ class Registry:
         return self._add(Histogram(name, help, labelnames, buckets))
 
     def collected_gauge(self, name: str, help: str, labelnames: Sequence[str], collect: Collect) -> CollectedGauge:
+        """A collected gauge; registered again under the same name and labels, the callbacks add up."""
+        family = self._families.get(name)
+        if isinstance(family, CollectedGauge) and family.labelnames == tuple(labelnames):
+            family.sources.append(collect)
+            return family
         return self._add(CollectedGauge(name, help, labelnames, collect))
 
     def get(self, name: str) -> _Family:
         return self._families[name]
 
+    def names(self) -> list[str]:
+        """Our families' names (the process and runtime collectors' not included)."""
+        return sorted(self._families)
+
+    def collect(self) -> Iterator[Metric]:
+        """Every family, sorted by name as client_golang's ``Gather`` sorts them."""
+        return iter(sorted(self.collectors.collect(), key=lambda family: family.name))
+
     def render(self) -> str:
-        lines: list[str] = []
-        for name in sorted(self._families):
-            family = self._families[name]
-            samples = family.samples()
-            if samples:
-                lines += family.header()
-                lines += samples
-        return "\n".join(lines) + "\n" if lines else ""
+        return generate_latest(self).decode()

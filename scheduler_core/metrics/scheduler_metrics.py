@@ -21,7 +21,22 @@ How each moves (the callers cite the upstream line they mirror):
 * pending pods and unschedulable pods by plugin: collected from the queue at scrape time,
   so they are exact rather than maintained by increments;
 * incoming pods: each entry into activeQ, backoffQ or the unschedulable pool, by event;
-* preemption: one attempt per DefaultPreemption PostFilter call, victims per chosen candidate.
+* preemption: one attempt per DefaultPreemption PostFilter call, victims per chosen candidate;
+* algorithm duration: from the attempt's start to the end of the algorithm (Filter, Score and,
+  for a pod that fits nowhere, PostFilter), success or not (``schedulingAlgorithm``'s defer);
+* event handling: each cluster event the scheduler handles, by upstream's event label
+  (``eventhandlers.go``);
+* permit wait: a pod's wait at Permit, by the status code it ended with (``WaitOnPermit``);
+* pods scheduled after a flush: bound after the unschedulable pods' leftover flush moved them;
+* goroutines, cache size, and our profile gauges: collected at scrape time.
+
+Our own families (``crd_scheduler_*``): profile reloads by result and their duration; per
+profile, whether a generation of it serves (``crd_scheduler_profile_serving``) and whether its
+newest generation was refused (``crd_scheduler_profile_refused``); and the pods a profile that
+does not serve holds, counted in upstream's ``scheduler_pending_pods`` under ``queue="gated"``
+(never attempted, waiting for something outside the pod, as a pod a PreEnqueue plugin gates)
+and by profile in ``crd_scheduler_held_pods``. Which upstream families we do not serve, and
+why: ``docs/observability.md``.
 """
 
 from __future__ import annotations
@@ -69,6 +84,9 @@ BACKOFF = "backoff"
 UNSCHEDULABLE_QUEUE = "unschedulable"
 GATED = "gated"
 
+# Goroutines' operation label (metrics.go Binding); ours counts the binding tasks in flight.
+BINDING = "binding"
+
 RELOAD_SUCCESS = "success"
 RELOAD_INVALID = "invalid"
 
@@ -85,6 +103,60 @@ UNSCHEDULABLE_HELP = (
 )
 
 
+# kube-scheduler v1.36.3's families we do not serve, and why (docs/observability.md has the
+# table; tests/unit/metrics/test_upstream_families.py checks every upstream family is either
+# served with upstream's type, labels and buckets, or here).
+_BATCHING = (
+    "OpportunisticBatching (KEP-5598) is not implemented: every pod runs the whole cycle, no node "
+    "hint is cached between pods of the same signature"
+)
+NOT_SERVED: dict[str, str] = {
+    "scheduler_batch_attempts_total": _BATCHING,
+    "scheduler_batch_cache_flushed_total": _BATCHING,
+    "scheduler_get_node_hint_duration_seconds": _BATCHING,
+    "scheduler_store_schedule_results_duration_seconds": _BATCHING,
+    "scheduler_plugin_evaluation_total": (
+        "applies, not yet served: upstream counts each Filter and Score call per node; the batch "
+        "forms evaluate a plugin over the snapshot's columns at once, and counting per node there "
+        "is open work"
+    ),
+    "scheduler_preemption_goroutines_duration_seconds": (
+        "applies (SchedulerAsyncPreemption, on by default), not yet served: DefaultPreemption's "
+        "background eviction tasks are not timed yet"
+    ),
+    "scheduler_preemption_goroutines_execution_total": (
+        "applies (SchedulerAsyncPreemption, on by default), not yet served, as its duration"
+    ),
+    "scheduler_async_api_call_execution_total": (
+        "SchedulerAsyncAPICalls is off by default in v1.36.3; our API calls are made by the binding "
+        "tasks themselves, there is no asynchronous call dispatcher"
+    ),
+    "scheduler_async_api_call_execution_duration_seconds": "as scheduler_async_api_call_execution_total",
+    "scheduler_pending_async_api_calls": "as scheduler_async_api_call_execution_total",
+    "scheduler_resourceclaim_creates_total": (
+        "applies (DRAExtendedResource, on by default in v1.36.3), not yet served: the special "
+        "ResourceClaims of extended resources backed by DRA are not counted yet"
+    ),
+    "scheduler_dra_bindingconditions_allocations_total": (
+        "DRADeviceBindingConditions (on by default in v1.36.3) is not implemented: a device's "
+        "bindingConditions are not waited for at PreBind"
+    ),
+    "scheduler_dra_bindingconditions_wait_duration_seconds": "as scheduler_dra_bindingconditions_allocations_total",
+    "scheduler_podgroup_schedule_attempts_total": (
+        "GenericWorkload is alpha and off by default in v1.36.3; our gangs (Coscheduling, "
+        "GangScheduling) are scheduled pod by pod, with no pod-group scheduling cycle to count"
+    ),
+    "scheduler_podgroup_scheduling_attempt_duration_seconds": "as scheduler_podgroup_schedule_attempts_total",
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds": "as scheduler_podgroup_schedule_attempts_total",
+    "scheduler_volume_binder_cache_requests_total": (
+        "applies, not yet served: VolumeBinding's assume cache operations are not counted yet"
+    ),
+    "scheduler_volume_scheduling_stage_error_total": (
+        "applies, not yet served: VolumeBinding's stage errors are not counted yet"
+    ),
+}
+
+
 def attempts_label(attempts: int) -> str:
     """Upstream ``getAttemptsLabel``: attempts capped at "15+" to bound the cardinality."""
     return "15+" if attempts >= 15 else str(attempts)
@@ -96,7 +168,7 @@ class SchedulerMetrics:
     ``timer`` is the clock of the durations (``time.perf_counter``; tests pass a fake one)."""
 
     def __init__(self, registry: Registry | None = None, *, timer: Callable[[], float] = time.perf_counter) -> None:
-        self.registry = registry = registry if registry is not None else Registry()
+        self.registry = registry = registry if registry is not None else Registry(runtime=True)
         self.timer = timer
         self.plugin_sample_percent = PLUGIN_METRICS_SAMPLE_PERCENT
         # Not the scheduler's RNG: simulate's tie-breaks stay seeded.
@@ -152,6 +224,36 @@ class SchedulerMetrics:
             "[STABLE] Number of pods added to scheduling queues by event and queue type.",
             ("queue", "event"),
         )
+        self.algorithm_duration = registry.histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            "[ALPHA] Scheduling algorithm latency in seconds",
+            (),
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.event_handling_duration = registry.histogram(
+            "scheduler_event_handling_duration_seconds",
+            "[ALPHA] Event handling latency in seconds.",
+            ("event",),
+            exponential_buckets(0.0001, 2, 12),
+        )
+        self.scheduled_after_flush = registry.counter(
+            "scheduler_pod_scheduled_after_flush_total",
+            "[ALPHA] Number of pods that were successfully scheduled after being flushed from "
+            "unschedulablePods due to timeout. This metric helps detect potential queueing hint "
+            "misconfigurations or event handling issues.",
+        )
+        self.permit_wait_duration = registry.histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "[BETA] Duration of waiting on permit.",
+            ("result",),
+            exponential_buckets(0.001, 2, 15),
+        )
+        self.hint_duration = registry.histogram(
+            "scheduler_queueing_hint_execution_duration_seconds",
+            "[ALPHA] Duration for running a queueing hint function of a plugin.",
+            ("plugin", "event", "hint"),
+            exponential_buckets(0.00001, 1.5, 20),
+        )
         self.profile_reloads = registry.counter(
             "crd_scheduler_profile_reloads_total",
             "Profile builds by result: 'success' serves the new framework, 'invalid' keeps the last "
@@ -176,6 +278,8 @@ class SchedulerMetrics:
         self._attempts_child = self.pod_scheduling_attempts.labels()
         self._sli: dict[int, HistogramChild] = {}
         self._incoming: dict[tuple[str, str], CounterChild] = {}
+        self._algorithm_child = self.algorithm_duration.labels()
+        self._events: dict[str, HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
     def collect_pending(self, collect: Collect) -> None:
@@ -185,6 +289,59 @@ class SchedulerMetrics:
         self.registry.collected_gauge(
             "scheduler_unschedulable_pods", UNSCHEDULABLE_HELP, ("plugin", "profile"), collect
         )
+
+    def collect_in_flight(self, collect: Collect) -> None:
+        self.registry.collected_gauge(
+            "scheduler_inflight_events",
+            "[ALPHA] Number of events currently tracked in the scheduling queue.",
+            ("event",),
+            collect,
+        )
+
+    def collect_goroutines(self, collect: Collect) -> None:
+        self.registry.collected_gauge(
+            "scheduler_goroutines",
+            "[BETA] Number of running goroutines split by the work they do such as binding.",
+            ("operation",),
+            collect,
+        )
+
+    def collect_cache_size(self, collect: Collect) -> None:
+        self.registry.collected_gauge(
+            "scheduler_cache_size",
+            "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+            ("type",),
+            collect,
+        )
+
+    def collect_profiles(self, serving: Collect, refused: Collect, held: Collect) -> None:
+        """Our profile gauges, and the held pods also in ``scheduler_pending_pods`` as gated."""
+        self.registry.collected_gauge(
+            "crd_scheduler_profile_serving",
+            "Whether a generation of the SchedulerProfile serves (1: the newest or the last good one; "
+            "0: none does, and its pods are held), by profile (namespace/name).",
+            ("profile",),
+            serving,
+        )
+        self.registry.collected_gauge(
+            "crd_scheduler_profile_refused",
+            "Whether the newest generation of the SchedulerProfile was refused (1: invalid; the last good "
+            "generation, if any, keeps serving), by profile (namespace/name).",
+            ("profile",),
+            refused,
+        )
+        self.registry.collected_gauge(
+            "crd_scheduler_held_pods",
+            "Pending pods held because the profile they resolve to does not serve, by profile "
+            "(also counted in scheduler_pending_pods as gated).",
+            ("profile",),
+            held,
+        )
+
+        def gated() -> list[tuple[LabelValues, float]]:
+            return [((GATED,), sum(value for _, value in held()))]
+
+        self.collect_pending(gated)
 
     # -- the scheduling loop -------------------------------------------------------------------
     def sample_cycle(self) -> bool:
@@ -199,7 +356,7 @@ class SchedulerMetrics:
                 self.schedule_attempts.labels(result, profile),
                 self.attempt_duration.labels(result, profile),
             )
-        children[0].value += 1
+        children[0].inc()
         children[1].observe(seconds)
 
     def scheduled(self, attempts: int, sli_seconds: float | None) -> None:
@@ -217,7 +374,22 @@ class SchedulerMetrics:
         child = self._incoming.get((queue, event))
         if child is None:
             child = self._incoming[(queue, event)] = self.queue_incoming.labels(queue, event)
-        child.value += 1
+        child.inc()
+
+    def algorithm(self, seconds: float) -> None:
+        self._algorithm_child.observe(seconds)
+
+    def event_handled(self, event: str, seconds: float) -> None:
+        child = self._events.get(event)
+        if child is None:
+            child = self._events[event] = self.event_handling_duration.labels(event)
+        child.observe(seconds)
+
+    def hint_ran(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        self.hint_duration.labels(plugin, event, hint).observe(seconds)
+
+    def permit_waited(self, result: str, seconds: float) -> None:
+        self.permit_wait_duration.labels(result).observe(seconds)
 
     def plugin(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self.plugin_duration.labels(plugin, point, status).observe(seconds)

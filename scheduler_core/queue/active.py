@@ -51,6 +51,14 @@ class ActiveQueue:
     def set_less(self, less: QueuedLess) -> None:
         self._heap.set_less(less)
 
+    def in_flight_labels(self) -> list[str]:
+        """What the in-flight log holds, as upstream's ``scheduler_inflight_events`` labels it:
+        ``PodPopped`` for a pod in flight, the event's label for an event received meanwhile."""
+        return [
+            entry.event.label or str(entry.event) if isinstance(entry, InFlightEvent) else "PodPopped"
+            for entry in self._in_flight_log.values()
+        ]
+
     # The heap.
     def add(self, qp: QueuedPod) -> None:
         self._heap.add_or_update(qp)

@@ -79,8 +79,16 @@ class HintRegistry:
     pod resolves to (``profile_of``), so a namespaced profile never answers for another
     namespace's pods."""
 
-    def __init__(self, profile_of: Callable[[PodInfo], str | None]) -> None:
+    def __init__(
+        self,
+        profile_of: Callable[[PodInfo], str | None],
+        observe: Callable[[str, str, str, float], None] | None = None,
+        timer: Callable[[], float] | None = None,
+    ) -> None:
+        """``observe(plugin, event, hint, seconds)``: each hint function's run (metrics)."""
         self._profile_of = profile_of
+        self._observe = observe
+        self._timer = timer
         self._by_profile: dict[str, tuple[_Hint, ...]] = {}
         self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
         self._events_of_interest: tuple[ClusterEvent, ...] = ()
@@ -136,7 +144,7 @@ class HintRegistry:
         for hint in hints:
             if hint.plugin not in rejectors or not hint.event.matches(event):
                 continue
-            if _run_hint(hint, qp.pod_info, event, old, new) is QueueingHint.SKIP:
+            if self._run_hint(hint, qp.pod_info, event, old, new) is QueueingHint.SKIP:
                 continue
             if hint.plugin in qp.pending_plugins:
                 return QueueingStrategy.IMMEDIATELY
@@ -146,13 +154,26 @@ class HintRegistry:
             strategy = QueueingStrategy.AFTER_BACKOFF
         return strategy
 
+    def _run_hint(self, hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
+        """The hint, timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
+        (``queueing_hint_execution_duration_seconds``; a plugin without a function answers Queue,
+        as upstream's ``defaultQueueingHintFn``)."""
+        if self._observe is None or self._timer is None:
+            return _run_hint(hint, pod, event, old, new)[0]
+        start = self._timer()
+        answer, label = _run_hint(hint, pod, event, old, new)
+        self._observe(hint.plugin, str(event), label, self._timer() - start)
+        return answer
 
-def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
+
+def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> tuple[QueueingHint, str]:
+    """The answer, and its metrics label (upstream ``queueingHintToLabel``)."""
     if hint.fn is None:
-        return QueueingHint.QUEUE
+        return QueueingHint.QUEUE, "Queue"
     try:
-        return hint.fn(pod, old, new)
+        answer = hint.fn(pod, old, new)
     except Exception:
         # Queue rather than leave the pod stuck in the unschedulable pool.
         log.exception("QueueingHintFn of %s raised for event %s and pod %s", hint.plugin, event, pod.key)
-        return QueueingHint.QUEUE
+        return QueueingHint.QUEUE, "Error"
+    return answer, "QueueSkip" if answer is QueueingHint.SKIP else "Queue"

@@ -124,16 +124,17 @@ class SchedulingQueue:
             pop_from_backoff=pop_from_backoff,
         )
         self._unschedulable = UnschedulablePods()
-        self._hints = HintRegistry(self._profile_of)
+        self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
+        self._hints = HintRegistry(self._profile_of, self.metrics.hint_ran, self.metrics.timer)
         self._pre_enqueue = PreEnqueueRunner(self._hints.plugin_events, self._profile_of)
         self._namespace_labels: NamespaceLabels = namespace_labels or (lambda _ns: {})
         self.nominator = Nominator(pod_lister=pod_lister)
         self.nominator.resolve = self._freshest
         self._wakeup = asyncio.Event()
-        self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
         self._incoming = self.metrics.incoming
         self.metrics.collect_pending(self._pending_samples)
         self.metrics.collect_unschedulable(self._unschedulable_samples)
+        self.metrics.collect_in_flight(lambda: sm.count_by((label,) for label in self._active.in_flight_labels()))
 
     def _queued_less(self, a: QueuedPod, b: QueuedPod) -> bool:
         return self._less(a, b)

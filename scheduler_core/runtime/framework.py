@@ -527,10 +527,13 @@ class Framework:
         waiting = self.handle.waiting_pods.get(pod.uid)
         if waiting is None:
             return None
+        start = self.timer()
         try:
             status = await waiting.wait()
         finally:
             self.handle.waiting_pods.remove(pod.uid)
+        # framework.go WaitOnPermit: the wait, by the code it ended with.
+        self.metrics.permit_waited("Success" if status is None else status.code.upstream_name, self.timer() - start)
         if status is None or status.code is Code.SUCCESS:
             return None
         if status.is_rejected():

@@ -55,7 +55,7 @@ def test_the_build_info_gauge() -> None:
     text = SchedulerMetrics().registry.render()
     line = (
         f'crd_scheduler_build_info{{kubernetes_version="{version.KUBERNETES_VERSION}",'
-        f'python_version="{version.PYTHON_VERSION}",version="{version.VERSION}"}} 1'
+        f'python_version="{version.PYTHON_VERSION}",version="{version.VERSION}"}} 1.0'
     )
     assert "# TYPE crd_scheduler_build_info gauge" in text
     assert line in text.splitlines()

@@ -46,37 +46,58 @@ def test_exponential_buckets_multiply_as_go_does() -> None:
 
 
 def test_exposition_golden() -> None:
-    registry = Registry()
+    registry = Registry(runtime=False)
     attempts = registry.counter("a_total", "Attempts.\nTwo lines \\ here.", ("result", "profile"))
     attempts.labels("scheduled", "ns/p").inc(2)
     attempts.labels("error", 'we"ird\\').inc()
     registry.counter("b_total", "No labels.")
     registry.counter("c_total", "A vector never used.", ("x",))
-    histogram = registry.histogram("d_seconds", "Latency.", ("profile",), (0.1, 1))
+    histogram = registry.histogram("d_seconds", "Latency.", ("profile",), (1e-05, 0.1, 1, 1e6))
     child = histogram.labels("p")
     for value in (0.05, 0.1, 0.5, 7):
         child.observe(value)
     registry.collected_gauge("e", "Collected.", ("queue",), lambda: [(("backoff",), 2), (("active",), 1)])
+    # A second source of the same gauge adds up (pending pods: the queue's and the held ones).
+    registry.collected_gauge("e", "Collected.", ("queue",), lambda: [(("active",), 3)])
     assert registry.render() == (
         "# HELP a_total Attempts.\\nTwo lines \\\\ here.\n"
         "# TYPE a_total counter\n"
-        'a_total{profile="we\\"ird\\\\",result="error"} 1\n'
-        'a_total{profile="ns/p",result="scheduled"} 2\n'
+        'a_total{profile="ns/p",result="scheduled"} 2.0\n'
+        'a_total{profile="we\\"ird\\\\",result="error"} 1.0\n'
         "# HELP b_total No labels.\n"
         "# TYPE b_total counter\n"
-        "b_total 0\n"
+        "b_total 0.0\n"
         "# HELP d_seconds Latency.\n"
         "# TYPE d_seconds histogram\n"
-        'd_seconds_bucket{profile="p",le="0.1"} 2\n'
-        'd_seconds_bucket{profile="p",le="1"} 3\n'
-        'd_seconds_bucket{profile="p",le="+Inf"} 4\n'
+        'd_seconds_bucket{le="1e-05",profile="p"} 0.0\n'
+        'd_seconds_bucket{le="0.1",profile="p"} 2.0\n'
+        'd_seconds_bucket{le="1",profile="p"} 3.0\n'  # Go's "1", not prometheus_client's "1.0"
+        'd_seconds_bucket{le="1e+06",profile="p"} 4.0\n'
+        'd_seconds_bucket{le="+Inf",profile="p"} 4.0\n'
+        'd_seconds_count{profile="p"} 4.0\n'
         'd_seconds_sum{profile="p"} 7.65\n'
-        'd_seconds_count{profile="p"} 4\n'
         "# HELP e Collected.\n"
         "# TYPE e gauge\n"
-        'e{queue="active"} 1\n'
-        'e{queue="backoff"} 2\n'
+        'e{queue="active"} 4.0\n'
+        'e{queue="backoff"} 2.0\n'
     )
+
+
+def test_the_process_and_python_collectors() -> None:
+    families = parse(Registry(runtime=True).render())
+    assert families["process_cpu_seconds_total"].type == "counter"
+    assert families["process_resident_memory_bytes"].value() > 0
+    assert families["process_start_time_seconds"].type == "gauge"
+    assert families["python_info"].type == "gauge"
+    assert families["python_gc_collections_total"].type == "counter"
+    assert "process_cpu_seconds_total" not in parse(Registry(runtime=False).render() or "")
+
+
+def test_registries_stay_apart() -> None:
+    one, two = SchedulerMetrics(), SchedulerMetrics()
+    one.attempt("scheduled", "ns/p", 0.002)
+    assert "scheduler_schedule_attempts_total" in parse(one.registry.render())
+    assert "scheduler_schedule_attempts_total" not in parse(two.registry.render())
 
 
 def test_the_scheduler_families_parse_with_upstream_names_types_and_help() -> None:
@@ -99,11 +120,14 @@ def test_the_scheduler_families_parse_with_upstream_names_types_and_help() -> No
         "scheduler_preemption_attempts_total": "counter",
         "scheduler_preemption_victims": "histogram",
         "scheduler_queue_incoming_pods_total": "counter",
+        "scheduler_scheduling_algorithm_duration_seconds": "histogram",
+        "scheduler_pod_scheduled_after_flush_total": "counter",
         "crd_scheduler_profile_reloads_total": "counter",
         "crd_scheduler_profile_reload_duration_seconds": "histogram",
         "crd_scheduler_build_info": "gauge",
     }
-    assert {name: f.type for name, f in families.items()} == expected
+    ours = {name: f.type for name, f in families.items() if not name.startswith(("process_", "python_"))}
+    assert ours == expected
     # Help strings as component-base exposes them, stability level first (metrics.go).
     assert families["scheduler_preemption_attempts_total"].help == (
         "[STABLE] Total preemption attempts in the cluster till now"

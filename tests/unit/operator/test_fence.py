@@ -158,8 +158,8 @@ def test_refused_writes_and_failed_writes_are_counted_in_the_registry() -> None:
 
     lines = [line for line in registry.render().splitlines() if not line.startswith("#")]
     assert lines == [
-        'crd_scheduler_failed_writes_total{write="bind"} 1',
-        'crd_scheduler_fenced_writes_total{resource="pluginconfigs/status",verb="PATCH"} 1',
-        'crd_scheduler_fenced_writes_total{resource="pods/binding",verb="POST"} 2',
+        'crd_scheduler_failed_writes_total{write="bind"} 1.0',
+        'crd_scheduler_fenced_writes_total{resource="pluginconfigs/status",verb="PATCH"} 1.0',
+        'crd_scheduler_fenced_writes_total{resource="pods/binding",verb="POST"} 2.0',
     ]
     assert fence.refused == 3
