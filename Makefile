@@ -4,7 +4,7 @@ STAMP := .stamp-install
 LOCK := requirements/dev.txt
 UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test
+.PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test
 
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
@@ -50,6 +50,12 @@ unit: install browser
 e2e: install
 	scripts/dev-cluster build
 	$(PY) -m pytest -q tests/e2e
+
+## faults: the fault scenarios (API server killed/frozen, leader frozen/killed; minutes): lost, double-bound and
+## overcommitted pods, recovery seconds, one "fault figures:" line each (docs/faults.md)
+faults: install
+	scripts/dev-cluster build
+	$(PY) -m pytest -q -s -m faults tests/e2e/test_faults.py
 
 lint: install
 	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py
