@@ -148,7 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     run.add_argument(
         "--liveness", default=DEFAULT_LIVENESS, metavar="URL",
-        help=f"Kopf's liveness endpoint ({DEFAULT_LIVENESS}; empty to disable; /healthz on --port supersedes it)",
+        help="Kopf's own liveness endpoint, e.g. http://127.0.0.1:8080/healthz (off unless given; /healthz on "
+        "--port supersedes it)",
     )  # fmt: skip
     serving = ServingOptions()
     run.add_argument(

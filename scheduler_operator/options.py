@@ -31,7 +31,7 @@ DEFAULT_QPS = 50.0  # kube-scheduler's clientConnection: pkg/scheduler/apis/conf
 DEFAULT_BURST = 100
 
 JITTER_FACTOR = 1.2  # upstream leaderelection JitterFactor
-DEFAULT_LIVENESS = "http://0.0.0.0:8080/healthz"
+DEFAULT_LIVENESS = ""  # Kopf's own endpoint: off unless asked for (/healthz on --port is ours)
 DEFAULT_HOME_NAMESPACE = "crd-scheduler"
 RESYNC_PERIOD = 300.0
 
@@ -118,7 +118,7 @@ class Options:
     home_namespace: str = DEFAULT_HOME_NAMESPACE
     lease_name: str = DEFAULT_LEASE_NAME
     identity: str = field(default_factory=default_identity)
-    liveness: str | None = DEFAULT_LIVENESS
+    liveness: str | None = None
     election: ElectionConfig = field(default_factory=ElectionConfig)
     critical_limit: int = DEFAULT_CRITICAL_LIMIT
     reports_limit: int = DEFAULT_REPORTS_LIMIT

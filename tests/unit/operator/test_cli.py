@@ -13,7 +13,7 @@ def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None
     args = build_parser().parse_args(["run"])
 
     assert (args.home_namespace, args.lease_name, args.identity) == ("crd-scheduler", "crd-scheduler", None)
-    assert args.liveness == "http://0.0.0.0:8080/healthz"
+    assert args.liveness == ""  # Kopf's own endpoint: off unless asked for (no listener on 0.0.0.0 by surprise)
     assert (args.lease_duration, args.renew_deadline, args.retry_period) == (15.0, 10.0, 2.0)
     assert args.max_in_flight == 16
 
