@@ -272,7 +272,7 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
     values = [
         "--set", "replicas=3", "--set", "image.repository=registry.example.com/crd-scheduler",
         "--set", "image.tag=9.9.9", "--set", "leaderElection.leaseDuration=20",
-        "--set", "leaderElection.renewDeadline=15", "--set", "leaderElection.retryPeriod=3",
+        "--set", "leaderElection.renewDeadline=15", "--set", "leaderElection.retryPeriod=2.5s",
         "--set", "leaderElection.leaseName=sched", "--set", "logLevel=DEBUG", "--set", "homeNamespace=sched-home",
         "--set", "nodeSelector.role=control", "--set", "tolerations[0].operator=Exists",
         "--set", "priorityClassName=", "--set", "resources.limits.memory=2Gi",
@@ -292,7 +292,7 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
     assert container["image"] == "registry.example.com/crd-scheduler:9.9.9"
     assert container["command"] == [
         "crd-scheduler", "run", "--home-namespace", "sched-home", "--port", "9100", "--liveness=",
-        "--lease-name", "sched", "--lease-duration", "20", "--renew-deadline", "15", "--retry-period", "3",
+        "--lease-name", "sched", "--lease-duration", "20", "--renew-deadline", "15", "--retry-period", "2.5s",
         "--log-level", "DEBUG", "--kube-api-qps", "100",
     ]  # fmt: skip
     assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
@@ -331,6 +331,7 @@ def test_bad_values_are_refused_naming_the_value(helm: Helm, values: list[str], 
         pytest.param(["--set", "logLevel=TRACE"], "logLevel", id="log-level"),
         pytest.param(["--set", "replicas=two"], "replicas", id="not-an-integer"),
         pytest.param(["--set", "leaderElection.leaseDuration=0"], "leaseDuration", id="zero-lease"),
+        pytest.param(["--set", "leaderElection.retryPeriod=2 seconds"], "retryPeriod", id="not-a-duration"),
     ],
 )
 def test_the_values_schema_refuses_what_the_operator_would(helm: Helm, values: list[str], field: str) -> None:
