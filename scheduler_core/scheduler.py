@@ -835,7 +835,10 @@ class Scheduler(EventHandlers):
         self._attempt_ended(pod.uid, sm.UNSCHEDULABLE if reason == REASON_UNSCHEDULABLE else sm.ERROR, fwk)
         message = status.message()
         if reason == REASON_SCHEDULER_ERROR:
-            log.warning("error scheduling pod %s; retrying: %s", pod.key, message)
+            log.warning(
+                "error scheduling pod %s; retrying: %s", pod.key, message,
+                extra={"pod": pod.key, "uid": pod.uid, "profile": fwk.profile_name},
+            )  # fmt: skip
         if qpi.unschedulable_plugins:
             self._last_rejectors[pod.uid] = set(qpi.unschedulable_plugins)
         current = self._unassigned.get(pod.uid)

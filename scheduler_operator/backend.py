@@ -208,7 +208,10 @@ class KubeBackend:
                 decode=False,
             )  # fmt: skip
             self.binds += 1
-            log.info("bound %s uid=%s node=%s", pod.key, pod.uid, node_name)
+            log.info(
+                "bound %s uid=%s node=%s", pod.key, pod.uid, node_name,
+                extra={"pod": pod.key, "uid": pod.uid, "node": node_name},
+            )  # fmt: skip
             return None
         except client.ApiException as error:
             if error.status == HTTPStatus.NOT_FOUND:

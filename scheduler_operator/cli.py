@@ -25,7 +25,7 @@ from scheduler_core.simulator import simulate as run_simulation
 from scheduler_core.simulator.html import render_simulation
 from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
-from scheduler_operator import explain_cmd, import_cmd, whatif_cmd
+from scheduler_operator import explain_cmd, import_cmd, logs, whatif_cmd
 from scheduler_operator.calls import DEFAULT_CRITICAL_LIMIT
 from scheduler_operator.kube import KubeconfigSource
 from scheduler_operator.options import (
@@ -34,6 +34,7 @@ from scheduler_operator.options import (
     DEFAULT_QPS,
     ElectionConfig,
     Options,
+    SecureServingOptions,
     ServingOptions,
     WebhookOptions,
     default_identity,
@@ -151,15 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="Kopf's own liveness endpoint, e.g. http://127.0.0.1:8080/healthz (off unless given; /healthz on "
         "--port supersedes it)",
     )  # fmt: skip
-    serving = ServingOptions()
-    run.add_argument(
-        "--bind-address", default=serving.bind_address, metavar="ADDR",
-        help=f"address of the /metrics, /healthz and /readyz endpoints ({serving.bind_address})",
-    )  # fmt: skip
-    run.add_argument(
-        "--port", type=int, default=serving.port, metavar="PORT",
-        help=f"plain-HTTP port of /metrics, /healthz and /readyz ({serving.port}; 0: not served)",
-    )  # fmt: skip
+    _serving_flags(run)
     election = ElectionConfig()
     for flag, default, what in (
         ("--lease-duration", election.lease_duration, "how long a lease lasts unrenewed"),
@@ -189,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--webhook-managed", metavar="NAME", default=None,
         help="let Kopf create and keep the ValidatingWebhookConfiguration NAME (needs RBAC for it)",
     )  # fmt: skip
-    run.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
+    _logging_flags(run)
     run.set_defaults(handler=_run)
 
     extender = verbs.add_parser(
@@ -212,7 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR", help=f"HOST:PORT ({DEFAULT_LISTEN})")
     serve.add_argument("--tls-cert", default=None, metavar="FILE", help="serve HTTPS with this certificate (PEM)")
     serve.add_argument("--tls-key", default=None, metavar="FILE", help="the certificate's key (PEM)")
-    serve.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="(INFO)")
+    _logging_flags(serve)
     serve.set_defaults(handler=_extender_serve)
     return parser
 
@@ -240,6 +233,74 @@ def _simulate(args: argparse.Namespace) -> int:
         text = render_json(result.pods) if args.output == "json" else render_table(result.pods)
     emit(text)
     return EXIT_OK
+
+
+def _logging_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("logging (scheduler_operator.logs)")
+    group.add_argument(
+        "--log-format", choices=logs.FORMATS, default="text",
+        help="text, or json: one object per line with ts, level, msg and the pod, node and profile (text)",
+    )  # fmt: skip
+    group.add_argument(
+        "-v", "--v", dest="verbosity", type=int, default=None, metavar="N",
+        help="upstream's verbosity: 0-3 INFO, 4 and more DEBUG",
+    )  # fmt: skip
+    group.add_argument(
+        "--log-level", default=None, choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="a level, over -v (INFO)"
+    )
+
+
+def _serving_flags(run: argparse.ArgumentParser) -> None:
+    """kube-scheduler's secure serving and delegated authn/authz flags (scheduler_operator.serving)."""
+    secure, plain = SecureServingOptions(), ServingOptions()
+    group = run.add_argument_group("/metrics, /healthz, /livez and /readyz (docs/observability.md)")
+    group.add_argument(
+        "--bind-address", default=secure.bind_address, metavar="ADDR",
+        help=f"address of the endpoints ({secure.bind_address})",
+    )  # fmt: skip
+    group.add_argument(
+        "--secure-port", type=int, default=secure.port, metavar="PORT",
+        help=f"HTTPS port, with delegated authentication and authorization ({secure.port}; 0: not served)",
+    )  # fmt: skip
+    group.add_argument(
+        "--port", type=int, default=plain.port, metavar="PORT",
+        help="plain-HTTP port, NO authentication: only when asked for (0, the default: not served)",
+    )  # fmt: skip
+    group.add_argument("--tls-cert-file", default=None, metavar="FILE", help="the serving certificate (PEM)")
+    group.add_argument("--tls-private-key-file", default=None, metavar="FILE", help="its key (PEM)")
+    group.add_argument(
+        "--cert-dir", default=None, metavar="DIR",
+        help="where the self-signed pair is kept when no --tls-cert-file is given (default: in memory)",
+    )  # fmt: skip
+    group.add_argument(
+        "--authorization-always-allow-paths", default=",".join(secure.always_allow_paths), metavar="PATHS",
+        help=f"paths served without authorization, comma-separated ({','.join(secure.always_allow_paths)})",
+    )  # fmt: skip
+    for flag, default in (
+        ("--authentication-token-webhook-cache-ttl", secure.token_cache_ttl),
+        ("--authorization-webhook-cache-authorized-ttl", secure.authorized_ttl),
+        ("--authorization-webhook-cache-unauthorized-ttl", secure.unauthorized_ttl),
+    ):
+        group.add_argument(flag, type=seconds, default=default, metavar="DURATION", help=f"({default:g}s)")
+
+
+def _serving_options(args: argparse.Namespace) -> tuple[ServingOptions | None, SecureServingOptions | None]:
+    """The listeners asked for (raises ValueError naming the flag)."""
+    for flag, port in (("--port", args.port), ("--secure-port", args.secure_port)):
+        if not 0 <= port <= 65535:
+            raise ValueError(f"{flag} {port} is not a TCP port (0 to 65535)")
+    if bool(args.tls_cert_file) != bool(args.tls_private_key_file):
+        raise ValueError("--tls-cert-file and --tls-private-key-file go together")
+    plain = ServingOptions(args.bind_address, args.port) if args.port else None
+    secure = None
+    if args.secure_port:
+        paths = tuple(p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip())
+        secure = SecureServingOptions(
+            args.bind_address, args.secure_port, args.tls_cert_file, args.tls_private_key_file, args.cert_dir,
+            paths, args.authentication_token_webhook_cache_ttl, args.authorization_webhook_cache_authorized_ttl,
+            args.authorization_webhook_cache_unauthorized_ttl,
+        )  # fmt: skip
+    return plain, secure
 
 
 def _example(name: str) -> Path:
@@ -282,7 +343,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from scheduler_operator import app
 
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_format, logs.level_of(args.verbosity, args.log_level))
     for noisy in ("kopf.objects", "kopf.activities.probe", "aiohttp.access"):  # a line per event or probe
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
@@ -298,11 +359,14 @@ def _run(args: argparse.Namespace) -> int:
         webhook = WebhookOptions(
             args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
         )
-    if not 0 <= args.port <= 65535:
-        print(f"error: --port {args.port} is not a TCP port (0 to 65535)", file=sys.stderr)
+    try:
+        plain, secure = _serving_options(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     options = Options(
-        serving=ServingOptions(args.bind_address, args.port) if args.port else None,
+        serving=plain,
+        secure_serving=secure,
         webhook=webhook,
         home_namespace=args.home_namespace,
         lease_name=args.lease_name,
@@ -324,7 +388,7 @@ def _extender_serve(args: argparse.Namespace) -> int:
 
     from scheduler_operator import extender_cli
 
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logs.configure(args.log_format, logs.level_of(args.verbosity, args.log_level))
     try:
         service, host, port, tls = extender_cli.prepare(args.profile, args.listen, args.tls_cert, args.tls_key)
     except extender_cli.UsageError as exc:
