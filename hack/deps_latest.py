@@ -50,6 +50,8 @@ def main() -> int:
         print(f"deps-latest: the fast tests pass with the newest allowed versions ({len(moved)} differ from the lock)")
         return 0
     print(f"deps-latest: {len(failed)} test(s) fail with the newest allowed versions", file=sys.stderr)
+    if not moved:
+        print("deps-latest: no package differs from the lock: the failures are the tree's own", file=sys.stderr)
     culprits = []
     for name, (old, new) in sorted(moved.items()):
         if old is None:
