@@ -186,7 +186,6 @@ def labels_for(version: str, created: str, source: str) -> dict[str, str]:
         "org.opencontainers.image.revision": revision(),
         "org.opencontainers.image.created": created,
         "org.opencontainers.image.licenses": "Apache-2.0",
-        "org.opencontainers.image.base.name": f"debian:{SUITE} (debootstrap --variant=minbase)",
         "io.crd-scheduler.kubernetes-version": KUBERNETES_VERSION,
     }
     if source:
