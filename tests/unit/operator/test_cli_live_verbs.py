@@ -22,7 +22,9 @@ def test_simulate_html_is_one_self_contained_page(capsys: pytest.CaptureFixture[
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        pytest.param(["simulate"], "-f/--filename is required (or --example, or --from-cluster)", id="simulate-without-files"),
+        pytest.param(
+            ["simulate"], "-f/--filename is required (or --example, or --from-cluster)", id="simulate-without-files"
+        ),
         pytest.param(
             ["simulate", "--from-cluster", "-f", str(ROOT / "examples" / "cluster.yaml")],
             "-f files may hold only SchedulerProfiles and PluginConfigs", id="candidates-with-nodes",
