@@ -4,7 +4,7 @@ STAMP := .stamp-install
 LOCK := requirements/dev.txt
 UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test
+.PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test image image-test image-tools
 
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
@@ -58,9 +58,9 @@ faults: install
 	$(PY) -m pytest -q -s -m faults tests/e2e/test_faults.py
 
 lint: install
-	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py
-	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench hack/deps_latest.py
-	$(PY) -m mypy scheduler_core scheduler_operator tests bench hack/deps_latest.py
+	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
+	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
+	$(PY) -m mypy scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
 	lint-imports
 	$(PY) -m scheduler_core.config.crd --check
 
@@ -73,6 +73,22 @@ chart:
 chart-test: install
 	scripts/dev-cluster build
 	$(PY) -m pytest -q tests/unit/config/test_chart.py tests/e2e/test_helm_chart.py
+
+## image: the OCI image from Debian packages, no registry or daemon (root): debootstrap (cached in .cache/image),
+## the wheel of `make dist` and the runtime lock, umoci; dist/image/crd-scheduler-<version>-oci and its .tar (oci-archive)
+image: dist image-tools
+	$(PY) hack/image/build.py --archive --wheel "$$(ls dist/crd_scheduler-*.whl)"
+
+## image-test: build the image, then run it with crun (read-only root, user 65532): --version, labels, size,
+## and `crd-scheduler run` binds a pod on the dev cluster as the operator's ServiceAccount
+image-test: install image
+	scripts/dev-cluster build
+	CRD_SCHEDULER_IMAGE_TEST=1 $(PY) -m pytest -q -p no:cacheprovider tests/unit/test_image_recipe.py tests/e2e/test_image.py
+
+image-tools:
+	@for tool in debootstrap umoci crun; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq debootstrap umoci crun >/dev/null; fi
 
 ## crds: regenerate crds/, manifests/crds/ and charts/crd-scheduler/crds/ from the pydantic config models
 crds: install
