@@ -6,8 +6,9 @@ dev cluster with two operator replicas.
   and the next pod binds, on the same leader.
 * The loop forced to die (a fault injected into the loop itself, outside any plugin call): the
   leader logs at ERROR, ``/healthz`` fails, the Lease is released and the standby binds the rest.
-* An extender answering after 30 s: another namespace's pod binds within 1 s meanwhile and
-  ``/healthz`` stays 200.
+* A tenant's extender answering after 30 s (its policy raises the cap): another namespace's pod
+  binds within 1 s meanwhile and ``/healthz`` stays 200. A tenant ``httpTimeout`` above the
+  policy's cap is refused (``Valid=False``, rule ``extender-timeout``) and never called.
 """
 
 from __future__ import annotations
@@ -23,11 +24,13 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from scheduler_operator.resources import PROFILE_PLURAL
 from tests.e2e import Cluster, eventually
 from tests.e2e.extender_support import peer
 from tests.e2e.faults import KILL_LOOP_LABEL, LOOP_KILLER, RAISING_POST_FILTER, marked, start_marked
 from tests.e2e.operator_support import (
     Env,
+    condition_of,
     environment,
     failed_scheduling_notes,
     install_crds,
@@ -72,8 +75,8 @@ def test_a_raising_post_filter_fails_that_pod_and_the_next_pod_binds_on_the_same
     assert "stopped scheduling" not in leader.log()
 
 
-def _assert_noted(env: Env, pod: str, text: str) -> None:
-    notes = failed_scheduling_notes(env.core, env.home, pod)
+def _assert_noted(env: Env, pod: str, text: str, namespace: str | None = None) -> None:
+    notes = failed_scheduling_notes(env.core, namespace or env.home, pod)
     assert any(text in note for note in notes), notes
 
 
@@ -102,10 +105,17 @@ def test_a_loop_that_dies_fails_healthz_releases_the_lease_and_the_standby_binds
     assert leader.running()  # the kubelet restarts it on the failing probe
 
 
-def test_a_30s_extender_holds_only_its_own_profiles_pods(env: Env) -> None:
+def _tenant_extender_policy(env: Env, url: str, **policy: Any) -> dict[str, Any]:
+    """The home profile's tenantPolicy: tenants may serve its schedulerName and call ``url``."""
+    return {"allowedSchedulerNames": [env.scheduler], "allowedExtenders": [url], **policy}
+
+
+def test_a_tenants_30s_extender_holds_only_its_own_profiles_pods(env: Env) -> None:
+    """issue 26's must-show: with a tenant's allowed extender answering after 30 s (its
+    namespace's policy raises the cap to 1m), another namespace's pod binds within 1 s and
+    /healthz stays 200."""
     env.add_nodes(2, cpu="4", memory="8Gi")
-    slow_scheduler = f"{env.scheduler}-slow"
-    other = env.namespace()
+    tenant, other = env.namespace(), env.namespace()
     with peer() as (server, _):
 
         async def slow(body: dict[str, Any]) -> dict[str, Any]:
@@ -113,24 +123,59 @@ def test_a_30s_extender_holds_only_its_own_profiles_pods(env: Env) -> None:
             return {"NodeNames": names(body)}
 
         server.answers["filter"] = slow
-        extender = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True, "httpTimeout": "60s"}
-        created = env.custom.create(env.home, profile("slow", slow_scheduler, extenders=[extender]))
+        policy = _tenant_extender_policy(env, server.url, maxExtenderHTTPTimeout="1m")
+        env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy=policy))
+        extender = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True, "httpTimeout": "45s"}
+        created = env.custom.create(tenant, profile("slow", env.scheduler, extenders=[extender]))
         assert created["spec"].get("extenders") == [extender], "spec.extenders pruned: a CRD without it"
-        env.custom.create(env.home, profile("default", env.scheduler))
         operator = env.start_operator()
-        held = make_pod("held", env.home, slow_scheduler, env.label, cpu="100m")
-        env.core.create_namespaced_pod(env.home, held)  # waits 30 s for its extender
-        eventually(lambda: _assert(len(server.calls) == 1), timeout=20)
+        env.custom.wait_status(
+            PROFILE_PLURAL, tenant, "slow", lambda s: condition_of(s, "Ready").get("status") == "True"
+        )
+        env.core.create_namespaced_pod(tenant, make_pod("held", tenant, env.scheduler, env.label, cpu="100m"))
+        eventually(lambda: _assert(len(server.calls) == 1), timeout=20)  # the tenant's pod waits 30 s
         started = time.monotonic()
         env.core.create_namespaced_pod(other, make_pod("quick", other, env.scheduler, env.label, cpu="100m"))
         wait_all_bound(env.core, other, {"quick"}, timeout=10)
         took = time.monotonic() - started
-        print(f"another namespace's pod bound {took:.2f} s after creation while an extender call was in flight")
+        print(f"another namespace's pod bound {took:.2f} s after creation while a tenant's extender call was in flight")
         assert took < 1.0
         for _ in range(5):
             assert _healthz(operator.url)[0] == 200
             time.sleep(1)
-        wait_all_bound(env.core, env.home, {"held"}, timeout=60)
+        wait_all_bound(env.core, tenant, {"held"}, timeout=60)
+        assert len(server.calls) == 1  # the answer came within the tenant's httpTimeout
+        assert operator.problems() == []
+
+
+def test_a_tenant_httptimeout_above_the_cap_is_refused_by_the_operator(env: Env) -> None:
+    """The policy allows the extender but keeps the default cap (upstream's 5 s): a tenant
+    profile asking 30 s is Valid=False naming the rule; its pods wait and the extender is never
+    called, while the cluster-wide profile serves on."""
+    env.add_nodes(1, cpu="4", memory="8Gi")
+    tenant = env.namespace()
+    with peer() as (server, _):
+        env.custom.create(
+            env.home, profile("default", env.scheduler, tenantPolicy=_tenant_extender_policy(env, server.url))
+        )
+        extender = {"urlPrefix": server.url, "filterVerb": "filter", "nodeCacheCapable": True, "httpTimeout": "30s"}
+        env.custom.create(tenant, profile("slow", env.scheduler, extenders=[extender]))
+        operator = env.start_operator()
+        status = env.custom.wait_status(
+            PROFILE_PLURAL, tenant, "slow", lambda s: condition_of(s, "Valid").get("status") == "False"
+        )
+        message = condition_of(status, "Valid")["message"]
+        assert message.startswith(
+            "spec.extenders[0].httpTimeout: tenant policy rule 'extender-timeout': a profile in namespace "
+            f"{tenant!r} may not wait for extender {server.url!r} longer than 5s: httpTimeout 30s is 30s "
+            "(the policy's maxExtenderHTTPTimeout)"
+        ), message
+        env.core.create_namespaced_pod(tenant, make_pod("held", tenant, env.scheduler, env.label, cpu="100m"))
+        env.create_pods(env.home, ["served"], cpu="100m")
+        wait_all_bound(env.core, env.home, {"served"}, timeout=20)
+        eventually(lambda: _assert_noted(env, "held", "does not serve", namespace=tenant), timeout=20)
+        assert env.core.read_namespaced_pod("held", tenant).spec.node_name is None
+        assert server.calls == []
         assert operator.problems() == []
 
 
