@@ -399,16 +399,30 @@ class Operator:
         self.api_client.close()  # type: ignore[no-untyped-call]
 
 
+async def _serve(options: Options, operator: Operator) -> tuple[list[serving.Server], Transport | None]:
+    """The endpoints' listeners asked for; the reviews of the secure one go through a client of
+    their own, outside the Lease's fence (a standby answers scrapes too; a review writes nothing)."""
+    registry, servers, reviews = operator.scheduler.metrics.registry, [], None
+    if options.secure_serving is not None:
+        secure = options.secure_serving
+        reviews = Transport(operator.transport.credentials, qps=options.qps, burst=options.burst, max_connections=4)
+        auth = serving.DelegatedAuth(lambda path, body: reviews.request("POST", path, body=dict(body)), secure)
+        app = serving.make_app(registry, operator.health, auth)
+        servers.append(serving.Server(app, secure.bind_address, secure.port, serving.server_context(secure)))
+    if options.serving is not None:
+        app = serving.make_app(registry, operator.health)
+        servers.append(serving.Server(app, options.serving.bind_address, options.serving.port))
+    for server in servers:
+        await server.start()
+    return servers, reviews
+
+
 async def run(options: Options) -> None:
     """Run until SIGINT/SIGTERM (:meth:`Operator.terminate`); then give the lease up."""
     collector.tune()  # the modules imported are long-lived (scheduler_operator.collector)
     decoding.install_in_kopf()
     operator = Operator(options)
-    server = None
-    if options.serving is not None:
-        app = serving.make_app(operator.scheduler.metrics.registry, operator.health)
-        server = serving.Server(app, options.serving.bind_address, options.serving.port)
-        await server.start()
+    servers, reviews = await _serve(options, operator)
     watches = operator.watch()
     leader = asyncio.ensure_future(operator.lead())
     resync = asyncio.ensure_future(operator.resync())
@@ -450,6 +464,8 @@ async def run(options: Options) -> None:
             task.cancel()
         await asyncio.gather(resync, standby, *watches, return_exceptions=True)
         await operator.step_down(leader)
-        if server is not None:
+        for server in servers:
             await server.stop()
+        if reviews is not None:
+            await reviews.close()
         await operator.close()

@@ -107,10 +107,32 @@ class WebhookOptions:
 
 @dataclass(frozen=True)
 class ServingOptions:
-    """Where ``/metrics``, ``/healthz`` and ``/readyz`` are served (``scheduler_operator.serving``)."""
+    """Where ``/metrics``, ``/healthz`` and ``/readyz`` are served over plain HTTP, with no
+    authentication: only when asked for, ``--port N`` (``scheduler_operator.serving``)."""
 
     bind_address: str = "0.0.0.0"
-    port: int = 10251
+    port: int = 0
+
+
+# k8s.io/apiserver pkg/server/options/authorization.go, as kube-scheduler keeps them.
+DEFAULT_ALWAYS_ALLOW_PATHS = ("/healthz", "/readyz", "/livez")
+DEFAULT_REVIEW_CACHE_TTL = 10.0  # authentication.go CacheTTL; authorization.go Allow/DenyCacheTTL
+
+
+@dataclass(frozen=True)
+class SecureServingOptions:
+    """The HTTPS endpoints with delegated authentication and authorization, as kube-scheduler's
+    ``--secure-port`` (``scheduler_operator.serving``)."""
+
+    bind_address: str = "0.0.0.0"
+    port: int = 10259
+    cert_file: str | None = None
+    key_file: str | None = None
+    cert_dir: str | None = None
+    always_allow_paths: tuple[str, ...] = DEFAULT_ALWAYS_ALLOW_PATHS
+    token_cache_ttl: float = DEFAULT_REVIEW_CACHE_TTL
+    authorized_ttl: float = DEFAULT_REVIEW_CACHE_TTL
+    unauthorized_ttl: float = DEFAULT_REVIEW_CACHE_TTL
 
 
 @dataclass(frozen=True)
@@ -126,5 +148,6 @@ class Options:
     qps: float = DEFAULT_QPS  # clientConnection.qps (scheduler_operator.transport)
     burst: int = DEFAULT_BURST
     webhook: WebhookOptions | None = None
-    serving: ServingOptions | None = field(default_factory=ServingOptions)  # None: not served
+    serving: ServingOptions | None = None  # plain HTTP, only when asked for
+    secure_serving: SecureServingOptions | None = None  # HTTPS with delegated authn/authz
     kubeconfig: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG  # run --kubeconfig/--context

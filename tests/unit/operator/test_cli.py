@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_operator.cli import EXIT_BAD_INPUT, build_parser, main
+from scheduler_operator.cli import EXIT_BAD_INPUT, _serving_options, build_parser, main
+from scheduler_operator.options import ServingOptions
 
 
 def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -65,10 +66,27 @@ def test_bad_election_timings_are_refused(argv: list[str], message: str, capsys:
     assert message in capsys.readouterr().err
 
 
-def test_metrics_and_probes_are_served_on_10251_unless_told(capsys: pytest.CaptureFixture[str]) -> None:
+def test_metrics_and_probes_are_served_over_https_on_10259_and_plain_http_only_when_asked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     args = build_parser().parse_args(["run"])
-    assert (args.bind_address, args.port) == ("0.0.0.0", 10251)
-    args = build_parser().parse_args(["run", "--bind-address", "127.0.0.1", "--port", "0"])
-    assert (args.bind_address, args.port) == ("127.0.0.1", 0)
+    assert (args.bind_address, args.secure_port, args.port) == ("0.0.0.0", 10259, 0)
+    plain, secure = _serving_options(args)
+    assert plain is None and secure is not None
+    # kube-scheduler's defaults (k8s.io/apiserver pkg/server/options): always-allowed probes, 10 s caches.
+    assert secure.always_allow_paths == ("/healthz", "/readyz", "/livez")
+    assert (secure.token_cache_ttl, secure.authorized_ttl, secure.unauthorized_ttl) == (10.0, 10.0, 10.0)
+    args = build_parser().parse_args(
+        ["run", "--bind-address", "127.0.0.1", "--port", "9100", "--secure-port", "0",
+         "--authorization-always-allow-paths", "/healthz, /metrics*"]
+    )  # fmt: skip
+    plain, secure = _serving_options(args)
+    assert plain == ServingOptions("127.0.0.1", 9100) and secure is None
+    args = build_parser().parse_args(["run", "--authorization-always-allow-paths", "/healthz,/metrics*"])
+    assert _serving_options(args)[1].always_allow_paths == ("/healthz", "/metrics*")  # type: ignore[union-attr]
     assert main(["run", "--port", "70000"]) == EXIT_BAD_INPUT
     assert "--port 70000 is not a TCP port" in capsys.readouterr().err
+    assert main(["run", "--secure-port", "-1"]) == EXIT_BAD_INPUT
+    assert "--secure-port -1 is not a TCP port" in capsys.readouterr().err
+    assert main(["run", "--tls-cert-file", "a.crt"]) == EXIT_BAD_INPUT
+    assert "--tls-cert-file and --tls-private-key-file go together" in capsys.readouterr().err
