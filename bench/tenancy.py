@@ -186,11 +186,11 @@ async def attempts(pods: int, namespaces: int, edits: int) -> dict[str, Any]:
 STORM_PLUGIN = "NodeResourcesFit"
 
 
-def _storm_args(weight: int) -> dict[str, Any]:
+def storm_args(weight: int) -> dict[str, Any]:
     return {"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": weight}]}}
 
 
-def _served_weight(item: dict[str, Any]) -> int | None:
+def served_weight(item: dict[str, Any]) -> int | None:
     """The cpu weight in the PluginConfig args a profile's status says serves (``lastGood``)."""
     spec = ((item.get("status") or {}).get("lastGood") or {}).get("spec") or {}
     for entry in spec.get("pluginConfig") or ():
@@ -220,7 +220,7 @@ def _apiserver_status_patches(api: Any) -> float:
     return total
 
 
-class _StatusWatch:
+class StatusWatch:
     """Counts the status writes that land on a namespace's SchedulerProfiles (a MODIFIED event
     whose status differs from the one before), from a watch started at a list's resourceVersion."""
 
@@ -236,6 +236,7 @@ class _StatusWatch:
         listed: Any = self._custom.list_namespaced_custom_object(*self._args)
         self.status = {i["metadata"]["name"]: i.get("status") for i in listed["items"]}
         self.writes = 0
+        self.writes_by_name: dict[str, int] = {}
         self.last_write = time.monotonic()
         self._watch = watch.Watch()  # type: ignore[no-untyped-call]
         self._stopped = threading.Event()
@@ -257,13 +258,14 @@ class _StatusWatch:
                     name = item["metadata"]["name"]
                     if item.get("status") != self.status.get(name):
                         self.writes += 1
+                        self.writes_by_name[name] = self.writes_by_name.get(name, 0) + 1
                         self.last_write = time.monotonic()
                     self.status[name] = item.get("status")
             except Exception:  # the watch broke: resume from the last resourceVersion seen
                 time.sleep(1)
 
     def served(self) -> list[int | None]:
-        return [_served_weight({"status": s}) for s in self.status.values()]
+        return [served_weight({"status": s}) for s in self.status.values()]
 
     def stop(self) -> None:
         self._stopped.set()
@@ -305,7 +307,7 @@ def storm(tree: Path, profiles: int, seconds: float, every: float, after: float)
     home_profile["spec"]["tenantPolicy"] = {"maxProfilesPerNamespace": profiles}
     custom.create_namespaced_custom_object(group, version, home, "schedulerprofiles", home_profile)
     custom.create_namespaced_custom_object(group, version, tenant, "pluginconfigs",
-                                           plugin_config("fit", STORM_PLUGIN, _storm_args(1)))  # fmt: skip
+                                           plugin_config("fit", STORM_PLUGIN, storm_args(1)))  # fmt: skip
     for i in range(profiles):
         custom.create_namespaced_custom_object(group, version, tenant, "schedulerprofiles", profile(f"p{i}", f"t{i}"))
     log_dir = Path(tempfile.mkdtemp(prefix="storm-"))
@@ -317,7 +319,7 @@ def storm(tree: Path, profiles: int, seconds: float, every: float, after: float)
     result: dict[str, Any] = {"profiles": profiles, "storm_seconds": seconds, "edit_every_seconds": every,
                               "operator_log": str(log_dir / "operator.log")}  # fmt: skip
     try:
-        watcher = _StatusWatch(api, tenant)
+        watcher = StatusWatch(api, tenant)
         started = time.monotonic()
         while watcher.served().count(1) < profiles:
             if operator.poll() is not None or time.monotonic() - started > 900:
@@ -359,7 +361,7 @@ def storm(tree: Path, profiles: int, seconds: float, every: float, after: float)
         while time.monotonic() - began < seconds:
             edits += 1
             custom.patch_namespaced_custom_object(
-                group, version, tenant, "pluginconfigs", "fit", {"spec": {"args": _storm_args(1 + edits % 100)}},
+                group, version, tenant, "pluginconfigs", "fit", {"spec": {"args": storm_args(1 + edits % 100)}},
                 _content_type="application/merge-patch+json",
             )  # fmt: skip
             peak.append(process_memory_mib(pid, "VmRSS"))

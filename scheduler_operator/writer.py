@@ -82,7 +82,6 @@ class StatusWriter:
         self._buckets: dict[str, TokenBucket] = {}  # namespace -> its rate limit
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.writes = 0
-        self.writes_by_namespace: dict[str, int] = {}
         self.retry_later = RETRY_LATER
 
     def observe(self, plural: str, body: Mapping[str, Any]) -> None:
@@ -193,7 +192,6 @@ class StatusWriter:
         try:
             await self._transport.request("PATCH", path, body=body, content_type=kube.CONTENT_MERGE_PATCH, decode=False)
             self.writes += 1
-            self.writes_by_namespace[namespace] = self.writes_by_namespace.get(namespace, 0) + 1
         except Exception as error:
             if self._written.get(key) is desired:
                 self._written.pop(key, None)
