@@ -210,7 +210,7 @@ def test_the_cert_manager_webhook_renders_manifests_webhook(helm: Helm) -> None:
             k: v for k, v in document.items() if k != "metadata"
         }, key
         assert rendered[key]["metadata"].get("annotations") == document["metadata"].get("annotations"), key
-    # The patch's command, after the base's --port and --liveness (which the patch drops).
+    # The patch's command, after the base's --secure-port and --liveness (which the patch drops).
     assert container["command"][:4] == patched["command"][:4]
     assert container["command"][-6:] == patched["command"][-6:]
     assert patched["ports"][0] in container["ports"]
@@ -264,7 +264,11 @@ def test_the_service_monitor_is_rendered_only_when_enabled(helm: Helm) -> None:
     assert "ServiceMonitor" not in off
     [monitor] = on
     assert monitor["spec"]["endpoints"] == [
-        {"port": "metrics", "path": "/metrics", "scheme": "http", "interval": "30s", "scrapeTimeout": "10s"}
+        {
+            "port": "metrics", "path": "/metrics", "scheme": "https", "tlsConfig": {"insecureSkipVerify": True},
+            "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+            "interval": "30s", "scrapeTimeout": "10s",
+        }  # fmt: skip
     ]
 
 
@@ -291,7 +295,7 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
     assert deployment["spec"]["replicas"] == 3
     assert container["image"] == "registry.example.com/crd-scheduler:9.9.9"
     assert container["command"] == [
-        "crd-scheduler", "run", "--home-namespace", "sched-home", "--port", "9100", "--liveness=",
+        "crd-scheduler", "run", "--home-namespace", "sched-home", "--secure-port", "9100", "--liveness=",
         "--lease-name", "sched", "--lease-duration", "20", "--renew-deadline", "15", "--retry-period", "2.5s",
         "--log-level", "DEBUG", "--kube-api-qps", "100",
     ]  # fmt: skip

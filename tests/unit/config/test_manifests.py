@@ -197,7 +197,9 @@ def test_deployment_probes_the_operators_endpoints(probe: str, path: str) -> Non
     command = container["command"]
 
     assert get["path"] == path
-    assert ports.get(get["port"], get["port"]) == int(command[command.index("--port") + 1]) == 10251
+    assert get["scheme"] == "HTTPS"  # the secure port, anonymous on the probes' paths
+    assert ports.get(get["port"], get["port"]) == int(command[command.index("--secure-port") + 1]) == 10259
+    assert "--port" not in command  # no plain HTTP unless asked for
 
 
 def test_the_pdb_and_metrics_service_select_the_deployments_pods() -> None:
