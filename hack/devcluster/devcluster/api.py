@@ -19,10 +19,13 @@ class Client:
         self._context = ssl.create_default_context(cafile=str(ca.cert))
         self._context.load_cert_chain(str(client.cert), str(client.key))
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, *, content_type: str = "application/json"
+    ) -> tuple[int, Any]:
+        """``content_type``: e.g. ``application/strategic-merge-patch+json`` for a PATCH."""
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(
-            self.server + path, data=data, method=method, headers={"Content-Type": "application/json"}
+            self.server + path, data=data, method=method, headers={"Content-Type": content_type}
         )
         try:
             with urllib.request.urlopen(request, context=self._context, timeout=10) as response:

@@ -7,7 +7,10 @@ the build flags triggers a rebuild when any of them changes. Go's own build cach
 ``helm`` (for the chart's tests, ``charts/crd-scheduler``) comes from its own module,
 ``hack/helm/go.mod``, so its Kubernetes libraries never constrain the control plane's; it is
 built into the same folder with a stamp of its own (``.stamp-helm``), which a control-plane
-rebuild carries over.
+rebuild carries over. So are ``kwok`` (fake nodes that run pods, ``hack/kwok/go.mod``, with the
+Stage files its module ships in ``kwok-stages/``) and upstream's e2e suite ``e2e.test``
+(``go test -c k8s.io/kubernetes/test/e2e`` in ``hack/e2e/go.mod``), for ``scripts/conformance``;
+both are built only on demand (``build kwok``, ``build e2e``), never by a plain ``build``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from . import layout
 from .errors import DevClusterError, ToolchainMissing
@@ -128,8 +134,9 @@ def ensure_built(lay: layout.Layout, *, force: bool = False) -> None:
         for name, built in _BUILT_AS.items():
             (staging / built).rename(staging / name)
         (staging / STAMP).write_text(_stamp() + "\n")
-        for kept in (HELM, HELM_STAMP):  # built from its own module: still current
-            if (lay.bin / kept).is_file():
+        kept_files = (HELM, HELM_STAMP, *(name for tool in TOOLS.values() for name in tool.files))
+        for kept in kept_files:  # built from their own modules: still current
+            if (lay.bin / kept).exists():
                 (lay.bin / kept).rename(staging / kept)
         shutil.rmtree(lay.bin, ignore_errors=True)
         staging.rename(lay.bin)
@@ -198,3 +205,158 @@ def ensure_helm(lay: layout.Layout, *, force: bool = False) -> None:
         staging.rename(binary)
         stamp.write_text(_helm_stamp() + "\n")
         say(f"built helm in {time.monotonic() - started:.0f} s: {binary.stat().st_size / 2**20:.0f} MiB")
+
+
+# -- tools built on demand from modules of their own (kwok, e2e.test) ---------------------------
+
+KWOK_MODULE_DIR = layout.REPO_ROOT / "hack" / "kwok"
+E2E_MODULE_DIR = layout.REPO_ROOT / "hack" / "e2e"
+KWOK_STAGES = "kwok-stages"
+# kwok exits "no stages found" without -c: these Stage files ship in its module (the "fast"
+# node and pod lifecycles, a node heartbeat, Job pods completing, deleted pods going away).
+KWOK_MODULE_STAGES = (
+    "kustomize/stage/node/fast/node-initialize.yaml",
+    "kustomize/stage/node/heartbeat/node-heartbeat.yaml",
+    "kustomize/stage/pod/fast/pod-ready.yaml",
+    "kustomize/stage/pod/fast/pod-complete.yaml",
+    "kustomize/stage/pod/fast/pod-delete.yaml",
+)
+
+
+def _go_env(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra, "GOFLAGS": (os.environ.get("GOFLAGS", "") + " -mod=readonly").strip()}
+
+
+def module_version(module_dir: Path, module: str) -> str:
+    text = (module_dir / "go.mod").read_text()
+    match = re.search(rf"^\s*{re.escape(module)} (v\d+\.\d+\.\d+)\b", text, re.MULTILINE)
+    if not match:
+        rel = module_dir.relative_to(layout.REPO_ROOT)
+        raise DevClusterError(f"{rel}/go.mod does not require {module}")
+    return match.group(1)
+
+
+def _copy_kwok_stages(staging: Path) -> None:
+    found = subprocess.run(
+        ["go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/kwok"],
+        cwd=KWOK_MODULE_DIR,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=_go_env(),
+    )
+    source = Path(found.stdout.strip())
+    if found.returncode != 0 or not source.is_dir():
+        raise DevClusterError(f"kwok's module is not in the module cache: {found.stderr.strip()}")
+    folder = staging / KWOK_STAGES
+    folder.mkdir()
+    for stage in KWOK_MODULE_STAGES:
+        shutil.copyfile(source / stage, folder / Path(stage).name)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A binary built from a Go module of its own, with a stamp of its own (``.stamp-NAME``)."""
+
+    name: str
+    module_dir: Path
+    command: Callable[[str], list[str]]  # the go command writing the binary to the given path
+    minutes: str  # what a first build takes, to tell the user
+    env: dict[str, str] = field(default_factory=dict)
+    extras: Callable[[Path], None] | None = None  # more files beside the binary, into a staging folder
+    extra_files: tuple[str, ...] = ()
+
+    @property
+    def stamp_name(self) -> str:
+        return f".stamp-{self.name}"
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return (self.name, self.stamp_name, *self.extra_files)
+
+    def stamp(self) -> str:
+        digest = hashlib.sha256()
+        for name in ("go.mod", "go.sum"):
+            digest.update((self.module_dir / name).read_bytes())
+        digest.update(repr(self.command("OUT")).encode())
+        return digest.hexdigest()
+
+
+def _kwok_command(out: str) -> list[str]:
+    return ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "sigs.k8s.io/kwok/cmd/kwok"]
+
+
+def _e2e_command(out: str) -> list[str]:
+    # The control plane's version flags: the suite reports (and checks) the version it was built as.
+    return ["go", "test", "-c", "-trimpath", f"-ldflags={_ldflags()}", "-o", out, "k8s.io/kubernetes/test/e2e"]
+
+
+KWOK = "kwok"
+E2E = "e2e.test"
+TOOLS = {
+    KWOK: Tool(
+        KWOK,
+        KWOK_MODULE_DIR,
+        _kwok_command,
+        "5-10 min",
+        env={"CGO_ENABLED": "0"},  # as kwok's release builds
+        extras=_copy_kwok_stages,
+        extra_files=(KWOK_STAGES,),
+    ),
+    E2E: Tool(E2E, E2E_MODULE_DIR, _e2e_command, "8-15 min (after the control plane's)"),
+}
+
+
+def tool_is_current(lay: layout.Layout, tool: Tool) -> bool:
+    stamp = lay.bin / tool.stamp_name
+    return (
+        os.access(lay.bin / tool.name, os.X_OK)
+        and stamp.is_file()
+        and stamp.read_text().strip() == tool.stamp()
+        and all((lay.bin / name).exists() for name in tool.extra_files)
+    )
+
+
+def ensure_tool(lay: layout.Layout, name: str, *, force: bool = False) -> Path:
+    """``name`` (a key of TOOLS) in the bin folder, built when missing or stale; its path."""
+    tool = TOOLS[name]
+    binary = lay.bin / tool.name
+    if lay.external_bin:
+        if not os.access(binary, os.X_OK):
+            raise DevClusterError(f"CRD_SCHEDULER_DEVCLUSTER_BIN={lay.bin} lacks {tool.name}; build it there first")
+        return binary
+    with locked(lay.bin.with_name(lay.bin.name + ".lock")):
+        if not force and tool_is_current(lay, tool):
+            return binary
+        _check_go()
+        lay.bin.mkdir(parents=True, exist_ok=True)
+        staging = lay.bin / f".{tool.name}.new"
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        command = tool.command(str(staging / tool.name))
+        log_path = lay.build_log.with_name(f"build-{tool.name}.log")
+        say(f"building {tool.name} into {lay.bin}; the first build takes {tool.minutes}; log: {log_path}")
+        started = time.monotonic()
+        with log_path.open("w") as log:
+            log.write(" ".join(command) + "\n")
+            log.flush()
+            result = subprocess.run(
+                command,
+                cwd=tool.module_dir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                check=False,
+                env=_go_env(**tool.env),
+            )
+        if result.returncode != 0:
+            raise DevClusterError(f"go build of {tool.name} failed; last lines of {log_path}:\n{tail(log_path)}")
+        if tool.extras is not None:
+            tool.extras(staging)
+        for kept in tool.files[2:]:
+            shutil.rmtree(lay.bin / kept, ignore_errors=True)
+            (staging / kept).rename(lay.bin / kept)
+        (staging / tool.name).rename(binary)
+        (lay.bin / tool.stamp_name).write_text(tool.stamp() + "\n")
+        shutil.rmtree(staging, ignore_errors=True)
+        say(f"built {tool.name} in {time.monotonic() - started:.0f} s: {binary.stat().st_size / 2**20:.0f} MiB")
+        return binary

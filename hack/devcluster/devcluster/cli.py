@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import build, cluster, layout, scheduler
+from . import build, cluster, kwok, layout, scheduler
 from .errors import EXIT_FAILED, DevClusterError
 from .layout import Layout
 from .ui import say, tail
@@ -15,10 +15,19 @@ from .ui import say, tail
 _EPILOG = """\
 commands:
   build [--force] [WHAT] build the binaries into .devcluster/bin (only when go.mod/go.sum changed):
-                         WHAT is all (default), control-plane, or helm (hack/helm/go.mod)
+                         WHAT is all (default), control-plane, or helm (hack/helm/go.mod); on
+                         demand only: kwok (hack/kwok/go.mod), e2e (e2e.test, hack/e2e/go.mod)
   up [--for-pid PID]     start (or reuse) the cluster; prints the admin kubeconfig path last.
                          With --for-pid, PID is registered as a user, and a cluster started that
                          way stops when its last user is released (test sessions, xdist workers)
+  up --controllers LIST  also run these kube-controller-manager controllers (a cluster it starts;
+                         a running one without them is refused): replicaset, replicationcontroller,
+                         disruption, deployment, job, statefulset, daemonset (never nodelifecycle)
+  up --kwok-nodes N [--zones Z]   then `nodes N` (below)
+  nodes N [--zones Z] [--reset]   exactly N Ready fake nodes kwok-node-0.. (kwok, built on demand,
+                         started against the running cluster), zones zone-0..Z-1 (default 2);
+                         --reset deletes them all first (a run's status patches stay on a node);
+                         prints their names as JSON
   release PID            unregister user PID (stops a cluster started for users when none is left)
   down [--keep-logs]     stop everything this script started and delete its data
   status [--json]        what runs, where it listens, the kubeconfigs; exit 1 when not running
@@ -41,8 +50,16 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build_parser = commands.add_parser("build")
     build_parser.add_argument("--force", action="store_true")
-    build_parser.add_argument("what", nargs="?", choices=("all", "control-plane", "helm"), default="all")
-    commands.add_parser("up").add_argument("--for-pid", type=int, help="register a user (see release)")
+    build_parser.add_argument("what", nargs="?", choices=("all", "control-plane", "helm", "kwok", "e2e"), default="all")
+    up = commands.add_parser("up")
+    up.add_argument("--for-pid", type=int, help="register a user (see release)")
+    up.add_argument("--controllers", default="", help="more controllers, comma-separated (see below)")
+    up.add_argument("--kwok-nodes", type=int, metavar="N", help="N fake nodes run by kwok (see nodes)")
+    up.add_argument("--zones", type=int, default=2)
+    nodes = commands.add_parser("nodes")
+    nodes.add_argument("count", type=int)
+    nodes.add_argument("--zones", type=int, default=2)
+    nodes.add_argument("--reset", action="store_true", help="delete every kwok node first")
     commands.add_parser("release").add_argument("pid", type=int)
     commands.add_parser("down").add_argument("--keep-logs", action="store_true", help="copy logs to .devcluster/logs")
     commands.add_parser("status").add_argument("--json", action="store_true")
@@ -84,9 +101,19 @@ def main(argv: list[str] | None = None) -> int:
                 build.ensure_built(lay, force=args.force)
             if args.what in ("all", "helm"):
                 build.ensure_helm(lay, force=args.force)
+            if args.what == "kwok":
+                build.ensure_tool(lay, build.KWOK, force=args.force)
+            if args.what == "e2e":
+                build.ensure_built(lay)  # the suite's build reuses the control plane's compiled packages
+                build.ensure_tool(lay, build.E2E, force=args.force)
             print(lay.bin)
         elif args.command == "up":
-            print(cluster.up(lay, for_pid=args.for_pid))
+            kubeconfig = cluster.up(lay, for_pid=args.for_pid, controllers=cluster.parse_controllers(args.controllers))
+            if args.kwok_nodes is not None:
+                kwok.nodes(lay, args.kwok_nodes, zones=args.zones)
+            print(kubeconfig)
+        elif args.command == "nodes":
+            print(json.dumps(kwok.nodes(lay, args.count, zones=args.zones, reset=args.reset)))
         elif args.command == "release":
             if cluster.release(lay, args.pid):
                 say("no user left: cluster stopped")

@@ -14,7 +14,9 @@ Choices (see README.md for the why):
   deleted PV, would stay Terminating for ever) and ``resourceclaim-controller`` (it creates a pod's ResourceClaims from
   its ResourceClaimTemplates and records them in ``status.resourceClaimStatuses``; tests play the
   DRA driver). Never ``nodelifecycle``: with no kubelets
-  it would taint and evict every Node. Override with ``CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS``.
+  it would taint and evict every Node. Override with ``CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS``;
+  ``up --controllers`` adds workload controllers (``SELECTABLE_CONTROLLERS``: ReplicaSets,
+  Deployments, Jobs, ... for pods on kwok nodes) to a cluster it starts.
 * The unprivileged identity is a real service account, ``crd-scheduler/crd-scheduler`` (what the
   operator runs as in a cluster), with a TokenRequest token in ``kubeconfig-operator``. It has no
   rights beyond discovery until RBAC grants them.
@@ -42,6 +44,17 @@ OPERATOR_USER = f"system:serviceaccount:{OPERATOR_NAMESPACE}:{OPERATOR_SERVICE_A
 DEFAULT_CONTROLLERS = (
     "serviceaccount,serviceaccount-token,namespace,garbagecollector,clusterrole-aggregation,root-ca-cert-publisher,"
     "persistentvolume-binder,pvc-protection,pv-protection,resourceclaim-controller"
+)
+# What `up --controllers` may add: the workload controllers upstream's [sig-scheduling] and
+# [sig-apps] specs need. Never nodelifecycle (see above).
+SELECTABLE_CONTROLLERS = (
+    "replicaset",
+    "replicationcontroller",
+    "disruption",
+    "deployment",
+    "job",
+    "statefulset",
+    "daemonset",
 )
 _TOKEN_SECONDS = 30 * 24 * 3600
 _START_TIMEOUT = 180.0
@@ -102,12 +115,14 @@ class Certs:
         return cls.at(folder)
 
 
-def tracked(lay: Layout, names: tuple[str, ...] = (SCHEDULER, *layout.CLUSTER_COMPONENTS)) -> list[process.Tracked]:
+def tracked(
+    lay: Layout, names: tuple[str, ...] = (layout.KWOK, SCHEDULER, *layout.CLUSTER_COMPONENTS)
+) -> list[process.Tracked]:
     found = (process.read_pidfile(name, lay.pidfile(name)) for name in names)
     return [item for item in found if item is not None]
 
 
-def _load_ports(lay: Layout) -> Ports | None:
+def load_ports(lay: Layout) -> Ports | None:
     try:
         return Ports(**json.loads(lay.state.read_text())["ports"])
     except (OSError, ValueError, KeyError, TypeError):
@@ -118,28 +133,45 @@ def server_url(ports: Ports) -> str:
     return f"https://127.0.0.1:{ports.apiserver}"
 
 
-def _admin(lay: Layout, ports: Ports) -> Client:
+def admin_client(lay: Layout, ports: Ports) -> Client:
     certs = Certs.at(lay.pki)
     return Client(server_url(ports), certs.ca, certs.admin)
 
 
 def healthy(lay: Layout) -> bool:
     """All cluster processes run and the apiserver is ready."""
-    ports = _load_ports(lay)
+    ports = load_ports(lay)
     running = {item.name for item in tracked(lay) if item.alive}
     if ports is None or not set(layout.CLUSTER_COMPONENTS) <= running:
         return False
     try:
-        return _admin(lay, ports).request("GET", "/readyz")[0] == 200
+        return admin_client(lay, ports).request("GET", "/readyz")[0] == 200
     except OSError:
         return False
 
 
-def up(lay: Layout, *, for_pid: int | None = None) -> Path:
+def parse_controllers(text: str) -> tuple[str, ...]:
+    """``up --controllers a,b``: names from SELECTABLE_CONTROLLERS, anything else refused."""
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    for name in names:
+        if name == "nodelifecycle":
+            raise DevClusterError(
+                "--controllers: nodelifecycle is never run: with no kubelets it would taint and evict every Node"
+            )
+        if name not in SELECTABLE_CONTROLLERS:
+            raise DevClusterError(
+                f"--controllers: unknown controller {name!r}; choose from {', '.join(SELECTABLE_CONTROLLERS)}"
+            )
+    return names
+
+
+def up(lay: Layout, *, for_pid: int | None = None, controllers: tuple[str, ...] = ()) -> Path:
     """Start the cluster, or reuse the running one.
 
     ``for_pid`` registers a user (a test session): a cluster started for users is stopped by
     :func:`release` when its last live user leaves; one started by hand (no ``for_pid``) stays.
+    ``controllers`` (from SELECTABLE_CONTROLLERS) run besides the default ones; a running
+    cluster without them is refused, not restarted (others may be using it).
     """
     build.ensure_built(lay)
     with locked(lay.root / "cluster.lock"):
@@ -151,8 +183,14 @@ def up(lay: Layout, *, for_pid: int | None = None) -> Path:
                     f"the running cluster in {lay.root} has feature gates {features(lay)['featureGates']!r}, "
                     f"not {wanted!r}: use another CRD_SCHEDULER_DEVCLUSTER_DIR"
                 )
+            missing = [name for name in controllers if name not in running_controllers(lay)]
+            if missing:
+                raise DevClusterError(
+                    f"the running cluster in {lay.root} does not run the controllers {', '.join(missing)}: "
+                    "use another CRD_SCHEDULER_DEVCLUSTER_DIR (or `down` it, if no one else uses it)"
+                )
         else:
-            _fresh_start(lay)
+            _fresh_start(lay, controllers)
             if for_pid is not None:
                 (lay.run / _AUTO).touch()
         if for_pid is None:
@@ -195,13 +233,13 @@ def _live_users(lay: Layout) -> list[int]:
     return live
 
 
-def _fresh_start(lay: Layout) -> None:
+def _fresh_start(lay: Layout, controllers: tuple[str, ...] = ()) -> None:
     if lay.run.exists():
         say("found a stopped or partial cluster; cleaning it up")
         _down(lay, keep_logs=False)
     for attempt in range(1, _START_ATTEMPTS + 1):
         try:
-            _start(lay)
+            _start(lay, controllers)
             return
         except (RuntimeError, TimeoutError, OSError) as error:
             logs = "\n".join(f"--- {lay.log(name)}\n{tail(lay.log(name), 15)}" for name in layout.CLUSTER_COMPONENTS)
@@ -222,18 +260,29 @@ def features(lay: Layout) -> dict[str, str]:
     return {"featureGates": str(saved.get("featureGates", "")), "runtimeConfig": str(saved.get("runtimeConfig", ""))}
 
 
+def running_controllers(lay: Layout) -> tuple[str, ...]:
+    """The controllers kube-controller-manager of the running cluster was started with."""
+    try:
+        saved = json.loads(lay.features.read_text()).get("controllers")
+    except (OSError, ValueError):
+        saved = None
+    return tuple(str(saved).split(",")) if saved else tuple(DEFAULT_CONTROLLERS.split(","))
+
+
 def gate_flags(lay: Layout) -> list[str]:
     gates = features(lay)["featureGates"]
     return [f"--feature-gates={gates}"] if gates else []
 
 
-def _start(lay: Layout) -> None:
+def _start(lay: Layout, controllers: tuple[str, ...] = ()) -> None:
     lay.run.mkdir(parents=True)
+    base = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS", DEFAULT_CONTROLLERS)
     lay.features.write_text(
         json.dumps(
             {
                 "featureGates": os.environ.get(layout.FEATURE_GATES_ENV, ""),
                 "runtimeConfig": os.environ.get(layout.RUNTIME_CONFIG_ENV, ""),
+                "controllers": ",".join([base, *controllers]),
             },
             indent=2,
         )
@@ -344,7 +393,7 @@ def _controller_manager_args(lay: Layout, ports: Ports, certs: Certs) -> list[st
         "--bind-address=127.0.0.1",
         f"--secure-port={ports.controller_manager}",
         f"--cert-dir={lay.pki / 'controller-manager-generated'}",
-        f"--controllers={os.environ.get('CRD_SCHEDULER_DEVCLUSTER_CONTROLLERS', DEFAULT_CONTROLLERS)}",
+        f"--controllers={','.join(running_controllers(lay))}",
         "--use-service-account-credentials=true",
         f"--service-account-private-key-file={certs.service_accounts.key}",
         f"--root-ca-file={certs.ca.cert}",
@@ -399,7 +448,7 @@ def status(lay: Layout) -> dict[str, Any]:
     """What runs, where it listens, and whether all of it is loopback-only."""
     items = tracked(lay)
     sockets = process.listeners(items)
-    ports = _load_ports(lay)
+    ports = load_ports(lay)
     running = {item.name for item in items if item.alive}
     return {
         "running": set(layout.CLUSTER_COMPONENTS) <= running,

@@ -36,6 +36,7 @@ APISERVER = "kube-apiserver"
 CONTROLLER_MANAGER = "kube-controller-manager"
 SCHEDULER = "kube-scheduler"
 BINARIES = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER)
+KWOK = "kwok"  # built on demand (hack/kwok), started by `nodes` / `up --kwok-nodes`
 # Stop order: dependents first.
 CLUSTER_COMPONENTS = (CONTROLLER_MANAGER, APISERVER, ETCD)
 
