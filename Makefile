@@ -4,7 +4,7 @@ STAMP := .stamp-install
 LOCK := requirements/dev.txt
 UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version 3.11 --universal
 
-.PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test image image-test image-tools
+.PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test image image-test image-tools conformance
 
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
@@ -89,6 +89,13 @@ image-tools:
 	@for tool in debootstrap umoci crun; do command -v $$tool >/dev/null 2>&1 || missing=1; done; \
 	if [ -n "$$missing" ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 		apt-get install -y -qq debootstrap umoci crun >/dev/null; fi
+
+## conformance: upstream's e2e specs on kwok nodes (SELECTION=scheduling|scheduling-conformance|workloads|gated,
+## SCHEDULER=kube-scheduler|crd-scheduler|both); builds kwok and e2e.test on first use (hack/conformance/README.md)
+SELECTION ?= scheduling-conformance
+SCHEDULER ?= both
+conformance: install
+	scripts/conformance --selection $(SELECTION) --scheduler $(SCHEDULER)
 
 ## crds: regenerate crds/, manifests/crds/ and charts/crd-scheduler/crds/ from the pydantic config models
 crds: install
