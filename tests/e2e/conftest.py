@@ -39,12 +39,18 @@ _HERE = Path(__file__).parent
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "e2e: needs a real kube-apiserver (scripts/dev-cluster)")
+    config.addinivalue_line(
+        "markers", "faults: a fault scenario of several minutes; runs only when selected (make faults: -m faults)"
+    )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    selected = "faults" in (config.getoption("markexpr", "") or "")
     for item in items:
         if _HERE in item.path.parents:
             item.add_marker(pytest.mark.e2e)
+        if item.get_closest_marker("faults") and not selected:
+            item.add_marker(pytest.mark.skip(reason="a fault scenario: make faults (pytest -m faults) runs it"))
 
 
 def _unavailable(reason: str) -> NoReturn:

@@ -11,7 +11,8 @@ and the real API server, an API server restart, and a plugin that raises.
   open watches of a path with a 410 "Expired" ERROR event, holding that path's requests back
   for a gap so that changes happen while the operator is not watching.
 * :func:`restart_apiserver`: stop kube-apiserver of a *private* dev cluster, wait, start it
-  again with the same command line (``/proc``), and update its pid file for ``dev-cluster down``.
+  again with the same command line (``/proc``), and update its pid file for ``dev-cluster down``;
+  :func:`pause_apiserver` freezes it (SIGSTOP) for a while instead.
 * :func:`plugin_env`: test plugins on a folder put on the operator's ``PYTHONPATH``,
   registered through the real ``crd_scheduler.plugins`` entry-point group: one that raises,
   and a marker that keeps other tests' operators away from these tests' pods.
@@ -406,6 +407,18 @@ def restart_apiserver(state: Path, down_for: float) -> float:
     pidfile.write_text(f"{child.pid} {started[started.rindex(')') + 2 :].split()[19]}\n")
     child.returncode = 0  # outlives the test like the rest of the cluster; dev-cluster stops it
     return time.monotonic() - stopped
+
+
+def pause_apiserver(state: Path, down_for: float) -> None:
+    """Freeze the kube-apiserver of the dev cluster in ``state`` (SIGSTOP) for ``down_for``
+    seconds, then let it go on (SIGCONT): its connections stay open and silent meanwhile, as a
+    server stuck in a long GC pause or a frozen VM looks to its clients."""
+    pid = int((state / "run" / "pids" / "kube-apiserver.pid").read_text().split()[0])
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        time.sleep(down_for)
+    finally:
+        os.kill(pid, signal.SIGCONT)
 
 
 def _state(pid: int) -> str | None:

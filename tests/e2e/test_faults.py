@@ -1,8 +1,10 @@
 """The operator under faults on a real API server: every pod bound exactly once, no node
 overcommitted (the sum of requests per node within allocatable), whatever breaks mid-stream.
 
-* the API server stopped for 20 s and started again (a private dev cluster: the shared one is
-  never stopped), with two operators, as a Deployment of two replicas runs;
+* the audit's faults as standing tests (issue 26, `make faults`): the API server killed and
+  restarted after 20 s, or frozen (SIGSTOP) for 20 s (a private dev cluster: the shared one is
+  never stopped), the leader frozen or killed mid-binding, always with two replicas: lost,
+  double-bound and overcommitted pods counted, recovery timed (docs/faults.md);
 * the pod watch ended by a 410 "Expired", and pods deleted while the operator re-lists: their
   capacity must come back (a missed deletion would leave the new pods pending);
 * every connection hanging for seconds (a TCP proxy that stops forwarding, never closing);
@@ -16,13 +18,17 @@ come from tests/e2e/faults.py.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import re
+import signal
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,7 @@ from tests.e2e.faults import (
     bindings,
     kubeconfig_via,
     marked,
+    pause_apiserver,
     reports,
     restart_apiserver,
     server_of,
@@ -229,11 +236,116 @@ def test_a_plugin_that_raises_fails_that_cycle_and_the_pod_binds_on_retry(env: E
     assert len(re.findall(r"scheduling cycle of \S+/r\d+ failed", operator.log())) == len(raising)
 
 
-# -- the API server stopped and started again (a private dev cluster) -------------------------
+# -- faults as standing tests (issue 26, item 7): what is lost, and how long recovery takes ------
+# Each scenario streams pods to two replicas on upstream's election timings, injects its fault
+# mid-binding and counts, after recovery: pods never bound (lost), pods bound twice, nodes
+# overcommitted, and the seconds from the fault's end to the first binding after it. The nodes
+# are filled exactly (96 pods of 250m on 12 nodes of 2 CPUs): capacity leaked by the fault
+# would leave pods pending, counted lost. `make faults` runs them (`-m faults`); the figures of
+# the latest run are in docs/faults.md. A line per scenario goes to the test's output and, when
+# CRD_SCHEDULER_FAULT_FIGURES names a file, to that file as JSON.
+
+RECOVERY_BUDGET = 30.0  # issue 26: seconds from the end of a fault until pods bind again
+FIGURES_ENV = "CRD_SCHEDULER_FAULT_FIGURES"
+FILL_NODES, FILL_PODS = 12, 96  # 96 pods of 250m on 12 nodes of 2 CPUs: exactly full
 
 
-@pytest.fixture
+@dataclass(frozen=True)
+class Figures:
+    scenario: str
+    pods: int
+    lost: int
+    double_bound: int
+    overcommitted: int
+    recovery_seconds: float | None  # fault's end → first binding after it (whole-second clock)
+
+    def report(self) -> None:
+        line = json.dumps(asdict(self))
+        print(f"fault figures: {line}")
+        path = os.environ.get(FIGURES_ENV)
+        if path:
+            with open(path, "a") as out:
+                out.write(line + "\n")
+
+    def check(self) -> None:
+        assert (self.lost, self.double_bound, self.overcommitted) == (0, 0, 0), self
+        assert self.recovery_seconds is not None and self.recovery_seconds <= RECOVERY_BUDGET, self
+
+
+def bound_at(pod: Any) -> float:
+    """When the API server bound ``pod`` (epoch seconds, whole): pods/binding sets PodScheduled
+    True with ``lastTransitionTime`` now (``setPodNodeAndMetadata``,
+    pkg/registry/core/pod/storage/storage.go, v1.36.3)."""
+    scheduled = next(c for c in pod.status.conditions or [] if c.type == "PodScheduled" and c.status == "True")
+    stamp: float = scheduled.last_transition_time.timestamp()
+    return stamp
+
+
+def tally(
+    env: Env,
+    scenario: str,
+    names: list[str],
+    operators: list[OperatorProcess],
+    fault_ended: float,
+    *,
+    recovered_by: OperatorProcess | None = None,
+    timeout: float = 90,
+) -> Figures:
+    """Wait until every pod is bound (or ``timeout``), then count (see above). Recovery is the
+    first binding the API server recorded from the second ``fault_ended`` falls in (no binding
+    lands while the API server is away); for a fault of the leader, whose bindings in flight may
+    land just after it, the first binding of the replica that took over (``recovered_by``)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = [p for p in env.core.list_namespaced_pod(env.home).items if p.metadata.name in set(names)]
+        bound = [p for p in pods if p.spec.node_name]
+        if len(bound) == len(names) or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    binds = Counter(pod.rsplit("/", 1)[-1] for operator in operators for pod, _, _ in operator.binds())
+    events = scheduled_events(env.api, env.home)
+    twice = {n for n, c in binds.items() if c > 1} | {n for n, c in events.items() if c > 1}
+    if recovered_by is not None:
+        theirs = {pod.rsplit("/", 1)[-1] for pod, _, _ in recovered_by.binds()}
+        bound_after = [p for p in bound if p.metadata.name in theirs]
+    else:
+        bound_after = bound
+    after = sorted(t for t in map(bound_at, bound_after) if t >= math.floor(fault_ended))
+    figures = Figures(
+        scenario=scenario,
+        pods=len(names),
+        lost=len(names) - len(bound),
+        double_bound=len(twice),
+        overcommitted=sum(not _fits(env, node) for node in env.nodes),
+        recovery_seconds=round(max(after[0] - fault_ended, 0.0), 1) if after else None,
+    )
+    figures.report()
+    return figures
+
+
+def _fits(env: Env, node: str) -> bool:
+    try:
+        assert_no_overcommit(env.core, [node])
+    except AssertionError:
+        return False
+    return True
+
+
+def two_replicas_streaming(env: Env) -> tuple[OperatorProcess, OperatorProcess, list[str], Stream]:
+    """A leader and a standby on upstream's timings, the nodes to fill, pods streaming in."""
+    env.add_nodes(FILL_NODES, cpu="2", memory="8Gi")
+    env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
+    leader = start_marked(env, *UPSTREAM_ELECTION)
+    standby = start_marked(env, *UPSTREAM_ELECTION, wait_for=r"waiting for the lease held by")
+    names = names_of("p", FILL_PODS)
+    stream = Stream(env, names, 0.2, cpu="250m")
+    wait_binds(leader, 10)  # mid-binding
+    return leader, standby, names, stream
+
+
+@pytest.fixture(scope="module")
 def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cluster, Path]]:
+    """A dev cluster of the module's own: its API server is stopped, which the shared one never is."""
     state = Path(os.environ.get("CRD_SCHEDULER_FAULTS_DEVCLUSTER_DIR") or tmp_path_factory.mktemp("devcluster"))
     dev = DevCluster(state)
     try:
@@ -248,7 +360,8 @@ def private_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         dev.release(os.getpid())
 
 
-def test_the_api_server_down_for_20s_mid_stream(private_cluster: tuple[Cluster, Path], tmp_path: Path) -> None:
+@pytest.fixture
+def private_env(private_cluster: tuple[Cluster, Path], tmp_path: Path) -> Iterator[tuple[Env, Path]]:
     cluster, state = private_cluster
     with cluster.api_client() as api:
         install_crds(api)
@@ -256,22 +369,69 @@ def test_the_api_server_down_for_20s_mid_stream(private_cluster: tuple[Cluster, 
         home = f"e2e-faults-{uuid.uuid4().hex[:6]}"
         core.create_namespace({"metadata": {"name": home}})
         eventually(lambda: core.read_namespaced_service_account("default", home))
-        with environment(cluster, api, home, tmp_path) as env:
-            nodes = env.add_nodes(10, cpu="2", memory="8Gi")
-            env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
-            first = start_marked(
-                env,
-            )
-            second = start_marked(env, wait_for=r"waiting for the lease held by")
-            names = names_of("p", 40)
-            stream = Stream(env, names, 0.1, cpu="500m")
-            wait_binds(first, 5)
-            down = restart_apiserver(state, down_for=20)
-            stream.join()
-            assert_each_bound_once(env, names, nodes, [first, second], timeout=60, unlogged=16)
-            assert down >= 20
-            # Its renewals failed for the renew deadline: the leader exited, as kube-scheduler does,
-            # and the standby took over once the API server was back.
-            assert first.process.poll() == 1 and "leader election lost: exiting" in first.log()
-            assert len(second.binds()) > 0
-        core.delete_namespace(home)
+        try:
+            with environment(cluster, api, home, tmp_path) as env:
+                yield env, state
+        finally:
+            core.delete_namespace(home)
+
+
+@pytest.mark.faults
+def test_the_api_server_killed_and_restarted_after_20s_mid_stream(private_env: tuple[Env, Path]) -> None:
+    env, state = private_env
+    leader, standby, names, stream = two_replicas_streaming(env)
+    down = restart_apiserver(state, down_for=20)
+    ended = time.time()
+    stream.join()
+    figures = tally(env, "API server SIGKILLed, restarted after 20 s", names, [leader, standby], ended)
+    figures.check()
+    assert down >= 20
+    # Its renewals failed for the renew deadline: the leader exited, as kube-scheduler does,
+    # and the standby took over once the API server was back.
+    assert leader.process.poll() == 1 and "leader election lost: exiting" in leader.log()
+    assert len(standby.binds()) > 0
+
+
+@pytest.mark.faults
+def test_the_api_server_frozen_for_20s_mid_stream(private_env: tuple[Env, Path]) -> None:
+    env, state = private_env
+    leader, standby, names, stream = two_replicas_streaming(env)
+    pause_apiserver(state, down_for=20)
+    ended = time.time()
+    stream.join()
+    # The leader's bindings sent before the freeze land when it thaws: recovery is the first
+    # binding of the replica that took over.
+    figures = tally(env, "API server SIGSTOPped 20 s", names, [leader, standby], ended, recovered_by=standby)
+    figures.check()
+    assert leader.process.poll() == 1 and "leader election lost: exiting" in leader.log()
+
+
+@pytest.mark.faults
+def test_the_leader_frozen_for_20s_mid_binding(env: Env) -> None:
+    """A leader frozen past its lease (a stuck node, a debugger): the standby takes over once the
+    lease expired; the old leader, thawed, finds its fence closed by its own clock and exits.
+    Recovery counts from the fault's start: the standby ends it by taking over."""
+    leader, standby, names, stream = two_replicas_streaming(env)
+    frozen = time.time()
+    leader.process.send_signal(signal.SIGSTOP)
+    try:
+        standby.wait_log(r"leading: scheduling", timeout=40)
+        time.sleep(max(frozen + 20 - time.time(), 0.0))
+    finally:
+        leader.process.send_signal(signal.SIGCONT)
+    assert leader.process.wait(20) == 1 and "leader election lost: exiting" in leader.log()
+    stream.join()
+    figures = tally(env, "leader SIGSTOPped 20 s mid-binding", names, [leader, standby], frozen, recovered_by=standby)
+    figures.check()
+
+
+@pytest.mark.faults
+def test_the_leader_killed_mid_binding(env: Env) -> None:
+    """SIGKILL: the standby takes over once the lease expired (upstream's 15 s)."""
+    leader, standby, names, stream = two_replicas_streaming(env)
+    killed = time.time()
+    leader.kill()
+    stream.join()
+    figures = tally(env, "leader SIGKILLed mid-binding", names, [leader, standby], killed, recovered_by=standby)
+    figures.check()
+    assert len(standby.binds()) > 0
