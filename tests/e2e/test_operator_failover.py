@@ -66,6 +66,19 @@ async def test_lease_is_taken_only_when_free_or_expired(api: client.ApiClient, n
     assert a_after is False and not a.is_leader
 
 
+async def test_a_fractional_lease_duration_is_written_in_whole_seconds_and_kept_exactly(
+    api: client.ApiClient, namespace: str
+) -> None:
+    """client-go: ``LeaseDurationSeconds: int(LeaseDuration / time.Second)`` in the object, the
+    exact duration for its own timing (issue 26: a fractional duration was said to be truncated)."""
+    config = ElectionConfig(lease_duration=2.5, renew_deadline=1.5, retry_period=0.5)
+    a = LeaderElector(KubeLeaseLock(api, namespace, "test-lease", timeout=5), "a", config)
+
+    assert await a.try_acquire_or_renew() is True
+
+    assert _lease(api, namespace).lease_duration_seconds == 2
+
+
 async def test_release_hands_over_at_once(api: client.ApiClient, namespace: str) -> None:
     a, b = _elector(api, namespace, "a"), _elector(api, namespace, "b")
     assert await a.try_acquire_or_renew() is True
