@@ -103,8 +103,8 @@ def operator_rights(api: client.ApiClient, home_namespace: str) -> Iterator[None
             kind = doc["kind"]
             if kind in ("ClusterRole", "ClusterRoleBinding"):
                 doc["metadata"]["name"] = f"{doc['metadata']['name']}-e2e-{suffix}"
-                if kind == "ClusterRoleBinding":
-                    doc["roleRef"]["name"] = f"{doc['roleRef']['name']}-e2e-{suffix}"
+                if kind == "ClusterRoleBinding" and not doc["roleRef"]["name"].startswith("system:"):
+                    doc["roleRef"]["name"] = f"{doc['roleRef']['name']}-e2e-{suffix}"  # not the built-in roles
                 getattr(rbac, f"create_{_snake(kind)}")(doc)
                 created.append((kind, doc["metadata"]["name"]))
             else:
@@ -241,7 +241,8 @@ class OperatorProcess:
             sys.executable, "-m", "scheduler_operator", "run",
             "--home-namespace", home_namespace, "--identity", self.identity,
             "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION,
-            "--bind-address", "127.0.0.1", "--port", str(self.metrics_port), *extra,
+            "--bind-address", "127.0.0.1", "--port", str(self.metrics_port),
+            "--secure-port", "0", *extra,  # HTTPS only where a test asks (tests/e2e/test_observability.py)
         ]  # fmt: skip
         environ = {**os.environ, "KUBECONFIG": str(kubeconfig), "PYTHONUNBUFFERED": "1", **(env or {})}
         environ.pop("POD_NAME", None)

@@ -1,12 +1,18 @@
 """Observability on a real API server: the operator's ``/metrics`` after a run carries upstream's
 metric names with sane values, ``/healthz`` and ``/readyz`` answer for the leader and for a
-standby, and the API server accepts the APF, PodDisruptionBudget, Service and Deployment
-manifests (server-side dry-run: nothing is stored on the shared cluster)."""
+standby, the secure port answers as kube-scheduler's (a token without the right gets 403, one
+bound to the manifests' metrics-reader ClusterRole gets the metrics, a forged one 401), and
+the API server accepts the APF, PodDisruptionBudget, Service and Deployment manifests
+(server-side dry-run: nothing is stored on the shared cluster)."""
 
 from __future__ import annotations
 
+import json
+import ssl
 import urllib.error
 import urllib.request
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,7 +20,7 @@ import yaml
 from kubernetes import client, dynamic
 
 from tests.e2e import eventually
-from tests.e2e.operator_support import ROOT, Env, OperatorProcess, profile, wait_all_bound
+from tests.e2e.operator_support import ROOT, Env, OperatorProcess, free_port, profile, wait_all_bound
 from tests.promtext import Family, parse
 
 pytestmark = pytest.mark.e2e
@@ -23,10 +29,15 @@ MANIFESTS = ROOT / "manifests"
 FIELD_MANAGER = "crd-scheduler-e2e"
 
 
-def get(url: str) -> tuple[int, str, str]:
-    """HTTP GET: status, Content-Type and body (an error status is an answer too)."""
+def get(url: str, token: str | None = None) -> tuple[int, str, str]:
+    """HTTP GET: status, Content-Type and body (an error status is an answer too). HTTPS
+    trusts the operator's self-signed certificate (it is generated at start)."""
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
     try:
-        with urllib.request.urlopen(url, timeout=5) as answer:
+        with urllib.request.urlopen(request, timeout=5, context=context) as answer:
             return answer.status, answer.headers["Content-Type"], answer.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.headers["Content-Type"], error.read().decode()
@@ -90,6 +101,76 @@ def test_metrics_after_a_run_and_probes_of_leader_and_standby(env: Env) -> None:
     assert get(f"{standby.url}/healthz")[0] == 200
     # The standby schedules nothing: its attempts are not counted.
     assert "scheduler_schedule_attempts_total" not in scrape(standby)
+
+
+@pytest.fixture
+def scraper_tokens(env: Env) -> Iterator[dict[str, str]]:
+    """Tokens of two fresh ServiceAccounts of the test's namespace: ``scraper``, bound to the
+    manifests' metrics-reader ClusterRole (under a test-unique name), and ``nobody``."""
+    rbac: Any = client.RbacAuthorizationV1Api(env.api)
+    [reader] = [
+        d for d in yaml.safe_load_all((MANIFESTS / "rbac.yaml").read_text())
+        if d and d["metadata"]["name"] == "crd-scheduler-metrics-reader"
+    ]  # fmt: skip
+    role = f"e2e-metrics-reader-{uuid.uuid4().hex[:6]}"
+    rbac.create_cluster_role({**reader, "metadata": {"name": role}})
+    rbac.create_cluster_role_binding({
+        "metadata": {"name": role},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": [{"kind": "ServiceAccount", "name": "scraper", "namespace": env.home}],
+    })  # fmt: skip
+    tokens = {}
+    try:
+        for name in ("scraper", "nobody"):
+            env.core.create_namespaced_service_account(env.home, {"metadata": {"name": name}})
+            request = {"spec": {"expirationSeconds": 3600}}
+            tokens[name] = env.core.create_namespaced_service_account_token(name, env.home, request).status.token
+        yield tokens
+    finally:
+        rbac.delete_cluster_role_binding(role)
+        rbac.delete_cluster_role(role)
+
+
+def test_the_secure_port_authenticates_and_authorizes_as_kube_scheduler(
+    env: Env, scraper_tokens: dict[str, str]
+) -> None:
+    env.add_nodes(1, cpu="2", memory="4Gi")
+    env.custom.create(env.home, profile("default", env.scheduler))
+    port = free_port()
+    # The operator runs as the manifests' ServiceAccount rights: system:auth-delegator included.
+    operator = env.start_operator("--secure-port", str(port))
+    operator.wait_log(rf"serving /metrics, /healthz and /readyz on https://127.0.0.1:{port}")
+    url = f"https://127.0.0.1:{port}"
+    nobody = f"system:serviceaccount:{env.home}:nobody"
+
+    status, content_type, body = eventually(lambda: _allowed(get(f"{url}/metrics", scraper_tokens["scraper"])))
+    assert content_type == "text/plain; version=0.0.4; charset=utf-8"
+    families = parse(body)
+    assert families["process_cpu_seconds_total"].type == "counter"
+    assert families["process_resident_memory_bytes"].value() > 0
+    assert families["python_info"].type == "gauge"
+    assert "scheduler_pending_pods" in families and "crd_scheduler_build_info" in families
+    assert families["crd_scheduler_profile_serving"].value(profile=f"{env.home}/default") == 1
+
+    status, _, body = get(f"{url}/metrics", scraper_tokens["nobody"])
+    assert status == 403, body
+    assert json.loads(body)["message"] == f'forbidden: User "{nobody}" cannot get path "/metrics"'
+    # No token: anonymous, authorized like anyone (kube-scheduler's delegating options enable
+    # anonymous authentication), so 403 as well; a token the API server refuses: 401.
+    status, _, body = get(f"{url}/metrics")
+    assert (status, json.loads(body)["message"]) == (
+        403, 'forbidden: User "system:anonymous" cannot get path "/metrics"'
+    )  # fmt: skip
+    status, _, body = get(f"{url}/metrics", "not-a-token")
+    assert (status, json.loads(body)["reason"]) == (401, "Unauthorized")
+    # The probes stay anonymous (--authorization-always-allow-paths).
+    assert get(f"{url}/healthz")[0] == 200
+    assert get(f"{url}/readyz")[0] == 200
+
+
+def _allowed(answer: tuple[int, str, str]) -> tuple[int, str, str]:
+    assert answer[0] == 200, answer
+    return answer
 
 
 @pytest.fixture
