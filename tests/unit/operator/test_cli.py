@@ -57,6 +57,7 @@ def test_home_namespace_comes_from_the_environment(monkeypatch: pytest.MonkeyPat
     ],
 )
 def test_bad_election_timings_are_refused(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code: int | str | None
     try:
         code = main(["run", *argv])
     except SystemExit as exit_:  # argparse refused the value itself
