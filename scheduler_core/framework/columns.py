@@ -128,16 +128,17 @@ class NodeColumns:
         self.version += 1
 
     def pods_changed(self, info: NodeInfo, pod_info: PodInfo, sign: int) -> None:
+        """The node's sums as NodeInfo now has them (int64, wrapped as upstream's)."""
         row = info.row
-        req = pod_info.requests
-        self.req_cpu[row] += sign * req.milli_cpu
-        self.req_memory[row] += sign * req.memory
-        self.req_ephemeral[row] += sign * req.ephemeral_storage
+        req = info.requested
+        self.req_cpu[row] = req.milli_cpu
+        self.req_memory[row] = req.memory
+        self.req_ephemeral[row] = req.ephemeral_storage
         self.pod_count[row] += sign
-        self.nz_cpu[row] += sign * pod_info.non_zero_cpu
-        self.nz_memory[row] += sign * pod_info.non_zero_memory
-        for name, amount in req.scalar_resources.items():
-            self._scalar_column(self._scalar_req, name)[row] += sign * amount
+        self.nz_cpu[row] = info.non_zero_requested.milli_cpu
+        self.nz_memory[row] = info.non_zero_requested.memory
+        for name in pod_info.requests.scalar_resources:
+            self._scalar_column(self._scalar_req, name)[row] = req.scalar_resources.get(name, 0)
 
     def detach(self) -> None:
         """Release the NodeInfos (the snapshot was rebuilt)."""

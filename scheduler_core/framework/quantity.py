@@ -8,9 +8,19 @@ toward +inf for positives).
 
 Bounds, as ``ParseQuantity`` (``quantity.go``) has them: a non-zero value below 1n is rounded
 up to 1n; a binary-suffixed value over int64 is capped at ``2^63-1``; the exponent is parsed
-as int64 and used as int32. A decimal value past int64 (``1e400``) is capped too: upstream
-keeps it exact, and its ``Value()`` then wraps around; capping keeps node columns in int64 and
-never computes ``10**2147483647``.
+as int64 (past it: "unable to parse quantity's suffix") and used as int32, so ``1e4294967296``
+is ``1``. A decimal value past int64 (``1e400``) is *not* capped upstream: it is kept exact,
+and the API server stores it (as ``10e399``). Here it is bounded at :data:`HUGE` (10^40, past
+int64 at every scale down to nano), which keeps it positive and past int64 without ever
+computing ``10**2147483647``; two such values compare equal, where upstream would order them.
+
+Past int64, ``Value()`` and ``MilliValue()`` are not defined upstream ("this could overflow
+an int64", ``quantity.go``): ``ScaledValue`` ignores the overflow flag of
+``int64Amount.AsScaledInt64`` (``amount.go``), whose multiplying loop answers 0, so
+``1e400``, ``1e19`` and a cpu of ``10P`` read as 0, while other shapes wrap around
+(``9223372036854775807`` has a MilliValue of -1000, ``7Ei`` of -2^63). Here any result
+outside int64 is 0, upstream's answer for the decimal-exponent form; a kube-scheduler node
+with such an allocatable fits no pod that requests the resource, and neither does ours.
 """
 
 from __future__ import annotations
@@ -38,7 +48,9 @@ _NUMBER = re.compile(r"^([+-]?)([0-9]+(?:\.[0-9]*)?|\.[0-9]+)(.*)$")
 _EXPONENT = re.compile(r"^[eE]([+-]?[0-9]+)$")
 MAX_INT64 = 2**63 - 1
 _NANO = Fraction(1, 10**9)
-_MAX_EXPONENT = 40  # past 10**40 every non-zero value is over int64: capped without computing
+_MAX_EXPONENT = 40  # past 10**40 every non-zero value is over int64: bounded without computing
+HUGE = Fraction(10**_MAX_EXPONENT)  # a decimal value past this is read as this (see above)
+_MIN_INT64 = -(2**63)
 
 
 class QuantityError(ValueError):
@@ -73,15 +85,17 @@ def parse_quantity(text: str | int | float) -> Fraction:
             raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
         exponent = (int(exp.group(1)) + 2**31) % 2**32 - 2**31  # Go's int32(parsed)
         if value and exponent > _MAX_EXPONENT:
-            value = Fraction(MAX_INT64)
+            value = HUGE
         elif value and exponent < -_MAX_EXPONENT:
             value = _NANO
         else:
             value *= Fraction(10) ** exponent
     if value and value < _NANO:
         value = _NANO
-    elif value > MAX_INT64 and (suffix in _BINARY or value > 10**_MAX_EXPONENT):
+    elif value > MAX_INT64 and suffix in _BINARY:
         value = Fraction(MAX_INT64)
+    elif value > HUGE:
+        value = HUGE
     return -value if sign == "-" else value
 
 
@@ -91,22 +105,28 @@ def _number(number: str) -> Fraction:
     whole, _, frac = number.partition(".")
     whole = whole.lstrip("0")
     if len(whole) > _MAX_EXPONENT:
-        return Fraction(10**_MAX_EXPONENT + 1)
+        return HUGE + 1
     if len(frac) > _MAX_EXPONENT:
         frac = frac[:_MAX_EXPONENT] + ("1" if frac[_MAX_EXPONENT:].strip("0") else "")
     return Fraction(f"{whole or '0'}.{frac or '0'}")
 
 
-def _ceil(value: Fraction) -> int:
-    """Rounded up, within int64 (a decimal quantity past int64 is capped, see above)."""
-    return max(-MAX_INT64 - 1, min(MAX_INT64, math.ceil(value)))
+def int64_ceil(value: Fraction) -> int:
+    """``ScaledValue``'s rounding up, and 0 past int64 (see above)."""
+    result = math.ceil(value)
+    return result if _MIN_INT64 <= result <= MAX_INT64 else 0
+
+
+def int64_wrap(value: int) -> int:
+    """Go's int64 arithmetic: a sum past int64 wraps around, as ``Resource.Add``'s ``+=``."""
+    return ((value - _MIN_INT64) & (2**64 - 1)) + _MIN_INT64
 
 
 def milli_value(text: str | int | float) -> int:
     """``Quantity.MilliValue``: the value times 1000, rounded up."""
-    return _ceil(parse_quantity(text) * 1000)
+    return int64_ceil(parse_quantity(text) * 1000)
 
 
 def value(text: str | int | float) -> int:
     """``Quantity.Value``: the value rounded up to an integer."""
-    return _ceil(parse_quantity(text))
+    return int64_ceil(parse_quantity(text))

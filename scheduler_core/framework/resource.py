@@ -8,6 +8,10 @@ Pod requests: the sum of the regular containers, plus restartable init container
 (sidecars) which run beside them; each non-restartable init container runs alone beside
 the sidecars started before it, and the pod needs the maximum of those moments; then the
 pod overhead is added. Sums are taken on exact quantities and converted once, as upstream.
+
+Every amount is an int64, as upstream's: a quantity past int64 converts as ``MilliValue`` and
+``Value`` do (0, :mod:`~scheduler_core.framework.quantity`), and sums wrap around as Go's
+``+=`` does, so the columnar snapshot's int64 arrays hold every Resource there is.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from scheduler_core.framework.quantity import parse_quantity
+from scheduler_core.framework.quantity import int64_ceil, int64_wrap, parse_quantity
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -75,31 +79,31 @@ class Resource:
         """Add exact quantities, converting each as ``Resource.Add`` does."""
         for name, quantity in resources.items():
             if name == CPU:
-                self.milli_cpu += _ceil(quantity * 1000)
+                self.milli_cpu = int64_wrap(self.milli_cpu + _ceil(quantity * 1000))
             elif name == MEMORY:
-                self.memory += _ceil(quantity)
+                self.memory = int64_wrap(self.memory + _ceil(quantity))
             elif name == PODS:
-                self.allowed_pod_number += _ceil(quantity)
+                self.allowed_pod_number = int64_wrap(self.allowed_pod_number + _ceil(quantity))
             elif name == EPHEMERAL_STORAGE:
-                self.ephemeral_storage += _ceil(quantity)
+                self.ephemeral_storage = int64_wrap(self.ephemeral_storage + _ceil(quantity))
             elif is_scalar_resource_name(name):
-                self.scalar_resources[name] = self.scalar_resources.get(name, 0) + _ceil(quantity)
+                self.scalar_resources[name] = int64_wrap(self.scalar_resources.get(name, 0) + _ceil(quantity))
 
     def add(self, other: Resource) -> None:
-        self.milli_cpu += other.milli_cpu
-        self.memory += other.memory
-        self.ephemeral_storage += other.ephemeral_storage
-        self.allowed_pod_number += other.allowed_pod_number
+        self.milli_cpu = int64_wrap(self.milli_cpu + other.milli_cpu)
+        self.memory = int64_wrap(self.memory + other.memory)
+        self.ephemeral_storage = int64_wrap(self.ephemeral_storage + other.ephemeral_storage)
+        self.allowed_pod_number = int64_wrap(self.allowed_pod_number + other.allowed_pod_number)
         for name, amount in other.scalar_resources.items():
-            self.scalar_resources[name] = self.scalar_resources.get(name, 0) + amount
+            self.scalar_resources[name] = int64_wrap(self.scalar_resources.get(name, 0) + amount)
 
     def sub(self, other: Resource) -> None:
-        self.milli_cpu -= other.milli_cpu
-        self.memory -= other.memory
-        self.ephemeral_storage -= other.ephemeral_storage
-        self.allowed_pod_number -= other.allowed_pod_number
+        self.milli_cpu = int64_wrap(self.milli_cpu - other.milli_cpu)
+        self.memory = int64_wrap(self.memory - other.memory)
+        self.ephemeral_storage = int64_wrap(self.ephemeral_storage - other.ephemeral_storage)
+        self.allowed_pod_number = int64_wrap(self.allowed_pod_number - other.allowed_pod_number)
         for name, amount in other.scalar_resources.items():
-            self.scalar_resources[name] = self.scalar_resources.get(name, 0) - amount
+            self.scalar_resources[name] = int64_wrap(self.scalar_resources.get(name, 0) - amount)
 
     def get(self, name: str) -> int:
         if name == CPU:
@@ -131,8 +135,7 @@ class Resource:
         )
 
 
-def _ceil(value: Fraction) -> int:
-    return -((-value.numerator) // value.denominator)
+_ceil = int64_ceil
 
 
 _DEFAULTS = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}

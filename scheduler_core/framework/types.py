@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
+from scheduler_core.framework.quantity import int64_wrap
 from scheduler_core.framework.resource import Resource, compute_pod_resources_memo
 
 if TYPE_CHECKING:
@@ -335,17 +336,19 @@ class NodeInfo:
         return False
 
     def _account(self, pod_info: PodInfo, sign: int) -> None:
+        # int64 sums that wrap around as upstream's (Resource): the columns hold them as they are
         req = pod_info.requests
         requested = self.requested
-        requested.milli_cpu += sign * req.milli_cpu
-        requested.memory += sign * req.memory
-        requested.ephemeral_storage += sign * req.ephemeral_storage
+        requested.milli_cpu = int64_wrap(requested.milli_cpu + sign * req.milli_cpu)
+        requested.memory = int64_wrap(requested.memory + sign * req.memory)
+        requested.ephemeral_storage = int64_wrap(requested.ephemeral_storage + sign * req.ephemeral_storage)
         if req.scalar_resources:
             scalars = requested.scalar_resources
             for name, amount in req.scalar_resources.items():
-                scalars[name] = scalars.get(name, 0) + sign * amount
-        self.non_zero_requested.milli_cpu += sign * pod_info.non_zero_cpu
-        self.non_zero_requested.memory += sign * pod_info.non_zero_memory
+                scalars[name] = int64_wrap(scalars.get(name, 0) + sign * amount)
+        non_zero = self.non_zero_requested
+        non_zero.milli_cpu = int64_wrap(non_zero.milli_cpu + sign * pod_info.non_zero_cpu)
+        non_zero.memory = int64_wrap(non_zero.memory + sign * pod_info.non_zero_memory)
         for port in pod_info.host_ports:
             count = self.used_ports.get(port, 0) + sign
             if count:

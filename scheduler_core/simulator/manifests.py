@@ -1,7 +1,8 @@
 """Reading manifests for ``simulate``: files, documents, kinds, defaulting and validation.
 
 Multi-document YAML or JSON (``kubectl get -o yaml`` output included: ``kind: List`` and
-typed lists such as ``PodList`` are flattened), read within the hostile-input limits. Every
+typed lists such as ``PodList`` are flattened; a document that is a bare list of objects is
+refused, as kubectl refuses it), read within the hostile-input limits. Every
 object is validated as the API server would (:mod:`scheduler_core.apivalidation`: kind and
 apiVersion, strict decoding, the kind's rules; SchedulerProfiles and PluginConfigs against
 their CRD schema, :mod:`scheduler_core.config.schema_check`) before any is used; then Nodes
@@ -152,17 +153,35 @@ def _documents(source: str, text: str, budget: Budget) -> Iterator[tuple[int, ob
         raise InputError([Problem(source, "", "", str(exc))]) from None
 
 
-def _flatten(source: str, where: str, doc: object, problems: list[Problem], default_kind: str = "") -> Iterator[_Raw]:
+TOP_LEVEL_LIST = (
+    "a document may not be a list of objects (kubectl refuses it too): put each object in a "
+    "document of its own, separated by ---, or in the items of a kind: List"
+)
+
+
+def _flatten(
+    source: str, where: str, doc: object, problems: list[Problem], in_list: tuple[str, str] | None = None
+) -> Iterator[_Raw]:
+    """The objects of one document; a List's items (``in_list``: the List's kind and apiVersion).
+
+    As kubectl reads a file (``k8s.io/cli-runtime/pkg/resource/visitor.go``, ``StreamVisitor``;
+    ``k8s.io/apimachinery/pkg/apis/meta/v1/unstructured/helpers.go``): a document that is an
+    array is refused ("json: cannot unmarshal array into Go value of type
+    unstructured.detector"); an item of a typed List (``PodList``, as the API returns it) with
+    neither kind nor apiVersion takes the List's apiVersion and its kind without "List"
+    (``decodeToList``)."""
     if doc is None:
         return
-    if isinstance(doc, list):  # a bare array of objects (JSON)
-        for j, item in enumerate(doc, start=1):
-            yield from _flatten(source, f"{where}, item {j}", item, problems)
+    if isinstance(doc, list) and in_list is None:
+        problems.append(Problem(source, where, "", TOP_LEVEL_LIST))
         return
     if not isinstance(doc, Mapping):
         problems.append(Problem(source, where, "", "must be an object"))
         return
-    kind = doc.get("kind") or default_kind
+    if in_list is not None and not doc.get("kind") and not doc.get("apiVersion"):
+        list_kind, list_version = in_list
+        doc = {**doc, "kind": list_kind.removesuffix("List"), "apiVersion": list_version}
+    kind = doc.get("kind")
     if not isinstance(kind, str) or not kind:
         problems.append(Problem(source, where, "kind", "Required value"))
         return
@@ -171,11 +190,11 @@ def _flatten(source: str, where: str, doc: object, problems: list[Problem], defa
         if not isinstance(items, list):
             problems.append(Problem(source, where, "items", "Invalid value: must be an array"))
             return
-        if not doc.get("apiVersion"):
+        version = doc.get("apiVersion")
+        if not version:
             problems.append(Problem(source, f"{kind} ({where})", "apiVersion", "Required value"))
-        item_kind = kind[: -len("List")] if kind != "List" else ""
         for j, item in enumerate(items, start=1):
-            yield from _flatten(source, f"{where}, item {j}", item, problems, item_kind)
+            yield from _flatten(source, f"{where}, item {j}", item, problems, (kind, str(version or "")))
         return
     yield _Raw(kind, doc, source, where)
 
@@ -289,6 +308,8 @@ class _Loading:
 
     def run(self, raws: list[_Raw]) -> None:
         raws = [raw for raw in raws if self._known(raw)]
+        for raw in raws:
+            _clear_cluster_scoped_namespace(raw)
         # Every object is validated as the API server would before any is used (a live
         # snapshot's objects come from the API server, which validated them already).
         # PriorityClasses resolve pod priorities wherever they appear in the input.
@@ -415,6 +436,16 @@ class _Loading:
                 return
             kind = group_key  # the two PodGroup APIs apart, as the gang plugins read them
         self.cluster.objects.setdefault(kind, []).append(obj)
+
+
+def _clear_cluster_scoped_namespace(raw: _Raw) -> None:
+    """The API server clears the namespace of a cluster-scoped object before validating it
+    (``k8s.io/apiserver/pkg/registry/rest/create.go``, ``BeforeCreate``:
+    ``EnsureObjectNamespaceMatchesRequestNamespace`` in ``rest/meta.go``), so a Node written
+    with ``metadata.namespace`` is created, without one."""
+    meta = raw.obj.get("metadata")
+    if raw.kind in CLUSTER_SCOPED_KINDS and isinstance(meta, Mapping) and "namespace" in meta:
+        raw.obj = {**raw.obj, "metadata": {k: v for k, v in meta.items() if k != "namespace"}}
 
 
 def _model(loading: _Loading, raw: _Raw, what: str, model: type[Any], prefix: str) -> Any:

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+import yaml
 
 from scheduler_core.simulator import InputError, load_texts
 from scheduler_core.simulator.defaulting import generated_uid
@@ -60,7 +61,8 @@ def test_multi_document_yaml_keeps_input_order_and_skips_empty_documents() -> No
             {
                 "apiVersion": "v1",
                 "kind": "PodList",
-                "items": [{k: v for k, v in pod(n).items() if k != "kind"} for n in "ab"],
+                # as the API returns a typed list: items with neither kind nor apiVersion
+                "items": [{k: v for k, v in pod(n).items() if k not in ("kind", "apiVersion")} for n in "ab"],
             },
             id="typed-PodList-items-without-kind",
         ),
@@ -71,10 +73,41 @@ def test_lists_are_flattened(document: dict[str, Any]) -> None:
     assert [p["metadata"]["name"] for p in cluster.pods] == ["a", "b"]
 
 
-def test_json_file_with_an_object_or_an_array() -> None:
-    cluster = load_texts([("one.json", json.dumps(node("n1"))), ("many.json", json.dumps([pod("a"), pod("b")]))])
+def test_json_file_with_an_object() -> None:
+    cluster = load_texts([("one.json", json.dumps(node("n1")))])
     assert [n["metadata"]["name"] for n in cluster.nodes] == ["n1"]
-    assert [p["metadata"]["name"] for p in cluster.pods] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        pytest.param("many.json", json.dumps([pod("a"), pod("b")]), id="json-array"),
+        pytest.param("many.yaml", yaml.safe_dump([pod("a"), pod("b")]), id="yaml-sequence"),
+    ],
+)
+def test_a_document_that_is_a_list_of_objects_is_refused_as_kubectl_does(source: str, text: str) -> None:
+    """kubectl: 'unable to decode "many.yaml": json: cannot unmarshal array into Go value of
+    type unstructured.detector' (cli-runtime's StreamVisitor, unstructured's decode)."""
+    with pytest.raises(InputError) as exc:
+        load_texts([(source, text)])
+    assert str(exc.value) == (
+        f"{source}: document 1: a document may not be a list of objects (kubectl refuses it too): put "
+        "each object in a document of its own, separated by ---, or in the items of a kind: List"
+    )
+
+
+def test_a_list_item_with_an_api_version_but_no_kind_keeps_no_kind() -> None:
+    document = {"apiVersion": "v1", "kind": "PodList", "items": [{k: v for k, v in pod("a").items() if k != "kind"}]}
+    with pytest.raises(InputError, match="kind: Required value"):
+        load_texts([("l.yaml", yaml.safe_dump(document))])
+
+
+def test_a_cluster_scoped_object_with_a_namespace_is_read_without_it_as_the_api_server_does() -> None:
+    n = node("n1")
+    n["metadata"]["namespace"] = "kube-system"
+    cluster = load_texts([("n.yaml", yaml.safe_dump(n))])
+    assert [x["metadata"]["name"] for x in cluster.nodes] == ["n1"]
+    assert "namespace" not in cluster.nodes[0]["metadata"]
 
 
 def test_timestamps_stay_strings_as_in_the_api() -> None:
