@@ -147,7 +147,8 @@ class EventHandlers:
     def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         start = self.metrics.timer()
         self._pod_update(old, new)
-        label = "AssignedPodUpdate" if _bound(old) else "UnscheduledPodUpdate"
+        # A binding seen by the watch: upstream's assigned-pod informer sees an add.
+        label = "AssignedPodUpdate" if _bound(old) else "AssignedPodAdd" if _bound(new) else "UnscheduledPodUpdate"
         self.metrics.event_handled(label, self.metrics.timer() - start)
 
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None:

@@ -173,3 +173,78 @@ def test_profile_reloads_by_result() -> None:
         (("result", "invalid"),): 1,
     }
     assert families["crd_scheduler_profile_reload_duration_seconds"].value("_count", result="invalid") == 1
+
+
+async def test_algorithm_event_handling_cache_and_binding_tasks() -> None:
+    families = await scheduled_run(10)
+    # schedulingAlgorithm's defer: every attempt whose algorithm ran (fits, huge, flaky's second;
+    # flaky's first raised inside Filter and ended as an error without an algorithm result).
+    assert families["scheduler_scheduling_algorithm_duration_seconds"].value("_count") == 3
+    events = families["scheduler_event_handling_duration_seconds"].values("_count")
+    assert events[(("event", "NodeAdd"),)] == 2
+    assert events[(("event", "UnscheduledPodAdd"),)] == 3
+    assert events[(("event", "AssignedPodAdd"),)] == 2  # the two bindings, seen by the watch
+    assert families["scheduler_cache_size"].values() == {
+        (("type", "assumed_pods"),): 0,
+        (("type", "nodes"),): 2,
+        (("type", "pods"),): 2,
+    }
+    assert families["scheduler_goroutines"].values() == {(("operation", "binding"),): 0}  # idle
+    assert "scheduler_inflight_events" not in families  # nothing in flight: no sample
+    assert families["scheduler_pod_scheduled_after_flush_total"].value() == 0
+
+
+async def test_queueing_hints_are_timed_by_plugin_event_and_answer() -> None:
+    metrics = SchedulerMetrics(timer=lambda: 0.0)
+    scheduler, cluster, _ = make_scheduler(metrics=metrics)
+    add_nodes(scheduler, cluster, [node("a", cpu="1")])
+    add_pods(scheduler, cluster, [pod("huge", uid="huge", cpu="2")])
+    await scheduler.run_until_idle()
+    add_nodes(scheduler, cluster, [node("b", cpu="4")])  # NodeAdd: NodeResourcesFit's hint answers Queue
+    hints = scrape(metrics)["scheduler_queueing_hint_execution_duration_seconds"].values("_count")
+    assert hints[(("event", "NodeAdd"), ("hint", "Queue"), ("plugin", "NodeResourcesFit"))] == 1
+
+
+async def test_pods_held_by_a_profile_that_does_not_serve_are_pending_as_gated() -> None:
+    metrics = SchedulerMetrics()
+    scheduler, cluster, _ = make_scheduler(metrics=metrics)
+    add_nodes(scheduler, cluster, [node("n", cpu="4")])
+    broken = {"schedulerName": "team-sched", "plugins": {"filter": {"enabled": [{"name": "NoSuchPlugin"}]}}}
+    bad = SchedulerProfileSpec.model_validate(broken)
+    tenant = ProfileKey("team-a", "broken")
+    with pytest.raises(ProfileError):
+        scheduler.apply_profile(tenant, bad, created="2026-01-01T00:00:00Z")  # never served: holds its pods
+    held = pod("held", "team-a", uid="held", cpu="1", scheduler_name="team-sched")
+    add_pods(scheduler, cluster, [held, pod("ok", uid="ok", cpu="1")])
+    await scheduler.run_until_idle()
+    families = scrape(metrics)
+    assert families["scheduler_pending_pods"].values() == {
+        (("queue", "active"),): 0,
+        (("queue", "backoff"),): 0,
+        (("queue", "unschedulable"),): 0,
+        (("queue", "gated"),): 1,  # held, never attempted
+    }
+    assert families["crd_scheduler_held_pods"].values() == {(("profile", "team-a/broken"),): 1}
+    assert families["crd_scheduler_profile_serving"].values() == {
+        (("profile", PROFILE),): 1,
+        (("profile", "team-a/broken"),): 0,
+    }
+    assert families["crd_scheduler_profile_refused"].values() == {
+        (("profile", PROFILE),): 0,
+        (("profile", "team-a/broken"),): 1,
+    }
+    # A refused change of a serving profile: the last good generation keeps serving.
+    with pytest.raises(ProfileError):
+        scheduler.apply_profile(
+            ProfileKey(HOME, "default"),
+            SchedulerProfileSpec.model_validate(broken | {"schedulerName": "crd-scheduler"}),
+        )
+    families = scrape(metrics)
+    assert families["crd_scheduler_profile_serving"].value(profile=PROFILE) == 1
+    assert families["crd_scheduler_profile_refused"].value(profile=PROFILE) == 1
+    scheduler.apply_profile(tenant, SchedulerProfileSpec.model_validate({"schedulerName": "team-sched"}))  # fixed
+    await scheduler.run_until_idle()
+    families = scrape(metrics)
+    assert families["crd_scheduler_profile_refused"].value(profile="team-a/broken") == 0
+    assert families["scheduler_pending_pods"].value(queue="gated") == 0
+    assert "crd_scheduler_held_pods" not in families
