@@ -241,6 +241,11 @@ class PluginMetrics(Protocol):
         """The victims of the chosen candidate (``scheduler_preemption_victims``)."""
         ...
 
+    def preemption_goroutine_finished(self, result: str, seconds: float) -> None:
+        """A background preemption ended, ``success`` or ``error``, after ``seconds``
+        (``scheduler_preemption_goroutines_duration_seconds`` and ``..._execution_total``)."""
+        ...
+
 
 class Handle(Protocol):
     """What the framework gives a plugin: the snapshot, waiting pods, nominator, API."""

@@ -120,13 +120,6 @@ NOT_SERVED: dict[str, str] = {
         "forms evaluate a plugin over the snapshot's columns at once, and counting per node there "
         "is open work"
     ),
-    "scheduler_preemption_goroutines_duration_seconds": (
-        "applies (SchedulerAsyncPreemption, on by default), not yet served: DefaultPreemption's "
-        "background eviction tasks are not timed yet"
-    ),
-    "scheduler_preemption_goroutines_execution_total": (
-        "applies (SchedulerAsyncPreemption, on by default), not yet served, as its duration"
-    ),
     "scheduler_async_api_call_execution_total": (
         "SchedulerAsyncAPICalls is off by default in v1.36.3; our API calls are made by the binding "
         "tasks themselves, there is no asynchronous call dispatcher"
@@ -218,6 +211,17 @@ class SchedulerMetrics:
             "[STABLE] Number of selected preemption victims",
             (),
             exponential_buckets(1, 2, 7),
+        )
+        self.preemption_goroutines_duration = registry.histogram(
+            "scheduler_preemption_goroutines_duration_seconds",
+            "[ALPHA] Duration in seconds for running goroutines for the preemption.",
+            ("result",),
+            exponential_buckets(0.01, 2, 20),
+        )
+        self.preemption_goroutines_total = registry.counter(
+            "scheduler_preemption_goroutines_execution_total",
+            "[ALPHA] Number of preemption goroutines executed.",
+            ("result",),
         )
         self.queue_incoming = registry.counter(
             "scheduler_queue_incoming_pods_total",
@@ -400,6 +404,11 @@ class SchedulerMetrics:
 
     def preemption_victims(self, count: int) -> None:
         self.preemption_victims_histogram.observe(count)
+
+    def preemption_goroutine_finished(self, result: str, seconds: float) -> None:
+        """executor.go ``prepareCandidateAsync``'s deferred observations (SchedulerAsyncPreemption)."""
+        self.preemption_goroutines_total.labels(result).inc()
+        self.preemption_goroutines_duration.labels(result).observe(seconds)
 
     # -- profiles ------------------------------------------------------------------------------------
     def profile_reloaded(self, result: str, seconds: float) -> None:

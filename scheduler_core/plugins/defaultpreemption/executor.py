@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass
 
 from scheduler_core.framework import Handle, PodInfo, PodUID, Status
@@ -93,6 +94,7 @@ class Executor:
 
     async def _preempt(self, node_name: str, victims: list[PodInfo], preemptor: PodInfo) -> None:
         ok = False
+        started = time.perf_counter()
         try:
             ok = await self._clear_lower_priority_nominations(node_name, preemptor)
             for victim in victims[:-1]:
@@ -109,7 +111,9 @@ class Executor:
             ok = False
         finally:
             self._preempting.pop(preemptor.uid, None)
-        log.debug("preemption for %s on node %s finished: %s", preemptor.key, node_name, "success" if ok else "error")
+        result = "success" if ok else "error"  # metrics.go GoroutineResultSuccess / GoroutineResultError
+        log.debug("preemption for %s on node %s finished: %s", preemptor.key, node_name, result)
+        self._handle.metrics.preemption_goroutine_finished(result, time.perf_counter() - started)
         # Held while its preemption ran, the preemptor may have missed the event that would have
         # moved it, and then waits for ever: retry it now (see the module doc; upstream activates
         # it only when !ok, v1.36.3 executor.go prepareCandidateAsync).

@@ -159,6 +159,9 @@ def test_preemption_attempts_and_victims() -> None:
     assert families["scheduler_preemption_attempts_total"].value() == 1
     victims = families["scheduler_preemption_victims"]
     assert (victims.value("_count"), victims.value("_sum")) == (1, 2)
+    # The background eviction, as upstream's async preemption goroutine (executor.go).
+    assert families["scheduler_preemption_goroutines_execution_total"].values() == {(("result", "success"),): 1}
+    assert families["scheduler_preemption_goroutines_duration_seconds"].value("_count", result="success") == 1
 
 
 def test_profile_reloads_by_result() -> None:
