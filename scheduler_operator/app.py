@@ -152,6 +152,7 @@ class Operator:
         )
         self.leading_since: float | None = None
         self.stopping = False
+        self._stepping_down: asyncio.Future[None] | None = None
         self.synced = False  # every store holds a consistent list (readiness)
         self.health = self._health()
         self.transport.contact = self.health.api_contact
@@ -365,19 +366,23 @@ class Operator:
     def terminate(self, signum: int, leading: asyncio.Future[Any], stop: asyncio.Event) -> None:
         """SIGTERM or SIGINT, on the event loop: the fence shuts before anything else, so no
         write starts from here on (only those already sent may land: at most the binding lane's
-        ``--max-in-flight``, docs/leader-election.md); then the scheduling loop is cancelled and
-        Kopf told to stop (``stop``, its stop flag), after which :meth:`step_down` releases."""
+        ``--max-in-flight``, docs/leader-election.md); then the scheduling loop is cancelled,
+        :meth:`step_down` starts (the lease is released once the writes in flight are done,
+        without waiting for Kopf's shutdown, which gives its own tasks up to 5 s) and Kopf is
+        told to stop (``stop``, its stop flag)."""
         first = not self.stopping
         self.stopping = True
         self.fence.shut()
         leading.cancel()
-        stop.set()
         if first:
             log.info("%s: fence shut, no write starts from now on; stopping", signal.Signals(signum).name)
+            self._stepping_down = asyncio.ensure_future(self.step_down(leading))
+        stop.set()
 
     async def step_down(self, leading: asyncio.Future[Any]) -> None:
         """Shutdown: no write starts any more, the scheduling loop ends, the writes in flight
-        finish (or time out) and only then the lease is released for a standby to take at once."""
+        finish (or time out) and only then the lease is released for a standby to take at once.
+        Idempotent: :meth:`terminate` starts it, and ``run`` awaits it again at the end."""
         self.stopping = True
         self.fence.shut()
         leading.cancel()
