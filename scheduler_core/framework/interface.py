@@ -246,6 +246,11 @@ class PluginMetrics(Protocol):
         (``scheduler_preemption_goroutines_duration_seconds`` and ``..._execution_total``)."""
         ...
 
+    def volume_scheduling_stage_failed(self, operation: str) -> None:
+        """VolumeBinding's ``predicate``, ``assume`` or ``bind`` stage failed with an error
+        (``scheduler_volume_scheduling_stage_error_total``)."""
+        ...
+
 
 class Handle(Protocol):
     """What the framework gives a plugin: the snapshot, waiting pods, nominator, API."""

@@ -154,6 +154,7 @@ class VolumeBinding:
         try:
             volumes, reasons = self.binder.find_pod_volumes(data.view, data.claims, node.name, node.labels)
         except BinderError as error:
+            self._handle.metrics.volume_scheduling_stage_failed("predicate")  # binder.go FindPodVolumes
             return Status.as_error(str(error))
         if reasons:
             return Status.unresolvable(*reasons)
@@ -181,6 +182,7 @@ class VolumeBinding:
         try:
             data.all_bound = self.binder.assume_pod_volumes(data.view, pod, node_name, volumes)
         except BinderError as error:
+            self._handle.metrics.volume_scheduling_stage_failed("assume")  # binder.go AssumePodVolumes
             return Status.as_error(str(error))
         return None
 
@@ -206,7 +208,10 @@ class VolumeBinding:
             self._handle.api, self._handle.objects, self.binder, pod, node_name, volumes,
             self._args.bind_timeout_seconds, self.waiting,
         )  # fmt: skip
-        return None if error is None else Status.as_error(error)
+        if error is None:
+            return None
+        self._handle.metrics.volume_scheduling_stage_failed("bind")  # binder.go BindPodVolumes
+        return Status.as_error(error)
 
 
 def _state(state: CycleState) -> _StateData | None:

@@ -14,6 +14,7 @@ from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import CycleState, Handle, NodeInfo, PodInfo, SnapshotLister, Status
 from scheduler_core.framework.storage import ANN_SELECTED_NODE
+from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.plugins.volumebinding import VolumeBinding
 from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
 from scheduler_core.plugins.volumebinding.prebind import Waiting
@@ -33,6 +34,7 @@ class ClusterHandle:
         self.api = api if api is not None else cluster
         self._snapshot = Snapshot(list(nodes))
         self.tenant_namespace: str | None = None
+        self.metrics = SchedulerMetrics()
 
     def objects(self, kind: str) -> list[Any]:
         return list(self.cluster.objects(kind))
@@ -229,5 +231,8 @@ def test_write_conflict_fails_with_the_api_message_and_unreserve_frees_the_volum
         "please apply your changes to the latest version and try again"
     )
     assert "claimRef" not in find(cluster, "PersistentVolume", "pv-1")["spec"]
+    metrics = plugin._handle.metrics
+    assert isinstance(metrics, SchedulerMetrics)
+    assert metrics.volume_stage_errors.labels("bind").value == 1  # binder.go BindPodVolumes
     plugin.unreserve(state, one_claim, NODE)
     assert reserve(plugin, pvc_pod("pod-b", "other")) is not None  # the volume is free again
