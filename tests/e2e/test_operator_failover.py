@@ -18,6 +18,7 @@ from kubernetes import client
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector
 from scheduler_operator.options import ElectionConfig
 from tests.e2e import Cluster
+from tests.e2e.faults import marked, start_marked
 from tests.e2e.operator_support import (
     Env,
     assert_no_overcommit,
@@ -135,9 +136,11 @@ def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path,
 
 def test_failover_binds_every_pod_exactly_once(env: Env) -> None:
     nodes = env.add_nodes(20, cpu="2", memory="8Gi")  # 80 places for 60 pods
-    env.custom.create(env.home, profile("default", env.scheduler))
-    first = env.start_operator()
-    second = env.start_operator(wait_for=r"waiting for the lease held by")
+    # marked: another session's operator on the shared cluster (a bench's) would serve this
+    # profile as a tenant's and bind these pods before the failover (tests/e2e/faults.py)
+    env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
+    first = start_marked(env)
+    second = start_marked(env, wait_for=r"waiting for the lease held by")
     coordination: Any = client.CoordinationV1Api(env.api)
     assert lease_holder(coordination, env.home) == (first.identity, 0)
     names = [f"p{i:03d}" for i in range(60)]
