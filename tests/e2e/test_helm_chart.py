@@ -265,10 +265,14 @@ def test_the_service_monitor_is_rendered_only_when_enabled(helm: Helm) -> None:
     [monitor] = on
     assert monitor["spec"]["endpoints"] == [
         {
-            "port": "metrics", "path": "/metrics", "scheme": "https", "tlsConfig": {"insecureSkipVerify": True},
+            "port": "metrics",
+            "path": "/metrics",
+            "scheme": "https",
+            "tlsConfig": {"insecureSkipVerify": True},
             "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
-            "interval": "30s", "scrapeTimeout": "10s",
-        }  # fmt: skip
+            "interval": "30s",
+            "scrapeTimeout": "10s",
+        }
     ]
 
 
