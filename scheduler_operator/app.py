@@ -412,8 +412,15 @@ async def _serve(options: Options, operator: Operator) -> tuple[list[serving.Ser
         secure = options.secure_serving
         reviews = Transport(operator.transport.credentials, qps=options.qps, burst=options.burst, max_connections=4)
         auth = serving.DelegatedAuth(lambda path, body: reviews.request("POST", path, body=dict(body)), secure)
-        app = serving.make_app(registry, operator.health, auth)
-        servers.append(serving.Server(app, secure.bind_address, secure.port, serving.server_context(secure)))
+        try:
+            context = serving.server_context(secure)
+        except (OSError, RuntimeError, ValueError) as error:
+            # As a port in use: logged, and the operator schedules on without the endpoints
+            # (the probes then fail visibly).
+            log.error("cannot serve HTTPS on %s:%d: %s", secure.bind_address, secure.port, error)
+        else:
+            app = serving.make_app(registry, operator.health, auth)
+            servers.append(serving.Server(app, secure.bind_address, secure.port, context))
     if options.serving is not None:
         app = serving.make_app(registry, operator.health)
         servers.append(serving.Server(app, options.serving.bind_address, options.serving.port))
