@@ -26,6 +26,7 @@ from kubernetes import client
 from scheduler_operator.resources import PROFILE_PLURAL
 from tests.e2e import Cluster, eventually
 from tests.e2e.extender_support import extender_serve, failed_scheduling, kube_scheduler, peer, tls_pair
+from tests.e2e.faults import marked, start_marked
 from tests.e2e.operator_support import Env, environment, install_crds, make_pod, profile, wait_all_bound
 from tests.unit.extender.label_plugins import REFUSE_LABEL, SCORE_LABEL
 from tests.unit.extender.peer import names
@@ -117,8 +118,10 @@ def _cached(service: Any, nodes: Any) -> None:
 
 def test_our_operator_calls_an_extender_added_changed_and_removed_live(env: Env, cluster: Cluster) -> None:
     nodes = _label_nodes(env)
-    env.custom.create(env.home, profile("default", env.scheduler))
-    operator = env.start_operator()
+    # marked: another session's operator on the shared cluster would serve this profile as a
+    # tenant's, without the extender, and bind the pods first (tests/e2e/faults.py)
+    env.custom.create(env.home, profile("default", env.scheduler, plugins=marked()))
+    operator = start_marked(env)
     timings: dict[str, float] = {}
     with extender_serve(cluster) as (url, service), peer() as (scripted, _):
         eventually(lambda: _cached(service, nodes.values()))
