@@ -272,8 +272,12 @@ class StatusWatch:
         self._watch.stop()  # type: ignore[no-untyped-call]
 
 
-def storm(tree: Path, profiles: int, seconds: float, every: float, after: float) -> dict[str, Any]:
-    """The edit storm on the dev cluster (see the module docstring)."""
+def storm(
+    tree: Path, profiles: int, seconds: float, every: float, after: float, drain_timeout: float
+) -> dict[str, Any]:
+    """The edit storm on the dev cluster (see the module docstring). A drain longer than
+    ``drain_timeout`` seconds is reported as ``drain_seconds: null`` with the profiles whose
+    status never showed the last edit."""
     import os
     import subprocess
     import tempfile
@@ -370,13 +374,17 @@ def storm(tree: Path, profiles: int, seconds: float, every: float, after: float)
         stop_probes.set()
         prober.join(70)
         final = 1 + edits % 100
-        while watcher.served().count(final) < profiles:
-            if time.monotonic() - last_edit > 900:
-                raise SystemExit(f"the last edit was not served by every profile in 900 s; {log_dir}")
+        drained: float | None = None
+        while time.monotonic() - last_edit < drain_timeout:
+            if watcher.served().count(final) == profiles:
+                drained = time.monotonic()
+                break
             peak.append(process_memory_mib(pid, "VmRSS"))
             time.sleep(0.5)
-        drained = time.monotonic()
+        result["profiles_not_at_the_last_edit"] = profiles - watcher.served().count(final)
         while time.monotonic() - watcher.last_write < 5:  # writes still landing (none should)
+            if time.monotonic() - last_edit > drain_timeout:
+                break
             time.sleep(0.5)
         settle_until = time.monotonic() + after
         while time.monotonic() < settle_until:
@@ -393,7 +401,7 @@ def storm(tree: Path, profiles: int, seconds: float, every: float, after: float)
             status_writes_per_edit_per_profile=round(writes / (edits * profiles), 4),
             status_writes_per_profile=round(writes / profiles, 2),
             apiserver_status_patches_all_clients=int(_apiserver_status_patches(api) - patches_before),
-            drain_seconds=round(drained - last_edit, 1),
+            drain_seconds=round(drained - last_edit, 1) if drained is not None else None,
             probe_pods=len(latencies),
             probe_latency_p50_s=round(latencies[len(latencies) // 2], 3) if latencies else None,
             probe_latency_max_s=round(latencies[-1], 3) if latencies else None,
@@ -428,6 +436,7 @@ def main() -> None:
     parser.add_argument("--storm-seconds", type=float, default=60.0)
     parser.add_argument("--storm-every", type=float, default=0.5, help="seconds between PluginConfig edits")
     parser.add_argument("--storm-after", type=float, default=20.0, help="seconds after the drain for RSS")
+    parser.add_argument("--storm-drain-timeout", type=float, default=300.0, help="seconds to wait for the drain")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     _import_tree(args.tree)
@@ -439,7 +448,10 @@ def main() -> None:
     if args.only in (None, "attempts"):
         result["attempts"] = asyncio.run(attempts(args.pods, args.namespaces, args.edits))
     if args.only == "storm":  # the dev cluster: only when asked
-        result["storm"] = storm(args.tree, args.storm_profiles, args.storm_seconds, args.storm_every, args.storm_after)
+        result["storm"] = storm(
+            args.tree, args.storm_profiles, args.storm_seconds, args.storm_every, args.storm_after,
+            args.storm_drain_timeout,
+        )  # fmt: skip
     print(json.dumps(result) if args.json else json.dumps(result, indent=2))
 
 
