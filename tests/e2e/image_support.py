@@ -181,7 +181,7 @@ def self_contained_kubeconfig(path: Path, into: Path) -> Path:
 class ImageOperator(OperatorProcess):
     """``crd-scheduler run`` from the image, in crun; the log, binds and stop of OperatorProcess."""
 
-    def __init__(self, image: Image, kubeconfig: Path, home_namespace: str, log_dir: Path) -> None:
+    def __init__(self, image: Image, kubeconfig: Path, home_namespace: str, log_dir: Path, *extra: str) -> None:
         self.identity = unique("image-op")
         self.port = free_port()
         self.metrics_port = free_port()
@@ -191,7 +191,7 @@ class ImageOperator(OperatorProcess):
         argv = image.command(
             "run", "--home-namespace", home_namespace, "--identity", self.identity,
             "--liveness", f"http://127.0.0.1:{self.port}/healthz", *FAST_ELECTION,
-            "--bind-address", "127.0.0.1", "--port", str(self.metrics_port),
+            "--bind-address", "127.0.0.1", "--port", str(self.metrics_port), *extra,
         )  # fmt: skip
         self._log = self.log_path.open("w")
         self.container = image.start(
