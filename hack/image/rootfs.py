@@ -14,9 +14,10 @@ Dockerfile in its build stage. It
    packages keep only their bytecode (``compileall -b``), which the 200 MB budget needs;
 4. copies into ``--out`` only the files of the Debian packages that ``python3`` needs (the
    dependency closure, without the packaging tools its maintainer scripts use: dpkg, debconf,
-   perl), the CA certificates, the venv, a ``/var/lib/dpkg/status`` naming exactly the
-   packages copied (for image scanners) and ``/etc/passwd`` with the user 65532. There is no
-   shell, package manager or coreutils in the result, as in distroless images.
+   perl) and that the wheels' extension modules link to (libstdc++), the CA certificates, the
+   venv, a ``/var/lib/dpkg/status`` naming exactly the packages copied (for image scanners)
+   and ``/etc/passwd`` with the user 65532. There is no shell, package manager or coreutils
+   in the result, as in distroless images.
 
 Standard library only: it runs before anything is installed.
 """
@@ -110,8 +111,8 @@ def compile_all(python: Path, site: Path) -> None:
                 source.unlink()
 
 
-def closure() -> list[str]:
-    """``python3``'s installed dependency closure, without what only maintainer scripts use."""
+def closure(roots: list[str]) -> list[str]:
+    """The installed dependency closure of ``roots``, without what only maintainer scripts use."""
     fields = run("dpkg-query", "-W", "-f", "${Package}\t${Depends}, ${Pre-Depends}\n")
     depends: dict[str, list[list[str]]] = {}
     for line in fields.splitlines():
@@ -119,7 +120,7 @@ def closure() -> list[str]:
         alternatives = [r for r in (r.strip() for r in relations.split(",")) if r]
         depends[package] = [[re.split(r"[ :(]", o.strip())[0] for o in a.split("|")] for a in alternatives]
     seen: set[str] = set()
-    todo = list(KEEP)
+    todo = list(roots)
     while todo:
         package = todo.pop()
         if package in seen or package in NOT_AT_RUN_TIME:
@@ -130,6 +131,26 @@ def closure() -> list[str]:
             if installed:
                 todo.append(installed)
     return sorted(seen | set(DATA_ONLY))
+
+
+def linked_packages(site: Path) -> list[str]:
+    """The Debian packages whose libraries the venv's extension modules link to (manylinux
+    wheels may expect libstdc++ and the like from the system)."""
+    libraries: set[str] = set()
+    for module in [*site.rglob("*.so"), *site.rglob("*.so.*")]:
+        for line in run("ldd", module).splitlines():
+            found = re.search(r"=> (/\S+)", line)
+            if found and not found[1].startswith(VENV):
+                libraries.add(found[1])
+    packages = set()
+    for library in sorted(libraries):
+        owner = subprocess.run(["dpkg-query", "-S", library], capture_output=True, text=True, check=False)
+        if owner.returncode:
+            owner = subprocess.run(["dpkg-query", "-S", os.path.realpath(library)], capture_output=True, text=True)
+        if owner.returncode:
+            sys.exit(f"rootfs: {library}, which the venv's extension modules link to, is in no Debian package")
+        packages.add(owner.stdout.split(":")[0])
+    return sorted(packages)
 
 
 def package_paths(packages: list[str]) -> list[str]:
@@ -196,7 +217,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="an empty folder for the image's files")
     args = parser.parse_args()
     python = make_venv(args.lock, args.wheel, args.wheels)
-    packages = closure()
+    site = Path(VENV) / "lib" / f"python{PYTHON}" / "site-packages"
+    packages = closure([*KEEP, *linked_packages(site)])
     log(f"{len(packages)} Debian packages: {' '.join(packages)}")
     args.out.mkdir(parents=True, exist_ok=True)
     copy(package_paths(packages), args.out)
