@@ -85,10 +85,14 @@ class StatusWriter:
         self.retry_later = RETRY_LATER
 
     def observe(self, plural: str, body: Mapping[str, Any]) -> None:
-        """The object as last seen (its status included)."""
+        """The object as last seen (its status included). Level-triggered: a leader seeing a
+        status other than the one it wants (an older write seen late, a write by someone else)
+        writes the wanted one again."""
         key = _key(plural, body)
         self._current[key] = body.get("status")
         self._written.pop(key, None)
+        if self.leading and self._wanted(key):
+            self._schedule(key)
 
     def current(self, plural: str, body: Mapping[str, Any]) -> Mapping[str, Any] | None:
         key = _key(plural, body)

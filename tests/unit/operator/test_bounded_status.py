@@ -169,6 +169,24 @@ async def test_a_standby_writes_nothing_and_the_newest_status_once_it_leads(
     assert [b["status"]["observedGeneration"] for _, b in transport.to("team", "p")] == [10]
 
 
+@pytest.mark.looptime
+async def test_a_status_seen_older_than_the_one_wanted_is_written_again(
+    recorded: tuple[StatusWriter, RecordingTransport],
+) -> None:
+    """Level-triggered: whatever the object shows last (an older write's echo seen late, a write
+    by someone else), the leader ends with the newest status written."""
+    writer, transport = recorded
+    writer.lead(True)
+    writer.set(PROFILE_PLURAL, body("team", "p"), {"observedGeneration": 2})
+    await writer.drain()
+    writer.observe(PROFILE_PLURAL, {**body("team", "p"), "status": {"observedGeneration": 1}})
+    await writer.drain()
+    writer.observe(PROFILE_PLURAL, {**body("team", "p"), "status": {"observedGeneration": 2}})
+    await writer.drain()
+
+    assert [b["status"]["observedGeneration"] for _, b in transport.to("team", "p")] == [2, 2]
+
+
 # -- the reconciler's debounce -------------------------------------------------------------------
 
 
