@@ -163,6 +163,9 @@ class Bench:
         self.nodes: list[str] = []
         self.namespaces: list[str] = []
         self.control_plane = {name: pid for name, pid in dev_cluster_pids().items() if name in CONTROL_PLANE}
+        # The measured pods' bodies (pod index, schedulerName); None: this bench's own pod.
+        # bench/scheduler_perf/cluster.py sets it to upstream's template of a workload.
+        self.pod_body: Callable[[int, str], dict[str, Any]] | None = None
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
         """POST without the generated client's per-call model validation (it would cost the
@@ -221,6 +224,9 @@ class Bench:
         watcher.start()
 
         def create(i: int) -> None:
+            if self.pod_body is not None:
+                self._post(f"/api/v1/namespaces/{namespace}/pods", self.pod_body(i, scheduler_name))
+                return
             body = {
                 "metadata": {"name": f"p{i:05d}"},
                 "spec": {

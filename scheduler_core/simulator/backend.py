@@ -232,6 +232,41 @@ class InMemoryCluster:
             new["status"]["resourceClaimStatuses"] = statuses
             self.pods[uid] = new
 
+    # -- other kinds, as a client creates them (bench/scheduler_perf's createAny, updateAny) --
+    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Store an object of a kind other than Pod and Node; the stored object (PVs, PVCs and
+        ResourceClaims get a uid and resourceVersion as their stores give them). The caller
+        announces it (``on_object_add``), as the informer would."""
+        if kind in ("PersistentVolume", "PersistentVolumeClaim"):
+            self._objects.setdefault(kind, [])
+            return self.volumes.create(kind, obj)
+        if kind == "ResourceClaim":
+            self._objects.setdefault(kind, [])
+            return self.claims.create(obj)
+        stored = dict(obj)
+        self._objects.setdefault(kind, []).append(stored)
+        return stored
+
+    def replace_object(self, kind: str, obj: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """Replace the stored object with ``obj``'s namespace and name (an Update); (old, new),
+        or None when there is none."""
+        key = _key(obj)
+        stored = self._objects.get(kind, [])
+        for i, old in enumerate(stored):
+            if _key(old) == key:
+                new = dict(obj)
+                new["metadata"] = {**(old.get("metadata") or {}), **(obj.get("metadata") or {})}
+                stored[i] = new
+                return old, new
+        return None
+
+    def delete_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        stored = self._objects.get(kind, [])
+        for i, old in enumerate(stored):
+            if _key(old) == (namespace, name):
+                return stored.pop(i)
+        return None
+
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         for stored in self.pods.values():
@@ -262,3 +297,8 @@ def _set_condition(status: dict[str, Any], condition: dict[str, str]) -> None:
     conditions = [c for c in status.get("conditions") or () if c.get("type") != condition["type"]]
     conditions.append(condition)
     status["conditions"] = conditions
+
+
+def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")

@@ -1,0 +1,136 @@
+"""bench/README.md's scheduler_perf table, rendered from the saved results of each mode.
+
+One row per upstream test case: the in-process run (its variant, whether it ran or why not,
+pods/s, p99 of the SLI latency, attempts, peak RSS), upstream's own benchmark on this machine
+(pods/s of its SchedulingThroughput, and our in-process pods/s over it when both ran the same
+variant), and the dev-cluster run (ratio per mode, CPU per bound pod and peak RSS of each
+side). Each mode's line above the table says when, at which commit and under what load it ran.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+TIMING_NOTE = (
+    "**Timing columns (pods/s, p99, ratios, CPU) are only valid from an idle machine**: a run whose "
+    "load average (below) is above about 1 measured other people's work as much as ours. "
+    "The status, attempts and bound-pod counts do not depend on load."
+)
+
+
+def _load(results: Path, mode: str) -> dict[str, Any] | None:
+    path = results / f"{mode}.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _fmt(value: Any, digits: int = 1) -> str:
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _inprocess_cells(row: dict[str, Any] | None) -> list[str]:
+    if row is None:
+        return ["-", "not run", "-", "-", "-", "-"]
+    status = row["status"]
+    if status != "ran":
+        why = row.get("op", "") + ": " if row.get("op") else ""
+        return [
+            row.get("variant", "-"),
+            f"{status}: {why}{row.get('reason', '')}".replace("|", "/"),
+            "-",
+            "-",
+            "-",
+            "-",
+        ]
+    collection = (row.get("collections") or [{}])[0]
+    bound = sum(c.get("bound", 0) for c in row.get("collections") or [])
+    return [
+        row["variant"],
+        f"ran ({bound} measured pods bound)",
+        _fmt(collection.get("pods_per_second")),
+        _fmt(collection.get("sli_p99_ms"), 2),
+        _fmt(row.get("attempts")),
+        _fmt(row.get("peak_rss_mb"), 0),
+    ]
+
+
+def _upstream_cells(row: dict[str, Any] | None, ours: dict[str, Any] | None) -> list[str]:
+    if row is None:
+        return ["-"]
+    if row["status"] != "ran":
+        return [f"{row['variant']}: {row['status']}".replace("|", "/")]
+    theirs = row.get("pods_per_second")
+    cell = f"{row['variant']}: {_fmt(theirs)}"
+    if ours and ours.get("status") == "ran" and ours.get("variant") == row["variant"] and theirs:
+        mine = ((ours.get("collections") or [{}])[0]).get("pods_per_second")
+        if mine:
+            cell += f" (ours x{mine / theirs:.2f})"
+    return [cell]
+
+
+def _cluster_cells(row: dict[str, Any] | None) -> list[str]:
+    if row is None:
+        return ["-", "-", "-"]
+    if row["status"] != "ran":
+        return [f"{row['variant']}: {row['status']}: {row.get('reason', '')}".replace("|", "/")[:120], "-", "-"]
+    ratios, cpu, rss = [], [], []
+    for mode in ("stream", "backlog"):
+        figures = row.get(mode)
+        if not figures:
+            continue
+        ratios.append(f"{mode} {_fmt(figures.get('ratio'), 2)}")
+        ours, theirs = figures.get("crd_scheduler") or {}, figures.get("kube_scheduler") or {}
+        ours_cpu, theirs_cpu = ours.get("cpu_seconds_per_bound_pod"), theirs.get("cpu_seconds_per_bound_pod")
+        cpu.append(f"{_fmt(ours_cpu and ours_cpu * 1000, 2)} / {_fmt(theirs_cpu and theirs_cpu * 1000, 2)}")
+        rss.append(f"{_fmt(ours.get('peak_rss_mib'), 0)} / {_fmt(theirs.get('peak_rss_mib'), 0)}")
+    return [f"{row['variant']}: " + ", ".join(ratios), "; ".join(cpu), "; ".join(rss)]
+
+
+def render(results: Path) -> str:
+    runs = {mode: _load(results, mode) for mode in ("inprocess", "upstream", "cluster")}
+    by_mode = {mode: {r["case"]: r for r in (run or {}).get("results", [])} for mode, run in runs.items()}
+    cases: dict[str, str] = {}
+    for rows in by_mode.values():
+        for case, row in rows.items():
+            cases.setdefault(case, row.get("folder", ""))
+    lines = [TIMING_NOTE, ""]
+    for mode, run in runs.items():
+        if run is None:
+            lines.append(f"- {mode}: no saved run (`python -m bench.suite --mode {mode}`)")
+            continue
+        env = run.get("environment", {})
+        summary = ", ".join(f"{k} {v}" for k, v in run.get("summary", {}).items())
+        lines.append(
+            f"- {mode}: {env.get('date')}, commit `{env.get('commit')}`, load average {env.get('load_average')} "
+            f"on {env.get('cpus')} CPUs; variants: {run.get('variants')}"
+            + (f", labels {run['labels']}" if run.get("labels") else "")
+            + f"; {summary}"
+        )
+    lines += [
+        "",
+        "| folder | case | in-process variant | in-process | pods/s | SLI p99 ms | attempts | peak RSS MiB "
+        "| upstream same machine: variant: pods/s | cluster: variant: ratio "
+        "| cluster CPU ms per bound pod (ours / theirs) "
+        "| cluster peak RSS MiB (ours / theirs) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for case, folder in sorted(cases.items(), key=lambda item: (item[1], item[0])):
+        ours = by_mode["inprocess"].get(case)
+        cells = [folder, case, *_inprocess_cells(ours), *_upstream_cells(by_mode["upstream"].get(case), ours),
+                 *_cluster_cells(by_mode["cluster"].get(case))]  # fmt: skip
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def write_readme(readme: Path, results: Path, begin: str, end: str) -> None:
+    text = readme.read_text()
+    if begin not in text or end not in text:
+        raise SystemExit(f"{readme}: the markers {begin!r} and {end!r} are missing")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{render(results)}\n{end}{tail}")

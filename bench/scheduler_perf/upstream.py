@@ -1,0 +1,105 @@
+"""Upstream's own scheduler_perf, built from the pinned sources and run on this machine.
+
+``build(folder)`` compiles ``go test -c k8s.io/kubernetes/test/integration/scheduler_perf/<folder>``
+inside a scratch copy of ``hack/devcluster``'s Go module (the dev cluster's pin of
+k8s.io/kubernetes v1.36.3 and its staging replaces; the copy lets ``go`` add the test-only
+dependencies to its own go.sum without touching ours) into ``.devcluster/scheduler_perf/``.
+``run(folder, variant)`` runs the binary's ``BenchmarkPerfScheduling`` for one variant
+(``-test.bench``; its own API server and etcd: etcd must be on PATH, the dev cluster builds it
+in ``.devcluster/bin``), with ``-data-items-dir``, and reads the ``SchedulingThroughput`` data
+items it writes (``util.go`` ``dataItems2JSONFile``). The benchmark's label filter is set to
+the variant's own labels, so any variant can be run, not only ``performance`` ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.scheduler_perf.config import KUBERNETES_VERSION, SCHEDULER_PERF, Variant
+
+REPO = Path(__file__).resolve().parents[2]
+MODULE = REPO / "hack" / "devcluster"
+OUT = REPO / ".devcluster" / "scheduler_perf"
+ETCD_DIR = REPO / ".devcluster" / "bin"
+
+
+class UpstreamError(RuntimeError):
+    pass
+
+
+def binary(folder: str) -> Path:
+    return OUT / (folder.replace("/", "_") + ".test")
+
+
+def build(folder: str, *, force: bool = False) -> Path:
+    target = binary(folder)
+    if target.exists() and not force:
+        return target
+    OUT.mkdir(parents=True, exist_ok=True)
+    package = f"k8s.io/kubernetes/{SCHEDULER_PERF}/{folder}"
+    with tempfile.TemporaryDirectory(prefix="scheduler-perf-build-") as scratch:
+        for name in ("go.mod", "go.sum"):
+            shutil.copy(MODULE / name, Path(scratch) / name)
+        env = {**os.environ, "GOFLAGS": "-mod=mod"}
+        result = subprocess.run(
+            ["go", "test", "-c", "-o", str(target), package],
+            cwd=scratch, env=env, capture_output=True, text=True,
+        )  # fmt: skip
+    if result.returncode != 0:
+        raise UpstreamError(f"go test -c {package} ({KUBERNETES_VERSION}) failed:\n{result.stderr[-4000:]}")
+    return target
+
+
+def _bench_pattern(variant: Variant) -> str:
+    # testing's -bench matches each "/"-separated level with its own regexp.
+    levels = ["BenchmarkPerfScheduling", variant.case, *variant.name.split("/")]
+    return "/".join("^" + re.escape(level) + "$" for level in levels)
+
+
+def run(variant: Variant, *, timeout: float = 3600) -> dict[str, Any]:
+    """One run of the variant by upstream's benchmark; its SchedulingThroughput (pods/s:
+    Average, Perc50...) and the other data items, by metric name."""
+    test = build(variant.folder)
+    if shutil.which("etcd") is None and not (ETCD_DIR / "etcd").exists():
+        raise UpstreamError("etcd is not on PATH and .devcluster/bin/etcd is missing (scripts/dev-cluster build)")
+    with tempfile.TemporaryDirectory(prefix="scheduler-perf-run-") as items:
+        env = {**os.environ, "PATH": f"{ETCD_DIR}:{os.environ.get('PATH', '')}"}
+        command = [
+            str(test),
+            "-test.run", "^$",
+            "-test.bench", _bench_pattern(variant),
+            "-test.benchtime", "1x",
+            "-test.timeout", f"{int(timeout)}s",
+            "-perf-scheduling-label-filter", ",".join(variant.labels) or "",
+            "-data-items-dir", items,
+        ]  # fmt: skip
+        result = subprocess.run(
+            command, cwd=REPO / ".devcluster", env=env, capture_output=True, text=True, timeout=timeout + 60
+        )
+        data: list[dict[str, Any]] = []
+        for path in sorted(Path(items).glob("*.json")):
+            data.extend(json.loads(path.read_text()).get("dataItems") or [])
+    if result.returncode != 0 or not data:
+        raise UpstreamError(
+            f"{test.name} {variant.full_name}: exit {result.returncode}, {len(data)} data items:\n"
+            + (result.stdout[-3000:] + result.stderr[-3000:])
+        )
+    by_metric: dict[str, Any] = {}
+    for item in data:
+        by_metric.setdefault(item.get("labels", {}).get("Metric", "?"), []).append(item)
+    throughput = by_metric.get("SchedulingThroughput", [])
+    return {
+        "variant": variant.full_name,
+        "binary": str(test),
+        "scheduling_throughput": [t.get("data") for t in throughput],
+        "pods_per_second": throughput[0]["data"].get("Average") if throughput else None,
+        "metrics": sorted(by_metric),
+        "sli_duration_ms": [i.get("data") for i in by_metric.get("scheduler_pod_scheduling_sli_duration_seconds", [])],
+    }

@@ -1,0 +1,200 @@
+"""Upstream's scheduler_perf workloads, in three modes, from the pinned v1.36.3 files (issue 25).
+
+    python -m bench.suite --mode inprocess                  # every case, its smallest variant
+    python -m bench.suite --mode inprocess --variant default --case SchedulingBasic
+    python -m bench.suite --mode upstream --case SchedulingBasic --variant 500Nodes
+    python -m bench.suite --mode cluster --case SchedulingBasic           # default variant
+    python -m bench.suite --readme                          # rewrite bench/README.md's table
+
+``--variant`` picks per case: ``smallest`` (sum of its params; the correctness sweep),
+``default`` (the smallest with 500 nodes or more: the cluster mode's default), or a variant name.
+``--labels performance,short`` keeps only variants upstream's label filter would run
+(``-perf-scheduling-label-filter``). Each mode writes one JSON line per variant to stdout
+and the whole run to ``bench/results/scheduler_perf/<mode>.json``; ``--readme`` renders the
+last run of each mode into the table between the markers of bench/README.md. Any case that
+cannot run says why (the op it lacks, or what failed); none is skipped silently.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import Any
+
+from bench.scheduler_perf import config, inprocess
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "bench" / "results" / "scheduler_perf"
+README = ROOT / "bench" / "README.md"
+BEGIN, END = "<!-- scheduler_perf table: begin -->", "<!-- scheduler_perf table: end -->"
+
+
+def pick(case: config.TestCase, how: str) -> config.Variant | None:
+    if how == "smallest":
+        return config.smallest(case)
+    if how == "default":
+        return config.default_variant(case)
+    return next((v for v in case.variants if v.name == how), None)
+
+
+def environment() -> dict[str, Any]:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return {
+        "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit.stdout.strip(),
+        "load_average": [round(x, 1) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+    }
+
+
+def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dict[str, Any]:
+    base = {"case": variant.case, "variant": variant.name, "folder": variant.folder, "labels": list(variant.labels)}
+    try:
+        if mode == "inprocess":
+            runs = []
+            for repeat in range(args.repeat):
+                counters = inprocess.Counters()
+                result = asyncio.run(inprocess.run_variant(variant, seed=args.seed + repeat, counters=counters))
+                result["attempts"] = counters.attempts
+                runs.append(result)
+            return {**base, "status": "ran", **_median_run(runs)}
+        if mode == "upstream":
+            from bench.scheduler_perf import upstream
+
+            runs = [upstream.run(variant) for _ in range(args.repeat)]
+            values = sorted(r["pods_per_second"] for r in runs if r["pods_per_second"] is not None)
+            return {**base, "status": "ran", "runs": runs,
+                    "pods_per_second": values[len(values) // 2] if values else None}  # fmt: skip
+        from bench.scheduler_perf import cluster
+
+        modes = (
+            {"stream": False, "backlog": True}
+            if args.cluster_mode == "both"
+            else {args.cluster_mode: args.cluster_mode == "backlog"}
+        )
+        with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
+            log_dir = Path(args.log_dir or tmp)
+            log_dir.mkdir(parents=True, exist_ok=True)
+            return {**base, "status": "ran", **cluster.run(variant, modes=modes, log_dir=log_dir)}
+    except inprocess.Unsupported as exc:
+        return {**base, "status": "unsupported", "op": exc.op, "reason": exc.reason}
+    except Exception as exc:  # the sweep goes on; the reason is reported
+        if args.traceback:
+            traceback.print_exc()
+        return {**base, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:600]}
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median pods/s of its first collection, and every run's pods/s."""
+
+    def rate(run: dict[str, Any]) -> float:
+        collections = run.get("collections") or []
+        return float(collections[0]["pods_per_second"]) if collections else 0.0
+
+    ordered = sorted(runs, key=rate)
+    median = dict(ordered[len(ordered) // 2])
+    median["pods_per_second_runs"] = [rate(r) for r in runs]
+    return median
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mode", choices=("inprocess", "cluster", "upstream"), default="inprocess")
+    parser.add_argument("--case", action="append", default=[], help="test case name (repeatable); default: all")
+    parser.add_argument("--folder", action="append", default=[], help="scheduler_perf folder, e.g. misc (repeatable)")
+    parser.add_argument(
+        "--variant", default=None, help="smallest | default | NAME (default: smallest in-process, default otherwise)"
+    )
+    parser.add_argument(
+        "--labels", default="", help="upstream label filter, e.g. performance,short or integration-test,-performance"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per variant; the median is reported (3 for figures)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cluster-mode", choices=("stream", "backlog", "both"), default="both")
+    parser.add_argument("--log-dir", default=None, help="cluster mode: keep the schedulers' logs there")
+    parser.add_argument(
+        "--scheduler-perf", default=None, help="the scheduler_perf folder (default: the Go module cache's)"
+    )
+    parser.add_argument("--list", action="store_true", help="list the cases and variants, run nothing")
+    parser.add_argument("--readme", action="store_true", help="rewrite bench/README.md's table from the saved results")
+    parser.add_argument("--no-save", action="store_true", help="do not write bench/results/scheduler_perf/<mode>.json")
+    parser.add_argument("--traceback", action="store_true")
+    args = parser.parse_args(argv)
+
+    if args.readme and not (args.case or args.folder or args.list or args.variant):
+        from bench.scheduler_perf import table
+
+        table.write_readme(README, RESULTS, BEGIN, END)
+        return 0
+    root = config.scheduler_perf_root(args.scheduler_perf)
+    cases = [
+        c
+        for c in config.load(root)
+        if (not args.case or c.name in args.case) and (not args.folder or c.folder in args.folder)
+    ]
+    if args.case and not cases:
+        parser.error(f"no test case named {args.case} in {root}")
+    how = args.variant or ("smallest" if args.mode == "inprocess" else "default")
+    if args.list:
+        for case in cases:
+            for v in case.variants:
+                mark = "*" if v is pick(case, how) else " "
+                gates = dict(v.feature_gates)
+                print(f"{mark} {case.folder:28} {v.full_name:70} labels={','.join(v.labels)} gates={gates}")
+        return 0
+    selectors = [s for s in args.labels.split(",") if s]
+    out: list[dict[str, Any]] = []
+    for case in cases:
+        variant = pick(case, how)
+        if variant is None:
+            out.append(
+                {
+                    "case": case.name,
+                    "variant": how,
+                    "folder": case.folder,
+                    "status": "failed",
+                    "reason": f"no variant {how}",
+                }
+            )
+        elif selectors and not config.enabled(selectors, variant.labels):
+            reason = f"labels {list(variant.labels)} do not pass {args.labels}"
+            base = {"case": case.name, "variant": variant.name, "folder": case.folder, "labels": list(variant.labels)}
+            out.append({**base, "status": "filtered", "reason": reason})
+        else:
+            out.append(run_one(args.mode, variant, args))
+        print(json.dumps(out[-1]), flush=True)
+    summary = {
+        status: sum(1 for r in out if r["status"] == status) for status in ("ran", "unsupported", "failed", "filtered")
+    }
+    print(json.dumps({"mode": args.mode, "variants": how, "labels": args.labels, **summary}), flush=True)
+    if not args.no_save:
+        RESULTS.mkdir(parents=True, exist_ok=True)
+        record = {"mode": args.mode, "variants": how, "labels": args.labels, "environment": environment(),
+                  "summary": summary, "results": out}  # fmt: skip
+        path = RESULTS / f"{args.mode}.json"
+        if path.exists() and (args.case or args.folder):
+            # A partial run updates the saved one case by case.
+            previous = json.loads(path.read_text())
+            kept = [r for r in previous.get("results", []) if r["case"] not in {x["case"] for x in out}]
+            record["results"] = kept + out
+            record["summary"] = {s: sum(1 for r in record["results"] if r["status"] == s) for s in summary}
+        path.write_text(json.dumps(record, indent=1))
+    if args.readme:
+        from bench.scheduler_perf import table
+
+        table.write_readme(README, RESULTS, BEGIN, END)
+    return 0 if summary["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

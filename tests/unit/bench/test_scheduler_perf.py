@@ -1,0 +1,191 @@
+"""bench/scheduler_perf: upstream's performance-config files, read and run in-process.
+
+The loader's rules are tested on small files written here (upstream's own files are read by
+the last tests, skipped when the Go module cache lacks the pinned sources)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from bench.scheduler_perf import config, gotemplate, inprocess
+
+NODE = """apiVersion: v1
+kind: Node
+metadata:
+  generateName: n-
+status:
+  capacity: {pods: "110", cpu: "4", memory: 32Gi}
+  conditions: [{type: Ready, status: "True"}]
+"""
+POD = """apiVersion: v1
+kind: Pod
+metadata:
+  generateName: p-
+  labels: {color: green}
+spec:
+  affinity:
+    podAntiAffinity:
+      requiredDuringSchedulingIgnoredDuringExecution:
+      - labelSelector: {matchLabels: {color: green}}
+        topologyKey: kubernetes.io/hostname
+  containers:
+  - name: c
+    image: pause
+    resources: {limits: {cpu: 100m, memory: 100Mi}}
+"""
+CONFIG = """
+- name: AntiAffinity
+  defaultPodTemplatePath: pod.yaml
+  featureGates: {SchedulerQueueingHints: false}
+  workloadTemplate:
+  - opcode: createNodes
+    countParam: $nodes
+    nodeTemplatePath: node.yaml
+    labelNodePrepareStrategy: {labelKey: zone, labelValues: [a, b]}
+  - opcode: createPods
+    countParam: $init
+    namespace: init
+  - opcode: createPods
+    countParam: $measure
+    collectMetrics: true
+  workloads:
+  - name: small
+    labels: [integration-test, short]
+    featureGates: {SchedulerQueueingHints: true}
+    params: {nodes: 4, init: 1, measure: 3}
+  - name: big
+    labels: [performance]
+    params: {nodes: 600, init: 100, measure: 500}
+"""
+
+
+def write(tmp_path: Path, text: str = CONFIG) -> Path:
+    folder = tmp_path / "sp" / "misc"
+    folder.mkdir(parents=True)
+    (folder / "performance-config.yaml").write_text(text)
+    (folder / "node.yaml").write_text(NODE)
+    (folder / "pod.yaml").write_text(POD)
+    return tmp_path / "sp"
+
+
+def test_variants_take_params_gates_and_labels(tmp_path: Path) -> None:
+    root = write(tmp_path)
+    (case,) = config.load(root)
+    small, big = case.variants
+    assert small.full_name == "AntiAffinity/small"
+    assert small.feature_gates == {"SchedulerQueueingHints": True}  # the workload's overrides the case's
+    assert big.feature_gates == {"SchedulerQueueingHints": False}
+    assert [op.get("count") for op in small.ops] == [4, 1, 3]
+    assert small.ops[0]["nodeTemplatePath"] == str(root / "misc" / "node.yaml")
+    assert config.smallest(case) is small
+    assert config.default_variant(case) is big
+    assert config.enabled(["performance"], big.labels) and not config.enabled(["performance"], small.labels)
+    assert config.enabled(["integration-test", "-performance"], small.labels)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param(
+            ("countParam: $measure", "countParam: $missing"), "parameter missing is undefined", id="undefined"
+        ),
+        pytest.param(
+            ("opcode: createPods\n    countParam: $init", "opcode: createPodz\n    countParam: $init"),
+            "unknown opcode 'createPodz'",
+            id="opcode",
+        ),
+        pytest.param(
+            ("collectMetrics: true", "collectMetrics: true\n    colectMetrics: true"),
+            "unknown field(s) ['colectMetrics']",
+            id="field",
+        ),
+        pytest.param(
+            ("params: {nodes: 4, init: 1, measure: 3}", "params: {nodes: 4, init: 1, measure: 3, extra: 1}"),
+            "the parameters ['extra'] are defined but unused",
+            id="unused",
+        ),
+    ],
+)
+def test_bad_files_are_refused_with_case_and_reason(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    root = write(tmp_path, CONFIG.replace(*change))
+    with pytest.raises(config.ConfigError, match="AntiAffinity") as error:
+        config.load(root)
+    assert message in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("name: n-{{ .Index }}", "name: n-7", id="index"),
+        pytest.param("gpu-{{Mod .Index 5}}", "gpu-2", id="mod"),
+        pytest.param("{{ DivideInt 30000 .Count }}Mi", "3000Mi", id="divide"),
+        pytest.param("{{ AddInt .Index 1 2 }}", "10", id="add"),
+    ],
+)
+def test_templates_render_upstreams_actions(text: str, expected: str) -> None:
+    assert gotemplate.render(text, {"Index": 7, "Count": 10}) == expected
+
+
+def test_an_unknown_template_action_is_refused() -> None:
+    with pytest.raises(gotemplate.TemplateError, match=r"x.yaml: unsupported template action '\{\{ if .Index \}\}'"):
+        gotemplate.render("{{ if .Index }}", {"Index": 1}, "x.yaml")
+
+
+def test_a_variant_runs_in_process_and_reports_its_collection(tmp_path: Path) -> None:
+    (case,) = config.load(write(tmp_path))
+    counters = inprocess.Counters()
+    result = asyncio.run(inprocess.run_variant(config.smallest(case), counters=counters))
+    assert result["nodes"] == 4
+    (collection,) = result["collections"]
+    # Anti-affinity (own namespace) puts each measured pod on a node of its own.
+    assert collection["bound"] == 3 and collection["namespaces"] == ["namespace-2"]
+    assert result["pending_at_end"] == 0
+    assert counters.attempts == 4
+
+
+def test_a_wait_that_cannot_be_met_fails_the_variant(tmp_path: Path) -> None:
+    # Two nodes for three pods that must not share one.
+    root = write(tmp_path, CONFIG.replace("{nodes: 4, init: 1, measure: 3}", "{nodes: 2, init: 1, measure: 3}"))
+    (case,) = config.load(root)
+    with pytest.raises(inprocess.WorkloadFailed, match="op 2 createPods: 2 of 3 pods scheduled in namespace-2"):
+        asyncio.run(inprocess.run_variant(config.smallest(case)))
+
+
+def test_label_strategy_is_round_robin(tmp_path: Path) -> None:
+    (case,) = config.load(write(tmp_path))
+    executor = inprocess.Executor(config.smallest(case))
+    asyncio.run(executor.run())
+    zones = [n["metadata"]["labels"]["zone"] for n in executor.cluster.nodes.values()]
+    assert zones == ["a", "b", "a", "b"]
+
+
+def upstream_root() -> Path:
+    try:
+        return config.scheduler_perf_root()
+    except config.ConfigError:
+        pytest.skip("no pinned scheduler_perf sources in the Go module cache")
+
+
+def test_every_pinned_file_loads() -> None:
+    cases = config.load(upstream_root())
+    folders = {c.folder for c in cases}
+    assert {
+        "affinity",
+        "dra",
+        "event_handling",
+        "misc",
+        "nodedeclaredfeatures",
+        "topology_spreading",
+        "volumes",
+    } <= folders
+    assert len(cases) >= 40
+
+
+@pytest.mark.parametrize("name", ["SchedulingPodAntiAffinity", "SchedulingWhileGated", "SchedulingWithMixedChurn"])
+def test_pinned_smallest_variants_run(name: str) -> None:
+    (case,) = [c for c in config.load(upstream_root()) if c.name == name]
+    result = asyncio.run(inprocess.run_variant(config.smallest(case)))
+    assert result["collections"] and all(c["bound"] > 0 for c in result["collections"])
