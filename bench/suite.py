@@ -92,6 +92,15 @@ def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dic
         return {**base, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:600]}
 
 
+def _number(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The run with the median pods/s of its first collection, and every run's pods/s."""
 
@@ -120,6 +129,9 @@ def main(argv: list[str] | None = None) -> int:
         "--repeat", type=int, default=1, help="runs per variant; the median is reported (3 for figures)"
     )
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="PARAM=N", help="override a param of the chosen variant"
+    )
     parser.add_argument("--cluster-mode", choices=("stream", "backlog", "both"), default="both")
     parser.add_argument("--log-dir", default=None, help="cluster mode: keep the schedulers' logs there")
     parser.add_argument(
@@ -156,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     out: list[dict[str, Any]] = []
     for case in cases:
         variant = pick(case, how)
+        if variant is not None and args.set:
+            variant = config.with_params(variant, {k: _number(v) for k, v in (s.split("=", 1) for s in args.set)})
         if variant is None:
             out.append(
                 {

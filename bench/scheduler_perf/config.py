@@ -82,6 +82,9 @@ class Variant:
     default_pod_template: str | None
     scheduler_config: str | None
     directory: Path
+    # The case as read (for :func:`with_params`).
+    doc: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    workload: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def full_name(self) -> str:
@@ -222,6 +225,8 @@ def _variant(
         default_pod_template=str((directory / default_pod).resolve()) if default_pod else None,
         scheduler_config=str((directory / config).resolve()) if config else None,
         directory=directory,
+        doc=doc,
+        workload=workload,
     )
 
 
@@ -248,6 +253,17 @@ def _absolute(directory: Path, op: dict[str, Any]) -> dict[str, Any]:
     if op.get("templatePaths"):
         op["templatePaths"] = [str((directory / p).resolve()) for p in op["templatePaths"]]
     return op
+
+
+def with_params(variant: Variant, overrides: Mapping[str, Any]) -> Variant:
+    """The variant with some params changed (e.g. fewer measured pods for instruction counts)."""
+    unknown = sorted(set(overrides) - set(variant.params))
+    if unknown:
+        raise ConfigError(f"{variant.full_name}: no params {unknown} (has {sorted(variant.params)})")
+    workload = {**variant.workload, "params": {**variant.params, **overrides}}
+    template = list(variant.doc.get("workloadTemplate") or [])
+    where = f"{variant.directory / 'performance-config.yaml'}: {variant.case}"
+    return _variant(variant.directory, variant.folder, variant.doc, workload, template, where)
 
 
 def enabled(selectors: Iterable[str], labels: Iterable[str]) -> bool:
