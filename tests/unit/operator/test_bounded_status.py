@@ -8,6 +8,7 @@ when); the writes themselves go to the real API server in tests/e2e/test_edit_st
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,11 +16,13 @@ from typing import Any
 import pytest
 
 from scheduler_core.defaults import default_plugins
+from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
+from scheduler_operator import collector
 from scheduler_operator.calls import Lanes
-from scheduler_operator.reconciler import Reconciler
+from scheduler_operator.reconciler import COLLECT_AFTER_REBUILDS, Reconciler
 from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import PROFILE_PLURAL
 from scheduler_operator.transport import Credentials, Transport
@@ -288,3 +291,27 @@ async def test_the_plugin_config_status_is_refreshed_once_per_batch_of_rebuilds(
     assert sets.count(f"{PROFILE_PLURAL}/p0") == 1
     found = reconciler.writer.desired("pluginconfigs", "team", "fit")
     assert found is not None and json.dumps(found).count("p9") == 1
+
+
+async def test_replaced_frameworks_do_not_pile_up_under_the_operators_collector(reconciler: Reconciler) -> None:
+    """With the operator's collector thresholds, a replaced framework (cyclic garbage) waited for
+    a full collection that came some 20 million containers later: each round of rebuilds left
+    its frameworks behind. The reconciler collects after every COLLECT_AFTER_REBUILDS rebuilds."""
+    gc.collect()  # what earlier tests left
+    thresholds = gc.get_threshold()
+    gc.set_threshold(collector.YOUNG_THRESHOLD, *collector.OLDER_THRESHOLDS)
+    try:
+        for i in range(10):
+            reconciler.profile_changed(profile("team", f"p{i}", {"schedulerName": f"s{i}"}))
+        for generation in range(1, 21):  # 200 rebuilds
+            reconciler.plugin_config_changed(
+                config("team", "fit", "NodeResourcesFit", weighted(generation), generation)
+            )
+            await reconciler.settle()
+            gc.collect(1)  # as the operator's frameworks live long enough: the oldest generation
+        alive = sum(1 for o in gc.get_objects() if type(o) is Framework)
+    finally:
+        gc.set_threshold(*thresholds)
+
+    assert reconciler.rebuilds >= 200
+    assert alive <= 10 + COLLECT_AFTER_REBUILDS + 1  # the ten serving, the garbage since the last collection
