@@ -4,10 +4,11 @@
 inside a scratch copy of ``hack/devcluster``'s Go module (the dev cluster's pin of
 k8s.io/kubernetes v1.36.3 and its staging replaces; the copy lets ``go`` add the test-only
 dependencies to its own go.sum without touching ours) into ``.devcluster/scheduler_perf/``.
-``run(folder, variant)`` runs the binary's ``BenchmarkPerfScheduling`` for one variant
-(``-test.bench``; its own API server and etcd: etcd must be on PATH, the dev cluster builds it
-in ``.devcluster/bin``), with ``-data-items-dir``, and reads the ``SchedulingThroughput`` data
-items it writes (``util.go`` ``dataItems2JSONFile``). The benchmark's label filter is set to
+``run(variant)`` runs the binary's ``BenchmarkPerfScheduling`` for one variant
+(``-test.bench``, in the variant's folder as ``go test`` runs it; its own API server and
+etcd: etcd must be on PATH, the dev cluster builds it in ``.devcluster/bin``), with
+``-data-items-dir``, and reads the ``SchedulingThroughput`` data items it writes (``util.go``
+``dataItems2JSONFile``). The benchmark's label filter is set to
 the variant's own labels, so any variant can be run, not only ``performance`` ones.
 """
 
@@ -81,7 +82,7 @@ def run(variant: Variant, *, timeout: float = 3600) -> dict[str, Any]:
             "-data-items-dir", items,
         ]  # fmt: skip
         result = subprocess.run(
-            command, cwd=REPO / ".devcluster", env=env, capture_output=True, text=True, timeout=timeout + 60
+            command, cwd=variant.directory, env=env, capture_output=True, text=True, timeout=timeout + 60
         )
         data: list[dict[str, Any]] = []
         for path in sorted(Path(items).glob("*.json")):
@@ -101,5 +102,11 @@ def run(variant: Variant, *, timeout: float = 3600) -> dict[str, Any]:
         "scheduling_throughput": [t.get("data") for t in throughput],
         "pods_per_second": throughput[0]["data"].get("Average") if throughput else None,
         "metrics": sorted(by_metric),
-        "sli_duration_ms": [i.get("data") for i in by_metric.get("scheduler_pod_scheduling_sli_duration_seconds", [])],
+        # v1.36.3's default collector config has no pod_scheduling_sli histogram: the closest
+        # latency it reports is the attempt's (per result label), and the whole duration.
+        "attempt_duration_ms": [
+            {"labels": i.get("labels"), "data": i.get("data")}
+            for i in by_metric.get("scheduler_scheduling_attempt_duration_seconds", [])
+        ],
+        "scheduling_duration": [i.get("data") for i in by_metric.get("SchedulingDuration", [])],
     }
