@@ -174,6 +174,14 @@ class SnapshotLister(Protocol):
 
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]: ...
 
+    def any_pods_with_affinity(self) -> bool:
+        """``bool(have_pods_with_affinity())``, without building the list."""
+        ...
+
+    def any_pods_with_required_anti_affinity(self) -> bool:
+        """``bool(have_pods_with_required_anti_affinity())``, without building the list."""
+        ...
+
 
 class ClusterAPI(Protocol):
     """The narrow API a plugin may use to act on the cluster (binders, preemption)."""

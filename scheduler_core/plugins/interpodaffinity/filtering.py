@@ -21,7 +21,9 @@ same over the snapshot's label columns.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import itertools
+import operator
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -174,22 +176,37 @@ def satisfies_existing_pods_anti_affinity(state: PreFilterState, node_labels: Ma
 # -- Filter over the columns ------------------------------------------------------------------
 
 
-def _by_key(counts: Counts) -> dict[str, dict[str, int]]:
-    grouped: dict[str, dict[str, int]] = {}
-    for (key, value), count in counts.items():
-        grouped.setdefault(key, {})[value] = count
+_KEY = operator.itemgetter(0)
+_VALUE = operator.itemgetter(1)
+
+
+def _by_key(counts: Counts) -> dict[str, Counts]:
+    """The pairs of ``counts`` per topology key. Counts hold one pair per topology domain
+    (thousands with ``kubernetes.io/hostname``) and usually a single key: that case is found
+    and returned without a loop in Python."""
+    keys = set(map(_KEY, counts))
+    if len(keys) <= 1:
+        return {keys.pop(): counts} if keys else {}
+    grouped: dict[str, Counts] = {}
+    for pair, count in counts.items():
+        grouped.setdefault(pair[0], {})[pair] = count
     return grouped
 
 
-def _positive(columns: NodeColumns, key: str, values: Mapping[str, int]) -> BoolArray:
-    """Per row: the node has label ``key`` with a value counted positive in ``values``."""
+def _positive(columns: NodeColumns, key: str, pairs: Counts) -> BoolArray:
+    """Per row: the node has label ``key`` with a value counted positive in ``pairs`` (the
+    pairs of that key)."""
     column = columns.label(key)
-    lut = np.zeros(len(column.vocab) + 1, dtype=np.bool_)  # the last slot: label absent
     vocab = column.vocab
-    for value, count in values.items():
-        code = vocab.get(value)
-        if code is not None and count > 0:
-            lut[code] = True
+    absent = len(vocab)
+    lut = np.zeros(absent + 1, dtype=np.bool_)  # the last slot: label absent (code -1)
+    if pairs:
+        values: Iterable[str] = (
+            map(_VALUE, pairs) if min(pairs.values()) > 0 else [p[1] for p, c in pairs.items() if c > 0]
+        )
+        # Values no node has map to the absent slot, which is cleared after.
+        lut[np.fromiter(map(vocab.get, values, itertools.repeat(absent)), dtype=np.intp)] = True
+        lut[absent] = False
     return lut[column.codes]
 
 

@@ -21,10 +21,13 @@ the per-pod walks of :mod:`.filtering` and :mod:`.scoring` (tested on generated 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from scheduler_core.framework import NodeInfo, PodInfo
+import numpy as np
+
+from scheduler_core.framework import IntArray, NodeInfo, PodInfo
 from scheduler_core.framework.affinity import AffinityTerm, WeightedAffinityTerm, matches_all, pod_terms
 from scheduler_core.plugins.interpodaffinity.scoring import ScoreSink
 
@@ -32,6 +35,7 @@ TopologyPair = tuple[str, str]
 Counts = dict[TopologyPair, int]
 GroupKey = tuple[str, frozenset[tuple[str, str]]]
 _GROUP_MEMO = "interpodaffinity.group"
+_GENERATION = operator.attrgetter("generation")
 
 
 def group_key(pod: PodInfo) -> GroupKey:
@@ -45,13 +49,14 @@ def group_key(pod: PodInfo) -> GroupKey:
 class _Group:
     """Pods with the same namespace and labels: a representative and the count per node."""
 
-    __slots__ = ("by_node", "by_value", "rep")
+    __slots__ = ("by_node", "by_pair", "by_value", "rep")
 
     def __init__(self, rep: PodInfo) -> None:
         self.rep = rep
         self.by_node: dict[NodeInfo, int] = {}
         # Per topology key: pod counts per label value of their nodes (built on demand).
         self.by_value: dict[str, dict[str, int]] = {}
+        self.by_pair: dict[str, Counts] = {}  # the same, keyed by topology pair
 
 
 @dataclass(slots=True)
@@ -80,7 +85,7 @@ class PodIndex:
 
     def __init__(self) -> None:
         self._infos: Sequence[NodeInfo] | None = None
-        self._generations: list[int] = []
+        self._generations: IntArray = np.zeros(0, dtype=np.int64)
         self._entries: dict[NodeInfo, _NodeEntry] = {}
         self._groups: dict[GroupKey, _Group] = {}
         # Existing pods' terms -> {pair: pods}; soft terms keyed with their signed weight.
@@ -91,16 +96,22 @@ class PodIndex:
     # -- upkeep --------------------------------------------------------------------------
 
     def refresh(self, infos: Sequence[NodeInfo]) -> None:
-        generations = [info.generation for info in infos]
-        if infos is self._infos and generations == self._generations:
-            return
-        if infos is not self._infos:
+        # The generations are compared as arrays: a cycle changes a node or two of
+        # thousands, and a loop in Python over every node, twice a cycle, cost more than
+        # the rest of the plugin.
+        generations = np.fromiter(map(_GENERATION, infos), dtype=np.int64, count=len(infos))
+        if infos is self._infos:
+            rows: Iterable[int] = np.flatnonzero(generations != self._generations).tolist()
+        else:
             listed = set(infos)
             for gone in [info for info in self._entries if info not in listed]:
                 self._apply(gone, self._entries.pop(gone), -1)
             self._infos = infos
+            rows = range(len(infos))
         entries = self._entries
-        for info, generation in zip(infos, generations, strict=True):
+        for row in rows:
+            info = infos[row]
+            generation = int(generations[row])
             entry = entries.get(info)
             if entry is not None and entry.generation == generation:
                 continue
@@ -116,6 +127,7 @@ class PodIndex:
             if group is None:
                 group = self._groups[key] = _Group(entry.reps[key])
             group.by_value.clear()
+            group.by_pair.clear()
             total = group.by_node.get(info, 0) + sign * count
             if total:
                 group.by_node[info] = total
@@ -136,6 +148,15 @@ class PodIndex:
             if not self._soft[weighted]:
                 del self._soft[weighted]
 
+    def _group_pairs(self, group: _Group, key: str) -> Counts:
+        """:meth:`_group_values` keyed by topology pair, kept with it."""
+        pairs = group.by_pair.get(key)
+        if pairs is None:
+            pairs = group.by_pair[key] = {
+                (key, value): count for value, count in self._group_values(group, key).items()
+            }
+        return pairs
+
     def _group_values(self, group: _Group, key: str) -> dict[str, int]:
         values = group.by_value.get(key)
         if values is None:
@@ -154,8 +175,7 @@ class PodIndex:
         counts: Counts = {}
         for term, pairs in self._anti.items():
             if term.matches(pod, ns_labels):
-                for pair, count in pairs.items():
-                    counts[pair] = counts.get(pair, 0) + count
+                _merge(counts, pairs)
         return counts
 
     def incoming_affinity_counts(
@@ -171,10 +191,10 @@ class PodIndex:
             rep = group.rep
             if affinity_terms and matches_all(affinity_terms, rep):
                 for term in affinity_terms:
-                    _add_values(affinity, term.topology_key, self._group_values(group, term.topology_key))
+                    _merge(affinity, self._group_pairs(group, term.topology_key))
             for term in anti_affinity_terms:
                 if term.matches(rep, None):
-                    _add_values(anti, term.topology_key, self._group_values(group, term.topology_key))
+                    _merge(anti, self._group_pairs(group, term.topology_key))
         return affinity, anti
 
     # -- PreScore ------------------------------------------------------------------------
@@ -209,9 +229,14 @@ class PodIndex:
                     out.add_values(term.topology_key, self._group_values(group, term.topology_key), weight)
 
 
-def _add_values(counts: Counts, key: str, values: Mapping[str, int]) -> None:
-    for value, count in values.items():
-        pair = (key, value)
+def _merge(counts: Counts, pairs: Mapping[TopologyPair, int]) -> None:
+    """``counts += pairs``. Pairs are one per topology domain (thousands with a hostname key)
+    and those of different terms or groups seldom overlap: disjoint ones are merged without a
+    loop in Python, in the same order a loop would insert them."""
+    if counts.keys().isdisjoint(pairs):
+        counts.update(pairs)
+        return
+    for pair, count in pairs.items():
         counts[pair] = counts.get(pair, 0) + count
 
 

@@ -187,7 +187,7 @@ class InterPodAffinity:
         if error is not None:
             return None, Status.unresolvable(f"parsing pod: {error}")
         snapshot = self._handle.snapshot()
-        with_anti = snapshot.have_pods_with_required_anti_affinity()
+        with_anti = snapshot.any_pods_with_required_anti_affinity()
         required = parsed.required_affinity
         required_anti = parsed.required_anti_affinity
         if not with_anti and not required and not required_anti:
@@ -260,7 +260,7 @@ class InterPodAffinity:
             return Status.as_error(f"failed to parse pod: {error}")
         snapshot = self._handle.snapshot()
         # Unless the pod has preferred terms, only pods with affinity can contribute.
-        if not (snapshot.list() if has_constraints else snapshot.have_pods_with_affinity()):
+        if not (snapshot.list() if has_constraints else snapshot.any_pods_with_affinity()):
             return Status.skip()  # no node to visit (upstream: index == -1)
         preferred = parsed.preferred_affinity
         preferred_anti = parsed.preferred_anti_affinity

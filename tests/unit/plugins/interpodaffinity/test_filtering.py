@@ -14,7 +14,13 @@ from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.framework.affinity import pod_terms
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
-from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState, incoming_affinity_counts
+from scheduler_core.plugins.interpodaffinity.filtering import (
+    PreFilterState,
+    filter_mask,
+    incoming_affinity_counts,
+    satisfies_existing_pods_anti_affinity,
+    satisfies_pod_anti_affinity,
+)
 from scheduler_core.plugins.interpodaffinity.plugin import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -27,6 +33,7 @@ from tests.unit.plugins.interpodaffinity.helpers import (
     MakePod,
     expr,
     make_node,
+    node_infos,
     plain_pod,
     pod_with_terms,
     selector,
@@ -798,3 +805,42 @@ def test_pre_filter_state_clone_is_deep() -> None:
     clone.existing_anti_affinity_counts.clear()
     assert source.affinity_counts[("name", "nodeA")] == 1
     assert source.anti_affinity_counts and source.existing_anti_affinity_counts
+
+
+# -- filter_mask over hand-made counts (what AddPod/RemovePod can leave) ---------------------------
+
+MASK_NODES = [
+    make_node("m1", {"zone": "z1", "kubernetes.io/hostname": "m1"}),
+    make_node("m2", {"zone": "z1", "kubernetes.io/hostname": "m2"}),
+    make_node("m3", {"zone": "z2", "kubernetes.io/hostname": "m3"}),
+    make_node("m4", {"kubernetes.io/hostname": "m4"}),
+]
+
+
+@pytest.mark.parametrize(
+    "existing",
+    [
+        pytest.param({}, id="none"),
+        pytest.param({("kubernetes.io/hostname", "m2"): 1, ("kubernetes.io/hostname", "m4"): 3}, id="one-key"),
+        pytest.param({("zone", "z1"): 1, ("kubernetes.io/hostname", "m3"): 2}, id="two-keys"),
+        pytest.param({("zone", "z1"): 0, ("zone", "z2"): -1, ("kubernetes.io/hostname", "m1"): 1}, id="not-positive"),
+        pytest.param({("zone", "z9"): 2, ("kubernetes.io/hostname", "gone"): 1}, id="values-no-node-has"),
+    ],
+)
+def test_filter_mask_agrees_with_the_per_node_checks(existing: dict[tuple[str, str], int]) -> None:
+    anti = {"labelSelector": {"matchLabels": {"a": "b"}}, "topologyKey": "zone"}
+    pod = {
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [anti]}}},
+    }
+    (anti_term,) = pod_terms(PodInfo(pod)).required_anti_affinity
+    state = PreFilterState(
+        dict(existing), {}, {("zone", "z2"): 1, ("zone", "z3"): -1}, PodInfo(pod), (), (anti_term,), {}, False
+    )
+    snapshot = Snapshot(node_infos([], MASK_NODES))
+    mask = filter_mask(state, snapshot.columns)
+    for row, info in enumerate(snapshot.list()):
+        expected = satisfies_pod_anti_affinity(state, info.labels) and satisfies_existing_pods_anti_affinity(
+            state, info.labels
+        )
+        assert bool(mask[row]) == expected, info.name
