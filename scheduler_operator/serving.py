@@ -9,7 +9,7 @@ Served as kube-scheduler serves them (v1.36.3 ``cmd/kube-scheduler/app/options/o
   start for ``localhost`` and ``127.0.0.1`` (``MaybeDefaultWithSelfSignedCerts``);
 * **delegated authentication**: a bearer token is checked with a ``TokenReview``
   (``authentication.k8s.io/v1``), the answer cached for ``--authentication-token-webhook-cache-ttl``
-  (10 s, whether the token was accepted or not, as the delegating authenticator's cache); a
+  (10 s, whether the token was accepted or not; a review that failed is not cached); a
   token the API server does not accept, or a review that fails, answers 401. A request with no
   bearer token is ``system:anonymous`` (group ``system:unauthenticated``): anonymous
   authentication is on in kube-scheduler's delegating options, so such a request is *authorized*
@@ -140,7 +140,12 @@ class DelegatedAuth:
         key = hashlib.sha256(token.encode()).digest()
         cached = self._tokens.get(key)
         if cached is None:
-            cached = await self._review_token(token)
+            try:
+                cached = await self._review_token(token)
+            except Exception as error:
+                # Not cached (delegating.go: cache.New(tokenAuth, cacheErrs=false, ...)).
+                log.warning("TokenReview failed: %s", error)
+                raise Unauthorized(f"token review failed: {error}") from error
             self._tokens.put(key, cached, self.options.token_cache_ttl)
         if isinstance(cached, User):
             return cached
@@ -149,11 +154,7 @@ class DelegatedAuth:
     async def _review_token(self, token: str) -> User | str:
         self.reviews += 1
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
-        try:
-            answer = await self._post(TOKEN_REVIEWS, body)
-        except Exception as error:
-            log.warning("TokenReview failed: %s", error)
-            return f"token review failed: {error}"
+        answer = await self._post(TOKEN_REVIEWS, body)
         status = (answer or {}).get("status") or {}
         if not status.get("authenticated"):
             return status.get("error") or "token not authenticated"

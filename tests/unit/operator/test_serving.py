@@ -166,6 +166,9 @@ async def test_a_failed_review() -> None:
         answer = await client.get("/metrics")  # anonymous: the SubjectAccessReview fails
         assert answer.status == 500
         assert (await answer.json())["message"] == "authorization failed: connection refused"
+        # A failed review is not cached (cacheErrs=false): the next request asks again, and passes.
+        api.fail = False
+        assert (await client.get("/metrics", headers=bearer("scraper-token"))).status == 200
 
 
 def test_the_self_signed_certificate_names_localhost(tmp_path: Any) -> None:
