@@ -48,7 +48,7 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_operator import collector
 from scheduler_operator.recorder import NORMAL, WARNING
 from scheduler_operator.resources import PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
-from scheduler_operator.status import plugin_config_status, profile_status
+from scheduler_operator.status import READY, plugin_config_status, profile_status
 from scheduler_operator.writer import StatusWriter
 
 log = logging.getLogger(__name__)
@@ -100,6 +100,12 @@ class Reconciler:
         self._inputs: dict[ProfileKey, str] = {}  # fingerprint of what the profile was built from
         self._serving: dict[ProfileKey, int] = {}  # generation serving (absent: none)
         self._last_good: dict[ProfileKey, dict[str, Any]] = {}  # {"generation", "spec"} serving
+        # Events once per actual change: what each profile's last event said (a forced rebuild
+        # of the same generation, e.g. of every tenant when the home profile changes, says nothing).
+        self._announced: dict[ProfileKey, str] = {}
+        # PluginConfig name -> "field: reason" the profile's build blamed on it (policy, args).
+        self._config_blames: dict[ProfileKey, dict[str, list[str]]] = {}
+        self._config_announced: dict[tuple[str, str], str] = {}  # (namespace, name) -> last event's note
         self._pending: dict[ProfileKey, None] = {}  # profiles to rebuild on later loop turns
         self._worker: asyncio.Task[None] | None = None
         self.quiet = quiet
@@ -127,6 +133,8 @@ class Reconciler:
         self._inputs.pop(key, None)
         self._serving.pop(key, None)
         self._last_good.pop(key, None)
+        self._announced.pop(key, None)
+        self._config_blames.pop(key, None)
         self._pending.pop(key, None)
         self._due.pop(key, None)
         self.writer.drop(PROFILE_PLURAL, body)
@@ -187,13 +195,19 @@ class Reconciler:
             self._last_good[key] = {"generation": generation, "spec": merged}
             self.last_reload_seconds = elapsed
             log.info("profile %s generation %s serving (reload %.1f ms)", key, generation, elapsed * 1000)
-            self.writer.event(
-                body, NORMAL, "Reloaded", f"generation {generation} serving (built in {elapsed * 1000:.0f} ms)"
-            )
+            announce = json.dumps(["serving", generation, merged], sort_keys=True, default=str)
+            if not was_serving or self._announced.get(key) != announce:
+                self._announced[key] = announce
+                self.writer.event(
+                    body, NORMAL, "Reloaded", f"generation {generation} serving (built in {elapsed * 1000:.0f} ms)"
+                )
             self._after_serving(key, body)
         else:
             log.warning("profile %s generation %s is invalid: %s", key, generation, "; ".join(problems))
-            self.writer.event(body, WARNING, "InvalidProfile", "; ".join(problems))
+            announce = json.dumps(["refused", generation, problems])
+            if self._announced.get(key) != announce:
+                self._announced[key] = announce
+                self.writer.event(body, WARNING, "InvalidProfile", "; ".join(problems))
             if not was_serving:
                 self._serve_last_good(key, body)
         self._write_status(key, body, problems)
@@ -254,6 +268,7 @@ class Reconciler:
         """Apply the profile; the problems (``field: reason``) when it does not build, and the
         merged spec when it does."""
         tenant = key.namespace != self.home_namespace
+        self._config_blames.pop(key, None)
         spec, parse_problems = resolution.parse_profile(raw_spec, tenant=tenant, home_namespace=self.home_namespace)
         if spec is None:
             problems = [f"{path}: {reason}" for path, reason in parse_problems]
@@ -265,6 +280,9 @@ class Reconciler:
             if config_spec is not None:  # else its own status says why; it cannot be merged
                 parsed.append(resolution.NamedConfig(name, config_spec))
         merged, blames = resolution.apply(self.scheduler, key, spec, labels, parsed, created=_created(body))
+        for b in blames:
+            if b.kind == resolution.PLUGIN_CONFIG_KIND:
+                self._config_blames.setdefault(key, {}).setdefault(b.name, []).append(f"{b.field}: {b.reason}")
         problems = [
             f"{PLUGIN_CONFIG_KIND} {key.namespace}/{b.name}: {b.field}: {b.reason}"
             if b.kind == resolution.PLUGIN_CONFIG_KIND else f"{b.field}: {b.reason}"
@@ -283,6 +301,7 @@ class Reconciler:
     def plugin_config_deleted(self, body: Body) -> None:
         namespace, name = str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or "")
         self.configs.get(namespace, {}).pop(name, None)
+        self._config_announced.pop((namespace, name), None)
         self.writer.drop(PLUGIN_CONFIG_PLURAL, body)
         self._reconcile_soon([k for k in self.profiles if k.namespace == namespace])
 
@@ -372,8 +391,24 @@ class Reconciler:
             await self._worker
 
     def _refresh_config_statuses(self, namespace: str) -> None:
-        for body in self.configs.get(namespace, {}).values():
-            self.writer.set(PLUGIN_CONFIG_PLURAL, body, self._config_status(body))
+        for name, body in self.configs.get(namespace, {}).items():
+            status = self._config_status(body)
+            self.writer.set(PLUGIN_CONFIG_PLURAL, body, status)
+            self._announce_config(namespace, name, body, status)
+
+    def _announce_config(self, namespace: str, name: str, body: Body, status: Mapping[str, Any]) -> None:
+        """An event on the PluginConfig itself when it is refused (on its own or by a profile it
+        applies to) or applies again, once per change."""
+        ready = next(c for c in status["conditions"] if c["type"] == READY)
+        note = str(ready["message"]) if ready["status"] == "False" else ""
+        before = self._config_announced.get((namespace, name))
+        if note == (before or ""):
+            return
+        self._config_announced[(namespace, name)] = note
+        if note:
+            self.writer.event(body, WARNING, str(ready["reason"]), note)
+        elif before:
+            self.writer.event(body, NORMAL, str(ready["reason"]), str(status["message"]))
 
     def _config_status(self, body: Body) -> dict[str, Any]:
         problems: list[str] = []
@@ -391,11 +426,19 @@ class Reconciler:
                 labels = _meta(profile).get("labels") or {}
                 if key.namespace == namespace and all(labels.get(k) == v for k, v in match):
                     selected.append(key.name)
+        name = str(_meta(body).get("name") or "")
+        refusals = [
+            f"{key.namespace}/{key.name}: {reason}"
+            for key, blamed in sorted(self._config_blames.items())
+            if key.namespace == str(_meta(body).get("namespace") or "") and key in self.profiles
+            for reason in blamed.get(name, ())
+        ]
         return plugin_config_status(
             generation=_generation(body),
             problems=problems,
             unknown_plugin=unknown,
             profiles=selected,
+            refusals=refusals,
             previous=self.writer.current(PLUGIN_CONFIG_PLURAL, body),
             now=self.writer.now(),
         )

@@ -2,16 +2,27 @@
 
 Pure functions, so the shape is tested without a cluster. Conditions follow ``metav1.Condition``
 (``type``, ``status``, ``reason``, ``message``, ``observedGeneration``, ``lastTransitionTime``,
-which changes only when ``status`` does). A SchedulerProfile has two:
+which changes only when ``status`` does) and the kstatus conventions
+(``sigs.k8s.io/cli-utils/pkg/kstatus/status``: ``Compute`` reads ``observedGeneration``, then
+``Reconciling`` and ``Stalled``; Flux, Argo CD and ``kubectl wait --for=condition=Ready`` read
+``Ready``). A SchedulerProfile has three:
 
+* ``Ready``: the newest generation serves (reason ``Serving``). False when the newest generation
+  was refused (reason ``SpecRejected``; the message says which generation still serves, if any)
+  or when nothing serves for another reason (``NotServing``);
+* ``Stalled``: True when the newest generation was refused (``SpecRejected``, the same message):
+  kstatus computes ``Failed``, not ``InProgress`` for good, also for a profile that never worked;
+* no ``Reconciling``: the operator reconciles a new generation as soon as it sees it, and
+  until it has, ``status.observedGeneration`` is behind ``metadata.generation``, which kstatus
+  reads as ``InProgress`` (and the Argo CD check as ``Progressing``);
 * ``Valid``: the spec, merged with its namespace's PluginConfigs, builds a framework
-  (reason ``Valid``, or ``InvalidProfile`` with every problem as ``field: reason``);
-* ``Ready``: some framework serves the profile's pods (reason ``Serving``: the current
-  generation, or the last valid build while the current spec or a PluginConfig of the
-  namespace is invalid; ``NotServing`` when none ever was valid).
+  (reason ``Valid``, or ``InvalidProfile`` with every problem as ``field: reason``); kept for
+  ``kubectl get`` and for tools that read it since v0.1.
 
 ``plugins`` lists the serving framework's plugins per extension point with score weights.
-A PluginConfig has ``Valid`` only (``Valid``, ``InvalidArgs`` or ``UnknownPlugin``).
+A PluginConfig has ``Valid`` (its own spec: ``Valid``, ``InvalidArgs`` or ``UnknownPlugin``),
+and ``Ready``/``Stalled``: refused on its own, or refused by a profile it applies to (reason
+``RefusedByProfile``, naming the profile and the policy's or the plugin's message).
 """
 
 from __future__ import annotations
@@ -22,7 +33,11 @@ from typing import Any
 
 VALID = "Valid"
 READY = "Ready"
+STALLED = "Stalled"
 REASON_VALID = "Valid"
+REASON_SPEC_REJECTED = "SpecRejected"
+REASON_REFUSED_BY_PROFILE = "RefusedByProfile"
+REASON_APPLIED = "Applied"
 REASON_INVALID_PROFILE = "InvalidProfile"
 REASON_SERVING = "Serving"
 REASON_NOT_SERVING = "NotServing"
@@ -63,6 +78,15 @@ def condition(
     }
 
 
+def refused_message(generation: int | None, serving_generation: int | None, problems: Sequence[str]) -> str:
+    """What ``Ready``/``Stalled`` say of a refused generation: which one still serves, and why."""
+    if serving_generation is not None:
+        keeps = f"the last good generation {serving_generation} keeps serving"
+    else:
+        keeps = "no generation of this profile ever served: its pods wait"
+    return problems_message([f"generation {generation} refused, {keeps}: {problems_message(problems)}"])
+
+
 def profile_status(
     *,
     generation: int | None,
@@ -75,28 +99,27 @@ def profile_status(
     """Status after reconciling ``generation``: valid when ``problems`` is empty."""
     before = (previous or {}).get("conditions") or []
     serving = serving_generation is not None
+
+    def cond(kind: str, ok: bool, reason: str, message: str) -> dict[str, Any]:
+        return condition(kind, ok, reason, message, generation=generation, previous=before, now=now)
+
     if problems:
         message = problems_message(problems)
-        valid = condition(
-            VALID, False, REASON_INVALID_PROFILE, message, generation=generation, previous=before, now=now
-        )
+        refused = refused_message(generation, serving_generation, problems)
+        valid = cond(VALID, False, REASON_INVALID_PROFILE, message)
+        ready = cond(READY, False, REASON_SPEC_REJECTED, refused)
+        stalled = cond(STALLED, True, REASON_SPEC_REJECTED, refused)
     else:
         message = f"generation {generation} is serving"
-        valid = condition(VALID, True, REASON_VALID, "", generation=generation, previous=before, now=now)
-    if not serving:
-        ready_message = "no valid generation of this profile was ever served"
-        ready = condition(
-            READY, False, REASON_NOT_SERVING, ready_message, generation=generation, previous=before, now=now
-        )
-    else:
-        if problems:
-            ready_message = f"serving the last valid build (generation {serving_generation})"
+        valid = cond(VALID, True, REASON_VALID, "")
+        stalled = cond(STALLED, False, REASON_VALID, "")
+        if serving:
+            ready = cond(READY, True, REASON_SERVING, f"serving generation {serving_generation}")
         else:
-            ready_message = f"serving generation {serving_generation}"
-        ready = condition(READY, True, REASON_SERVING, ready_message, generation=generation, previous=before, now=now)
+            ready = cond(READY, False, REASON_NOT_SERVING, "no valid generation of this profile was ever served")
     return {
         "observedGeneration": generation,
-        "conditions": [valid, ready],
+        "conditions": [ready, stalled, valid],
         "plugins": dict(plugins) if serving and plugins is not None else None,
         "message": message,
     }
@@ -108,20 +131,36 @@ def plugin_config_status(
     problems: Sequence[str],
     unknown_plugin: bool,
     profiles: Sequence[str],
+    refusals: Sequence[str] = (),
     previous: Mapping[str, Any] | None,
     now: datetime,
 ) -> dict[str, Any]:
+    """``problems``: the PluginConfig's own; ``refusals``: ``profile: reason`` from the profiles
+    it applies to that refuse it (the tenant policy, the plugin's args in that profile)."""
     before = (previous or {}).get("conditions") or []
+
+    def cond(kind: str, ok: bool, reason: str, message: str) -> dict[str, Any]:
+        return condition(kind, ok, reason, message, generation=generation, previous=before, now=now)
+
     if problems:
         reason = REASON_UNKNOWN_PLUGIN if unknown_plugin else REASON_INVALID_ARGS
         message = problems_message(problems)
-        valid = condition(VALID, False, reason, message, generation=generation, previous=before, now=now)
+        valid = cond(VALID, False, reason, message)
+        ready = cond(READY, False, reason, message)
+        stalled = cond(STALLED, True, reason, message)
+    elif refusals:
+        message = problems_message([f"refused by profile {r}" for r in refusals])
+        valid = cond(VALID, True, REASON_VALID, "")
+        ready = cond(READY, False, REASON_REFUSED_BY_PROFILE, message)
+        stalled = cond(STALLED, True, REASON_REFUSED_BY_PROFILE, message)
     else:
         message = (
             f"applies to profiles: {', '.join(profiles)}" if profiles else "no profile of this namespace selects it"
         )
-        valid = condition(VALID, True, REASON_VALID, "", generation=generation, previous=before, now=now)
-    return {"observedGeneration": generation, "conditions": [valid], "message": message}
+        valid = cond(VALID, True, REASON_VALID, "")
+        ready = cond(READY, True, REASON_APPLIED, "")  # status.message lists the profiles
+        stalled = cond(STALLED, False, REASON_APPLIED, "")
+    return {"observedGeneration": generation, "conditions": [ready, stalled, valid], "message": message}
 
 
 def _comparable(status: Mapping[str, Any] | None) -> dict[str, Any]:

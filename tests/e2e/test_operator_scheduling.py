@@ -122,8 +122,9 @@ def test_invalid_profile_keeps_the_last_good_framework_serving(env: Env) -> None
     assert "NodeResourcesFit" in valid["message"]
     assert "scoringStrategy.type" in valid["message"]
     assert '"Bogus"' in valid["message"]
-    assert (ready["status"], ready["reason"]) == ("True", "Serving")
-    assert ready["message"] == "serving the last valid build (generation 1)"
+    assert (ready["status"], ready["reason"]) == ("False", "SpecRejected")
+    assert ready["message"].startswith("generation 2 refused, the last good generation 1 keeps serving: ")
+    assert condition_of(status, "Stalled")["status"] == "True"
 
     def invalid_event() -> None:
         # Only this test's operator: operators of concurrent test sessions on a shared cluster
@@ -157,7 +158,8 @@ def test_invalid_profile_keeps_the_last_good_framework_serving(env: Env) -> None
     profile_message = condition_of(status, "Valid")["message"]
     assert profile_message.startswith(f"PluginConfig {env.home}/fit: spec.args: plugin 'NodeResourcesFit'")
     assert "scoringStrategy.type" in profile_message
-    assert condition_of(status, "Ready")["message"].startswith("serving the last valid build (generation ")
+    assert condition_of(status, "Ready")["status"] == "False"
+    assert "the last good generation 1 keeps serving" in condition_of(status, "Ready")["message"]
 
     env.custom.patch_spec(
         PLUGIN_CONFIG_PLURAL, env.home, "fit", {"args": {"scoringStrategy": {"type": "MostAllocated"}}}

@@ -105,8 +105,20 @@ def test_an_invalid_update_keeps_the_last_good_framework(reconciler: Reconciler)
     assert valid[:2] == ("False", "InvalidProfile")
     assert valid[2].startswith("spec.pluginConfig[0].args: plugin 'NodeResourcesFit': ")
     assert '"Bogus"' in valid[2]
-    assert condition(found, "Ready") == ("True", "Serving", "serving the last valid build (generation 1)")
+    # Refused: not Ready, Stalled (kstatus: Failed), and both say the last good one serves.
+    refused = "generation 2 refused, the last good generation 1 keeps serving: spec.pluginConfig[0].args: "
+    assert condition(found, "Ready")[:2] == ("False", "SpecRejected")
+    assert condition(found, "Ready")[2].startswith(refused)
+    assert condition(found, "Stalled")[:2] == ("True", "SpecRejected")
+    assert condition(found, "Stalled")[2] == condition(found, "Ready")[2]
+    assert found["observedGeneration"] == 2
     assert reconciler.scheduler.profiles.get(ProfileKey(HOME, "default")) is serving
+
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE, generation=3))
+
+    fixed = status(reconciler, HOME, "default")
+    assert condition(fixed, "Ready") == ("True", "Serving", "serving generation 3")
+    assert condition(fixed, "Stalled")[0] == "False"
 
 
 @pytest.mark.parametrize(
@@ -126,7 +138,9 @@ def test_a_profile_that_never_built_is_not_serving(reconciler: Reconciler, spec:
 
     found = status(reconciler, "team", "p")
     assert condition(found, "Valid")[2].startswith(message)
-    assert condition(found, "Ready")[:2] == ("False", "NotServing")
+    assert condition(found, "Ready")[:2] == ("False", "SpecRejected")
+    assert condition(found, "Ready")[2].startswith("generation 1 refused, no generation of this profile ever served")
+    assert condition(found, "Stalled")[:2] == ("True", "SpecRejected")  # Failed, not InProgress for good
     assert found["plugins"] is None
     assert reconciler.scheduler.profiles.get(ProfileKey("team", "p")) is None
 
@@ -220,7 +234,8 @@ def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_stat
     assert fwk is not None and fwk.profile_name == "team/own"  # never the cluster-wide one
     found = status(replica, "team", "own")
     assert condition(found, "Valid")[:2] == ("False", "InvalidProfile")
-    assert condition(found, "Ready") == ("True", "Serving", "serving the last valid build (generation 1)")
+    assert condition(found, "Ready")[:2] == ("False", "SpecRejected")
+    assert "the last good generation 1 keeps serving" in condition(found, "Ready")[2]
 
 
 def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: Reconciler) -> None:
@@ -302,3 +317,72 @@ def test_a_plugin_config_change_rebuilds_one_profile_per_event_loop_turn(reconci
         return rebuilt
 
     assert asyncio.run(scenario()) == [0, 0, 0, 1, 2, 3, 4, 4]
+
+
+Event = tuple[str, str, str, str]  # object name, type, reason, note
+
+
+def _events(reconciler: Reconciler) -> list[Event]:
+    """Record the events the reconciler asks for (the writer posts them on the leader only)."""
+    events: list[Event] = []
+
+    def record(body: Any, event_type: str, reason: str, note: str) -> None:
+        events.append((body["metadata"]["name"], event_type, reason, note))
+
+    reconciler.writer.event = record  # type: ignore[method-assign]
+    return events
+
+
+def test_a_plugin_config_refused_by_the_tenant_policy_is_not_ready_and_says_so_on_itself(
+    reconciler: Reconciler,
+) -> None:
+    events = _events(reconciler)
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
+    reconciler.profile_changed(profile("team", "packed", {}))
+
+    reconciler.plugin_config_changed(config("team", "fit", "NodeResourcesFit", {"ignoredResources": ["cpu"]}))
+    reconciler.plugin_config_changed(config("team", "fit", "NodeResourcesFit", {"ignoredResources": ["cpu"]}))
+
+    found = status(reconciler, "team", "fit", PLUGIN_CONFIG_PLURAL)
+    refusal = (
+        "refused by profile team/packed: spec.args.ignoredResources: tenant policy rule 'narrowing-args': a profile "
+        "in namespace 'team' may set only args that narrow where its own pods go or how they score"
+    )
+    assert condition(found, "Valid")[:2] == ("True", "Valid")  # its own spec is fine
+    ready = condition(found, "Ready")
+    assert ready[:2] == ("False", "RefusedByProfile") and ready[2].startswith(refusal)
+    assert condition(found, "Stalled") == ("True", "RefusedByProfile", ready[2])
+    assert [e for e in events if e[0] == "fit"] == [("fit", "Warning", "RefusedByProfile", ready[2])]  # once
+
+    reconciler.plugin_config_changed(config("team", "fit", "NodeResourcesFit", MOST, generation=2))
+
+    fixed = status(reconciler, "team", "fit", PLUGIN_CONFIG_PLURAL)
+    assert condition(fixed, "Ready")[:2] == ("True", "Applied")
+    assert condition(fixed, "Stalled")[0] == "False"
+    assert [e[1:3] for e in events if e[0] == "fit"] == [("Warning", "RefusedByProfile"), ("Normal", "Applied")]
+
+
+def test_a_home_profile_change_announces_nothing_on_tenant_profiles_that_did_not_change(
+    reconciler: Reconciler,
+) -> None:
+    events = _events(reconciler)
+    reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
+    reconciler.profile_changed(profile("team", "own", {}))
+    reconciler.profile_changed(profile("team", "bad", {"schedulerName": "other", "percentageOfNodesToScore": 101}))
+    assert [e[:3] for e in events if e[0] != "default"] == [
+        ("own", "Normal", "Reloaded"), ("bad", "Warning", "InvalidProfile")
+    ]  # fmt: skip
+
+    for generation in (2, 3):
+        reconciler.profile_changed(
+            profile(HOME, "default", {**OVERRIDE, "percentageOfNodesToScore": generation}, generation)
+        )
+
+    assert reconciler.scheduler.profiles.get(ProfileKey("team", "own")) is not None
+    assert [e[:3] for e in events if e[0] != "default"] == [
+        ("own", "Normal", "Reloaded"), ("bad", "Warning", "InvalidProfile")
+    ]  # fmt: skip
+    assert [e[2] for e in events if e[0] == "default"] == ["Reloaded"] * 3
+
+    reconciler.profile_changed(profile("team", "own", {"percentageOfNodesToScore": 7}, generation=2))
+    assert events[-1][:3] == ("own", "Normal", "Reloaded")
