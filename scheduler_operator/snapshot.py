@@ -128,4 +128,9 @@ def take(api: client.ApiClient, *, home_namespace: str, server: str = "") -> Clu
     lists, warnings = list_all(api)
     cluster = load_lists(f"cluster {server}".strip(), lists, home_namespace=home_namespace, stored=True)
     cluster.warnings[:0] = warnings
+    for profile in lists.get(PROFILE_KIND) or []:
+        meta, conditions = profile.get("metadata") or {}, (profile.get("status") or {}).get("conditions")
+        if isinstance(conditions, list):
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+            cluster.profile_conditions[key] = [c for c in conditions if isinstance(c, dict)]
     return cluster

@@ -7,6 +7,13 @@ pod, the one asked about: other pending pods are left out, so the answer is this
 cycle against the nodes as they are. A pod already bound is taken off its node first and
 placed again: "how it scores now".
 
+A pod held by a profile that does not serve (its namespace's profile for its schedulerName, or
+the home one, was refused: no silent fall-back) is no error: the report says
+``ProfileNotServing`` with the resolution's reason, and ``held`` lists why the profile is
+refused, in the profile's own status conditions (``Ready``/``Stalled``: what the operator
+says, on a live cluster) and in the problems of this snapshot's resolution (offline, or when the
+status has none).
+
 The report is the pod's **first** attempt: the filter reasons, the weighted scores and
 upstream's FailedScheduling message. When that attempt fails and preemption nominates a node,
 the victims the in-memory cluster deleted and the node are reported beside it, with where the
@@ -20,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import PodInfo
+from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
+from scheduler_core.resolution import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
 from scheduler_core.simulator.report import TOTAL, PodReport
@@ -46,6 +55,7 @@ class Explanation:
     then: PodReport | None = None  # the attempt after preemption, if any
     nodes: dict[str, Usage] = field(default_factory=dict)  # utilization after the cycle, in node order
     warnings: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)  # why the pod's profile does not serve
 
     def to_json(self) -> dict[str, Any]:
         """``simulate``'s pod entry, with ``boundTo``, ``preemption`` and ``afterPreemption``."""
@@ -53,6 +63,8 @@ class Explanation:
         entry["boundTo"] = self.bound_to
         entry["preemption"] = self.preemption.to_json() if self.preemption else None
         entry["afterPreemption"] = self.then.to_json() if self.then else None
+        if self.report.status == REASON_PROFILE_NOT_SERVING:
+            entry["held"] = self.held
         return entry
 
 
@@ -88,6 +100,17 @@ def explain(
     first = sim.recorder.first.get(uid) if sim.recorder is not None else None
     if first is None:
         scheduler_name = PodInfo(pending).scheduler_name
+        held = sim.scheduler.profiles.held_reason(PodInfo(pending))
+        key = sim.scheduler.profiles.key_for_pod(PodInfo(pending))
+        if held is not None and key is not None:
+            report = PodReport(namespace, name, scheduler_name, str(key), REASON_PROFILE_NOT_SERVING, None, held)
+            return Explanation(
+                report,
+                bound_to=bound_to,
+                nodes=node_usage(cluster.nodes, sim),
+                warnings=[*cluster.warnings, *sim.warnings],
+                held=_refusals(cluster, str(key), sim.problems),
+            )
         if not sim.pods:
             reason = f"no profile serves schedulerName {scheduler_name!r} in namespace {namespace!r} or the home one"
             raise InputError([Problem("cluster", what, "spec.schedulerName", reason)])
@@ -102,6 +125,20 @@ def explain(
         last = sim.recorder.last.get(uid) if sim.recorder is not None else None
         explanation.then = last if last is not None and last is not first else None
     return explanation
+
+
+def _refusals(cluster: Cluster, key: str, problems: list[Problem]) -> list[str]:
+    """The profile's own ``Ready``/``Stalled`` messages (live), then the resolution's problems
+    naming it or a PluginConfig of its namespace."""
+    said = [
+        f"status {c.get('type')}={c.get('status')} ({c.get('reason')}): {c.get('message')}"
+        for c in cluster.profile_conditions.get(key, [])
+        if c.get("type") in ("Ready", "Stalled")
+        and c.get("status") != ("True" if c.get("type") == "Ready" else "False")
+    ]
+    namespace = key.split("/", 1)[0]
+    ours = (f"{PROFILE_KIND} {key}", f"{PLUGIN_CONFIG_KIND} {namespace}/")
+    return list(dict.fromkeys([*said, *(str(p) for p in problems if p.what.startswith(ours))]))
 
 
 def _named(pod: Mapping[str, Any], namespace: str, name: str) -> bool:
@@ -123,6 +160,9 @@ def render_text(explanation: Explanation, *, top: int = 5) -> str:
     lines.append(f"Result: {r.status}" + (f" on {r.node}" if r.node else ""))
     if r.status != "Scheduled":
         lines.append(f"Message: {r.message}")
+    if explanation.held:
+        lines.append(f"Why profile {r.profile} does not serve:")
+        lines.extend(f"  {reason}" for reason in explanation.held)
     if r.scores:
         ranked = sorted(r.scores.items(), key=lambda item: -item[1][TOTAL])[:top]
         plugins = [p for p in next(iter(r.scores.values())) if p != TOTAL]

@@ -77,6 +77,9 @@ class Cluster:
     plugin_configs: list[PluginConfigObject] = field(default_factory=list)
     objects: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # SchedulerProfile "namespace/name" -> status.conditions, on a live snapshot (``explain``
+    # shows a held pod's profile's own words); empty for files.
+    profile_conditions: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

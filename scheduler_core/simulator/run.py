@@ -54,6 +54,7 @@ class Simulation:
     scheduler: Scheduler
     warnings: list[str] = field(default_factory=list)
     recorder: Recorder | None = None
+    problems: list[Problem] = field(default_factory=list)  # of the profiles not served (``live``)
 
 
 def simulate(
@@ -155,7 +156,7 @@ async def simulate_async(
             stored = by_name.get((report.namespace, report.name))
             if stored is not None:
                 report.devices = allocated_devices(stored, claims)
-    return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder)
+    return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder, problems)
 
 
 def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster, namespace: str | None) -> list[dict[str, Any]]:

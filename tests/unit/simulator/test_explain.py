@@ -117,3 +117,44 @@ def test_a_live_profile_whose_spec_does_not_parse_is_left_out_with_a_warning() -
     assert [str(p.key) for p in cluster.profiles] == ["crd-scheduler/default"]
     assert cluster.warnings == ["cluster: SchedulerProfile team-b/bad: spec.bogus: unknown field: not served"]
     assert explain(cluster, "default", "web").report.node == "n1"
+
+
+MISSPELT = {"score": {"enabled": [{"name": "NodeResourcesFitt"}]}}
+
+
+def test_a_pod_held_by_a_profile_that_does_not_serve_is_explained_not_refused() -> None:
+    held = profile("own", namespace="team-a", schedulerName="crd-scheduler", plugins=MISSPELT)
+    cluster = _cluster(LIVE_DEFAULT, held, pod("web", "team-a", cpu="1"))
+
+    explanation = explain(cluster, "team-a", "web")
+
+    report = explanation.report
+    assert (report.status, report.node, report.profile) == ("ProfileNotServing", None, "team-a/own")
+    assert report.message.startswith("profile team-a/own (schedulerName 'crd-scheduler') does not serve: ")
+    assert explanation.held == [
+        "in.yaml: SchedulerProfile team-a/own: spec.plugins.score.enabled[0].name: plugin 'NodeResourcesFitt' "
+        "does not exist"
+    ]
+    assert explanation.to_json()["held"] == explanation.held
+    text = render_text(explanation)
+    assert "Result: ProfileNotServing" in text
+    assert "Why profile team-a/own does not serve:\n  in.yaml: SchedulerProfile team-a/own: " in text
+
+
+def test_a_held_pod_shows_the_live_profiles_own_conditions_first() -> None:
+    held = profile("own", namespace="team-a", schedulerName="crd-scheduler", plugins=MISSPELT)
+    cluster = _cluster(LIVE_DEFAULT, held, pod("web", "team-a", cpu="1"))
+    refused = "generation 2 refused, no generation of this profile ever served: its pods wait: ..."
+    cluster.profile_conditions["team-a/own"] = [
+        {"type": "Ready", "status": "False", "reason": "SpecRejected", "message": refused},
+        {"type": "Stalled", "status": "True", "reason": "SpecRejected", "message": refused},
+        {"type": "Valid", "status": "False", "reason": "InvalidProfile", "message": "..."},
+    ]
+
+    held_by = explain(cluster, "team-a", "web").held
+
+    assert held_by[:2] == [
+        f"status Ready=False (SpecRejected): {refused}",
+        f"status Stalled=True (SpecRejected): {refused}",
+    ]
+    assert held_by[2].startswith("in.yaml: SchedulerProfile team-a/own: spec.plugins.score")
