@@ -8,7 +8,7 @@
 # tests/unit/test_image_recipe.py checks that this file and hack/image/ agree.
 FROM debian:bookworm-slim AS build
 RUN apt-get update \
-    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends python3 python3-venv ca-certificates binutils \
     && rm -rf /var/lib/apt/lists/*
 ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -45,6 +45,6 @@ LABEL org.opencontainers.image.title="crd-scheduler" \
 # runAsNonRoot can be checked; it owns nothing in the image. /tmp is the Deployment's emptyDir.
 USER 65532:65532
 WORKDIR /tmp
-EXPOSE 8080
+EXPOSE 10259
 ENTRYPOINT ["crd-scheduler"]
 CMD ["run"]

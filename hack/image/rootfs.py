@@ -47,11 +47,11 @@ ENV = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
 }
-EXPOSED_PORTS = ("8080/tcp",)
+EXPOSED_PORTS = ("10259/tcp",)  # the HTTPS /metrics, /healthz and /readyz (run --secure-port)
 KUBERNETES_VERSION = "v1.36.3"  # the kube-scheduler release the plugins and profiles match
 # Debian packages to install before this runs; the image keeps python3's closure and the
 # certificates of ca-certificates.
-PACKAGES = ("python3", "python3-venv", "ca-certificates")
+PACKAGES = ("python3", "python3-venv", "ca-certificates", "binutils")  # binutils: strip, build stage only
 KEEP = ("python3",)
 DATA_ONLY = ("ca-certificates",)  # its files, not its dependencies (openssl, debconf: for update-ca-certificates)
 # Dependencies that only maintainer scripts and triggers use.
@@ -91,7 +91,25 @@ def make_venv(lock: Path, wheel: Path, wheels: Path | None) -> Path:
             shutil.rmtree(path)
     log(f"dropped {', '.join(str(p.relative_to(site)) for p in dropped)}")
     compile_all(python, site)
+    strip_binaries(site)
     return python
+
+
+def strip_binaries(site: Path) -> None:
+    """The wheels' extension modules without their symbol tables (``strip --strip-unneeded``,
+    from binutils, which stays in the build stage): about 16 MB of the budget; the code and the
+    dynamic symbols they link by are untouched. Not the libraries auditwheel vendors into
+    ``<package>.libs/``: patchelf rewrote them, and strip then leaves them unloadable (numpy's
+    OpenBLAS: ldd says "not a dynamic executable")."""
+    objects = sorted(
+        p
+        for p in site.rglob("*.so*")
+        if p.is_file() and not p.is_symlink() and not any(part.endswith(".libs") for part in p.parts)
+    )
+    before = sum(p.stat().st_size for p in objects)
+    run("strip", "--strip-unneeded", *objects)
+    after = sum(p.stat().st_size for p in objects)
+    log(f"stripped {len(objects)} shared objects: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB")
 
 
 def compile_all(python: Path, site: Path) -> None:

@@ -104,12 +104,6 @@ def test_run_binds_a_pod_as_the_operator_service_account(image: Image, env: Env)
     assert operator.problems() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=(AssertionError, OSError),
-    reason="scheduler_operator/serving.py imports cryptography, which is not a runtime dependency "
-    "(pyproject.toml, requirements/runtime.txt): the image's `run` serves no HTTPS (or exits)",
-)
 def test_run_serves_https_with_its_default_self_signed_pair(image: Image, env: Env) -> None:
     """``run``'s defaults, as the Deployment starts it: /healthz over HTTPS with a self-signed
     pair made in memory (scheduler_operator/serving.py), with what the image has installed."""
