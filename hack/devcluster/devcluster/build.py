@@ -211,6 +211,7 @@ def ensure_helm(lay: layout.Layout, *, force: bool = False) -> None:
 
 KWOK_MODULE_DIR = layout.REPO_ROOT / "hack" / "kwok"
 E2E_MODULE_DIR = layout.REPO_ROOT / "hack" / "e2e"
+KSTATUS_MODULE_DIR = layout.REPO_ROOT / "hack" / "kstatus"
 KWOK_STAGES = "kwok-stages"
 # kwok exits "no stages found" without -c: these Stage files ship in its module (the "fast"
 # node and pod lifecycles, a node heartbeat, Job pods completing, deleted pods going away).
@@ -265,6 +266,7 @@ class Tool:
     env: dict[str, str] = field(default_factory=dict)
     extras: Callable[[Path], None] | None = None  # more files beside the binary, into a staging folder
     extra_files: tuple[str, ...] = ()
+    own_code: bool = False  # the module has mains of ours (kstatus): its .go files are in the stamp
 
     @property
     def stamp_name(self) -> str:
@@ -278,6 +280,8 @@ class Tool:
         digest = hashlib.sha256()
         for name in ("go.mod", "go.sum"):
             digest.update((self.module_dir / name).read_bytes())
+        for source in sorted(self.module_dir.rglob("*.go")) if self.own_code else ():
+            digest.update(str(source.relative_to(self.module_dir)).encode() + source.read_bytes())
         digest.update(repr(self.command("OUT")).encode())
         return digest.hexdigest()
 
@@ -294,8 +298,18 @@ def _e2e_command(out: str) -> list[str]:
     ]  # fmt: skip
 
 
+def _kstatus_command(out: str) -> list[str]:
+    return ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "."]
+
+
+def _kubectl_command(out: str) -> list[str]:
+    return ["go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./kubectl"]
+
+
 KWOK = "kwok"
 E2E = "e2e.test"
+KSTATUS = "kstatus"
+KUBECTL = "kubectl"
 TOOLS = {
     KWOK: Tool(
         KWOK,
@@ -307,6 +321,8 @@ TOOLS = {
         extra_files=(KWOK_STAGES,),
     ),
     E2E: Tool(E2E, E2E_MODULE_DIR, _e2e_command, "8-15 min (after the control plane's)"),
+    KSTATUS: Tool(KSTATUS, KSTATUS_MODULE_DIR, _kstatus_command, "1-2 min", env={"CGO_ENABLED": "0"}, own_code=True),
+    KUBECTL: Tool(KUBECTL, KSTATUS_MODULE_DIR, _kubectl_command, "3-6 min", env={"CGO_ENABLED": "0"}, own_code=True),
 }
 
 

@@ -16,7 +16,8 @@ _EPILOG = """\
 commands:
   build [--force] [WHAT] build the binaries into .devcluster/bin (only when go.mod/go.sum changed):
                          WHAT is all (default), control-plane, or helm (hack/helm/go.mod); on
-                         demand only: kwok (hack/kwok/go.mod), e2e (e2e.test, hack/e2e/go.mod)
+                         demand only: kwok (hack/kwok/go.mod), e2e (e2e.test, hack/e2e/go.mod),
+                         kstatus and kubectl (hack/kstatus/go.mod)
   up [--for-pid PID]     start (or reuse) the cluster; prints the admin kubeconfig path last.
                          With --for-pid, PID is registered as a user, and a cluster started that
                          way stops when its last user is released (test sessions, xdist workers)
@@ -50,7 +51,9 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     build_parser = commands.add_parser("build")
     build_parser.add_argument("--force", action="store_true")
-    build_parser.add_argument("what", nargs="?", choices=("all", "control-plane", "helm", "kwok", "e2e"), default="all")
+    build_parser.add_argument(
+        "what", nargs="?", choices=("all", "control-plane", "helm", "kwok", "e2e", "kstatus", "kubectl"), default="all"
+    )
     up = commands.add_parser("up")
     up.add_argument("--for-pid", type=int, help="register a user (see release)")
     up.add_argument("--controllers", default="", help="more controllers, comma-separated (see below)")
@@ -101,8 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                 build.ensure_built(lay, force=args.force)
             if args.what in ("all", "helm"):
                 build.ensure_helm(lay, force=args.force)
-            if args.what == "kwok":
-                build.ensure_tool(lay, build.KWOK, force=args.force)
+            if args.what in (build.KWOK, build.KSTATUS, build.KUBECTL):
+                build.ensure_tool(lay, args.what, force=args.force)
             if args.what == "e2e":
                 build.ensure_built(lay)  # the suite's build reuses the control plane's compiled packages
                 build.ensure_tool(lay, build.E2E, force=args.force)
