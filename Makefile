@@ -58,9 +58,9 @@ faults: install
 	$(PY) -m pytest -q -s -m faults tests/e2e/test_faults.py
 
 lint: install
-	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
-	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
-	$(PY) -m mypy scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image
+	$(PY) -m ruff check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image hack/upstream_metrics.py
+	$(PY) -m ruff format --check scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image hack/upstream_metrics.py
+	$(PY) -m mypy scheduler_core scheduler_operator tests bench hack/deps_latest.py hack/image hack/upstream_metrics.py
 	lint-imports
 	$(PY) -m scheduler_core.config.crd --check
 
