@@ -238,7 +238,10 @@ def test_the_oldest_of_two_profiles_serves_and_deleting_it_promotes_the_next(env
 def test_a_tenant_profile_without_scheduling_gates_releases_only_its_own_pods(env: Env) -> None:
     env.add_nodes(1, cpu="4", memory="8Gi")
     tenant, other = env.namespace(), env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler, tenantPolicy={**override(env), "allowDisabling": ["SchedulingGates"]}))
+    env.custom.create(
+        env.home,
+        profile("default", env.scheduler, tenantPolicy={**override(env), "allowDisabling": ["SchedulingGates"]}),
+    )
     ungated = profile("own", env.scheduler, plugins={"multiPoint": {"disabled": [{"name": "SchedulingGates"}]}})
     env.custom.create(tenant, ungated)
     operator = env.start_operator()
