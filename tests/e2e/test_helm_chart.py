@@ -281,7 +281,7 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
         "--set", "replicas=3", "--set", "image.repository=registry.example.com/crd-scheduler",
         "--set", "image.tag=9.9.9", "--set", "leaderElection.leaseDuration=20",
         "--set", "leaderElection.renewDeadline=15", "--set", "leaderElection.retryPeriod=2.5s",
-        "--set", "leaderElection.leaseName=sched", "--set", "logLevel=DEBUG", "--set", "homeNamespace=sched-home",
+        "--set", "leaderElection.leaseName=sched", "--set", "logLevel=DEBUG", "--set", "logFormat=json", "--set", "homeNamespace=sched-home",
         "--set", "nodeSelector.role=control", "--set", "tolerations[0].operator=Exists",
         "--set", "priorityClassName=", "--set", "resources.limits.memory=2Gi",
         "--set", "extraArgs={--kube-api-qps,100}", "--set", "metrics.port=9100",
@@ -301,7 +301,7 @@ def test_values_reach_the_deployment(helm: Helm) -> None:
     assert container["command"] == [
         "crd-scheduler", "run", "--home-namespace", "sched-home", "--secure-port", "9100", "--liveness=",
         "--lease-name", "sched", "--lease-duration", "20", "--renew-deadline", "15", "--retry-period", "2.5s",
-        "--log-level", "DEBUG", "--kube-api-qps", "100",
+        "--log-level", "DEBUG", "--log-format", "json", "--kube-api-qps", "100",
     ]  # fmt: skip
     assert container["ports"] == [{"name": "metrics", "containerPort": 9100, "protocol": "TCP"}]
     assert rendered[("Service", HOME, "crd-scheduler-metrics")]["spec"]["ports"][0]["port"] == 9100
@@ -337,6 +337,7 @@ def test_bad_values_are_refused_naming_the_value(helm: Helm, values: list[str], 
     [
         pytest.param(["--set", "replica=3"], "replica", id="misspelt-key"),
         pytest.param(["--set", "logLevel=TRACE"], "logLevel", id="log-level"),
+        pytest.param(["--set", "logFormat=yaml"], "logFormat", id="log-format"),
         pytest.param(["--set", "replicas=two"], "replicas", id="not-an-integer"),
         pytest.param(["--set", "leaderElection.leaseDuration=0"], "leaseDuration", id="zero-lease"),
         pytest.param(["--set", "leaderElection.retryPeriod=2 seconds"], "retryPeriod", id="not-a-duration"),
