@@ -138,7 +138,7 @@ def _renamed(profiles: Sequence[object], path: str, warnings: list[str]) -> str:
         f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} renamed to {RENAMED_DEFAULT_SCHEDULER!r}: "
         "served while kube-scheduler runs, both schedulers would bind the same pods; pods opt in with "
         f"spec.schedulerName: {RENAMED_DEFAULT_SCHEDULER}. To replace kube-scheduler, turn it off first and "
-        "pass --take-over-default-scheduler (docs/deploy.md, 'Replace kube-scheduler')"
+        "pass --take-over-default-scheduler (docs/deploy.md: As the cluster's only scheduler)"
     )
     return RENAMED_DEFAULT_SCHEDULER
 

@@ -204,8 +204,8 @@ def test_no_profiles_is_upstreams_default_profile() -> None:
 RENAMED = (
     "profiles[0].schedulerName: 'default-scheduler' renamed to 'crd-scheduler': served while kube-scheduler runs, "
     "both schedulers would bind the same pods; pods opt in with spec.schedulerName: crd-scheduler. To replace "
-    "kube-scheduler, turn it off first and pass --take-over-default-scheduler (docs/deploy.md, 'Replace "
-    "kube-scheduler')"
+    "kube-scheduler, turn it off first and pass --take-over-default-scheduler (docs/deploy.md: As the cluster's "
+    "only scheduler)"
 )
 
 
