@@ -41,7 +41,7 @@ def add_parser(verbs: Any) -> None:
         "--take-over-default-scheduler", action="store_true",
         help="keep a profile for default-scheduler (kube-scheduler's name, of every pod that names no scheduler) "
         "under that name; without it the profile serves crd-scheduler instead. Only once kube-scheduler is off "
-        "(docs/deploy.md, 'Replace kube-scheduler')",
+        "(docs/deploy.md: As the cluster's only scheduler)",
     )  # fmt: skip
     parser.set_defaults(handler=run)
 
