@@ -42,7 +42,6 @@ import yaml
 
 from bench.scheduler_perf.config import Variant
 from bench.scheduler_perf.gotemplate import render
-from scheduler_core import importconfig
 from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
@@ -185,6 +184,8 @@ class Executor:
     def _profile(self, registry: Mapping[str, Any]) -> SchedulerProfileSpec:
         if self.variant.scheduler_config is None:
             return default_profile_spec().model_copy(update={"scheduler_name": UPSTREAM_SCHEDULER_NAME})
+        from scheduler_core import importconfig  # only a case with schedulerConfigPath needs it
+
         source = self.variant.scheduler_config
         imported = importconfig.convert(
             yaml.safe_load(Path(source).read_text()), namespace="bench", registry=registry, source=source,
@@ -787,6 +788,15 @@ class Executor:
                 self.scheduler.on_object_add("ResourceSlice", stored)
 
     async def op_allocResourceClaims(self, index: int, op: Mapping[str, Any]) -> None:
+        namespace = str(op.get("namespace") or "")
+        pending = [
+            claim
+            for claim in self.cluster.objects("ResourceClaim")
+            if (claim.get("metadata") or {}).get("namespace") == namespace
+            and not (claim.get("status") or {}).get("allocation")
+        ]
+        if not pending:
+            return  # dra.go allocates nothing either (variants with initClaims 0)
         raise Unsupported(
             "allocResourceClaims",
             "needs a standalone structured allocator over claims that no pod references "
