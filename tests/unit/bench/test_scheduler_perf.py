@@ -6,11 +6,12 @@ the last tests, skipped when the Go module cache lacks the pinned sources)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from bench.scheduler_perf import config, gotemplate, inprocess
+from bench.scheduler_perf import config, gotemplate, inprocess, table
 
 NODE = """apiVersion: v1
 kind: Node
@@ -189,3 +190,24 @@ def test_pinned_smallest_variants_run(name: str) -> None:
     (case,) = [c for c in config.load(upstream_root()) if c.name == name]
     result = asyncio.run(inprocess.run_variant(config.smallest(case)))
     assert result["collections"] and all(c["bound"] > 0 for c in result["collections"])
+
+
+def test_the_readme_table_says_what_ran_and_why_not(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    collection = {"bound": 10, "pods_per_second": 400.0, "sli_p99_ms": 1.25}
+    ran = {"case": "SchedulingBasic", "variant": "5Nodes", "folder": "misc", "status": "ran", "attempts": 15,
+           "peak_rss_mb": 120.0, "collections": [collection]}  # fmt: skip
+    unsupported = {"case": "Partitionable", "variant": "fast", "folder": "dra", "status": "unsupported",
+                   "op": "allocResourceClaims", "reason": "no allocator"}  # fmt: skip
+    record = {"environment": {"date": "d", "commit": "c", "load_average": [9.0], "cpus": 2}, "variants": "smallest",
+              "summary": {"ran": 1, "unsupported": 1}, "results": [ran, unsupported]}  # fmt: skip
+    (results / "inprocess.json").write_text(json.dumps(record))
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- b -->\nSTALE\n<!-- e -->\ntail\n")
+    table.write_readme(readme, results, "<!-- b -->", "<!-- e -->")
+    text = readme.read_text()
+    assert "STALE" not in text and text.startswith("intro\n<!-- b -->\n") and text.endswith("<!-- e -->\ntail\n")
+    assert "| misc | SchedulingBasic | 5Nodes | ran (10 measured pods bound) | 400.0 | 1.25 | 15 | 120 |" in text
+    assert "| dra | Partitionable | fast | unsupported: allocResourceClaims: no allocator |" in text
+    assert "load average [9.0]" in text and "only valid from an idle machine" in text
