@@ -109,7 +109,7 @@ def run(variant: Variant, *, modes: dict[str, bool], log_dir: Path, creators: in
 
     kubeconfig = dev_cluster("up")
     bench = WorkloadBench(kubeconfig, variant, creators)
-    result: dict[str, Any] = {"variant": variant.full_name, "nodes": bench.node_count, "pods": bench.pod_count,
+    result: dict[str, Any] = {"workload": variant.full_name, "nodes": bench.node_count, "pods": bench.pod_count,
                               "init_pods_created": False}  # fmt: skip
     try:
         bench.install_crds()
