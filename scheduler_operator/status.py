@@ -80,7 +80,10 @@ def condition(
 
 def refused_message(generation: int | None, serving_generation: int | None, problems: Sequence[str]) -> str:
     """What ``Ready``/``Stalled`` say of a refused generation: which one still serves, and why."""
-    if serving_generation is not None:
+    if serving_generation is not None and serving_generation == generation:
+        # The same generation built before, with the PluginConfigs of its namespace then.
+        keeps = f"generation {generation} as last built (with the PluginConfigs then) keeps serving"
+    elif serving_generation is not None:
         keeps = f"the last good generation {serving_generation} keeps serving"
     else:
         keeps = "no generation of this profile ever served: its pods wait"

@@ -159,7 +159,10 @@ def test_invalid_profile_keeps_the_last_good_framework_serving(env: Env) -> None
     assert profile_message.startswith(f"PluginConfig {env.home}/fit: spec.args: plugin 'NodeResourcesFit'")
     assert "scoringStrategy.type" in profile_message
     assert condition_of(status, "Ready")["status"] == "False"
-    assert "the last good generation 1 keeps serving" in condition_of(status, "Ready")["message"]
+    assert condition_of(status, "Ready")["message"].startswith(
+        "generation 3 refused, generation 3 as last built (with the PluginConfigs then) keeps serving: "
+        f"PluginConfig {env.home}/fit: "
+    )
 
     env.custom.patch_spec(
         PLUGIN_CONFIG_PLURAL, env.home, "fit", {"args": {"scoringStrategy": {"type": "MostAllocated"}}}

@@ -81,6 +81,19 @@ def test_profile_status(
     assert {c["observedGeneration"] for c in status["conditions"]} == {2}
 
 
+def test_a_generation_refused_for_a_new_plugin_config_keeps_its_earlier_build() -> None:
+    status = profile_status(
+        generation=3, problems=["PluginConfig ns/fit: spec.args: bad"], serving_generation=3, plugins=PLUGINS,
+        previous=None, now=T0,
+    )  # fmt: skip
+
+    assert _conditions(status)["Ready"] == (
+        "False", "SpecRejected",
+        "generation 3 refused, generation 3 as last built (with the PluginConfigs then) keeps serving: "
+        "PluginConfig ns/fit: spec.args: bad",
+    )  # fmt: skip
+
+
 def test_transition_time_changes_only_with_the_condition_status() -> None:
     first = profile_status(generation=1, problems=[], serving_generation=1, plugins=PLUGINS, previous=None, now=T0)
     second = profile_status(
