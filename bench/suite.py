@@ -49,7 +49,8 @@ def environment() -> dict[str, Any]:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     return {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "commit": commit.stdout.strip(),
+        # A `git archive` snapshot has no .git: say which commit it is in BENCH_COMMIT.
+        "commit": commit.stdout.strip() or os.environ.get("BENCH_COMMIT", "?"),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "cpus": os.cpu_count(),
     }
@@ -199,8 +200,11 @@ def main(argv: list[str] | None = None) -> int:
         if path.exists() and (args.case or args.folder):
             # A partial run updates the saved one case by case.
             previous = json.loads(path.read_text())
-            kept = [r for r in previous.get("results", []) if r["case"] not in {x["case"] for x in out}]
+            names = {x["case"] for x in out}
+            kept = [r for r in previous.get("results", []) if r["case"] not in names]
             record["results"] = kept + out
+            if kept and previous.get("variants") != how:
+                record["variants"] = f"{previous.get('variants')}; {how} for {', '.join(sorted(names))}"
             record["summary"] = {s: sum(1 for r in record["results"] if r["status"] == s) for s in summary}
         path.write_text(json.dumps(record, indent=1))
     if args.readme:
