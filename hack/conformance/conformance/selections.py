@@ -36,6 +36,19 @@ WORKLOADS_UNSERVED: dict[str, str] = {
     r"Job should run a job to completion when tasks sometimes fail and are locally restarted": (
         "needs containers that fail and restart in place (a kubelet)"
     ),
+    r"Daemon set \[Serial\] should rollback without unnecessary restarts": (
+        "rolls out a non-existent image that must fail to pull; kwok runs any image, so the rollout "
+        "replaces the pods the spec expects to keep (kube-scheduler fails it too)"
+    ),
+    r"Deployment deployment should support proportional scaling": (
+        "needs the new pods to fail pulling webserver:404 so the rollout stalls; kwok runs any image"
+    ),
+    r"Deployment deployment should support rollover": (
+        "expects a pod of a non-existent image to stay unready; kwok makes it Ready"
+    ),
+    r"Job should (delete a job|adopt matching orphans|apply changes to a job status)": (
+        "waits for Job pods that never end to run; kwok's pod-complete Stage completes every Job pod at once"
+    ),
     r"Daemon set \[Serial\] should retry creating failed daemon pods": (
         "sets a pod's phase Failed and expects a kubelet not to overwrite it"
     ),
