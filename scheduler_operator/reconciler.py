@@ -34,6 +34,7 @@ PluginConfigs): the status the operator writes comes back as a watch event that 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
@@ -103,7 +104,7 @@ class Reconciler:
         self._last_good: dict[ProfileKey, dict[str, Any]] = {}  # {"generation", "spec"} serving
         # Events once per actual change: what each profile's last event said (a forced rebuild
         # of the same generation, e.g. of every tenant when the home profile changes, says nothing).
-        self._announced: dict[ProfileKey, str] = {}
+        self._announced: dict[ProfileKey, str] = {}  # digest of what it said
         # PluginConfig name -> "field: reason" the profile's build blamed on it (policy, args).
         self._config_blames: dict[ProfileKey, dict[str, list[str]]] = {}
         self._config_announced: dict[tuple[str, str], str] = {}  # (namespace, name) -> last event's note
@@ -196,7 +197,7 @@ class Reconciler:
             self._last_good[key] = {"generation": generation, "spec": merged}
             self.last_reload_seconds = elapsed
             log.info("profile %s generation %s serving (reload %.1f ms)", key, generation, elapsed * 1000)
-            announce = json.dumps(["serving", generation, merged], sort_keys=True, default=str)
+            announce = _digest(["serving", generation, merged])
             if not was_serving or self._announced.get(key) != announce:
                 self._announced[key] = announce
                 self.writer.event(
@@ -205,7 +206,7 @@ class Reconciler:
             self._after_serving(key, body)
         else:
             log.warning("profile %s generation %s is invalid: %s", key, generation, "; ".join(problems))
-            announce = json.dumps(["refused", generation, problems])
+            announce = _digest(["refused", generation, problems])
             if self._announced.get(key) != announce:
                 self._announced[key] = announce
                 self.writer.event(body, WARNING, "InvalidProfile", "; ".join(problems))
@@ -443,6 +444,10 @@ class Reconciler:
             previous=self.writer.current(PLUGIN_CONFIG_PLURAL, body),
             now=self.writer.now(),
         )
+
+
+def _digest(said: object) -> str:
+    return hashlib.sha256(json.dumps(said, sort_keys=True, default=str).encode()).hexdigest()
 
 
 def _scheduler_name(body: Body) -> str:
