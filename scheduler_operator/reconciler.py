@@ -5,7 +5,13 @@ of its own namespace whose ``profileSelector`` matches its labels (``apply_plugi
 home namespace's PluginConfigs therefore apply to home-namespace profiles only), and
 ``Scheduler.apply_profile``. A spec that does not parse or does not build leaves the last good
 framework serving (the scheduler installs only what built) and says why, naming plugin, field
-and value, in ``Valid=False`` and a Warning ``InvalidProfile`` event. A change of a PluginConfig
+and value, in ``Ready=False``/``Stalled=True``/``Valid=False`` (``scheduler_operator.status``) and
+a Warning ``InvalidProfile`` event. Events are posted once per actual change: ``Reloaded`` when
+a generation (or merged spec) serves that was not announced, ``InvalidProfile`` when the
+refusal differs; a forced rebuild that changes nothing (every tenant profile when the home one
+changes) posts none. A PluginConfig that a profile's build blames (the tenant policy, its args
+in that profile) is ``Ready=False``/``Stalled=True`` (``RefusedByProfile``) with a Warning event
+on itself, once per change. A change of a PluginConfig
 re-reconciles every profile of its namespace, one profile per event-loop turn (a rebuild of
 many profiles never holds up the Lease renewal), debounced per profile: a burst of edits
 rebuilds each profile once, :data:`REBUILD_QUIET` seconds after the last edit of the burst, and
