@@ -206,6 +206,9 @@ def render_explanation(explanation: Explanation) -> str:
     if explanation.bound_to:
         summary += f" (bound now to {explanation.bound_to})"
     body = [heat_map([r], list(explanation.nodes)), filter_reasons([r])]
+    if explanation.held:
+        reasons = "".join(f"<li>{escape(reason)}</li>" for reason in explanation.held)
+        body.append(f"<h2>Why profile {escape(r.profile)} does not serve</h2><ul class='reasons'>{reasons}</ul>")
     if explanation.preemption is not None:
         p = explanation.preemption
         victims = "".join(f"<li>{escape(v)}</li>" for v in p.victims)

@@ -6,6 +6,7 @@ import pytest
 
 from scheduler_core.simulator import InputError, simulate
 from scheduler_core.simulator.explain import explain, render_text
+from scheduler_core.simulator.html import render_explanation
 from tests.builders import node, pod
 from tests.unit.simulator.support import load, most_allocated, profile
 
@@ -136,6 +137,8 @@ def test_a_pod_held_by_a_profile_that_does_not_serve_is_explained_not_refused() 
         "does not exist"
     ]
     assert explanation.to_json()["held"] == explanation.held
+    html = render_explanation(explanation)
+    assert "Why profile team-a/own does not serve</h2>" in html and "NodeResourcesFitt" in html
     text = render_text(explanation)
     assert "Result: ProfileNotServing" in text
     assert "Why profile team-a/own does not serve:\n  in.yaml: SchedulerProfile team-a/own: " in text
