@@ -788,20 +788,49 @@ class Executor:
                 self.scheduler.on_object_add("ResourceSlice", stored)
 
     async def op_allocResourceClaims(self, index: int, op: Mapping[str, Any]) -> None:
+        """dra.go allocResourceClaimsOp: allocate each unallocated claim of the namespace, as
+        upstream does with a fresh ``structured.NewAllocator`` per claim over the devices
+        already allocated, trying the nodes in random order (here DynamicResources' own
+        allocator, the seeded random generator), and write the allocation to its status."""
+        # The plugin's allocator, outside a scheduling cycle: the bench's use, not the plugin's.
+        from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
+        from scheduler_core.plugins.dynamicresources.claim_index import devices_of
+
         namespace = str(op.get("namespace") or "")
+        claims = list(self.cluster.objects("ResourceClaim"))
         pending = [
             claim
-            for claim in self.cluster.objects("ResourceClaim")
+            for claim in claims
             if (claim.get("metadata") or {}).get("namespace") == namespace
             and not (claim.get("status") or {}).get("allocation")
         ]
         if not pending:
-            return  # dra.go allocates nothing either (variants with initClaims 0)
-        raise Unsupported(
-            "allocResourceClaims",
-            "needs a standalone structured allocator over claims that no pod references "
-            "(dra.go runs structured.NewAllocator per claim); ours allocates only inside DynamicResources' cycle",
-        )
+            return
+        classes = {(c.get("metadata") or {}).get("name") or "": c for c in self.cluster.objects("DeviceClass")}
+        slices = list(self.cluster.objects("ResourceSlice"))
+        allocated = {d for c in claims for d in devices_of((c.get("status") or {}).get("allocation") or {})}
+        nodes = list(self.cluster.nodes.values())
+        for i, claim in enumerate(pending):
+            allocator = Allocator(classes, slices, allocated)
+            self.rng.shuffle(nodes)
+            for node in nodes:
+                meta = node["metadata"]
+                try:
+                    result = allocator.allocate(meta.get("labels") or {}, meta["name"], [claim])
+                except AllocationError as error:
+                    raise WorkloadFailed(f"op {index} allocResourceClaims: allocate claim: {error}") from error
+                if result:
+                    status = {**(claim.get("status") or {}), "allocation": result[0]}
+                    stored, problem = self.cluster.claims.update_status({**claim, "status": status})
+                    if problem is not None or stored is None:
+                        raise WorkloadFailed(f"op {index} allocResourceClaims: update claim status: {problem}")
+                    self.scheduler.on_object_update("ResourceClaim", claim, stored)
+                    allocated.update(devices_of(result[0]))
+                    break
+            else:
+                raise WorkloadFailed(
+                    f"op {index} allocResourceClaims: could not allocate claim {i} out of {len(pending)}"
+                )
 
 
 class Counters:
