@@ -185,7 +185,17 @@ def test_every_pinned_file_loads() -> None:
     assert len(cases) >= 40
 
 
-@pytest.mark.parametrize("name", ["SchedulingPodAntiAffinity", "SchedulingWhileGated", "SchedulingWithMixedChurn"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "SchedulingPodAntiAffinity",
+        "SchedulingWhileGated",
+        "SchedulingWithMixedChurn",
+        "Partitionable",  # allocResourceClaims
+        "EventHandlingPodUpdate",  # the unschedulable leftover flush
+        "SchedulingDeletedPodsWithFinalizers",
+    ],
+)
 def test_pinned_smallest_variants_run(name: str) -> None:
     (case,) = [c for c in config.load(upstream_root()) if c.name == name]
     result = asyncio.run(inprocess.run_variant(config.smallest(case)))
