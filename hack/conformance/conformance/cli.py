@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[layout.FEATURE_GATES_ENV] = selection.feature_gates
         os.environ[layout.RUNTIME_CONFIG_ENV] = selection.runtime_config
         for_pid = None if args.keep_cluster else os.getpid()
-        cluster.up(lay, for_pid=for_pid, controllers=tuple(CONTROLLERS.split(",")))
+        cluster.up(lay, for_pid=for_pid, controllers=(*CONTROLLERS.split(","), *selection.controllers))
         walls: dict[str, float] = {}
         try:
             for name in names:

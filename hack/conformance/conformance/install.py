@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -63,12 +64,15 @@ def system_pods(admin: Client, nodes: list[str]) -> None:
     base = "/api/v1/namespaces/kube-system/pods"
     _ok(*admin.request("DELETE", f"{base}?labelSelector={FAKE_LABEL}&gracePeriodSeconds=0"), "deleting old fakes")
     wait_for("old fake system pods to go", lambda: not _fakes(admin))
+    # A name of its own per run: kwok, still deleting the previous run's pod of that name,
+    # deleted a new one that had the same name (seen once: a node short of one system pod).
+    run = uuid.uuid4().hex[:5]
     for node in nodes:
         for name in SYSTEM_PODS:
             pod: dict[str, Any] = {
                 "apiVersion": "v1",
                 "kind": "Pod",
-                "metadata": {"name": f"{name}-{node}", "labels": {FAKE_LABEL: "true", "k8s-app": name}},
+                "metadata": {"name": f"{name}-{node}-{run}", "labels": {FAKE_LABEL: "true", "k8s-app": name}},
                 "spec": {
                     "nodeName": node,
                     "priorityClassName": "system-node-critical",
@@ -76,7 +80,7 @@ def system_pods(admin: Client, nodes: list[str]) -> None:
                     "containers": [{"name": name, "image": "registry.k8s.io/pause:3.10"}],
                 },
             }
-            _ok(*admin.request("POST", base, pod), f"creating pod kube-system/{name}-{node}")
+            _ok(*admin.request("POST", base, pod), f"creating pod kube-system/{name}-{node}-{run}")
 
     def all_running() -> bool:
         fakes = _fakes(admin)

@@ -75,6 +75,7 @@ class Selection:
     about: str
     feature_gates: str = ""
     runtime_config: str = ""
+    controllers: tuple[str, ...] = ()  # besides CONTROLLERS
     unserved: dict[str, str] = field(default_factory=dict)
 
     def skip_regex(self) -> str:
@@ -112,6 +113,7 @@ SELECTIONS = {
             "the GangScheduling / GenericWorkload and SchedulerAsyncPreemption specs, on a cluster with those gates",
             feature_gates="GenericWorkload=true,GangScheduling=true,SchedulerAsyncPreemption=true",
             runtime_config="scheduling.k8s.io/v1alpha2=true",
+            controllers=("podgroup-protection-controller",),
         ),
     )
 }

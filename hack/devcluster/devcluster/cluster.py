@@ -55,6 +55,7 @@ SELECTABLE_CONTROLLERS = (
     "job",
     "statefulset",
     "daemonset",
+    "podgroup-protection-controller",  # with GenericWorkload: lifts the finalizer on deleted PodGroups
 )
 _TOKEN_SECONDS = 30 * 24 * 3600
 _START_TIMEOUT = 180.0
