@@ -29,6 +29,7 @@ import numpy as np
 
 from scheduler_core.framework import IntArray, NodeInfo, PodInfo
 from scheduler_core.framework.affinity import AffinityTerm, WeightedAffinityTerm, matches_all, pod_terms
+from scheduler_core.framework.types import next_generation
 from scheduler_core.plugins.interpodaffinity.scoring import ScoreSink
 
 TopologyPair = tuple[str, str]
@@ -86,6 +87,7 @@ class PodIndex:
     def __init__(self) -> None:
         self._infos: Sequence[NodeInfo] | None = None
         self._generations: IntArray = np.zeros(0, dtype=np.int64)
+        self._mark = -1  # the generation counter's value at the last refresh
         self._entries: dict[NodeInfo, _NodeEntry] = {}
         self._groups: dict[GroupKey, _Group] = {}
         # Existing pods' terms -> {pair: pods}; soft terms keyed with their signed weight.
@@ -96,6 +98,13 @@ class PodIndex:
     # -- upkeep --------------------------------------------------------------------------
 
     def refresh(self, infos: Sequence[NodeInfo]) -> None:
+        # Every change of a NodeInfo takes a new number from the one generation counter:
+        # when the counter moved by just our own probe since the last refresh, nothing
+        # changed (PreScore's refresh right after PreFilter's).
+        probe = next_generation()
+        mark, self._mark = self._mark, probe
+        if infos is self._infos and probe == mark + 1:
+            return
         # The generations are compared as arrays: a cycle changes a node or two of
         # thousands, and a loop in Python over every node, twice a cycle, cost more than
         # the rest of the plugin.
