@@ -87,11 +87,8 @@ def computed(kstatus: Path, obj: dict[str, Any]) -> tuple[str, str]:
 
 
 def argocd(obj: dict[str, Any]) -> str | None:
-    """The Argo CD health check's verdict, when a Lua interpreter (lupa) is installed."""
-    try:
-        lua51: Any = importlib.import_module("lupa.lua51")
-    except ImportError:
-        return None
+    """The Argo CD health check's verdict (Lua 5.1 by lupa, from the dev lock)."""
+    lua51: Any = importlib.import_module("lupa.lua51")
     script = yaml.safe_load(ARGOCD_SNIPPET.read_text())["data"][
         f"resource.customizations.health.scheduling.crd-scheduler.io_{obj['kind']}"
     ]

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
+from lupa import lua51  # Lua 5.1, as Argo CD runs health checks; in the dev lock
 
 from scheduler_operator.status import plugin_config_status, profile_status
-
-lua51 = pytest.importorskip("lupa.lua51", reason="lupa (a Lua interpreter from PyPI) is not installed")
 
 ROOT = Path(__file__).resolve().parents[3]
 SNIPPET = ROOT / "examples" / "gitops" / "argocd-cm-health.yaml"
