@@ -1,5 +1,5 @@
 # crd-scheduler's image, for users with a registry and a daemon:
-#   docker build -t crd-scheduler:0.1.0 --build-arg VERSION=0.1.0 \
+#   docker build -t crd-scheduler:0.2.0 --build-arg VERSION=0.2.0 \
 #     --build-arg REVISION=$(git rev-parse HEAD) --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 # The same runtime as `make image` (hack/image/build.py: debootstrap and umoci, no registry or
 # daemon): Debian bookworm's Python 3.11, the venv /opt/crd-scheduler from the lock
@@ -25,7 +25,7 @@ RUN python3 -m venv /wheel-build \
     && python3 hack/image/rootfs.py --lock requirements/runtime.txt --wheel /dist/crd_scheduler-*.whl --out /image
 
 FROM scratch
-ARG VERSION=0.1.0
+ARG VERSION=0.2.0
 ARG REVISION=unknown
 ARG CREATED=unknown
 ARG SOURCE=

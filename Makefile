@@ -12,6 +12,7 @@ install: $(STAMP)
 # crd_scheduler.plugins entry-point group) with no dependency resolution of their own.
 $(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
+	@rm -rf crd_scheduler.egg-info  # a build's metadata in the tree would shadow the installed version
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . -e tests/sample_plugin
 	@touch $@
 
