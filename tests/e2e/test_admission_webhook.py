@@ -109,7 +109,7 @@ def webhook(env: Env, api: client.ApiClient) -> Iterator[tuple[str, int, bytes]]
         admission.delete_validating_webhook_configuration(name)
 
 
-def wait_in_effect(env: Env) -> None:
+def wait_in_effect(env: Env, namespace: str | None = None) -> None:
     """Until the API server sends both kinds to the operator's webhook and the webhook answers.
 
     Probed with server-side dry-run creates the webhook must deny, so no probe is ever stored,
@@ -126,7 +126,7 @@ def wait_in_effect(env: Env) -> None:
     def denied(body: dict[str, Any]) -> None:
         plural = PROFILE_PLURAL if body["kind"] == "SchedulerProfile" else PLUGIN_CONFIG_PLURAL
         try:
-            custom.create_namespaced_custom_object(GROUP, VERSION, env.home, plural, body, dry_run="All")
+            custom.create_namespaced_custom_object(GROUP, VERSION, namespace or env.home, plural, body, dry_run="All")
         except client.ApiException as error:
             assert "denied the request" in str(error.body), error.body  # else: not serving yet
             return
@@ -195,3 +195,60 @@ def test_with_the_webhook_down_and_failure_policy_ignore_status_conditions_catch
         PLUGIN_CONFIG_PLURAL, env.home, "fit", lambda s: condition_of(s, "Valid").get("status") == "False"
     )
     assert 'scoringStrategy.type: Unsupported value: "Nope"' in condition_of(status, "Valid")["message"]
+
+
+TAKEOVER = (
+    "tenant policy rule 'scheduler-names': a profile in namespace '{tenant}' may not serve schedulerName "
+    "'default-scheduler': the policy's allowedSchedulerNames does not list it (allowed: ['{allowed}'])"
+)
+
+
+def test_a_tenant_profile_for_default_scheduler_is_refused_and_an_allowed_name_admitted(
+    env: Env, api: client.ApiClient
+) -> None:
+    """The webhook reviews a tenant profile with the home profiles the operator knows (issue 26):
+    default-scheduler is refused naming the rule, as the operator and ``validate`` refuse it; a
+    name the home profile's policy allows is admitted."""
+    allowed = f"{env.scheduler}-team"
+    home = profile("default", env.scheduler, tenantPolicy={"allowedSchedulerNames": [allowed]})
+    env.custom.create(env.home, home)
+    tenant = env.namespace()
+    cert, key, ca = self_signed(env.tmp)
+    port = free_port()
+    env.start_operator(
+        "--webhook-port", str(port), "--webhook-addr", "127.0.0.1", "--webhook-cert", str(cert), "--webhook-key",
+        str(key),
+    )  # fmt: skip
+    name = unique("crd-scheduler-e2e-tenant")
+    admission: Any = client.AdmissionregistrationV1Api(api)
+    admission.create_validating_webhook_configuration(webhook_configuration(name, tenant, port, ca, "Fail"))
+    try:
+        wait_in_effect(env, tenant)
+        custom: Any = client.CustomObjectsApi(api)
+        takeover = profile("takeover", "default-scheduler")
+        with pytest.raises(client.ApiException) as refused:
+            custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, takeover)
+        message = yaml.safe_load(refused.value.body or "")["message"]
+        rule = TAKEOVER.format(tenant=tenant, allowed=allowed)
+        assert refused.value.status == 422
+        assert message == (
+            f'admission webhook "{PROFILE_HANDLER}.{GROUP}" denied the request: '
+            f"SchedulerProfile {tenant}/takeover: spec.schedulerName: {rule}"
+        )
+        # validate, given the same home profile, says the same.
+        (env.tmp / "home.yaml").write_text(
+            yaml.safe_dump({**home, "metadata": {**home["metadata"], "namespace": env.home}})
+        )
+        (env.tmp / "tenant.yaml").write_text(
+            yaml.safe_dump({**takeover, "metadata": {"name": "takeover", "namespace": tenant}})
+        )
+        out = subprocess.run(
+            [sys.executable, "-m", "scheduler_operator", "validate", "-f", str(env.tmp / "home.yaml"),
+             "-f", str(env.tmp / "tenant.yaml"), "--home-namespace", env.home],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert out.returncode == 2 and rule in out.stdout, out.stdout + out.stderr
+        # The name the policy allows is admitted.
+        custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, profile("own", allowed))
+    finally:
+        admission.delete_validating_webhook_configuration(name)
