@@ -253,10 +253,21 @@ class SchedulingQueue:
         self.nominator.update_nominated_pod(old, new)
 
     def delete(self, pod: PodInfo) -> None:
+        """Drop ``pod`` from whichever sub-queue holds it; an entry of the same name with another
+        UID (a pod re-created under that name) stays.
+
+        Upstream's ``Delete`` looks the pod up by ``namespace/name`` alone: its informer is keyed
+        by that name too, so a re-created pod reaches it as an update of the old one, never as
+        an add followed by the old one's delete. Ours is keyed by UID (``scheduler_operator.
+        informer``): after a re-list the new pod is added first and the old one's delete follows,
+        which would otherwise remove the new pod from the queue for good."""
         self.nominator.delete_nominated_pod_if_exists(pod)
         key = pod_key(pod)
-        if self._active.delete(key) is None and self._backoff.delete(key) is None:
-            self._unschedulable.delete(key)
+        for queue in (self._active, self._backoff, self._unschedulable):
+            found = queue.get(key)
+            if found is not None and found.pod_info.uid == pod.uid:
+                queue.delete(key)
+                return
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
         """Move pods from the unschedulable pool or backoffQ to activeQ; for a pod in flight,
@@ -516,10 +527,10 @@ class SchedulingQueue:
         return self._active.in_flight_pods()
 
     def get(self, pod: PodInfo) -> QueuedPodInfo | None:
-        """The queue's record of ``pod`` (by namespace/name), wherever it waits."""
+        """The queue's record of ``pod`` (by namespace/name, of the same UID), wherever it waits."""
         key = pod_key(pod)
         for found in (self._active.get(key), self._backoff.get(key), self._unschedulable.get(key)):
-            if found is not None:
+            if found is not None and found.pod_info.uid == pod.uid:
                 return found
         return None
 

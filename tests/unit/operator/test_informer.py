@@ -88,6 +88,18 @@ def test_a_node_re_created_under_its_name_stays_known_in_either_order(order: lis
     assert calls.seen[-1][0] in ("add", "update")
 
 
+def test_a_relist_announces_a_pod_re_created_under_its_name_before_the_old_ones_delete() -> None:
+    """Keyed by UID, a re-list adds the new pod first and deletes the old one after, the order
+    the scheduler's queue (keyed by namespace/name) must survive
+    (tests/unit/scheduling/test_recreated_pod.py)."""
+    pods, calls = store()
+    pods.handle("ADDED", obj("without-label", "old", "1"))
+
+    pods.replace([obj("without-label", "new", "5")])
+
+    assert calls.seen[1:] == [("add", "new"), ("delete", "old")]
+
+
 def test_resync_deletes_what_a_later_list_lacks_but_keeps_what_came_after_it() -> None:
     clock = Clock()
     pods, calls = store(clock=clock)

@@ -45,6 +45,21 @@ def test_delete_removes_the_pod_from_any_sub_queue(place: Callable[[SchedulingQu
     assert q.get(pod("a")) is None
 
 
+@pytest.mark.parametrize(("place", "queue"), PLACES)
+def test_delete_of_an_old_uid_keeps_the_pod_re_created_under_its_name(
+    place: Callable[[SchedulingQueue], None], queue: str
+) -> None:
+    """A pod deleted and re-created under the same name, whose new pod the informer (keyed by
+    UID) announces before the old one's delete (a re-list): the delete keeps the new pod."""
+    q, _ = make_queue()
+    place(q)  # the new pod "a" (uid-a) waits in ``queue``
+    q.delete(pod("a", uid="old-a"))
+    assert names(q.pending()[queue]) == ["a"]
+    found = q.get(pod("a"))
+    assert found is not None and found.pod_info.uid == "uid-a"
+    assert q.get(pod("a", uid="old-a")) is None
+
+
 @pytest.mark.parametrize(("place", "queue"), PLACES[:2])
 def test_update_in_active_or_backoff_replaces_the_pod_in_place(
     place: Callable[[SchedulingQueue], None], queue: str
