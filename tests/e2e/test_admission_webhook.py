@@ -19,6 +19,7 @@ webhook, and a refusal is then asserted from one create, never retried.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import subprocess
 import sys
@@ -93,6 +94,14 @@ def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path,
 
 @pytest.fixture
 def webhook(env: Env, api: client.ApiClient) -> Iterator[tuple[str, int, bytes]]:
+    with serving_webhook(env, api, env.home) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving_webhook(env: Env, api: client.ApiClient, namespace: str) -> Iterator[tuple[str, int, bytes]]:
+    """An operator serving the webhook on loopback, and a configuration that sends it the
+    objects of ``namespace``, in effect."""
     cert, key, ca = self_signed(env.tmp)
     port = free_port()
     env.start_operator(
@@ -101,9 +110,9 @@ def webhook(env: Env, api: client.ApiClient) -> Iterator[tuple[str, int, bytes]]
     )  # fmt: skip
     name = unique("crd-scheduler-e2e")
     admission: Any = client.AdmissionregistrationV1Api(api)
-    admission.create_validating_webhook_configuration(webhook_configuration(name, env.home, port, ca, "Fail"))
+    admission.create_validating_webhook_configuration(webhook_configuration(name, namespace, port, ca, "Fail"))
     try:
-        wait_in_effect(env)
+        wait_in_effect(env, namespace)
         yield name, port, ca
     finally:
         admission.delete_validating_webhook_configuration(name)
@@ -213,17 +222,7 @@ def test_a_tenant_profile_for_default_scheduler_is_refused_and_an_allowed_name_a
     home = profile("default", env.scheduler, tenantPolicy={"allowedSchedulerNames": [allowed]})
     env.custom.create(env.home, home)
     tenant = env.namespace()
-    cert, key, ca = self_signed(env.tmp)
-    port = free_port()
-    env.start_operator(
-        "--webhook-port", str(port), "--webhook-addr", "127.0.0.1", "--webhook-cert", str(cert), "--webhook-key",
-        str(key),
-    )  # fmt: skip
-    name = unique("crd-scheduler-e2e-tenant")
-    admission: Any = client.AdmissionregistrationV1Api(api)
-    admission.create_validating_webhook_configuration(webhook_configuration(name, tenant, port, ca, "Fail"))
-    try:
-        wait_in_effect(env, tenant)
+    with serving_webhook(env, api, tenant):
         custom: Any = client.CustomObjectsApi(api)
         takeover = profile("takeover", "default-scheduler")
         with pytest.raises(client.ApiException) as refused:
@@ -250,5 +249,3 @@ def test_a_tenant_profile_for_default_scheduler_is_refused_and_an_allowed_name_a
         assert out.returncode == 2 and rule in out.stdout, out.stdout + out.stderr
         # The name the policy allows is admitted.
         custom.create_namespaced_custom_object(GROUP, VERSION, tenant, PROFILE_PLURAL, profile("own", allowed))
-    finally:
-        admission.delete_validating_webhook_configuration(name)
