@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
+from http import HTTPStatus
 from typing import ParamSpec, TypeVar
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,10 @@ class Lanes:
         try:
             await self.reports.run(fn)
         except Exception as exc:  # a lost report must never take the operator down
-            log.warning("%s failed: %s", what, _short(exc))
+            if _namespace_terminating(exc):  # the object goes with its namespace: nothing to tell
+                log.debug("%s skipped: its namespace is being deleted", what)
+            else:
+                log.warning("%s failed: %s", what, _short(exc))
 
     async def drain(self) -> None:
         """Wait for the background reports started so far (tests, shutdown)."""
@@ -104,6 +109,20 @@ class Lanes:
     def shutdown(self) -> None:
         self.critical.shutdown()
         self.reports.shutdown()
+
+
+def _namespace_terminating(exc: BaseException) -> bool:
+    """The API server's 403 for new content in a namespace being deleted: a Status whose details
+    carry the cause ``NamespaceTerminating`` (k8s.io/api core/v1 ``NamespaceTerminatingCause``,
+    set by the NamespaceLifecycle admission plugin)."""
+    if getattr(exc, "status", None) != HTTPStatus.FORBIDDEN:
+        return False
+    try:
+        status = json.loads(getattr(exc, "body", None) or "{}")
+    except ValueError:
+        return False
+    causes = ((status.get("details") or {}).get("causes") or []) if isinstance(status, dict) else []
+    return any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes)
 
 
 def _short(exc: BaseException) -> str:
