@@ -332,7 +332,11 @@ def test_a_preemptor_whose_node_has_no_victims_left_has_its_nomination_cleared(e
             assert preemptor.status.nominated_node_name is None, preemptor.status
 
         eventually(cleared, timeout=30)
-        assert "No preemption victims found for incoming pod" in _failed_scheduling(env, "preemptor")
+
+        def told() -> None:  # the attempt's event is a report, sent after the status write
+            assert "No preemption victims found for incoming pod" in _failed_scheduling(env, "preemptor")
+
+        eventually(told, timeout=10)
     assert operator.problems() == []
     assert len(re.findall(r"backend: preempted ", operator.log())) == 1
 

@@ -177,7 +177,10 @@ def test_invalid_profile_keeps_the_last_good_framework_serving(env: Env) -> None
 def test_namespaced_profile_overrides_the_cluster_wide_one_for_its_namespace_only(env: Env) -> None:
     env.add_nodes(4, cpu="4", memory="8Gi")
     tenant, other = env.namespace(), env.namespace()
-    env.custom.create(env.home, profile("default", env.scheduler))  # LeastAllocated: spreads
+    # LeastAllocated: spreads; its policy lets tenants override the cluster-wide name (docs/tenancy.md).
+    env.custom.create(
+        env.home, profile("default", env.scheduler, tenantPolicy={"allowedSchedulerNames": [env.scheduler]})
+    )
     env.custom.create(tenant, profile("team", env.scheduler, plugin_config=MOST_ALLOCATED))  # packs
     operator = env.start_operator()
     env.custom.wait_status(PROFILE_PLURAL, tenant, "team", lambda s: condition_of(s, "Ready").get("status") == "True")
