@@ -49,12 +49,26 @@ def level_of(verbosity: int | None, level: str | None) -> str:
     return "INFO"
 
 
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record comes (as ``logging.lastResort``), not
+    to the stream it was made with, which may be closed by then (a test's captured stderr)."""
+
+    @property
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _: Any) -> None:
+        pass
+
+
 def configure(log_format: str, level: str) -> None:
-    """Send every record to stderr in ``log_format`` (``text`` or ``json``)."""
-    handler = logging.StreamHandler(sys.stderr)
+    """Send every record to stderr in ``log_format`` (``text`` or ``json``). A second call
+    replaces the handler of the first; other handlers on the root logger stay."""
+    handler = _Stderr()
     handler.setFormatter(_Json() if log_format == "json" else logging.Formatter(TEXT))
     root = logging.getLogger()
-    for old in list(root.handlers):
+    for old in [h for h in root.handlers if isinstance(h, _Stderr)]:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -66,3 +68,19 @@ def test_text_is_the_default(restore_logging: None, capsys: pytest.CaptureFixtur
 def test_verbosity_maps_to_a_level(argv: list[str], level: str) -> None:
     args = build_parser().parse_args(["run", *argv])
     assert logs.level_of(args.verbosity, args.log_level) == level
+
+
+def test_records_go_to_the_stderr_of_the_moment_and_other_handlers_stay(
+    restore_logging: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A handler bound to the stderr of its configure() call wrote into a closed stream once that
+    stream was gone (a test's captured stderr), and configure() removed every other handler."""
+    other = logging.NullHandler()
+    logging.getLogger().addHandler(other)
+    logs.configure("text", "INFO")
+    logs.configure("json", "INFO")  # replaces its own handler only
+    now = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", now)
+    logging.getLogger("x").info("hello")
+    assert json.loads(now.getvalue())["msg"] == "hello"  # one line, from the second configure
+    assert other in logging.getLogger().handlers
