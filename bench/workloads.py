@@ -140,8 +140,9 @@ def node_with_dra(i: int) -> dict[str, Any]:
     return node
 
 
-def dra_slice(node_name: str, capacity: int = DRA_MAX_CLAIMS_PER_NODE) -> dict[str, Any]:
-    """``dra.go`` ``resourceSlice``: one pool per node, ``capacity`` devices."""
+def dra_slice(node_name: str, capacity: int = DRA_MAX_CLAIMS_PER_NODE, driver: str = DRA_DRIVER) -> dict[str, Any]:
+    """``dra.go`` ``resourceSlice``: one pool per node, ``capacity`` devices (also the
+    scheduler_perf interpreter's, ``bench.scheduler_perf.inprocess``)."""
     devices = [
         {
             "name": f"instance-{i}",
@@ -160,7 +161,7 @@ def dra_slice(node_name: str, capacity: int = DRA_MAX_CLAIMS_PER_NODE) -> dict[s
         "kind": "ResourceSlice",
         "metadata": {"name": node_name},
         "spec": {
-            "driver": DRA_DRIVER,
+            "driver": driver,
             "nodeName": node_name,
             "pool": {"name": node_name, "resourceSliceCount": 1},
             "devices": devices,

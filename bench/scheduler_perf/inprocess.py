@@ -42,6 +42,7 @@ import yaml
 
 from bench.scheduler_perf.config import Variant
 from bench.scheduler_perf.gotemplate import render
+from bench.workloads import dra_slice
 from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
@@ -783,7 +784,7 @@ class Executor:
         for name in sorted(self.cluster.nodes):
             if fnmatch.fnmatchcase(name, str(op["nodes"])):
                 stored = self.cluster.create_object(
-                    "ResourceSlice", resource_slice(str(op["driverName"]), name, int(op.get("maxClaimsPerNode", 0)))
+                    "ResourceSlice", dra_slice(name, int(op.get("maxClaimsPerNode", 0)), driver=str(op["driverName"]))
                 )
                 self.scheduler.on_object_add("ResourceSlice", stored)
 
@@ -914,34 +915,6 @@ def _declared_features(variant: Variant, node: Obj) -> None:
 
 
 NODE_UPDATE_HOOKS: Mapping[str, Callable[[Variant, Obj], None]] = {"nodedeclaredfeatures": _declared_features}
-
-
-def resource_slice(driver: str, node_name: str, capacity: int) -> Obj:
-    """dra.go resourceSlice."""
-    devices = [
-        {
-            "name": f"instance-{i}",
-            "attributes": {
-                "model": {"string": "A100"},
-                "family": {"string": "GPU"},
-                "driverVersion": {"version": "1.2.3"},
-                "dra.example.com/numa": {"int": i},
-            },
-            "capacity": {"memory": {"value": "1Gi"}},
-        }
-        for i in range(capacity)
-    ]
-    return {
-        "apiVersion": "resource.k8s.io/v1",
-        "kind": "ResourceSlice",
-        "metadata": {"name": node_name},
-        "spec": {
-            "driver": driver,
-            "nodeName": node_name,
-            "pool": {"name": node_name, "resourceSliceCount": 1},
-            "devices": devices,
-        },
-    }
 
 
 async def run_variant(variant: Variant, seed: int = 0, counters: Counters | None = None) -> dict[str, Any]:
