@@ -61,7 +61,31 @@ def test_github_annotations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     path = _write(tmp_path / "x.yaml", BAD_CONFIG)
     assert main(["validate", "-f", str(path), "-o", "github"]) == 2
     (line,) = capsys.readouterr().out.splitlines()
-    assert line.startswith(f"::error file={path},title=crd-scheduler validate::PluginConfig team-b/fit: spec.args: ")
+    at = _line_of(path, "args:")
+    assert line.startswith(
+        f"::error file={path},line={at},title=crd-scheduler validate::PluginConfig team-b/fit: spec.args: "
+    )
+
+
+def test_github_annotations_point_at_the_field_of_the_object_in_a_multi_document_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    enabled = [{"name": "NodeResourcesFit"}, {"name": "NoSuchPlugin"}]
+    bad = {
+        **GOOD,
+        "metadata": {"name": "bad", "namespace": "team-a"},
+        "spec": {"schedulerName": "other", "plugins": {"score": {"enabled": enabled}}},
+    }
+    path = _write(tmp_path / "x.yaml", GOOD, bad)
+    assert main(["validate", "-f", str(path), "-o", "github"]) == 2
+    (line,) = capsys.readouterr().out.splitlines()
+    # spec.plugins.score.enabled[1].name: the line of "name: NoSuchPlugin", in the second document.
+    assert f",line={_line_of(path, 'name: NoSuchPlugin')}," in line, line
+    assert "spec.plugins.score.enabled[1].name" in line
+
+
+def _line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
 
 
 def test_unreadable_and_missing_files_are_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
