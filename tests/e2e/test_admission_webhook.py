@@ -33,14 +33,12 @@ from kubernetes import client
 
 from scheduler_operator.admission import PLUGIN_CONFIG_HANDLER, PROFILE_HANDLER
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
-from tests.e2e import Cluster, eventually
+from tests.e2e import eventually
 from tests.e2e.operator_support import (
     ROOT,
     Env,
     condition_of,
-    environment,
     free_port,
-    install_crds,
     plugin_config,
     profile,
     unique,
@@ -79,17 +77,6 @@ def validate_cli(tmp: Path, obj: dict[str, Any], namespace: str) -> list[str]:
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
     return [line.removeprefix(f"{path}: ") for line in result.stdout.splitlines()]
-
-
-@pytest.fixture(scope="module")
-def crds(api: client.ApiClient) -> None:
-    install_crds(api)
-
-
-@pytest.fixture
-def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path, crds: None) -> Iterator[Env]:
-    with environment(cluster, api, namespace, tmp_path) as created:
-        yield created
 
 
 @pytest.fixture

@@ -16,7 +16,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +29,6 @@ from tests.e2e.conftest import EXIT_TOOLCHAIN_MISSING
 from tests.e2e.operator_support import (
     Env,
     condition_of,
-    environment,
-    install_crds,
     plugin_config,
     profile,
     wait_all_bound,
@@ -65,17 +62,6 @@ def kstatus() -> Path:
 @pytest.fixture(scope="module")
 def kubectl() -> Path:
     return _tool("kubectl")
-
-
-@pytest.fixture(scope="module")
-def crds(api: client.ApiClient) -> None:
-    install_crds(api)
-
-
-@pytest.fixture
-def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path, crds: None) -> Iterator[Env]:
-    with environment(cluster, api, namespace, tmp_path) as created:
-        yield created
 
 
 def computed(kstatus: Path, obj: dict[str, Any]) -> tuple[str, str]:

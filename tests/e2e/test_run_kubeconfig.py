@@ -4,24 +4,14 @@ kubectl's flags do, whatever ``KUBECONFIG`` says."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
-from kubernetes import client
 
-from tests.e2e import Cluster
-from tests.e2e.operator_support import Env, environment, install_crds, profile, wait_all_bound
+from tests.e2e.operator_support import Env, profile, wait_all_bound
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture
-def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path) -> Iterator[Env]:
-    install_crds(api)
-    with environment(cluster, api, namespace, tmp_path) as created:
-        yield created
 
 
 def _two_contexts(operator: Path, where: Path) -> Path:
