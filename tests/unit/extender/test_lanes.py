@@ -37,7 +37,11 @@ async def _until(predicate: Any, turns: int = 2000) -> None:
     raise AssertionError("condition not reached")
 
 
-async def test_another_profiles_pod_binds_while_an_extender_call_is_in_flight(peer: Peer) -> None:
+async def _fast_bound_while_slow_waits(
+    peer: Peer, node_cpu: str
+) -> tuple[Any, Any, asyncio.Event, asyncio.Event, asyncio.Task[None]]:
+    """Pod "slow" of a profile whose extender holds its answer until ``answered`` is set, and
+    pod "fast" of another profile bound meanwhile, on one node of ``node_cpu``."""
     answered = asyncio.Event()
 
     async def slow(body: dict[str, Any]) -> dict[str, Any]:
@@ -48,13 +52,18 @@ async def test_another_profiles_pod_binds_while_an_extender_call_is_in_flight(pe
     spec = {"extenders": [{"urlPrefix": peer.url, "filterVerb": "filter", "nodeCacheCapable": True}]}
     scheduler, cluster, _ = make_scheduler(spec)
     scheduler.apply_profile(ProfileKey(HOME, "other"), SchedulerProfileSpec.model_validate({"schedulerName": OTHER}))
-    add_nodes(scheduler, cluster, [node("n1", cpu="4")])
+    add_nodes(scheduler, cluster, [node("n1", cpu=node_cpu)])
     add_pods(scheduler, cluster, [pod("slow", uid="slow", cpu="1")])
     stop = asyncio.Event()
     loop = asyncio.create_task(scheduler.run(stop))
     await _until(lambda: peer.calls)
     add_pods(scheduler, cluster, [pod("fast", uid="fast", cpu="1", scheduler_name=OTHER)])
     await _until(lambda: node_of(cluster, "fast") is not None)
+    return scheduler, cluster, answered, stop, loop
+
+
+async def test_another_profiles_pod_binds_while_an_extender_call_is_in_flight(peer: Peer) -> None:
+    _, cluster, answered, stop, loop = await _fast_bound_while_slow_waits(peer, node_cpu="4")
     assert node_of(cluster, "slow") is None  # still waiting for its extender
     answered.set()
     await _until(lambda: node_of(cluster, "slow") is not None)
@@ -64,23 +73,7 @@ async def test_another_profiles_pod_binds_while_an_extender_call_is_in_flight(pe
 
 
 async def test_a_host_filled_while_the_extender_answered_is_checked_again_and_not_overcommitted(peer: Peer) -> None:
-    answered = asyncio.Event()
-
-    async def slow(body: dict[str, Any]) -> dict[str, Any]:
-        await answered.wait()
-        return {"NodeNames": names(body)}
-
-    peer.answers["filter"] = slow
-    spec = {"extenders": [{"urlPrefix": peer.url, "filterVerb": "filter", "nodeCacheCapable": True}]}
-    scheduler, cluster, _ = make_scheduler(spec)
-    scheduler.apply_profile(ProfileKey(HOME, "other"), SchedulerProfileSpec.model_validate({"schedulerName": OTHER}))
-    add_nodes(scheduler, cluster, [node("n1", cpu="1")])
-    add_pods(scheduler, cluster, [pod("slow", uid="slow", cpu="1")])
-    stop = asyncio.Event()
-    loop = asyncio.create_task(scheduler.run(stop))
-    await _until(lambda: peer.calls)
-    add_pods(scheduler, cluster, [pod("fast", uid="fast", cpu="1", scheduler_name=OTHER)])
-    await _until(lambda: node_of(cluster, "fast") is not None)
+    scheduler, cluster, answered, stop, loop = await _fast_bound_while_slow_waits(peer, node_cpu="1")
     answered.set()  # the extender passes n1, which "fast" has filled meanwhile
     await _until(lambda: any(e.reason == "FailedScheduling" for e in cluster.events_for("default", "slow")))
     stop.set()
