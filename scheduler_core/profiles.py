@@ -338,9 +338,13 @@ class ProfileSet:
 
     def key_for_pod(self, pod: PodInfo) -> ProfileKey | None:
         """The profile ``pod`` resolves to, serving or not (None: not ours)."""
-        key = self._winners.get((pod.namespace, pod.scheduler_name))
+        return self.key_for(pod.namespace, pod.scheduler_name)
+
+    def key_for(self, namespace: str, scheduler_name: str) -> ProfileKey | None:
+        """The profile a pod of ``namespace`` naming ``scheduler_name`` resolves to, serving or not."""
+        key = self._winners.get((namespace, scheduler_name))
         if key is None:
-            key = self._winners.get((self.home_namespace, pod.scheduler_name))
+            key = self._winners.get((self.home_namespace, scheduler_name))
         return key
 
     def profile_of(self, pod: PodInfo) -> str | None:

@@ -51,6 +51,8 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, collector, decoding, kube, serving
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
+from scheduler_operator.double_serving import DoubleServing
+from scheduler_operator.double_serving import Watch as DoubleServingWatch
 from scheduler_operator.fence import Fence
 from scheduler_operator.handlers import build_registry
 from scheduler_operator.health import HealthState
@@ -130,7 +132,13 @@ class Operator:
             home_namespace=options.home_namespace,
         )
         self.writer = StatusWriter(self.transport, self.recorder)
-        self.reconciler = Reconciler(self.scheduler, registry, self.writer, home_namespace=options.home_namespace)
+        # Other schedulers binding pods of our names (their Scheduled events), watched by the leader.
+        double_serving = DoubleServing(self.scheduler.profiles.key_for, self.pods.get)
+        double_serving.count_in(self.scheduler.metrics.registry)
+        self.double_serving = DoubleServingWatch(self.transport, double_serving)
+        self.reconciler = Reconciler(
+            self.scheduler, registry, self.writer, home_namespace=options.home_namespace, double_serving=double_serving
+        )
         reconciler = self.reconciler
         self.profiles = Store(
             PROFILE_KIND, key=namespaced_name_of,
@@ -323,6 +331,8 @@ class Operator:
         self.writer.lead(True)
         self.leading_since = time.monotonic()
         log.info("leading: scheduling as %r", self.options.identity)
+        # After the sync: the events' pods and profiles resolve; its list re-derives the episodes.
+        double_serving = asyncio.ensure_future(self.double_serving.run())
         stop = asyncio.Event()
         ended = "it returned"  # ``run`` returns only once ``stop`` is set, which only this method does
         try:
@@ -331,6 +341,7 @@ class Operator:
             ended = f"{type(error).__name__}: {error}"
             log.error("the scheduling loop ended while leading", exc_info=error)
         finally:
+            double_serving.cancel()
             stop.set()
             self.writer.lead(False)
             self.leading_since = None

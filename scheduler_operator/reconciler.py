@@ -35,6 +35,10 @@ policy like any spec), so a restart or failover never silently changes policy.
 
 A profile is rebuilt only when its inputs change (spec, labels, generation, the namespace's
 PluginConfigs): the status the operator writes comes back as a watch event that changes none.
+
+Another scheduler binding a profile's pods (``scheduler_operator.double_serving``) is the
+profile's ``DoubleServing`` condition, and a Warning event when an episode starts; a new
+generation of the profile ends the episode.
 """
 
 from __future__ import annotations
@@ -53,9 +57,10 @@ from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import collector
+from scheduler_operator.double_serving import ACTION, DOUBLE_SERVING, DoubleServing, Episode
 from scheduler_operator.recorder import NORMAL, WARNING
 from scheduler_operator.resources import PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
-from scheduler_operator.status import READY, plugin_config_status, profile_status
+from scheduler_operator.status import READY, condition, plugin_config_status, profile_status
 from scheduler_operator.writer import StatusWriter
 
 log = logging.getLogger(__name__)
@@ -97,8 +102,12 @@ class Reconciler:
         clock: Callable[[], float] = time.perf_counter,
         quiet: float = REBUILD_QUIET,
         max_delay: float = REBUILD_MAX_DELAY,
+        double_serving: DoubleServing | None = None,
     ) -> None:
         self.scheduler = scheduler
+        # Another scheduler binding pods of a profile's name: a condition, and an event per episode.
+        self.double_serving = double_serving or DoubleServing(scheduler.profiles.key_for)
+        self.double_serving.on_change = self.double_serving_changed
         self.registry = registry
         self.writer = writer
         self.home_namespace = home_namespace
@@ -129,6 +138,9 @@ class Reconciler:
     def profile_changed(self, body: Body) -> None:
         key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
         self.writer.observe(PROFILE_PLURAL, body)
+        old = self.profiles.get(key)
+        if old is not None and _generation(old) != _generation(body):
+            self.double_serving.reset(key)  # a spec edit: bindings seen before it no longer count
         self.profiles[key] = body
         self._pending.pop(key, None)
         if self._reconcile_profile(key):
@@ -145,6 +157,7 @@ class Reconciler:
         self._config_blames.pop(key, None)
         self._pending.pop(key, None)
         self._due.pop(key, None)
+        self.double_serving.forget(key)
         self.writer.drop(PROFILE_PLURAL, body)
         self.scheduler.delete_profile(key)
         log.info("profile %s deleted", key)
@@ -263,7 +276,31 @@ class Reconciler:
         )
         if fwk is not None and key in self._last_good:
             status["lastGood"] = self._last_good[key]
+        status["conditions"].append(self._double_serving_condition(key, body, status))
         self.writer.set(PROFILE_PLURAL, body, status)
+
+    def _double_serving_condition(self, key: ProfileKey, body: Body, status: Mapping[str, Any]) -> dict[str, Any]:
+        active, reason, message = self.double_serving.condition_fields(key, _scheduler_name(body))
+        before = (self.writer.current(PROFILE_PLURAL, body) or {}).get("conditions") or []
+        return condition(
+            DOUBLE_SERVING, active, reason, message,
+            generation=status.get("observedGeneration"), previous=before, now=self.writer.now(),
+        )  # fmt: skip
+
+    def double_serving_changed(self, key: ProfileKey, started: Episode | None) -> None:
+        """An episode of another scheduler binding the profile's pods started (one Warning event)
+        or ended: the ``DoubleServing`` condition of the status wanted says so."""
+        body = self.profiles.get(key)
+        if body is None:
+            return
+        if started is not None:
+            self.writer.event(body, WARNING, DOUBLE_SERVING, started.message(self.double_serving.quiet), action=ACTION)
+        status = self.writer.desired(PROFILE_PLURAL, key.namespace, key.name)
+        if status is None:
+            return  # its first status, when built, has the condition
+        conditions = [c for c in status["conditions"] if c["type"] != DOUBLE_SERVING]
+        conditions.append(self._double_serving_condition(key, body, status))
+        self.writer.set(PROFILE_PLURAL, body, {**status, "conditions": conditions})
 
     def _build(
         self,

@@ -73,6 +73,7 @@ class Resource:
     version: str
     plural: str
     optional: bool = False
+    field_selector: str = ""  # listed and watched with ``fieldSelector`` (filtered by the server)
 
     @property
     def path(self) -> str:
@@ -181,7 +182,7 @@ class Reflector:
         self.synced = True
 
     async def _page(self, token: str | None) -> dict[str, Any]:
-        params = {"limit": str(self.page_size)}
+        params = {"limit": str(self.page_size), **self._selector()}
         if token:
             params["continue"] = token
         try:
@@ -193,6 +194,9 @@ class Reflector:
                 return {"items": [], "metadata": {}}  # not served: empty, listed again later
             raise
         return page
+
+    def _selector(self) -> dict[str, str]:
+        return {"fieldSelector": self.resource.field_selector} if self.resource.field_selector else {}
 
     def _failed(self, event_type: str | None, body: Mapping[str, Any]) -> None:
         meta = body.get("metadata") or {}
@@ -206,6 +210,7 @@ class Reflector:
             "watch": "1",
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(self.watch_timeout),
+            **self._selector(),
         }
         if self.resource_version:
             params["resourceVersion"] = self.resource_version

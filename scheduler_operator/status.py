@@ -5,7 +5,7 @@ Pure functions, so the shape is tested without a cluster. Conditions follow ``me
 which changes only when ``status`` does) and the kstatus conventions
 (``sigs.k8s.io/cli-utils/pkg/kstatus/status``: ``Compute`` reads ``observedGeneration``, then
 ``Reconciling`` and ``Stalled``; Flux, Argo CD and ``kubectl wait --for=condition=Ready`` read
-``Ready``). A SchedulerProfile has three:
+``Ready``). A SchedulerProfile has three of them:
 
 * ``Ready``: the newest generation serves (reason ``Serving``). False when the newest generation
   was refused (reason ``SpecRejected``; the message says which generation still serves, if any)
@@ -18,6 +18,10 @@ which changes only when ``status`` does) and the kstatus conventions
 * ``Valid``: the spec, merged with its namespace's PluginConfigs, builds a framework
   (reason ``Valid``, or ``InvalidProfile`` with every problem as ``field: reason``); kept for
   ``kubectl get`` and for tools that read it since v0.1.
+
+and a warning the reconciler adds: ``DoubleServing``, True while another scheduler binds pods of
+its schedulerName (``scheduler_operator.double_serving``); neither ``Ready`` nor ``Stalled``
+heeds it, so kstatus still computes ``Current``.
 
 ``plugins`` lists the serving framework's plugins per extension point with score weights.
 A PluginConfig has ``Valid`` (its own spec: ``Valid``, ``InvalidArgs`` or ``UnknownPlugin``),

@@ -127,9 +127,11 @@ class StatusWriter:
         if not any(k[1] == key[1] for k in self._desired):
             self._buckets.pop(key[1], None)  # the namespace has nothing left to write
 
-    def event(self, body: Mapping[str, Any], event_type: str, reason: str, note: str) -> None:
+    def event(
+        self, body: Mapping[str, Any], event_type: str, reason: str, note: str, *, action: str = ACTION_RELOAD
+    ) -> None:
         if self.leading:
-            self._recorder.record(body, event_type, reason, ACTION_RELOAD, note)
+            self._recorder.record(body, event_type, reason, action, note)
 
     def lead(self, leading: bool) -> None:
         """Start (write every status that differs) or stop writing."""

@@ -125,3 +125,27 @@ def env(cluster: Cluster, api: client.ApiClient, namespace: str, tmp_path: Path,
 
     with environment(cluster, api, namespace, tmp_path) as created:
         yield created
+
+
+def _tool(name: str) -> Path:
+    """A tool ``scripts/dev-cluster build`` makes from the Go module proxy (hack/kstatus/go.mod)."""
+    built = _dev_cluster("build", name)
+    if built.returncode == EXIT_TOOLCHAIN_MISSING:
+        reason = built.stderr.strip().splitlines()[-1]
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{name}: {reason}", pytrace=False)
+        pytest.skip(f"{name}: {reason}")
+    assert built.returncode == 0, built.stderr
+    return Path(built.stdout.strip().splitlines()[-1]) / name
+
+
+@pytest.fixture(scope="session")
+def kstatus() -> Path:
+    """kstatus's own ``Compute`` (sigs.k8s.io/cli-utils, what Flux uses) as a binary: JSON in, status out."""
+    return _tool("kstatus")
+
+
+@pytest.fixture(scope="session")
+def kubectl() -> Path:
+    """Upstream's kubectl v1.36.3."""
+    return _tool("kubectl")

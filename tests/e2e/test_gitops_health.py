@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,8 +23,7 @@ import yaml
 from kubernetes import client
 
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
-from tests.e2e import DEV_CLUSTER, Cluster, eventually
-from tests.e2e.conftest import EXIT_TOOLCHAIN_MISSING
+from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import (
     Env,
     condition_of,
@@ -39,29 +37,6 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 ARGOCD_SNIPPET = ROOT / "examples" / "gitops" / "argocd-cm-health.yaml"
 MISSPELT = {"score": {"enabled": [{"name": "NodeResourcesFitt"}]}}
-
-
-def _tool(name: str) -> Path:
-    built = subprocess.run(
-        [sys.executable, str(DEV_CLUSTER), "build", name], capture_output=True, text=True, check=False
-    )
-    if built.returncode == EXIT_TOOLCHAIN_MISSING:
-        reason = built.stderr.strip().splitlines()[-1]
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{name}: {reason}", pytrace=False)
-        pytest.skip(f"{name}: {reason}")
-    assert built.returncode == 0, built.stderr
-    return Path(built.stdout.strip().splitlines()[-1]) / name
-
-
-@pytest.fixture(scope="module")
-def kstatus() -> Path:
-    return _tool("kstatus")
-
-
-@pytest.fixture(scope="module")
-def kubectl() -> Path:
-    return _tool("kubectl")
 
 
 def computed(kstatus: Path, obj: dict[str, Any]) -> tuple[str, str]:

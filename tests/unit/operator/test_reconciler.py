@@ -16,12 +16,14 @@ from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
 from scheduler_operator.calls import Lanes
+from scheduler_operator.double_serving import DoubleServing
 from scheduler_operator.reconciler import Reconciler
 from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.writer import StatusWriter
 from tests import builders
+from tests.unit.operator.test_double_serving import T0, Clock, pod, scheduled
 
 HOME = "crd-scheduler"
 # The cluster-wide profile's policy letting tenants override its schedulerName.
@@ -326,7 +328,7 @@ def _events(reconciler: Reconciler) -> list[Event]:
     """Record the events the reconciler asks for (the writer posts them on the leader only)."""
     events: list[Event] = []
 
-    def record(body: Any, event_type: str, reason: str, note: str) -> None:
+    def record(body: Any, event_type: str, reason: str, note: str, **_: Any) -> None:
         events.append((body["metadata"]["name"], event_type, reason, note))
 
     reconciler.writer.event = record  # type: ignore[method-assign]
@@ -386,3 +388,62 @@ def test_a_home_profile_change_announces_nothing_on_tenant_profiles_that_did_not
 
     reconciler.profile_changed(profile("team", "own", {"percentageOfNodesToScore": 7}, generation=2))
     assert events[-1][:3] == ("own", "Normal", "Reloaded")
+
+
+# -- another scheduler serving a profile's name (scheduler_operator.double_serving) --------------
+TAKEOVER = {"schedulerName": "default-scheduler"}
+
+
+def _watching(reconciler: Reconciler, clock: Clock) -> Reconciler:
+    """The fixture's scheduler and writer, with a detector on ``clock``."""
+    detector = DoubleServing(reconciler.scheduler.profiles.key_for, clock=clock)
+    return Reconciler(
+        reconciler.scheduler, reconciler.registry, reconciler.writer, home_namespace=HOME, double_serving=detector
+    )
+
+
+def test_another_scheduler_binding_its_pods_is_a_warning_condition_and_one_event(reconciler: Reconciler) -> None:
+    clock = Clock()
+    watching = _watching(reconciler, clock)
+    events = _events(watching)
+    watching.profile_changed(profile(HOME, "default", TAKEOVER))
+    assert condition(status(watching, HOME, "default"), "DoubleServing") == (
+        "False", "NoOtherScheduler",
+        "no other scheduler was seen binding pods of schedulerName 'default-scheduler' in the last 10 minutes",
+    )  # fmt: skip
+
+    for name in ("web-1", "web-2", "web-3"):
+        watching.double_serving.observe(scheduled(pod(name)))
+
+    found = status(watching, HOME, "default")
+    double = condition(found, "DoubleServing")
+    assert double[:2] == ("True", "OtherSchedulerBinds")
+    assert double[2].startswith(
+        "another scheduler also serves schedulerName 'default-scheduler': 'default-scheduler' (reportingInstance "
+        "'default-scheduler-cp-1') bound pod web/web-1 at "
+    )
+    # A warning: the profile serves, and kstatus still computes Current (no Stalled, no Reconciling).
+    assert condition(found, "Ready")[:2] == ("True", "Serving")
+    assert condition(found, "Stalled")[0] == "False"
+    assert [e for e in events if e[2] == "DoubleServing"] == [("default", "Warning", "DoubleServing", double[2])]
+
+    clock.now = T0 + 600
+    watching.double_serving.expire()
+
+    assert condition(status(watching, HOME, "default"), "DoubleServing")[:2] == ("False", "NoOtherScheduler")
+    assert len([e for e in events if e[2] == "DoubleServing"]) == 1  # the end is the condition's
+
+
+def test_a_new_generation_of_the_profile_clears_double_serving(reconciler: Reconciler) -> None:
+    clock = Clock()
+    watching = _watching(reconciler, clock)
+    watching.profile_changed(profile(HOME, "default", TAKEOVER))
+    watching.double_serving.observe(scheduled(pod("web-1")))
+    assert condition(status(watching, HOME, "default"), "DoubleServing")[0] == "True"
+
+    clock.now = T0 + 1
+    watching.profile_changed(profile(HOME, "default", {**TAKEOVER, "percentageOfNodesToScore": 50}, generation=2))
+
+    double = status(watching, HOME, "default")
+    assert condition(double, "DoubleServing")[:2] == ("False", "NoOtherScheduler")
+    assert next(c for c in double["conditions"] if c["type"] == "DoubleServing")["observedGeneration"] == 2
