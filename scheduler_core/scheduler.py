@@ -87,10 +87,6 @@ class Backend(Protocol):
         """A Scheduled event ("Successfully assigned ns/name to node")."""
         ...
 
-    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
-        """Annotations the pod's binding carries, if it is bound (``explain: Annotate``)."""
-        ...
-
 
 class Observer(Protocol):
     """Receives every attempt's outcome: the explanation of a placement or a failure."""
@@ -681,8 +677,8 @@ class Scheduler(EventHandlers):
             if status is None:
                 if state.pods_to_activate:
                     self.queue.activate(cast(Iterable[PodInfo], state.pods_to_activate.values()))
-                if fwk.annotate:
-                    self.backend.annotate_binding(assumed, {explanation.ANNOTATION: explanation.summarize(result)})
+                if fwk.annotate:  # the Bind plugin hands them to ClusterAPI.bind: one write
+                    state.binding_annotations = {explanation.ANNOTATION: explanation.summarize(result)}
         except Exception as exc:
             status = self._raised(fwk, exc, f"reserve/permit of {pod.key}")
         if status is not None:
@@ -816,7 +812,9 @@ class Scheduler(EventHandlers):
             if by_extender:
                 if status is None:
                     # A backend without a watch of its own (simulate) learns of the binding here.
-                    await getattr(self.backend, "bound_by_extender", _not_told)(assumed, host)
+                    await getattr(self.backend, "bound_by_extender", _not_told)(
+                        assumed, host, state.binding_annotations
+                    )
                 return status
         return await fwk.run_bind(state, assumed, host)
 
@@ -864,7 +862,7 @@ class Scheduler(EventHandlers):
         return len(self._binding)
 
 
-async def _not_told(pod: PodInfo, node_name: str) -> None:
+async def _not_told(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> None:
     """The operator learns of an extender's binding from the pod watch."""
 
 

@@ -118,12 +118,10 @@ class KubeBackend:
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.binds = 0
         self.bind_conflicts = 0
-        self._binding_annotations: dict[str, dict[str, str]] = {}  # uid -> what its Binding carries
 
     def forget(self, uid: str) -> None:
         """The pod is gone or bound: drop what was kept to report on it."""
         self._reported.pop(uid, None)
-        self._binding_annotations.pop(uid, None)
         self.recorder.spam.forget(uid)
 
     async def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
@@ -186,13 +184,8 @@ class KubeBackend:
         note = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
         self.recorder.record(pod.pod, NORMAL, "Scheduled", ACTION_BINDING, note)
 
-    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
-        """The API server copies a Binding's annotations onto the pod: no extra write."""
-        self._binding_annotations[pod.uid] = dict(annotations)
-
     # -- ClusterAPI ------------------------------------------------------------------------------
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
-        annotations = self._binding_annotations.pop(pod.uid, None)
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         path = _pod_path(pod.namespace, pod.name)
         try:
             # The answer is a metav1.Status, not a Binding (the generated client fails to read

@@ -149,12 +149,12 @@ class KubeBinder:
     def connect(self, api_client: client.ApiClient) -> None:
         self._api_client = api_client
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         if self._api_client is None:
             return Status(Code.ERROR, "the extender is not connected to the API")
         try:
             bound = await asyncio.to_thread(
-                kube.retrying, kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name
+                kube.retrying, kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name, annotations
             )
         except client.ApiException as error:
             return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason or ''}")

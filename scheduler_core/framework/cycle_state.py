@@ -8,6 +8,7 @@ so every stored value implements ``clone``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol, TypeVar
 
 
@@ -23,7 +24,14 @@ class StateNotFound(KeyError):
 
 
 class CycleState:
-    __slots__ = ("_data", "pods_to_activate", "record_plugin_metrics", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = (
+        "_data",
+        "binding_annotations",
+        "pods_to_activate",
+        "record_plugin_metrics",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, StateData] = {}
@@ -35,6 +43,9 @@ class CycleState:
         # This cycle is in the sample whose plugin durations are recorded (upstream
         # ``ShouldRecordPluginMetrics``).
         self.record_plugin_metrics = False
+        # Annotations the pod's Binding carries (set by the scheduler after Permit when the
+        # profile has ``explain: Annotate``): a Bind plugin passes them to ``ClusterAPI.bind``.
+        self.binding_annotations: Mapping[str, str] | None = None
 
     def read(self, key: str) -> StateData:
         try:
@@ -72,4 +83,5 @@ class CycleState:
         clone.skip_score_plugins = set(self.skip_score_plugins)
         clone.pods_to_activate = dict(self.pods_to_activate)
         clone.record_plugin_metrics = self.record_plugin_metrics
+        clone.binding_annotations = self.binding_annotations
         return clone

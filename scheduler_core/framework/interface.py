@@ -186,7 +186,10 @@ class SnapshotLister(Protocol):
 class ClusterAPI(Protocol):
     """The narrow API a plugin may use to act on the cluster (binders, preemption)."""
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None: ...
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
+        """Bind ``pod`` to ``node_name`` (the pods/binding subresource, the pod's UID its
+        precondition); ``annotations`` land on the pod in the same write."""
+        ...
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None: ...
 

@@ -88,7 +88,6 @@ class InMemoryCluster:
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
-        self._binding_annotations: dict[str, dict[str, str]] = {}  # by uid, until bound
 
     def watch(self, watcher: PodWatch) -> None:
         self._watch = watcher
@@ -125,11 +124,8 @@ class InMemoryCluster:
         message = f"Successfully assigned {pod.namespace}/{pod.name} to {node_name}"
         self.events.append(Event("Normal", "Scheduled", pod.namespace, pod.name, message))
 
-    def annotate_binding(self, pod: PodInfo, annotations: Mapping[str, str]) -> None:
-        self._binding_annotations[pod.uid] = dict(annotations)
-
     # -- ClusterAPI -----------------------------------------------------------------------
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         stored = self.pods.get(pod.uid)
         if stored is None:
             return _not_found(pod)
@@ -142,7 +138,6 @@ class InMemoryCluster:
                 f'pod {pod.name} is already assigned to node "{current}"',
             )
         new = _with_changes(stored, spec={"nodeName": node_name})
-        annotations = self._binding_annotations.pop(pod.uid, None)
         if annotations:  # the binding's annotations land on the pod, as the binding subresource does
             meta = dict(new.get("metadata") or {})
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
@@ -153,9 +148,9 @@ class InMemoryCluster:
             self._watch.on_pod_update(stored, new)
         return None
 
-    async def bound_by_extender(self, pod: PodInfo, node_name: str) -> None:
+    async def bound_by_extender(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> None:
         """A binder extender bound the pod (in its own cluster): record the placement here."""
-        await self.bind(pod, node_name)
+        await self.bind(pod, node_name, annotations)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
         stored = self.pods.pop(pod.uid, None)

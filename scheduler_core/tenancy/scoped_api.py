@@ -46,9 +46,9 @@ class ScopedClusterAPI:
         log.warning("%s", message)
         return Status.as_error(PermissionError(message))
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         refused = self._refuse("bind", pod)
-        return refused if refused is not None else await self._inner.bind(pod, node_name)
+        return refused if refused is not None else await self._inner.bind(pod, node_name, annotations)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
         refused = self._refuse("delete", pod)

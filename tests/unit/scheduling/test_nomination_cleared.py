@@ -14,6 +14,7 @@ may not preempt. The scheduler's own record (the nominator) and the pod's
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -88,7 +89,7 @@ async def test_a_failed_attempt_ends_the_nomination_where_upstream_does(
         nominations.append(nominated_node)
         report_failure(pod, reason, message, nominated_node)
 
-    async def refuse_bind(pod: PodInfo, node_name: str) -> Status | None:
+    async def refuse_bind(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         return Status.as_error("apiserver unavailable")
 
     cluster.report_failure = record  # type: ignore[method-assign]

@@ -9,7 +9,7 @@ keys them by UID, so a re-list announces the new pod before the old one's delete
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import pytest
 
@@ -32,11 +32,11 @@ class HeldBinds(InMemoryCluster):
         self.arrived = {uid: asyncio.Event() for uid in held}
         self.answers: dict[str, Status | None] = {}
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         if pod.uid in self.held:
             self.arrived[pod.uid].set()
             await self.held[pod.uid].wait()
-        answer = await super().bind(pod, node_name)
+        answer = await super().bind(pod, node_name, annotations)
         self.answers[pod.uid] = answer
         return answer
 

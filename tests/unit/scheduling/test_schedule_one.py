@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import pytest
@@ -204,7 +204,11 @@ async def test_permit_wait_then_allow_binds() -> None:
 
 
 def _one_pod_one_node() -> tuple[
-    Scheduler, InMemoryCluster, FakeClock, Callable[[PodInfo, str], Awaitable[Status | None]], list[str]
+    Scheduler,
+    InMemoryCluster,
+    FakeClock,
+    Callable[[PodInfo, str, Mapping[str, str] | None], Awaitable[Status | None]],
+    list[str],
 ]:
     """Pod ``p`` pending, node ``n``; the cluster's real bind, and a list for a wrapper's calls."""
     scheduler, cluster, clock = make_scheduler()
@@ -216,11 +220,11 @@ def _one_pod_one_node() -> tuple[
 async def test_bind_failure_forgets_and_requeues_to_backoff() -> None:
     scheduler, cluster, clock, original_bind, calls = _one_pod_one_node()
 
-    async def flaky_bind(p: PodInfo, node_name: str) -> Status | None:
+    async def flaky_bind(p: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         calls.append(node_name)
         if len(calls) == 1:
             return Status.as_error("apiserver unavailable")
-        return await original_bind(p, node_name)
+        return await original_bind(p, node_name, annotations)
 
     cluster.bind = flaky_bind  # type: ignore[method-assign, assignment]
     await scheduler.run_until_idle()
@@ -338,9 +342,9 @@ async def test_bind_answer_lost_after_the_pod_was_bound_logs_forget_failure_with
     and goes on (schedule_one.go handleBindingCycleError); the pod stays bound, once."""
     scheduler, cluster, _, original_bind, calls = _one_pod_one_node()
 
-    async def bind_then_fail(p: PodInfo, node_name: str) -> Status | None:
+    async def bind_then_fail(p: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         calls.append(node_name)
-        await original_bind(p, node_name)
+        await original_bind(p, node_name, annotations)
         return Status.as_error("connection reset after the request was sent")
 
     cluster.bind = bind_then_fail  # type: ignore[method-assign, assignment]

@@ -6,7 +6,7 @@ profiles applied as the reconciler applies them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
@@ -36,9 +36,9 @@ class RecordingCluster(InMemoryCluster):
         super().__init__(**kwargs)
         self.calls: list[tuple[str, str]] = []
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         self.calls.append(("bind", pod.key))
-        return await super().bind(pod, node_name)
+        return await super().bind(pod, node_name, annotations)
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
         self.calls.append(("delete", pod.key))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import cast
 
 import pytest
@@ -20,7 +21,7 @@ class RecordingAPI:
         self.answer = answer
         self.bound: list[tuple[str, str]] = []
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         self.bound.append((pod.key, node_name))
         return self.answer
 

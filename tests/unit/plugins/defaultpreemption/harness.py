@@ -183,7 +183,7 @@ class RecordingAPI:
     fail: set[str] = field(default_factory=set)
     gate: asyncio.Event | None = None
 
-    async def bind(self, pod: PodInfo, node_name: str) -> Status | None:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         raise AssertionError("preemption must not bind")
 
     async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
