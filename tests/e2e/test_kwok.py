@@ -2,18 +2,23 @@
 
 A cluster of its own (the built binaries shared; the shared dev cluster is never restarted, and
 its tests never see fake nodes that run pods): nodes turn Ready in their zones, a ReplicaSet's
-pods are scheduled by the real kube-scheduler and go Running, and an extended resource a spec
-patches into a node's capacity reaches its allocatable (and leaves it) as with a kubelet.
+pods are scheduled by the real kube-scheduler and go Running, an extended resource a spec
+patches into a node's capacity reaches its allocatable (and leaves it) as with a kubelet, and a
+deleted pod goes as a kubelet lets it go: after its preStop sleep, and never a pod re-created
+under its name.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +28,7 @@ from kubernetes import client, config
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
 
 EXTENDED = "example.com/dongle"
+NAMESPACE = "default"
 
 
 def _run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -131,6 +137,131 @@ def test_an_extended_resource_reaches_allocatable_and_leaves_with_capacity(core:
 
 def _check(condition: bool) -> None:
     assert condition
+
+
+def _pod(name: str, node: str, *, pre_stop: int | None = None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
+    if pre_stop is not None:
+        container["lifecycle"] = {"preStop": {"sleep": {"seconds": pre_stop}}}
+    spec: dict[str, Any] = {"nodeName": node, "containers": [container]}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"test": "kwok-delete"}},
+        "spec": spec,
+    }
+
+
+def _running(core: Any, names: list[str]) -> None:
+    phases = {
+        p.metadata.name: p.status.phase
+        for p in core.list_namespaced_pod(NAMESPACE, label_selector="test=kwok-delete").items
+    }
+    assert all(phases.get(name) == "Running" for name in names), phases
+
+
+def _holds(check: Callable[[], None], seconds: float) -> None:
+    """``check`` passes all along ``seconds`` (what must not happen has had its chance to)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        check()
+        time.sleep(0.2)
+    check()
+
+
+@pytest.fixture
+def cleanup(core: Any) -> Iterator[None]:
+    yield
+    core.delete_collection_namespaced_pod(NAMESPACE, label_selector="test=kwok-delete", grace_period_seconds=0)
+
+
+@contextlib.contextmanager
+def _late(env: dict[str, str]) -> Iterator[None]:
+    """kwok and its pod deleter stopped (SIGSTOP) meanwhile: they see what happened after it did,
+    as under load. They are this module's own cluster's processes."""
+    processes = json.loads(_run("status", "--json", env=env).stdout)["processes"]
+    pids = [item["pid"] for item in processes if item["name"].startswith("kwok")]
+    assert pids, processes
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+
+
+def test_a_pod_recreated_under_its_name_survives_the_old_ones_deletion(
+    core: Any, kwok_env: dict[str, str], cleanup: None
+) -> None:
+    """Upstream's Get2NodesThatCanRunPod deletes a pod with grace 0 and creates one of the same
+    name at once. kwok's shipped pod-delete Stage deleted by name, late, and so took the new pod;
+    a kubelet deletes with the old pod's UID as a precondition."""
+    core.create_namespaced_pod(NAMESPACE, _pod("again", "kwok-node-0"))
+    eventually(lambda: _running(core, ["again"]), timeout=60)
+    with _late(kwok_env):
+        core.delete_namespaced_pod("again", NAMESPACE, grace_period_seconds=0)
+        uid = eventually(
+            functools.partial(core.create_namespaced_pod, NAMESPACE, _pod("again", "kwok-node-0"))
+        ).metadata.uid
+
+    def the_new_pod_lives() -> None:
+        pods = core.list_namespaced_pod(NAMESPACE, field_selector="metadata.name=again").items
+        live = [pod.metadata.uid for pod in pods if pod.metadata.deletion_timestamp is None]
+        assert live == [uid], f"the re-created pod {uid} was deleted: {[pod.metadata for pod in pods]}"
+
+    _holds(the_new_pod_lives, 3)
+    eventually(lambda: _running(core, ["again"]), timeout=30)
+
+
+def _gone(core: Any, name: str) -> bool:
+    try:
+        pod = core.read_namespaced_pod(name, NAMESPACE)
+    except client.ApiException as error:
+        if error.status == 404:
+            return True
+        raise
+    assert pod.metadata.deletion_timestamp is not None, f"{name} lost its deletionTimestamp"
+    return False
+
+
+@pytest.mark.parametrize(
+    ("pre_stop", "grace", "expected"),
+    [
+        pytest.param(None, None, 1.0, id="plain-goes-after-a-second"),
+        pytest.param(4, None, 4.0, id="prestop-sleep-4s"),
+        pytest.param(20, 3, 3.0, id="prestop-sleep-capped-by-a-3s-grace"),
+    ],
+)
+def test_a_deleted_pod_goes_after_its_prestop_sleep(
+    core: Any, cleanup: None, pre_stop: int | None, grace: int | None, expected: float
+) -> None:
+    """As a kubelet: the preStop hook runs for at most the deletion's grace period
+    (pkg/kubelet/kuberuntime/kuberuntime_container.go, killContainer), and the pod keeps its
+    deletionTimestamp meanwhile (SchedulerAsyncPreemption's spec reads it on its victims)."""
+    name = f"prestop-{pre_stop or 0}s-grace-{grace or 30}s"
+    core.create_namespaced_pod(NAMESPACE, _pod(name, "kwok-node-0", pre_stop=pre_stop))
+    eventually(lambda: _running(core, [name]), timeout=60)
+    started = time.monotonic()
+    core.delete_namespaced_pod(name, NAMESPACE, grace_period_seconds=grace)  # None: the pod's 30 s
+    while not _gone(core, name):
+        assert time.monotonic() - started < expected + 5, f"{name} still there after {expected + 5} s"
+        time.sleep(0.1)
+    took = time.monotonic() - started
+    assert took >= expected - 0.5, f"{name} went after {took:.1f} s, before its {expected} s"
+
+
+def test_a_deleted_pod_on_another_node_is_left_alone(core: Any, cleanup: None) -> None:
+    """Only kwok's nodes (annotated kwok.x-k8s.io/node=fake) are played: another node's pod keeps
+    its deletionTimestamp until its own kubelet (none here) deletes it."""
+    node = "not-kwok"
+    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
+    try:
+        core.create_namespaced_pod(NAMESPACE, _pod("elsewhere", node))
+        core.delete_namespaced_pod("elsewhere", NAMESPACE)
+        _holds(lambda: _check(not _gone(core, "elsewhere")), 3)
+    finally:
+        core.delete_node(node)
 
 
 @pytest.mark.parametrize(

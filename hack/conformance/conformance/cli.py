@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -89,6 +90,9 @@ def run_one(name: str, main: Layout, lay: Layout, args: argparse.Namespace, sele
         scheduler.down(lay)
         with install.crd_scheduler(lay, admin, folder / "crd-scheduler.log"):
             _e2e(argv, folder)
+    for name in (kwok.KWOK, kwok.REAPER):  # so far (they serve both schedulers): the cluster's go at its end
+        if lay.log(name).is_file():
+            shutil.copyfile(lay.log(name), folder / f"{name}.log")
     return time.monotonic() - started
 
 

@@ -1,4 +1,5 @@
-"""The few API calls ``up`` makes itself (readiness, the operator's service account and token)."""
+"""The few API calls the dev cluster makes itself (readiness, the operator's service account and
+token, kwok's nodes) and the one watch (the pods, for ``reaper``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ssl
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .pki import Pair
@@ -36,6 +37,14 @@ class Client:
             return status, json.loads(raw)
         except ValueError:
             return status, raw.decode(errors="replace")
+
+    def watch(self, path: str, *, timeout: float) -> Iterator[dict[str, Any]]:
+        """The events of a watch request (``path`` with ``watch=1``) as they come, one JSON object
+        a line, until the server ends it; ``timeout`` bounds each wait for a line."""
+        request = urllib.request.Request(self.server + path)
+        with urllib.request.urlopen(request, context=self._context, timeout=timeout) as response:
+            for line in response:
+                yield json.loads(line)
 
     def ensure(self, path: str, body: dict[str, Any]) -> None:
         """Create ``body`` by POSTing to the collection ``path``; an existing object is fine."""

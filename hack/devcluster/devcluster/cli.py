@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import build, cluster, kwok, layout, scheduler
+from . import build, cluster, kwok, layout, reaper, scheduler
 from .errors import EXIT_FAILED, DevClusterError
 from .layout import Layout
 from .ui import say, tail
@@ -33,12 +33,17 @@ commands:
   down [--keep-logs]     stop everything this script started and delete its data
   status [--json]        what runs, where it listens, the kubeconfigs; exit 1 when not running
   kubeconfig [--operator]   print the admin (or unprivileged operator) kubeconfig path
-  logs [COMPONENT]       last lines of each component's log
+  logs [COMPONENT]       last lines of each component's log (kwok's and kwok-reaper's when they ran)
+  kwok-reaper            (internal; started with kwok) delete the deleted pods of kwok's nodes as a
+                         kubelet would: after their preStop sleep, with their UID as a precondition
   kube-scheduler up [--config FILE] [--v N]   (re)start the real kube-scheduler; prints its log path
   kube-scheduler down
 
 exit codes: 0 ok, 1 failure, 3 no Go toolchain to build with (callers may skip)
 """
+
+
+_LOGGED = (*layout.BINARIES, layout.KWOK, layout.KWOK_REAPER)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -67,7 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("down").add_argument("--keep-logs", action="store_true", help="copy logs to .devcluster/logs")
     commands.add_parser("status").add_argument("--json", action="store_true")
     commands.add_parser("kubeconfig").add_argument("--operator", action="store_true")
-    commands.add_parser("logs").add_argument("component", nargs="?", choices=layout.BINARIES)
+    commands.add_parser("logs").add_argument("component", nargs="?", choices=_LOGGED)
+    commands.add_parser("kwok-reaper")
     kube_scheduler = commands.add_parser("kube-scheduler").add_subparsers(dest="action", required=True)
     start = kube_scheduler.add_parser("up")
     start.add_argument("--config", type=Path, help="a KubeSchedulerConfiguration (YAML or JSON)")
@@ -131,8 +137,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise DevClusterError("the dev cluster is not running: run `scripts/dev-cluster up`")
             print(path)
         elif args.command == "logs":
-            for name in [args.component] if args.component else layout.BINARIES:
+            ran = [name for name in _LOGGED if name in layout.BINARIES or lay.log(name).exists()]
+            for name in [args.component] if args.component else ran:
                 print(f"--- {lay.log(name)}\n{tail(lay.log(name))}")
+        elif args.command == "kwok-reaper":
+            reaper.run(kwok.admin_api(lay))
         elif args.action == "up":
             print(scheduler.up(lay, args.config, args.verbosity))
         else:

@@ -117,7 +117,7 @@ class Certs:
 
 
 def tracked(
-    lay: Layout, names: tuple[str, ...] = (layout.KWOK, SCHEDULER, *layout.CLUSTER_COMPONENTS)
+    lay: Layout, names: tuple[str, ...] = (layout.KWOK_REAPER, layout.KWOK, SCHEDULER, *layout.CLUSTER_COMPONENTS)
 ) -> list[process.Tracked]:
     found = (process.read_pidfile(name, lay.pidfile(name)) for name in names)
     return [item for item in found if item is not None]

@@ -3,12 +3,16 @@
 kwok (``hack/kwok/go.mod``, built on demand) watches only the Nodes annotated
 ``kwok.x-k8s.io/node=fake`` and plays their kubelet through Stage objects: the "fast" node and
 pod lifecycles of its module (a node turns Ready at once, a bound pod goes Running at once, a
-Job's pod Succeeded, a deleted pod goes away), a node heartbeat, and one Stage of ours,
+Job's pod Succeeded), a node heartbeat, and one Stage of ours,
 ``node-allocatable-from-capacity.yaml``: a kubelet reports an extended resource added to
 ``status.capacity`` in ``status.allocatable`` too, and kwok alone does not. Its weight makes it
 win over the heartbeat whenever both match (kwok picks one matching Stage at random, weighted,
 and the heartbeat waits 20-45 s), and it deletes a copied key the capacity no longer has (kwok's
 status patches merge, so a copy would otherwise outlive its source).
+
+A deleted pod goes not through kwok's pod-delete Stage (by name, at once) but through
+``kwok-reaper`` (``reaper.py``: after its preStop sleep, by UID, as a kubelet), a process
+started and stopped with kwok.
 
 Nodes get a realistic capacity (a kubelet never reports kwok's 1k CPUs), a zone out of
 ``zone-0..N-1`` (``topology.kubernetes.io/zone``), and the label ``type=kwok``. ``nodes --reset``
@@ -17,17 +21,21 @@ deletes every kwok node first: a run that patched a node's status leaves its mar
 
 from __future__ import annotations
 
+import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import build, cluster, process
+from . import build, cluster, layout, process
+from .api import Client
 from .errors import DevClusterError
 from .layout import Layout
 from .ui import say
 
 KWOK = build.KWOK
+REAPER = layout.KWOK_REAPER
 ANNOTATION = "kwok.x-k8s.io/node"
 ANNOTATION_VALUE = "fake"
 LABEL = "type"
@@ -40,10 +48,12 @@ _DELETE_TIMEOUT = 60.0
 
 
 def stage_files(lay: Layout) -> list[Path]:
-    """kwok's own Stage files (copied beside the binary at build) and ours."""
-    shipped = sorted((lay.bin / build.KWOK_STAGES).glob("*.yaml"))
-    if not shipped:
-        raise DevClusterError(f"{lay.bin / build.KWOK_STAGES} has no Stage files: run `scripts/dev-cluster build kwok`")
+    """kwok's own Stage files that we use (copied beside the binary at build; an older build's
+    folder also holds pod-delete.yaml, never passed) and ours."""
+    shipped = [lay.bin / build.KWOK_STAGES / Path(stage).name for stage in build.KWOK_MODULE_STAGES]
+    missing = [path.name for path in shipped if not path.is_file()]
+    if missing:
+        raise DevClusterError(f"{lay.bin / build.KWOK_STAGES} lacks {missing}: run `scripts/dev-cluster build kwok`")
     return [*shipped, *sorted(OUR_STAGES.glob("*.yaml"))]
 
 
@@ -60,16 +70,24 @@ def argv(lay: Layout) -> list[str]:
     ]
 
 
-def running(lay: Layout) -> process.Tracked | None:
-    found = process.read_pidfile(KWOK, lay.pidfile(KWOK))
+def reaper_argv() -> list[str]:
+    return [sys.executable, str(layout.REPO_ROOT / "scripts" / "dev-cluster"), "kwok-reaper"]
+
+
+def running(lay: Layout, name: str = KWOK) -> process.Tracked | None:
+    found = process.read_pidfile(name, lay.pidfile(name))
     return found if found is not None and found.alive else None
 
 
 def start(lay: Layout) -> process.Tracked:
-    """kwok against the running cluster (started once; reused while it lives)."""
+    """kwok and its pod deleter against the running cluster (started once; reused while they live)."""
     if not cluster.healthy(lay):
         raise DevClusterError("the dev cluster is not running: run `scripts/dev-cluster up` first")
     build.ensure_tool(lay, KWOK)
+    if running(lay, REAPER) is None:
+        say(f"starting {REAPER} (deleted pods of kwok's nodes); log: {lay.log(REAPER)}")
+        env = {**os.environ, layout.ROOT_ENV: str(lay.root)}  # this cluster's, however lay was made
+        process.start(REAPER, reaper_argv(), log=lay.log(REAPER), pidfile=lay.pidfile(REAPER), cwd=lay.run, env=env)
     found = running(lay)
     if found is not None:
         return found
@@ -102,7 +120,7 @@ def node_manifest(name: str, zone: str) -> dict[str, Any]:
     }
 
 
-def _admin(lay: Layout) -> Any:
+def admin_api(lay: Layout) -> Client:
     ports = cluster.load_ports(lay)
     if ports is None:
         raise DevClusterError("the dev cluster is not running: run `scripts/dev-cluster up` first")
@@ -132,7 +150,7 @@ def nodes(lay: Layout, count: int, *, zones: int = 2, reset: bool = False) -> li
     if zones < 1:
         raise DevClusterError(f"nodes --zones: at least 1 zone, not {zones}")
     kwok = start(lay)
-    admin = _admin(lay)
+    admin = admin_api(lay)
     wanted = [node_name(i) for i in range(count)]
     existing = _kwok_nodes(admin)
     doomed = existing if reset else [name for name in existing if name not in wanted]
@@ -169,6 +187,7 @@ def _wait(check: Callable[[], bool], what: str, kwok: process.Tracked, timeout: 
 
 
 def stop(lay: Layout) -> None:
-    found = process.read_pidfile(KWOK, lay.pidfile(KWOK))
-    if found is not None:
-        process.stop(found, lay.pidfile(KWOK))
+    for name in (REAPER, KWOK):
+        found = process.read_pidfile(name, lay.pidfile(name))
+        if found is not None:
+            process.stop(found, lay.pidfile(name))

@@ -37,10 +37,12 @@ CONTROLLER_MANAGER = "kube-controller-manager"
 SCHEDULER = "kube-scheduler"
 BINARIES = (ETCD, APISERVER, CONTROLLER_MANAGER, SCHEDULER)
 KWOK = "kwok"  # built on demand (hack/kwok), started by `nodes` / `up --kwok-nodes`
+KWOK_REAPER = "kwok-reaper"  # deletes kwok's deleted pods as a kubelet (reaper.py), with kwok
 # Stop order: dependents first.
 CLUSTER_COMPONENTS = (CONTROLLER_MANAGER, APISERVER, ETCD)
 
 
+ROOT_ENV = "CRD_SCHEDULER_DEVCLUSTER_DIR"
 FEATURE_GATES_ENV = "CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES"
 RUNTIME_CONFIG_ENV = "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG"
 
@@ -53,7 +55,7 @@ class Layout:
 
     @classmethod
     def from_env(cls) -> Layout:
-        root = Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR") or REPO_ROOT / ".devcluster")
+        root = Path(os.environ.get(ROOT_ENV) or REPO_ROOT / ".devcluster")
         bin_dir = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN")
         if bin_dir:
             return cls(root=root.resolve(), bin=Path(bin_dir).resolve(), external_bin=True)

@@ -13,7 +13,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,13 +71,16 @@ def read_pidfile(name: str, path: Path) -> Tracked | None:
     return Tracked(name, int(pid), start_time)
 
 
-def start(name: str, argv: Sequence[str], *, log: Path, pidfile: Path, cwd: Path) -> Tracked:
+def start(
+    name: str, argv: Sequence[str], *, log: Path, pidfile: Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> Tracked:
     log.parent.mkdir(parents=True, exist_ok=True)
     pidfile.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         child = subprocess.Popen(
             list(argv),
             cwd=cwd,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
