@@ -33,8 +33,9 @@ Episodes: the first such binding for a profile starts one (the profile's conditi
 ``DoubleServing`` is posted on the profile); later ones only extend it (a count in the
 metric). It ends :data:`QUIET_PERIOD` seconds after the last one (the condition turns False),
 or when the profile gets a new generation (a spec edit, e.g. the rename the warning suggests):
-bindings made before that edit no longer count. The list a new leader makes re-derives the
-episodes still running from the events of the last :data:`QUIET_PERIOD`.
+bindings made before that edit no longer count, nor those made before the profile was created
+(:func:`counted_since`). The list a new leader makes re-derives the episodes still running from
+the events of the last :data:`QUIET_PERIOD`; the status it finds says which it need not announce.
 """
 
 from __future__ import annotations
@@ -181,10 +182,14 @@ class DoubleServing:
             self.on_change(key, None)
         return ended
 
+    def counts_since(self, key: ProfileKey, since: float) -> None:
+        """Bindings made before ``since`` do not count for ``key`` (see :func:`counted_since`)."""
+        self._since[key] = max(self._since.get(key, -math.inf), since)
+
     def reset(self, key: ProfileKey) -> None:
         """A new generation of the profile: its episode ends, earlier bindings no longer count."""
         self._episodes.pop(key, None)
-        self._since[key] = self._clock()
+        self.counts_since(key, self._clock())
 
     def forget(self, key: ProfileKey) -> None:
         self._episodes.pop(key, None)
@@ -239,15 +244,38 @@ class Watch:
             await asyncio.gather(watching, return_exceptions=True)
 
 
+def counted_since(profile: Body) -> float:
+    """From when another scheduler's bindings count against a profile first seen by this
+    replica: its creation (before it, serving that name was the other scheduler's business, as
+    when kube-scheduler is stopped and the profile then created: docs/deploy.md), or the last time
+    its ``DoubleServing`` condition turned False (an episode ended, or an edit cleared it: what
+    the status remembers across restarts and failovers)."""
+    meta = profile.get("metadata") or {}
+    times = [_timestamp(meta.get("creationTimestamp"))]
+    for c in (profile.get("status") or {}).get("conditions") or ():
+        if isinstance(c, Mapping) and c.get("type") == DOUBLE_SERVING and c.get("status") == "False":
+            times.append(_timestamp(c.get("lastTransitionTime")))
+    # Both are whole seconds (the binding's eventTime has microseconds): the end of that second,
+    # so that a binding made just before, in the same second, does not count.
+    return max((t + 1 for t in times if t is not None), default=-math.inf)
+
+
+def _timestamp(value: object) -> float | None:
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
 def _event_time(event: Body) -> float | None:
     """When the event happened: ``eventTime``, or a ``core/v1`` event's last timestamp."""
     meta = event.get("metadata") or {}
     for value in (event.get("eventTime"), event.get("deprecatedLastTimestamp"), meta.get("creationTimestamp")):
-        if isinstance(value, str) and value:
-            try:
-                return datetime.fromisoformat(value).timestamp()
-            except ValueError:
-                continue
+        found = _timestamp(value)
+        if found is not None:
+            return found
     return None
 
 

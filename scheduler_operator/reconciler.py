@@ -57,7 +57,7 @@ from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import collector
-from scheduler_operator.double_serving import ACTION, DOUBLE_SERVING, DoubleServing, Episode
+from scheduler_operator.double_serving import ACTION, DOUBLE_SERVING, DoubleServing, Episode, counted_since
 from scheduler_operator.recorder import NORMAL, WARNING
 from scheduler_operator.resources import PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from scheduler_operator.status import READY, condition, plugin_config_status, profile_status
@@ -139,7 +139,9 @@ class Reconciler:
         key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
         self.writer.observe(PROFILE_PLURAL, body)
         old = self.profiles.get(key)
-        if old is not None and _generation(old) != _generation(body):
+        if old is None:
+            self.double_serving.counts_since(key, counted_since(body))
+        elif _generation(old) != _generation(body):
             self.double_serving.reset(key)  # a spec edit: bindings seen before it no longer count
         self.profiles[key] = body
         self._pending.pop(key, None)
@@ -293,7 +295,9 @@ class Reconciler:
         body = self.profiles.get(key)
         if body is None:
             return
-        if started is not None:
+        shown = (self.writer.current(PROFILE_PLURAL, body) or {}).get("conditions") or []
+        announced = any(c.get("type") == DOUBLE_SERVING and c.get("status") == "True" for c in shown)
+        if started is not None and not announced:  # announced: the episode a failover re-derived
             self.writer.event(body, WARNING, DOUBLE_SERVING, started.message(self.double_serving.quiet), action=ACTION)
         status = self.writer.desired(PROFILE_PLURAL, key.namespace, key.name)
         if status is None:

@@ -13,7 +13,13 @@ import pytest
 
 from scheduler_core.metrics.registry import Registry
 from scheduler_core.profiles import ProfileKey, ProfileSet
-from scheduler_operator.double_serving import DOUBLE_SERVED_PODS, DoubleServing, Episode, event_view
+from scheduler_operator.double_serving import (
+    DOUBLE_SERVED_PODS,
+    DoubleServing,
+    Episode,
+    counted_since,
+    event_view,
+)
 from tests import builders
 
 HOME = "crd-scheduler"
@@ -224,3 +230,50 @@ def test_the_view_keeps_only_what_the_detector_reads() -> None:
 
     assert "managedFields" not in kept["metadata"] and "note" not in kept and "action" not in kept
     assert kept["regarding"] == {"kind": "Pod", "namespace": "web", "name": "web-1", "uid": "uid-web-web-1"}
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize(
+    ("profile", "since"),
+    [
+        pytest.param({"metadata": {"creationTimestamp": _stamp(T0 - 60)}}, T0 - 59, id="created"),
+        pytest.param(
+            {"metadata": {"creationTimestamp": _stamp(T0 - 900)}, "status": {"conditions": [
+                {"type": "DoubleServing", "status": "False", "lastTransitionTime": _stamp(T0 - 30)}]}},
+            T0 - 29, id="cleared-since",
+        ),
+        pytest.param(
+            {"metadata": {"creationTimestamp": _stamp(T0 - 900)}, "status": {"conditions": [
+                {"type": "DoubleServing", "status": "True", "lastTransitionTime": _stamp(T0 - 30)}]}},
+            T0 - 899, id="an-episode-on",
+        ),
+        pytest.param({"metadata": {}}, float("-inf"), id="nothing-known"),
+    ],
+)  # fmt: skip
+def test_a_profile_first_seen_counts_bindings_from_its_creation_or_its_last_clearing(
+    profile: dict[str, Any], since: float
+) -> None:
+    assert counted_since(profile) == since
+
+
+@pytest.mark.parametrize(
+    ("bound", "counted"),
+    [
+        pytest.param(T0 - 120, False, id="minutes-before"),
+        pytest.param(T0 - 60 + 0.4, False, id="in-the-second-of-the-creation"),
+        pytest.param(T0 - 59, True, id="after"),
+    ],
+)
+def test_bindings_before_a_profile_was_created_do_not_count(bound: float, counted: bool) -> None:
+    """The migration docs/deploy.md asks for: stop kube-scheduler, then create the profile; its
+    last bindings, listed by the leader, are not double serving. The creation time has whole
+    seconds, the binding's microseconds."""
+    found, changes = detector(Clock(), WEB)
+    found.counts_since(DEFAULT, counted_since({"metadata": {"creationTimestamp": _stamp(T0 - 60)}}))
+
+    found.observe(scheduled(WEB, at=bound))
+
+    assert bool(changes) is counted

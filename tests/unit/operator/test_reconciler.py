@@ -447,3 +447,24 @@ def test_a_new_generation_of_the_profile_clears_double_serving(reconciler: Recon
     double = status(watching, HOME, "default")
     assert condition(double, "DoubleServing")[:2] == ("False", "NoOtherScheduler")
     assert next(c for c in double["conditions"] if c["type"] == "DoubleServing")["observedGeneration"] == 2
+
+
+def test_a_new_leader_re_deriving_an_episode_its_status_shows_posts_no_second_event(
+    reconciler: Reconciler,
+) -> None:
+    clock = Clock()
+    first = _watching(reconciler, clock)
+    first.profile_changed(profile(HOME, "default", TAKEOVER))
+    first.double_serving.observe(scheduled(pod("web-1")))
+    shown = profile(HOME, "default", TAKEOVER)
+    shown["status"] = status(first, HOME, "default")  # as the old leader wrote it
+
+    replica = _restarted(reconciler)
+    watching = _watching(replica, clock)
+    events = _events(watching)
+    watching.writer.observe(PROFILE_PLURAL, shown)
+    watching.profile_changed(shown)
+    watching.double_serving.observe(scheduled(pod("web-1")))  # its list of the last 10 minutes
+
+    assert condition(status(watching, HOME, "default"), "DoubleServing")[0] == "True"
+    assert [e for e in events if e[2] == "DoubleServing"] == []
