@@ -37,8 +37,12 @@ _RETRY_SECONDS = 1.0
 _WATCH_SECONDS = 300  # the server ends each watch after this; the next resumes from its version
 
 
+_LOG_LOCK = threading.Lock()
+
+
 def log(message: str) -> None:
-    print(f"{datetime.now(UTC).isoformat(timespec='milliseconds')} {message}", flush=True)
+    with _LOG_LOCK:  # the timers' threads log too: one whole line at a time
+        print(f"{datetime.now(UTC).isoformat(timespec='milliseconds')} {message}", flush=True)
 
 
 def termination_seconds(pod: dict[str, Any]) -> float:
