@@ -10,23 +10,19 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
   binding cycle ends as bound, the watch event moves the pod to where it really is, and no
   Scheduled event is posted for it. A 409 for a pod re-created under the same name, or a 404, is
   an error: the scheduler forgets the pod.
-* ``delete_pod`` (preemption): upstream's DisruptionTarget condition first, then a delete with
-  the UID as precondition; a pod already gone is not an error.
-* ``set_nominated_node``: a status patch of ``nominatedNodeName``.
-* ``patch_pv_claim_ref``, ``patch_pvc_selected_node`` (VolumeBinding's PreBind, upstream
-  ``bindAPIUpdate``): JSON merge patches of a PV's ``claimRef`` (and bound-by-controller
-  annotation) and of a claim's selected-node annotation, with the ``resourceVersion`` the
-  scheduler saw as precondition (upstream writes with Update, which has the same conflict);
-  an API error fails PreBind with the API server's message.
-* ``update_claim_status``, ``update_claim`` (DynamicResources: PreBind's allocation and
-  ``reservedFor``, the delete-protection finalizer before it, Unreserve, PostFilter's
-  deallocation; upstream ``UpdateStatus`` and ``Update``): a PUT of the ResourceClaim's
-  ``status`` subresource, or of the claim, with its ``resourceVersion`` as precondition; a 409
-  is final here (the plugin decides: it retries on the claim as the watch brings it back, as
-  upstream's ``RetryOnConflict``).
-* ``create_claim``, ``delete_claim``, ``set_extended_resource_claim_status`` (DynamicResources'
-  extended resources backed by DRA): a POST of the special ResourceClaim, a DELETE with its uid
-  as precondition, and a strategic merge patch of the pod's ``status.extendedResourceClaimStatus``.
+* ``write`` (the four other verbs of ``ClusterAPI``, ``scheduler_core.framework.writes``): one
+  request each, built by :func:`request`: create is a POST (with the field manager), update a
+  PUT, patch a strategic merge patch, delete a DELETE; the precondition goes into the body's
+  metadata, or the DeleteOptions. A pod deleted with a reason (preemption) gets upstream's
+  DisruptionTarget condition first, under the same precondition. The answer is the stored
+  object, or the API server's message with its code and reason (``writes.WriteError``): a 409 is
+  final here (the plugin decides: DynamicResources retries on the claim as the watch brings it
+  back, as upstream's ``RetryOnConflict``; preemption counts a victim gone, 404, or re-created,
+  409, as preempted). The writes the plugins make this way: VolumeBinding's PreBind patches a
+  PV's ``claimRef`` and a claim's selected-node annotation (upstream ``bindAPIUpdate`` writes
+  with Update, which has the same conflict); DynamicResources PUTs claims and their status,
+  creates and deletes the special claim of extended resources and patches the pod's
+  ``status.extendedResourceClaimStatus``; preemption deletes victims and clears nominations.
 * ``report_failure``: the PodScheduled=False condition and the ``nominatedNodeName`` the
   scheduler asks for (upstream ``updatePod`` in ``schedule_one.go``: a node sets it, ``""``
   clears it, ``None`` leaves it), in one status patch, skipped when the pod already carries
@@ -36,10 +32,11 @@ watch (``scheduler_operator.informer``) brings them back, as upstream's informer
 Every call goes through the async HTTP layer (``scheduler_operator.transport``: timeouts,
 client-side QPS/burst, retries of 429, 5xx and lost connections) on a bounded lane
 (``scheduler_operator.calls``): binding and preemption on the critical lane, reports on the
-report lane. A write that finally fails is logged and counted (``Transport.failed_writes``); a
-failed bind, delete or nomination fails the cycle (the scheduler forgets the pod and requeues
-it, upstream ``handleBindingCycleError``), and a failed PodScheduled condition is written again
-at the pod's next failed attempt.
+report lane. A write that finally fails is logged and counted (``Transport.failed_writes``, by
+``bind``, ``pod condition`` or verb and resource: ``delete pods``; a 404 or 409 answers about the
+object and is not counted); a failed bind, delete or nomination fails the cycle (the scheduler
+forgets the pod and requeues it, upstream ``handleBindingCycleError``), and a failed
+PodScheduled condition is written again at the pod's next failed attempt.
 """
 
 from __future__ import annotations
@@ -54,7 +51,7 @@ from typing import Any
 from kubernetes import client
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
-from scheduler_core.framework.storage import ANN_BOUND_BY_CONTROLLER, ANN_SELECTED_NODE
+from scheduler_core.framework.writes import PODS, STATUS, Precondition, Verb, Write, Written, refused
 from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
@@ -103,7 +100,7 @@ def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> di
     return condition
 
 
-class KubeBackend:
+class KubeBackend(ClusterAPI):
     def __init__(
         self, transport: Transport, lanes: Lanes, recorder: EventRecorder, *, stores: Mapping[str, Store]
     ) -> None:
@@ -227,130 +224,42 @@ class KubeBackend:
             return None
         return Status(Code.ERROR, f'Operation cannot be fulfilled on pods/binding "{pod.name}": the pod was re-created')
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        condition = {
-            "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION,
-            "message": reason, "lastTransitionTime": rfc3339(self.now()),
-        }  # fmt: skip
-        patch = {"metadata": {"uid": pod.uid}, "status": {"conditions": [condition]}}
-        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pod.uid}}
-        try:
-            await self._lanes.critical.run(self._patch_status, pod, patch)
-            await self._lanes.critical.run(
-                self._transport.request, "DELETE", _pod_path(pod.namespace, pod.name), body=options, decode=False
-            )
-        except client.ApiException as error:
-            if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):
-                return None  # gone already (or re-created: not the victim chosen)
-            self._transport.count_failure("preemption")
-            return Status(Code.ERROR, f"preempting {pod.key}: HTTP {error.status} {error.reason or ''}")
-        except Exception as error:
-            self._transport.count_failure("preemption")
-            return Status.as_error(error)
-        log.info("preempted %s uid=%s: %s", pod.key, pod.uid, reason)
-        return None
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        body = {"metadata": {"uid": pod.uid}, "status": {"nominatedNodeName": node_name or None}}
-        try:
-            await self._lanes.critical.run(self._patch_status, pod, body)
-        except client.ApiException as error:
-            if error.status == HTTPStatus.NOT_FOUND:
-                return Status(Code.ERROR, f'pods "{pod.name}" not found')
-            self._transport.count_failure("nomination")
-            return Status(Code.ERROR, f"nominating {pod.key}: HTTP {error.status} {error.reason or ''}")
-        except Exception as error:
-            self._transport.count_failure("nomination")
-            return Status.as_error(error)
-        return None
-
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        metadata = pv.get("metadata") or {}
-        patch: dict[str, Any] = {
-            "metadata": {"resourceVersion": metadata.get("resourceVersion")},
-            "spec": {"claimRef": (pv.get("spec") or {}).get("claimRef")},
-        }
-        bound_by = (metadata.get("annotations") or {}).get(ANN_BOUND_BY_CONTROLLER)
-        if bound_by is not None:
-            patch["metadata"]["annotations"] = {ANN_BOUND_BY_CONTROLLER: bound_by}
-        return await self._patch_storage(f"/api/v1/persistentvolumes/{metadata.get('name')}", patch)
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        metadata = pvc.get("metadata") or {}
-        patch = {
-            "metadata": {
-                "resourceVersion": metadata.get("resourceVersion"),
-                "annotations": {ANN_SELECTED_NODE: node_name},
+    async def write(self, call: Write) -> Written:
+        """One request on the critical lane (two for a pod deleted with a reason: its
+        DisruptionTarget condition first). A retry of the transport is safe: a write that
+        landed before its answer was lost comes back as a 409 (its precondition), or as a
+        second object for a create by ``generateName`` (the special claim: its owner, the pod,
+        garbage-collects it)."""
+        if call.reason:
+            condition = {
+                "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION,
+                "message": call.reason, "lastTransitionTime": rfc3339(self.now()),
+            }  # fmt: skip
+            target = {
+                "metadata": {"name": call.name, "namespace": call.namespace},
+                "status": {"conditions": [condition]},
             }
-        }
-        namespace = metadata.get("namespace") or "default"
-        path = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims/{metadata.get('name')}"
-        return await self._patch_storage(path, patch)
+            _, error = await self._send(Write(Verb.PATCH, PODS, target, call.precondition, STATUS), decode=False)
+            if error is not None:
+                return None, error
+        stored, error = await self._send(call)
+        if error is None and call.reason:
+            log.info("preempted %s/%s: %s", call.namespace, call.name, call.reason)
+        return stored, error
 
-    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return await self._update_claim(claim, "/status")
-
-    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return await self._update_claim(claim, "")
-
-    async def _update_claim(
-        self, claim: Mapping[str, Any], subresource: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        """A PUT of the claim (or its status), its resourceVersion the precondition."""
-        metadata = claim.get("metadata") or {}
-        path = _claims_path(metadata) + f"/{metadata.get('name')}{subresource}"
-        return await self._write("PUT", path, dict(claim), params={"fieldManager": COMPONENT})
-
-    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """A POST of the special claim; a retried POST whose first attempt landed makes a second
-        claim (generated names differ), which the pod's owner reference garbage-collects."""
-        body = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", **claim}
-        params = {"fieldManager": COMPONENT}
-        return await self._write("POST", _claims_path(claim.get("metadata") or {}), body, params=params)
-
-    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """A DELETE with the claim's uid as precondition."""
-        metadata = claim.get("metadata") or {}
-        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
-        if metadata.get("uid"):
-            options["preconditions"] = {"uid": metadata["uid"]}
-        _, status = await self._write("DELETE", _claims_path(metadata) + f"/{metadata.get('name')}", options)
-        return status
-
-    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
-        """A strategic merge patch of the pod's status (upstream ``PatchPodStatus``), its uid the
-        precondition."""
-        body = {"metadata": {"uid": pod.uid}, "status": {"extendedResourceClaimStatus": dict(value)}}
-        path = _pod_path(pod.namespace, pod.name) + "/status"
-        _, status = await self._write("PATCH", path, body, content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH)
-        return status
-
-    async def _patch_storage(self, path: str, patch: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return await self._write("PATCH", path, patch, content_type=kube.CONTENT_MERGE_PATCH)
-
-    async def _write(
-        self,
-        method: str,
-        path: str,
-        body: dict[str, Any],
-        *,
-        content_type: str = CONTENT_JSON,
-        params: Mapping[str, str] | None = None,
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        """A write of a PV, PVC or ResourceClaim: the stored object, or the error (the transport
-        retries 429, 5xx and lost connections). A retry is safe: each write carries its
-        resourceVersion, so one that landed before its answer was lost comes back as a 409
-        conflict, and PreBind fails and requeues the pod as on any conflict."""
+    async def _send(self, call: Write, *, decode: bool = True) -> Written:
+        method, path, body, content_type, params = request(call)
         try:
             stored = await self._lanes.critical.run(
-                self._transport.request, method, path, params=params, body=body, content_type=content_type
-            )
-        except Exception as error:
-            # PreBind fails with the server's message; the pod is unreserved and retried.
-            if isinstance(error, client.ApiException):
-                return None, Status(Code.ERROR, api_message(error))
+                self._transport.request, method, path, params=params, body=body, content_type=content_type,
+                decode=decode,
+            )  # fmt: skip
+        except client.ApiException as error:
+            if error.status not in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # answers about the object
+                self._transport.count_failure(f"{call.verb} {_resource_path(call)}")
+            return None, refused(api_message(error), code=error.status or 0, reason=api_reason(error))
+        except Exception as error:  # network and the like, after the transport's retries
+            self._transport.count_failure(f"{call.verb} {_resource_path(call)}")
             return None, Status.as_error(error)
         return stored, None
 
@@ -359,8 +268,46 @@ def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
 
 
-def _claims_path(metadata: Mapping[str, Any]) -> str:
-    return f"/apis/resource.k8s.io/v1/namespaces/{metadata.get('namespace') or 'default'}/resourceclaims"
+def request(call: Write) -> tuple[str, str, Mapping[str, Any], str, Mapping[str, str] | None]:
+    """The HTTP request of ``call``: method, path, body, content type and query.
+
+    A create gets the resource's apiVersion and kind; a precondition goes into the body's
+    ``metadata`` (update, patch) or the DeleteOptions (delete); creates and updates name the
+    field manager, as the writes of PreBind always did."""
+    resource, obj, precondition = call.resource, call.obj, call.precondition
+    root = f"/apis/{resource.group}/{resource.version}" if resource.group else f"/api/{resource.version}"
+    if resource.namespaced:
+        root += f"/namespaces/{call.namespace or 'default'}"
+    path = f"{root}/{resource.plural}"
+    if call.verb is Verb.CREATE:
+        return "POST", path, {"apiVersion": resource.api_version, "kind": resource.kind, **obj}, CONTENT_JSON, _MANAGER
+    path += f"/{call.name}" + (f"/{call.subresource}" if call.subresource else "")
+    wanted = _preconditions(precondition)
+    if call.verb is Verb.DELETE:
+        options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if wanted:
+            options["preconditions"] = wanted
+        return "DELETE", path, options, CONTENT_JSON, None
+    body = {**obj, "metadata": {**(obj.get("metadata") or {}), **wanted}} if wanted else obj
+    if call.verb is Verb.UPDATE:
+        return "PUT", path, body, CONTENT_JSON, _MANAGER
+    return "PATCH", path, body, kube.CONTENT_STRATEGIC_MERGE_PATCH, None
+
+
+_MANAGER = {"fieldManager": COMPONENT}
+
+
+def _preconditions(precondition: Precondition | None) -> dict[str, str]:
+    """``metav1.Preconditions`` as JSON (also what a body's metadata carries as one)."""
+    if precondition is None:
+        return {}
+    fields = (("uid", precondition.uid), ("resourceVersion", precondition.resource_version))
+    return {key: value for key, value in fields if value}
+
+
+def _resource_path(call: Write) -> str:
+    """What ``crd_scheduler_failed_writes_total{write}`` names besides the verb: ``pods/status``."""
+    return f"{call.resource.plural}/{call.subresource}" if call.subresource else call.resource.plural
 
 
 def binding(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> dict[str, Any]:
@@ -378,8 +325,18 @@ def binding(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None)
 
 def api_message(error: client.ApiException) -> str:
     """The API server's own message (``metav1.Status.message``), as client-go's error reads."""
+    message = _status_field(error, "message")
+    return message or f"HTTP {error.status} {error.reason or ''}".strip()
+
+
+def api_reason(error: client.ApiException) -> str:
+    """The ``metav1.Status`` reason of the answer (``NotFound``, ``Conflict``...), or ""."""
+    return _status_field(error, "reason")
+
+
+def _status_field(error: client.ApiException, field: str) -> str:
     try:
-        message = json.loads(error.body or "{}").get("message")
+        value = json.loads(error.body or "{}").get(field)
     except (ValueError, AttributeError):
-        message = None
-    return str(message) if message else f"HTTP {error.status} {error.reason or ''}".strip()
+        value = None
+    return str(value) if value else ""

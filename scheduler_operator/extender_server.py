@@ -31,7 +31,8 @@ from aiohttp import web
 from kubernetes import client, watch
 
 from scheduler_core.extender.service import BadRequest, ExtenderService, ServiceError
-from scheduler_core.framework import Code, PodInfo, Status
+from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.framework.writes import Write, Written
 from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
 from scheduler_operator import kube
 from scheduler_operator.informer import name_of, uid_of
@@ -140,7 +141,7 @@ def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: Tr
     return app
 
 
-class KubeBinder:
+class KubeBinder(ClusterAPI):
     """The one API call the extender makes: pods/binding with the UID as precondition."""
 
     def __init__(self, api_client: client.ApiClient | None = None) -> None:
@@ -164,37 +165,12 @@ class KubeBinder:
             return Status(Code.ERROR, f'Operation cannot be fulfilled on pods/binding "{pod.name}": conflict')
         return None
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        return Status(Code.ERROR, "the extender does not delete pods")
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        return Status(Code.ERROR, "the extender does not nominate pods")
-
-    # kube-scheduler runs its own PreBind plugins (VolumeBinding's writes) before it calls a
-    # binder extender; the extender's bind verb binds only.
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return None, Status(Code.ERROR, "the extender does not bind volumes")
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        return None, Status(Code.ERROR, "the extender does not bind volumes")
-
-    # Nor does it allocate claims: kube-scheduler's DynamicResources writes them in its PreBind.
-    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return None, Status(Code.ERROR, "the extender does not allocate claims")
-
-    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return None, Status(Code.ERROR, "the extender does not allocate claims")
-
-    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return None, Status(Code.ERROR, "the extender does not allocate claims")
-
-    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        return Status(Code.ERROR, "the extender does not allocate claims")
-
-    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
-        return Status(Code.ERROR, "the extender does not allocate claims")
+    async def write(self, call: Write) -> Written:
+        """Every other write is refused: kube-scheduler runs its own PreBind plugins
+        (VolumeBinding's, DynamicResources') and preemption before or instead of calling a
+        binder extender, whose bind verb binds only."""
+        what = f"{call.resource.qualified}/{call.subresource}" if call.subresource else call.resource.qualified
+        return None, Status(Code.ERROR, f"the extender only binds pods: {call.verb} of {what} {call.name} refused")
 
 
 class Follower:

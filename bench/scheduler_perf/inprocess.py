@@ -47,6 +47,7 @@ from scheduler_core.clock import FakeClock
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
 from scheduler_core.framework import QueuedPodInfo
+from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
@@ -822,7 +823,8 @@ class Executor:
                     raise WorkloadFailed(f"op {index} allocResourceClaims: allocate claim: {error}") from error
                 if result:
                     status = {**(claim.get("status") or {}), "allocation": result[0]}
-                    stored, problem = self.cluster.claims.update_status({**claim, "status": status})
+                    write = Write(Verb.UPDATE, RESOURCE_CLAIMS, {**claim, "status": status}, subresource=STATUS)
+                    stored, problem = self.cluster.claims.put_status(write)
                     if problem is not None or stored is None:
                         raise WorkloadFailed(f"op {index} allocResourceClaims: update claim status: {problem}")
                     self.scheduler.on_object_update("ResourceClaim", claim, stored)

@@ -31,7 +31,6 @@ from scheduler_core.framework.interface import (
     BatchScoreExtensions,
     BatchScorePlugin,
     BindPlugin,
-    ClusterAPI,
     EnqueueExtensions,
     FilterPlugin,
     Handle,
@@ -90,6 +89,7 @@ from scheduler_core.framework.types import (
     Toleration,
     tolerations_tolerate_taint,
 )
+from scheduler_core.framework.writes import ClusterAPI
 
 __all__ = [
     "ASSIGNED_POD_ADD",

@@ -12,7 +12,7 @@ Upstream: ``staging/src/k8s.io/kube-scheduler/framework/interface.go`` and
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
@@ -31,6 +31,7 @@ from scheduler_core.framework.types import (
     PreFilterResult,
     QueuedPodInfo,
 )
+from scheduler_core.framework.writes import ClusterAPI
 
 T = TypeVar("T")
 
@@ -180,59 +181,6 @@ class SnapshotLister(Protocol):
 
     def any_pods_with_required_anti_affinity(self) -> bool:
         """``bool(have_pods_with_required_anti_affinity())``, without building the list."""
-        ...
-
-
-class ClusterAPI(Protocol):
-    """The narrow API a plugin may use to act on the cluster (binders, preemption)."""
-
-    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
-        """Bind ``pod`` to ``node_name`` (the pods/binding subresource, the pod's UID its
-        precondition); ``annotations`` land on the pod in the same write."""
-        ...
-
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None: ...
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None: ...
-
-    # VolumeBinding's PreBind (upstream ``bindAPIUpdate``). Each is a patch with the object's
-    # ``resourceVersion`` as precondition; the answer is the object as stored after the write,
-    # or the API's error. Reading the result back goes through ``Handle.objects``.
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """Write ``pv``'s ``spec.claimRef`` and its ``pv.kubernetes.io/bound-by-controller``
-        annotation (when set) onto the stored PV of that name."""
-        ...
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        """Annotate the stored claim with ``volume.kubernetes.io/selected-node: node_name``."""
-        ...
-
-    # DynamicResources (upstream ``bindClaim``, ``Unreserve``, ``PostFilter``). A PUT of the whole
-    # ResourceClaim with its ``metadata.resourceVersion`` as precondition; the answer is the claim
-    # as stored after the write, or the API's error (a conflict included).
-    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """Replace the stored claim's ``status`` with ``claim["status"]`` (the status subresource)."""
-        ...
-
-    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """Replace the stored claim's metadata and spec (not its status) with ``claim``'s: upstream
-        adds its ``resource.kubernetes.io/delete-protection`` finalizer so before allocating."""
-        ...
-
-    # DynamicResources' extended resources backed by DRA (upstream ``createExtendedResourceClaimInAPI``,
-    # ``deleteClaim``, ``patchPodExtendedResourceClaimStatus``).
-    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        """Create ``claim`` (its ``metadata.generateName`` names it); the claim as stored."""
-        ...
-
-    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        """Delete the stored claim of that namespace and name, if it still has ``claim``'s uid."""
-        ...
-
-    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
-        """Set the pod's ``status.extendedResourceClaimStatus`` to ``value``."""
         ...
 
 

@@ -4,18 +4,22 @@ It implements the scheduler's :class:`~scheduler_core.scheduler.Backend` and the
 :class:`~scheduler_core.framework.ClusterAPI` over a store of plain objects. A write that the
 API server would announce on a watch is fed back to the scheduler at once, as its informer
 would: ``bind`` sets ``spec.nodeName`` (and the PodScheduled=True condition, as the binding
-subresource does) then calls ``on_pod_update``; ``delete_pod`` calls ``on_pod_delete``;
-``set_nominated_node`` updates ``status.nominatedNodeName`` and calls ``on_pod_update``; a
-claim written (PreBind, or the resourceclaim controller freeing a deleted pod's claims) calls
-``on_object_update("ResourceClaim", ...)``.
-``patch_pv_claim_ref`` and ``patch_pvc_selected_node`` (VolumeBinding's PreBind) go to
-:class:`~scheduler_core.simulator.volumes.VolumeStore`, which also plays the PV controller and
-an external provisioner, so a claim ends bound (and a provisioned PV exists) within the write.
-``update_claim_status``, ``update_claim``, ``create_claim`` and ``delete_claim``
-(DynamicResources) go to :class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays
-the resourceclaim controller (claims of pods' ResourceClaimTemplates,
-``status.resourceClaimStatuses``); ``set_extended_resource_claim_status`` writes a pod's
-``status.extendedResourceClaimStatus`` and calls ``on_pod_update``.
+subresource does) then calls ``on_pod_update``. Every other write goes to ``write``, which hands
+it to the store of its resource (a write no plugin of ours makes is refused):
+
+* pods: a status patch (``nominatedNodeName``, ``extendedResourceClaimStatus`` validated as
+  ``ValidatePodStatusUpdate``, conditions) calls ``on_pod_update``; a delete calls
+  ``on_pod_delete`` and is recorded with its reason in :attr:`InMemoryCluster.deleted` (the
+  DisruptionTarget condition the operator writes first is not stored);
+* PVs and PVCs (VolumeBinding's PreBind patches): :class:`~scheduler_core.simulator.volumes.VolumeStore`,
+  which also plays the PV controller and an external provisioner, so a claim ends bound (and a
+  provisioned PV exists) within the write;
+* ResourceClaims (DynamicResources: updates of claims and their status, creates and deletes):
+  :class:`~scheduler_core.simulator.claims.ClaimStore`, which also plays the resourceclaim
+  controller (claims of pods' ResourceClaimTemplates, ``status.resourceClaimStatuses``, the
+  claims of a deleted pod); a claim written calls ``on_object_update("ResourceClaim", ...)``.
+
+What a refused write answers is the API server's (:mod:`.apiserver`).
 
 Status reports (``report_failure``: PodScheduled=False with reason and message, plus a
 FailedScheduling event; ``report_scheduled``: a Scheduled event) are stored only: upstream's
@@ -25,12 +29,24 @@ scheduler ignores updates of a pending pod that change nothing but its status.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.apivalidation import pod as apivalidation_pod
-from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status, field
+from scheduler_core.framework import ClusterAPI, PodInfo, Status, field
+from scheduler_core.framework.writes import (
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    RESOURCE_CLAIMS,
+    STATUS,
+    Resource,
+    Verb,
+    Write,
+    Written,
+)
+from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.claims import ClaimStore
 from scheduler_core.simulator.volumes import VolumeStore
 
@@ -58,7 +74,7 @@ class Event:
     message: str
 
 
-class InMemoryCluster:
+class InMemoryCluster(ClusterAPI):
     def __init__(
         self,
         *,
@@ -88,6 +104,16 @@ class InMemoryCluster:
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
         self._watch: PodWatch | None = None
+        self._writes: dict[tuple[Verb, Resource, str], Callable[[Write], Written]] = {
+            (Verb.PATCH, PODS, STATUS): self._patch_pod_status,
+            (Verb.DELETE, PODS, ""): self._delete_pod,
+            (Verb.PATCH, PERSISTENT_VOLUMES, ""): self.volumes.patch,
+            (Verb.PATCH, PERSISTENT_VOLUME_CLAIMS, ""): self.volumes.patch,
+            (Verb.CREATE, RESOURCE_CLAIMS, ""): self.claims.post,
+            (Verb.UPDATE, RESOURCE_CLAIMS, ""): self.claims.put,
+            (Verb.UPDATE, RESOURCE_CLAIMS, STATUS): self.claims.put_status,
+            (Verb.DELETE, RESOURCE_CLAIMS, ""): self.claims.delete,
+        }
 
     def watch(self, watcher: PodWatch) -> None:
         self._watch = watcher
@@ -128,14 +154,12 @@ class InMemoryCluster:
     async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         stored = self.pods.get(pod.uid)
         if stored is None:
-            return _not_found(pod)
+            return apiserver.not_found(PODS, pod.name)
         current = (stored.get("spec") or {}).get("nodeName")
         if current:
             # The binding subresource's conflict (pkg/registry/core/pod/storage: assignPod).
-            return Status(
-                Code.ERROR,
-                f'Operation cannot be fulfilled on pods/binding "{pod.name}": '
-                f'pod {pod.name} is already assigned to node "{current}"',
+            return apiserver.conflict(
+                "pods/binding", pod.name, f'pod {pod.name} is already assigned to node "{current}"'
             )
         new = _with_changes(stored, spec={"nodeName": node_name})
         if annotations:  # the binding's annotations land on the pod, as the binding subresource does
@@ -152,64 +176,66 @@ class InMemoryCluster:
         """A binder extender bound the pod (in its own cluster): record the placement here."""
         await self.bind(pod, node_name, annotations)
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        stored = self.pods.pop(pod.uid, None)
-        if stored is None:
-            return None  # already gone: what a delete wanted
-        self.deleted.append((stored, reason))
+    async def write(self, call: Write) -> Written:
+        """The write's answer from the store of its resource, which also plays the controllers
+        acting on it (module doc)."""
+        handler = self._writes.get((call.verb, call.resource, call.subresource))
+        return handler(call) if handler is not None else (None, apiserver.not_allowed(call))
+
+    def _stored_pod(self, call: Write) -> tuple[str, dict[str, Any]] | None:
+        """The pod a write names and its key: by its UID precondition (the pods are kept by UID;
+        a pod re-created under the name is not found), else by namespace and name."""
+        uid = call.precondition.uid if call.precondition is not None else None
+        if uid:
+            stored = self.pods.get(uid)
+            return None if stored is None else (uid, stored)
+        wanted = (call.namespace or "default", call.name)
+        for key, stored in self.pods.items():
+            meta = stored.get("metadata") or {}
+            if ((meta.get("namespace") or "default"), meta.get("name")) == wanted:
+                return key, stored
+        return None
+
+    def _patch_pod_status(self, call: Write) -> Written:
+        """A pod status patch: nominatedNodeName set or cleared, extendedResourceClaimStatus
+        (validated, ``ValidatePodStatusUpdate``), conditions merged by type; the watcher hears."""
+        found = self._stored_pod(call)
+        if found is None:
+            return None, apiserver.not_found(PODS, call.name)
+        key, stored = found
+        patch = call.obj.get(STATUS) or {}
+        claims = patch.get("extendedResourceClaimStatus")
+        if claims is not None:
+            problems = apivalidation_pod.extended_resource_claim_status(claims, stored.get("spec") or {})
+            if problems:
+                return None, apiserver.invalid("Pod", call.name, field.aggregate(problems))
+        new = _with_changes(stored)
+        status = new["status"]
+        for name, value in patch.items():
+            if value is None:
+                status.pop(name, None)
+            elif name == "conditions":
+                for condition in value:
+                    _set_condition(status, dict(condition))
+            else:
+                status[name] = copy.deepcopy(value)
+        self.pods[key] = new
+        if self._watch is not None:
+            self._watch.on_pod_update(stored, new)
+        return new, None
+
+    def _delete_pod(self, call: Write) -> Written:
+        """A pod delete, recorded with its reason; the resourceclaim controller frees its claims."""
+        found = self._stored_pod(call)
+        if found is None:
+            return None, apiserver.not_found(PODS, call.name)
+        key, stored = found
+        del self.pods[key]
+        self.deleted.append((stored, call.reason))
         self.claims.release_pod(stored)
         if self._watch is not None:
             self._watch.on_pod_delete(stored)
-        return None
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        stored = self.pods.get(pod.uid)
-        if stored is None:
-            return _not_found(pod)
-        new = _with_changes(stored)
-        status = new["status"]
-        if node_name:
-            status["nominatedNodeName"] = node_name
-        else:
-            status.pop("nominatedNodeName", None)
-        self.pods[pod.uid] = new
-        if self._watch is not None:
-            self._watch.on_pod_update(stored, new)
-        return None
-
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return self.volumes.patch_pv_claim_ref(pv)
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        return self.volumes.patch_pvc_selected_node(pvc, node_name)
-
-    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return self.claims.update_status(claim)
-
-    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return self.claims.update(claim)
-
-    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        return self.claims.create_generated(claim)
-
-    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        return self.claims.delete(claim)
-
-    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
-        stored = self.pods.get(pod.uid)
-        if stored is None:
-            return _not_found(pod)
-        problems = apivalidation_pod.extended_resource_claim_status(value, stored.get("spec") or {})
-        if problems:  # ValidatePodStatusUpdate
-            return Status(Code.ERROR, f'Pod "{pod.name}" is invalid: {field.aggregate(problems)}')
-        new = _with_changes(stored)
-        new["status"]["extendedResourceClaimStatus"] = copy.deepcopy(dict(value))
-        self.pods[pod.uid] = new
-        if self._watch is not None:
-            self._watch.on_pod_update(stored, new)
-        return None
+        return stored, None
 
     # -- the resourceclaim controller ----------------------------------------------------------------
     def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,10 +308,6 @@ def _with_changes(stored: Mapping[str, Any], spec: Mapping[str, Any] | None = No
     new["spec"] = {**(stored.get("spec") or {}), **(spec or {})}
     new["status"] = dict(stored.get("status") or {})
     return new
-
-
-def _not_found(pod: PodInfo) -> Status:
-    return Status(Code.ERROR, f'pods "{pod.name}" not found')
 
 
 def _set_condition(status: dict[str, Any], condition: dict[str, str]) -> None:

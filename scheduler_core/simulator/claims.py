@@ -25,16 +25,16 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from scheduler_core.framework import Code, Status
 from scheduler_core.framework.storage import name_of, namespace_of
+from scheduler_core.framework.writes import Write, Written
+from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.defaulting import generated_uid
-from scheduler_core.simulator.volumes import Object, WriteResult, precondition
+from scheduler_core.simulator.volumes import Object
 
 RESOURCE_CLAIM = "ResourceClaim"
 RESOURCE_CLAIM_TEMPLATE = "ResourceClaimTemplate"
 FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"  # k8s.io/api resource/v1 types.go
-_RESOURCE = "resourceclaims.resource.k8s.io"
 # k8s.io/apiserver@v0.36.3 pkg/storage/names/generate.go, k8s.io/apimachinery pkg/util/rand/rand.go
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SUFFIX_LENGTH = 5
@@ -66,41 +66,38 @@ class ClaimStore:
         """Add a claim as the API server creates it (uid, resourceVersion)."""
         return self._store(self._created(obj))
 
-    def create_generated(self, claim: Mapping[str, Any]) -> WriteResult:
-        """DynamicResources' special claim: named from its ``generateName`` with five more
-        characters, as the API server's ``SimpleNameGenerator`` (drawn from a counter here, not
-        at random, so that ``simulate`` is reproducible)."""
-        metadata = dict(claim.get("metadata") or {})
-        base = str(metadata.get("generateName") or "")[:_MAX_GENERATED_NAME_LENGTH]
+    def post(self, call: Write) -> Written:
+        """A create; a claim without a name (DynamicResources' special claim) is named from its
+        ``generateName`` with five more characters, as the API server's ``SimpleNameGenerator``
+        (drawn from a counter here, not at random, so that ``simulate`` is reproducible)."""
+        metadata = dict(call.obj.get("metadata") or {})
         namespace = str(metadata.get("namespace") or "default")
-        for attempt in itertools.count():
-            name = base + _suffix(f"{namespace}/{base}/{attempt}")
-            if self.find(namespace, name) is None:
-                break
-        metadata["name"] = name
-        return self.create({**claim, "metadata": metadata}), None
+        if metadata.get("name"):
+            if self.find(namespace, str(metadata["name"])) is not None:
+                return None, apiserver.already_exists(call.resource, str(metadata["name"]))
+        else:
+            base = str(metadata.get("generateName") or "")[:_MAX_GENERATED_NAME_LENGTH]
+            for attempt in itertools.count():
+                name = base + _suffix(f"{namespace}/{base}/{attempt}")
+                if self.find(namespace, name) is None:
+                    break
+            metadata["name"] = name
+        return self.create({**call.obj, "metadata": metadata}), None
 
-    def delete(self, claim: Mapping[str, Any]) -> Status | None:
-        """Delete a claim (its uid a precondition); one with finalizers only gets its
-        ``deletionTimestamp``, as the API server does."""
-        stored = self.find(namespace_of(claim), name_of(claim))
-        if stored is None:
-            return Status(Code.ERROR, f'{_RESOURCE} "{name_of(claim)}" not found')
-        uid, stored_uid = (claim.get("metadata") or {}).get("uid"), (stored.get("metadata") or {}).get("uid")
-        if uid and uid != stored_uid:  # k8s.io/apiserver@v0.36.3 pkg/registry/rest/delete.go BeforeDelete
-            return Status(
-                Code.ERROR,
-                f'Operation cannot be fulfilled on ResourceClaim.resource.k8s.io "{name_of(claim)}": the UID in '
-                f"the precondition ({uid}) does not match the UID in record ({stored_uid}). The object might "
-                "have been deleted and then recreated",
-            )
+    def delete(self, call: Write) -> Written:
+        """A delete; a claim with finalizers only gets its ``deletionTimestamp``, as the API
+        server does."""
+        stored = self.find(call.namespace or "default", call.name)
+        problem = apiserver.check(call, stored)
+        if problem is not None or stored is None:
+            return None, problem
         if (stored.get("metadata") or {}).get("finalizers"):
-            self._store({**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}})
-            return None
+            marked = {**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}}
+            return self._store(marked), None
         claims = self._objects[RESOURCE_CLAIM]
         claims[:] = [c for c in claims if c is not stored]
         self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
-        return None
+        return stored, None
 
     def find(self, namespace: str, name: str) -> Object | None:
         position = self._index.get((namespace, name))
@@ -122,21 +119,23 @@ class ClaimStore:
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------
-    def update_status(self, claim: Mapping[str, Any]) -> WriteResult:
-        stored = self.find(namespace_of(claim), name_of(claim))
-        problem = precondition(_RESOURCE, name_of(claim), stored, claim)
+    def put_status(self, call: Write) -> Written:
+        """An update of the status subresource: only the status changes."""
+        stored = self.find(call.namespace or "default", call.name)
+        problem = apiserver.check(call, stored)
         if problem is not None or stored is None:
             return None, problem
         new = dict(stored)
-        new["status"] = copy.deepcopy(dict(claim.get("status") or {}))
+        new["status"] = copy.deepcopy(dict(call.obj.get("status") or {}))
         return self._store(new), None
 
-    def update(self, claim: Mapping[str, Any]) -> WriteResult:
-        stored = self.find(namespace_of(claim), name_of(claim))
-        problem = precondition(_RESOURCE, name_of(claim), stored, claim)
+    def put(self, call: Write) -> Written:
+        """An update of the claim: everything but its uid and status."""
+        stored = self.find(call.namespace or "default", call.name)
+        problem = apiserver.check(call, stored)
         if problem is not None or stored is None:
             return None, problem
-        new = copy.deepcopy(dict(claim))
+        new = copy.deepcopy(dict(call.obj))
         new["metadata"] = {**new.get("metadata", {}), "uid": (stored.get("metadata") or {}).get("uid")}
         new["status"] = stored.get("status") or {}
         return self._store(new), None

@@ -18,9 +18,10 @@ write:
   external-provisioner creates it; the PV controller then binds both as above. The PV carries
   no node affinity (a real CSI driver would add its topology).
 
-Writes follow the API server: a ``resourceVersion`` that is not the stored one is a conflict
-with its message; every write gives the object a new resourceVersion. Objects loaded without
-a uid or resourceVersion get one, as the API server gives them on create.
+Writes follow the API server (:mod:`.apiserver`): a ``resourceVersion`` that is not the stored
+one is a conflict with its message; a patch merges; every write gives the object a new
+resourceVersion. Objects loaded without a uid or resourceVersion get one, as the API server
+gives them on create.
 """
 
 from __future__ import annotations
@@ -30,11 +31,9 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_core.framework import Code, Status
 from scheduler_core.framework.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
-    ANN_SELECTED_NODE,
     NOT_SUPPORTED_PROVISIONER,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -46,11 +45,12 @@ from scheduler_core.framework.storage import (
     namespace_of,
     spec,
 )
+from scheduler_core.framework.writes import Write, Written
+from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.defaulting import generated_uid
 
 ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 Object = dict[str, Any]
-WriteResult = tuple[Object | None, Status | None]
 
 
 class VolumeStore:
@@ -96,29 +96,19 @@ class VolumeStore:
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------
-    def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> WriteResult:
-        stored = self.find(PERSISTENT_VOLUME, name_of(pv))
-        problem = precondition("persistentvolumes", name_of(pv), stored, pv)
+    def patch(self, call: Write) -> Written:
+        """A patch of a PV (VolumeBinding's ``claimRef``) or a PVC (its selected-node annotation),
+        then what the PV controller and the provisioner do about it."""
+        kind = call.resource.kind
+        stored = self.find(kind, call.name, call.namespace or "default")
+        problem = apiserver.check(call, stored)
         if problem is not None or stored is None:
             return None, problem
-        new = copy.deepcopy(stored)
-        new.setdefault("spec", {})["claimRef"] = copy.deepcopy(spec(pv).get("claimRef"))
-        bound_by = ((pv.get("metadata") or {}).get("annotations") or {}).get(ANN_BOUND_BY_CONTROLLER)
-        if bound_by is not None:
-            _annotations(new)[ANN_BOUND_BY_CONTROLLER] = bound_by
-        written = self._store(PERSISTENT_VOLUME, new)
-        self._sync_volume(written)
-        return written, None
-
-    def patch_pvc_selected_node(self, pvc: Mapping[str, Any], node_name: str) -> WriteResult:
-        stored = self.find(PERSISTENT_VOLUME_CLAIM, name_of(pvc), namespace_of(pvc))
-        problem = precondition("persistentvolumeclaims", name_of(pvc), stored, pvc)
-        if problem is not None or stored is None:
-            return None, problem
-        new = copy.deepcopy(stored)
-        _annotations(new)[ANN_SELECTED_NODE] = node_name
-        written = self._store(PERSISTENT_VOLUME_CLAIM, new)
-        self._provision(written)
+        written = self._store(kind, apiserver.merge_patch(stored, call.obj))
+        if kind == PERSISTENT_VOLUME:
+            self._sync_volume(written)
+        else:
+            self._provision(written)
         return written, None
 
     # -- the controllers ---------------------------------------------------------------------------
@@ -177,19 +167,6 @@ class VolumeStore:
             "capacity": dict(spec(pv).get("capacity") or {}),
         }
         self._store(PERSISTENT_VOLUME_CLAIM, bound_claim)
-
-
-def precondition(resource: str, name: str, stored: Object | None, written: Mapping[str, Any]) -> Status | None:
-    if stored is None:
-        return Status(Code.ERROR, f'{resource} "{name}" not found')
-    version = (written.get("metadata") or {}).get("resourceVersion")
-    if version and version != (stored.get("metadata") or {}).get("resourceVersion"):
-        return Status(
-            Code.ERROR,
-            f'Operation cannot be fulfilled on {resource} "{name}": the object has been modified; '
-            "please apply your changes to the latest version and try again",
-        )
-    return None
 
 
 def _annotations(obj: Object) -> dict[str, str]:

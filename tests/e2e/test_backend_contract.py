@@ -6,7 +6,9 @@ The simulator is the API server's twin (as httpx's in-memory transport is the ne
 what plugins see through ``ClusterAPI`` must not depend on which one runs: binding sets
 ``spec.nodeName``, a missing pod is an error naming it, preemption's delete is idempotent,
 nominations are set and cleared, VolumeBinding's PV/PVC patches and DynamicResources' claim
-updates write what they say and fail on a stale resourceVersion with the API server's message.
+updates write what they say and fail on a stale resourceVersion with the API server's message
+(each through the one write API: ``writes.preempt``, ``writes.patch_pod_status``, the
+``create``/``update``/``patch``/``delete`` verbs).
 One known difference is left out on purpose: binding a pod that is already bound under the same
 UID is an error in memory, but success for the operator (another replica bound it during a
 failover; see ``scheduler_operator/backend.py``).
@@ -24,6 +26,17 @@ import pytest
 from kubernetes import client
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo
+from scheduler_core.framework.writes import (
+    RESOURCE_CLAIMS,
+    STATUS,
+    Precondition,
+    Written,
+    is_conflict,
+    is_not_found,
+    patch_pod_status,
+    preempt,
+)
+from scheduler_core.plugins.volumebinding.prebind import claim_ref_write, selected_node_write
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
@@ -140,24 +153,24 @@ async def test_binding_a_missing_pod_is_an_error_naming_it(twin: Twin) -> None:
 
 async def test_preemption_delete_removes_the_pod_and_is_idempotent(twin: Twin) -> None:
     pod = _pod(twin, "victim")
-    assert await twin.api.delete_pod(pod, "preempted by default/urgent") is None
+    assert await preempt(twin.api, pod, "preempted by default/urgent") is None
     assert twin.stored(pod) is None
-    assert await twin.api.delete_pod(pod, "preempted by default/urgent") is None
+    assert await preempt(twin.api, pod, "preempted by default/urgent") is None
 
 
 async def test_nomination_is_set_then_cleared(twin: Twin) -> None:
     pod = _pod(twin, "nominee")
-    assert await twin.api.set_nominated_node(pod, "node-b") is None
+    assert await patch_pod_status(twin.api, pod, {"nominatedNodeName": "node-b"}) is None
     stored = twin.stored(pod)
     assert stored is not None and stored["status"].get("nominatedNodeName") == "node-b"
-    assert await twin.api.set_nominated_node(pod, "") is None
+    assert await patch_pod_status(twin.api, pod, {"nominatedNodeName": None}) is None
     stored = twin.stored(pod)
     assert stored is not None and not stored["status"].get("nominatedNodeName")
 
 
 async def test_nominating_a_missing_pod_is_an_error_naming_it(twin: Twin) -> None:
     ghost = make_pod().name("ghost").namespace(twin.namespace).info()
-    status = await twin.api.set_nominated_node(ghost, "node-b")
+    status = await patch_pod_status(twin.api, ghost, {"nominatedNodeName": "node-b"})
     assert status is not None and status.message() == 'pods "ghost" not found'
 
 
@@ -186,17 +199,17 @@ def _volume(twin: Twin) -> dict[str, Any]:
 
 async def test_selected_node_annotation_is_written_once_and_conflicts_when_stale(twin: Twin) -> None:
     pvc = _claim(twin, "data")
-    stored, status = await twin.api.patch_pvc_selected_node(pvc, "node-a")
+    stored, status = await twin.api.write(selected_node_write(pvc, "node-a"))
     assert status is None and stored is not None
     assert stored["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "node-a"
     assert int(stored["metadata"]["resourceVersion"]) > int(pvc["metadata"]["resourceVersion"])
-    _, status = await twin.api.patch_pvc_selected_node(pvc, "node-b")  # the version read before
+    _, status = await twin.api.write(selected_node_write(pvc, "node-b"))  # the version read before
     assert status is not None and status.message() == (
         'Operation cannot be fulfilled on persistentvolumeclaims "data": the object has been modified; '
         "please apply your changes to the latest version and try again"
     )
     ghost = {**pvc, "metadata": {**pvc["metadata"], "name": "ghost"}}
-    _, status = await twin.api.patch_pvc_selected_node(ghost, "node-a")
+    _, status = await twin.api.write(selected_node_write(ghost, "node-a"))
     assert status is not None and status.message() == 'persistentvolumeclaims "ghost" not found'
 
 
@@ -206,11 +219,11 @@ async def test_claim_ref_is_written_and_conflicts_when_stale(twin: Twin) -> None
            "uid": pvc["metadata"]["uid"]}  # fmt: skip
     pre_bound = {**pv, "spec": {**pv["spec"], "claimRef": ref}}
     pre_bound["metadata"] = {**pv["metadata"], "annotations": {"pv.kubernetes.io/bound-by-controller": "yes"}}
-    stored, status = await twin.api.patch_pv_claim_ref(pre_bound)
+    stored, status = await twin.api.write(claim_ref_write(pre_bound))
     assert status is None and stored is not None
     assert stored["spec"]["claimRef"]["uid"] == pvc["metadata"]["uid"]
     assert stored["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"] == "yes"
-    _, status = await twin.api.patch_pv_claim_ref(pre_bound)  # same resourceVersion again: stale now
+    _, status = await twin.api.write(claim_ref_write(pre_bound))  # same resourceVersion again: stale now
     assert status is not None and status.message() == (
         f'Operation cannot be fulfilled on persistentvolumes "{pv["metadata"]["name"]}": the object has been '
         "modified; please apply your changes to the latest version and try again"
@@ -253,15 +266,15 @@ def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
 async def test_claim_status_is_replaced_and_conflicts_when_stale(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
     written = _allocated(claim, _pod(twin, "user"))
-    stored, status = await twin.api.update_claim_status(written)
+    stored, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
     assert status is None and stored is not None
     assert stored["status"] == written["status"]
     assert stored["spec"] == claim["spec"]
     assert stored["metadata"]["resourceVersion"] != claim["metadata"]["resourceVersion"]
-    _, status = await twin.api.update_claim_status(written)  # the version read before
+    _, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)  # the version read before
     assert status is not None and status.message() == CLAIM_CONFLICT.format("gpu")
     ghost = {**written, "metadata": {**written["metadata"], "name": "ghost"}}
-    _, status = await twin.api.update_claim_status(ghost)
+    _, status = await twin.api.update(RESOURCE_CLAIMS, ghost, subresource=STATUS)
     assert status is not None and status.message() == 'resourceclaims.resource.k8s.io "ghost" not found'
 
 
@@ -269,7 +282,7 @@ async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) ->
     claim = _resource_claim(twin, "gpu")
     written = _allocated(claim, _pod(twin, "user"))
     written["metadata"] = {**claim["metadata"], "finalizers": [FINALIZER], "labels": {"x": "y"}}
-    stored, status = await twin.api.update_claim_status(written)
+    stored, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
     assert status is None and stored is not None
     assert not stored["metadata"].get("finalizers") and not stored["metadata"].get("labels")
     assert stored["status"] == written["status"]
@@ -277,29 +290,57 @@ async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) ->
 
 async def test_claim_update_adds_the_finalizer_keeps_the_status_and_conflicts_when_stale(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
-    allocated, status = await twin.api.update_claim_status(_allocated(claim, _pod(twin, "user")))
+    allocated, status = await twin.api.update(
+        RESOURCE_CLAIMS, _allocated(claim, _pod(twin, "user")), subresource=STATUS
+    )
     assert status is None and allocated is not None
     protected = {**allocated, "metadata": {**allocated["metadata"], "finalizers": [FINALIZER]}, "status": {}}
-    stored, status = await twin.api.update_claim(protected)
+    stored, status = await twin.api.update(RESOURCE_CLAIMS, protected)
     assert status is None and stored is not None
     assert stored["metadata"]["finalizers"] == [FINALIZER]
     assert stored["status"] == allocated["status"]  # an update of the claim leaves its status
-    _, status = await twin.api.update_claim(protected)
+    _, status = await twin.api.update(RESOURCE_CLAIMS, protected)
     assert status is not None and status.message() == CLAIM_CONFLICT.format("gpu")
 
 
 async def test_deallocation_clears_allocation_and_reservations(twin: Twin) -> None:
     """PostFilter's write (and Unreserve's, for the last pod): an empty status."""
     claim = _resource_claim(twin, "gpu")
-    allocated, status = await twin.api.update_claim_status(_allocated(claim, _pod(twin, "user")))
+    allocated, status = await twin.api.update(
+        RESOURCE_CLAIMS, _allocated(claim, _pod(twin, "user")), subresource=STATUS
+    )
     assert status is None and allocated is not None
-    stored, status = await twin.api.update_claim_status({**allocated, "status": {}})
+    stored, status = await twin.api.update(RESOURCE_CLAIMS, {**allocated, "status": {}}, subresource=STATUS)
     assert status is None and stored is not None
     assert not (stored.get("status") or {}).get("allocation") and not stored["status"].get("reservedFor")
 
 
+async def test_refusals_carry_the_code_and_reason_that_plugins_read(twin: Twin) -> None:
+    """``writes.is_conflict`` (DynamicResources retries on it) and ``writes.is_not_found``
+    (preemption counts a victim gone as preempted) read both backends alike."""
+    claim = _resource_claim(twin, "gpu")
+    written = _allocated(claim, _pod(twin, "user"))
+    assert (await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS))[1] is None
+    _, stale = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
+    _, gone = await twin.api.update(RESOURCE_CLAIMS, {**claim, "metadata": {**claim["metadata"], "name": "ghost"}})
+    _, recreated = await _delete_claim(twin, {**claim, "metadata": {**claim["metadata"], "uid": "0000"}})
+    spec = {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "contract-class"}}]}}
+    _, taken = await twin.api.create(RESOURCE_CLAIMS, {"metadata": {"name": "gpu", "namespace": twin.namespace},
+                                                       "spec": spec})  # fmt: skip
+    refusals = [stale, gone, recreated, taken]
+    assert all(s is not None for s in refusals)
+    assert [is_conflict(s) for s in refusals if s is not None] == [True, False, True, False]
+    assert [is_not_found(s) for s in refusals if s is not None] == [False, True, False, False]
+    assert taken is not None and taken.message() == 'resourceclaims.resource.k8s.io "gpu" already exists'
+
+
 # -- extended resources backed by DRA: the special claim and the pod's status (extendeddynamicresources.go) --
 GENERATED_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery pkg/util/rand
+
+
+async def _delete_claim(twin: Twin, claim: dict[str, Any]) -> Written:
+    """DynamicResources' delete of a claim: under its uid."""
+    return await twin.api.delete(RESOURCE_CLAIMS, claim, precondition=Precondition(uid=claim["metadata"]["uid"]))
 
 
 def _special(twin: Twin, pod: PodInfo) -> dict[str, Any]:
@@ -316,20 +357,20 @@ def _special(twin: Twin, pod: PodInfo) -> dict[str, Any]:
 
 async def test_the_special_claim_gets_a_generated_name_and_is_deleted_under_its_uid(twin: Twin) -> None:
     pod = _pod(twin, "user")
-    created, status = await twin.api.create_claim(_special(twin, pod))
+    created, status = await twin.api.create(RESOURCE_CLAIMS, _special(twin, pod))
     assert status is None and created is not None
     name, uid = created["metadata"]["name"], created["metadata"]["uid"]
     suffix = name.removeprefix("user-extended-resources-")
     assert len(suffix) == 5 and set(suffix) <= set(GENERATED_NAME_ALPHABET)
     assert created["spec"] == _special(twin, pod)["spec"]
     other = {**created, "metadata": {**created["metadata"], "uid": "0000"}}
-    status = await twin.api.delete_claim(other)
+    _, status = await _delete_claim(twin, other)
     assert status is not None and status.message() == (  # k8s.io/apiserver pkg/registry/rest/delete.go
         f'Operation cannot be fulfilled on ResourceClaim.resource.k8s.io "{name}": the UID in the precondition '
         f"(0000) does not match the UID in record ({uid}). The object might have been deleted and then recreated"
     )
-    assert await twin.api.delete_claim(created) is None
-    status = await twin.api.delete_claim(created)
+    assert (await _delete_claim(twin, created))[1] is None
+    _, status = await _delete_claim(twin, created)
     assert status is not None and status.message() == f'resourceclaims.resource.k8s.io "{name}" not found'
 
 
@@ -340,11 +381,11 @@ async def test_the_pod_status_names_its_special_claim(twin: Twin) -> None:
     container = pod.pod["spec"]["containers"][0]["name"]
     mapping = {"containerName": container, "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
     value = {"requestMappings": [mapping], "resourceClaimName": "user-extended-resources-abcde"}
-    assert await twin.api.set_extended_resource_claim_status(pod, value) is None
+    assert await patch_pod_status(twin.api, pod, {"extendedResourceClaimStatus": value}) is None
     stored = twin.stored(pod)
     assert stored is not None and stored["status"]["extendedResourceClaimStatus"] == value
     ghost = make_pod().name("ghost").namespace(twin.namespace).info()
-    status = await twin.api.set_extended_resource_claim_status(ghost, value)
+    status = await patch_pod_status(twin.api, ghost, {"extendedResourceClaimStatus": value})
     assert status is not None and status.message() == 'pods "ghost" not found'
 
 
@@ -354,17 +395,19 @@ async def test_a_pod_status_naming_no_container_of_the_pod_is_invalid(twin: Twin
     manifest["spec"]["containers"][0]["resources"]["limits"] = {"example.com/gpu": "1"}
     pod = twin.create(manifest)
     mapping = {"containerName": "nope", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
-    status = await twin.api.set_extended_resource_claim_status(
-        pod, {"requestMappings": [mapping], "resourceClaimName": "user-extended-resources-abcde"}
-    )
+    status = await patch_pod_status(
+        twin.api, pod, {"extendedResourceClaimStatus": {"requestMappings": [mapping],
+                                                        "resourceClaimName": "user-extended-resources-abcde"}}
+    )  # fmt: skip
     assert status is not None and status.message() == (
         'Pod "user" is invalid: status.extendedResourceClaimStatus.requestMappings[0].containerName: '
         'Invalid value: "nope": must match the name of an entry in spec.initContainers.name or spec.containers.name'
     )
     container = manifest["spec"]["containers"][0]["name"]
-    status = await twin.api.set_extended_resource_claim_status(
-        pod, {"requestMappings": [{**mapping, "containerName": container, "resourceName": "example.com/other"}]}
-    )
+    status = await patch_pod_status(
+        twin.api, pod, {"extendedResourceClaimStatus": {
+            "requestMappings": [{**mapping, "containerName": container, "resourceName": "example.com/other"}]}}
+    )  # fmt: skip
     assert status is not None and status.message() == (
         'Pod "user" is invalid: [status.extendedResourceClaimStatus.requestMappings[0].resourceName: Invalid value: '
         '"example.com/other": must match the extended resource name of an entry in '

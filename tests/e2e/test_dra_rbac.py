@@ -1,8 +1,9 @@
 """The operator's DynamicResources rights in manifests/rbac.yaml are enough, and each write verb
-is needed: the backend's claim writes (``KubeBackend.update_claim``, ``update_claim_status``,
-and for extended resources backed by DRA ``create_claim``, ``delete_claim`` and the pod's
-``set_extended_resource_claim_status``) run as a fresh ServiceAccount bound to the manifest's
-resource.k8s.io rules, then to those rules with one right left out, on the real API server.
+is needed: the backend's claim writes as DynamicResources makes them (:data:`WRITES`: a PUT of a
+claim, of its status, and for extended resources backed by DRA a create and a delete of the
+special claim and a patch of the pod's ``status.extendedResourceClaimStatus``) run as a fresh
+ServiceAccount bound to the manifest's resource.k8s.io rules, then to those rules with one right
+left out, on the real API server.
 
 A fresh identity, not the shared ``kubeconfig-operator`` one: other sessions' e2e tests bind
 their own copies of the ClusterRole to that identity at any moment, which would hide a missing
@@ -13,15 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 import yaml
 from kubernetes import client, config
 
-from scheduler_core.framework import PodInfo, Status
+from scheduler_core.framework import ClusterAPI, PodInfo
+from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, Written, patch_pod_status
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.recorder import EventRecorder
@@ -32,6 +34,7 @@ from tests.e2e.operator_support import RBAC_FILE, make_pod
 pytestmark = pytest.mark.e2e
 
 GROUP = "resource.k8s.io"
+T = TypeVar("T")
 FINALIZER = "resource.kubernetes.io/delete-protection"
 
 
@@ -87,14 +90,24 @@ class AsOperator:
     credentials: Credentials
     lanes: Lanes
 
-    async def call(self, method: str, *args: Any) -> Any:
+    async def call(self, act: Callable[[ClusterAPI], Awaitable[T]]) -> T:
         transport = Transport(self.credentials)
         try:
             recorder = EventRecorder(transport, self.lanes, instance="e2e-dra-rbac")
-            backend = KubeBackend(transport, self.lanes, recorder, stores={})
-            return await getattr(backend, method)(*args)
+            return await act(KubeBackend(transport, self.lanes, recorder, stores={}))
         finally:
             await transport.close()
+
+
+# DynamicResources' claim writes (dynamic_resources.py), by name.
+WRITES: dict[str, Callable[[ClusterAPI, dict[str, Any]], Awaitable[Written]]] = {
+    "update_claim": lambda api, claim: api.update(RESOURCE_CLAIMS, claim),
+    "update_claim_status": lambda api, claim: api.update(RESOURCE_CLAIMS, claim, subresource=STATUS),
+    "create_claim": lambda api, claim: api.create(RESOURCE_CLAIMS, claim),
+    "delete_claim": lambda api, claim: api.delete(
+        RESOURCE_CLAIMS, claim, precondition=Precondition(uid=claim["metadata"]["uid"])
+    ),
+}
 
 
 def _backend_as(cluster: Cluster, token: str) -> tuple[AsOperator, Lanes, client.ApiClient]:
@@ -138,9 +151,8 @@ def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
     }}  # fmt: skip
 
 
-def _write(backend: AsOperator, method: str, claim: dict[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-    result: tuple[dict[str, Any] | None, Status | None] = asyncio.run(backend.call(method, claim))
-    return result
+def _write(backend: AsOperator, method: str, claim: dict[str, Any]) -> Written:
+    return asyncio.run(backend.call(lambda api: WRITES[method](api, claim)))
 
 
 def _succeeds(backend: AsOperator, method: str, claim: dict[str, Any]) -> dict[str, Any]:
@@ -255,10 +267,11 @@ def test_the_special_claim_of_extended_resources_needs_create_and_delete(
         assert claim["metadata"]["name"].startswith("user-extended-resources-")
         mapping = {"containerName": "c", "resourceName": "example.com/gpu", "requestName": "container-0-request-0"}
         value = {"requestMappings": [mapping], "resourceClaimName": claim["metadata"]["name"]}
-        assert asyncio.run(backend.call("set_extended_resource_claim_status", pod, value)) is None
+        fields = {"extendedResourceClaimStatus": value}
+        assert asyncio.run(backend.call(lambda api: patch_pod_status(api, pod, fields))) is None
         written = core.read_namespaced_pod(pod.name, namespace).status.extended_resource_claim_status
         assert written.resource_claim_name == claim["metadata"]["name"]
-        status = asyncio.run(backend.call("delete_claim", claim))
+        _, status = _write(backend, "delete_claim", claim)
         if refused == "delete_claim":
             assert status is not None
             assert "forbidden" in status.message() and 'cannot delete resource "resourceclaims"' in status.message()

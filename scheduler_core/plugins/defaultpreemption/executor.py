@@ -9,11 +9,11 @@ on (beta, on by default since v1.33): ``prepareCandidateAsync`` returns at once 
 3. forgets the preemptor.
 
 Preempting a victim (``PreemptPod``) rejects it if it waits at Permit (no API call), or else asks
-the API to delete it (``handle.api.delete_pod``, which also sets the DisruptionTarget condition
-with the ``reason`` message). Victims already being deleted are not preempted again. While its
-preemption runs, the preemptor is kept out of the queue by the plugin's PreEnqueue
-(``is_running_preemption``): until the last victim is gone from the scheduler's own view (the
-snapshot), or is terminating.
+the API to delete it (``writes.preempt``: a delete with the ``reason``, which the backend writes
+first as the DisruptionTarget condition; a victim gone is preempted already). Victims already
+being deleted are not preempted again. While its preemption runs, the preemptor is kept out of
+the queue by the plugin's PreEnqueue (``is_running_preemption``): until the last victim is gone
+from the scheduler's own view (the snapshot), or is terminating.
 
 Here the work is an asyncio task, and the victims are preempted one after the other (upstream
 issues the calls of step 2 in parallel); the tasks are kept so that they can be awaited.
@@ -39,6 +39,7 @@ import time
 from dataclasses import dataclass
 
 from scheduler_core.framework import Handle, PodInfo, PodUID, Status
+from scheduler_core.framework.writes import patch_pod_status, preempt
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class Executor:
         for pod in self._handle.nominator.nominated_pods_for_node(node_name):
             if pod.priority >= preemptor.priority or (tenant is not None and pod.namespace != tenant):
                 continue
-            status = await self._handle.api.set_nominated_node(pod, "")
+            status = await patch_pod_status(self._handle.api, pod, {"nominatedNodeName": None})
             if status is not None and not status.is_success():
                 log.error("cannot clear nominatedNodeName of %s on node %s: %s", pod.key, node_name, status.message())
                 ok = False
@@ -140,7 +141,7 @@ class Executor:
             log.info("preemptor %s rejected waiting pod %s on node %s", preemptor.key, victim.key, node_name)
             return True
         reason = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
-        status = await self._handle.api.delete_pod(victim, reason)
+        status = await preempt(self._handle.api, victim, reason)
         if status is not None and not status.is_success():
             log.error("preemptor %s could not preempt %s: %s", preemptor.key, victim.key, status.message())
             return False

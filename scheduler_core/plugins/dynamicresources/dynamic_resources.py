@@ -19,8 +19,9 @@ Messages are upstream's.
   profile, never gets the same device before PreBind
   lands; Unreserve drops it and removes the pod from ``reservedFor`` of allocated claims.
 * PreBind: each claim not yet reserved for the pod gets the finalizer, ``status.allocation``
-  and the pod in ``status.reservedFor``, through the ClusterAPI (``bindClaim``; a conflict is
-  retried on the claim as stored now, as ``retry.RetryOnConflict``).
+  and the pod in ``status.reservedFor``, through the ClusterAPI (``bindClaim``: a PUT of the
+  claim, then of its status; a conflict is retried on the claim as stored now, as
+  ``retry.RetryOnConflict``).
 * PostFilter: an allocated claim unavailable on every node and reserved by nobody else is
   deallocated, so the next attempt can allocate it elsewhere.
 
@@ -71,6 +72,7 @@ from scheduler_core.framework.extended_resources import (
 )
 from scheduler_core.framework.helpers import default_normalize_score, default_normalize_score_batch
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
+from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, is_conflict, patch_pod_status
 from scheduler_core.plugins import names
 from scheduler_core.plugins.dynamicresources import extended
 from scheduler_core.plugins.dynamicresources.allocator import (
@@ -416,7 +418,7 @@ class DynamicResources:
         return None, Status.unschedulable(ERR_STILL_NOT_SCHEDULABLE)
 
     async def _write_status(self, claim: Claim) -> None:
-        await self._handle.api.update_claim_status(claim)
+        await self._handle.api.update(RESOURCE_CLAIMS, claim, subresource=STATUS)
 
     # -- PreScore / Score --------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -521,14 +523,16 @@ class DynamicResources:
                 finalizers.remove(FINALIZER)
             new = copy.deepcopy(dict(current))
             new["metadata"] = {**new["metadata"], "finalizers": finalizers}
-            updated, status = await api.update_claim(new)
+            updated, status = await api.update(RESOURCE_CLAIMS, new)
             if status is None:
                 break
-            if not _is_conflict(status):
+            if not is_conflict(status):
                 return f"update resourceclaim {key[0]}/{key[1]}: {status.message()}"
         else:
             return f"update resourceclaim {key[0]}/{key[1]}: too many conflicts"
-        status = await api.delete_claim(updated or current)
+        deleted = updated or current
+        uid = _meta(deleted).get("uid")
+        _, status = await api.delete(RESOURCE_CLAIMS, deleted, precondition=Precondition(uid=uid) if uid else None)
         return status.message() if status is not None else None
 
     # -- PreBind ------------------------------------------------------------------------------------------
@@ -570,7 +574,7 @@ class DynamicResources:
         body = copy.deepcopy(node_claim.claim)
         body.pop("status", None)
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k not in ("name", "uid")}
-        created, status = await self._handle.api.create_claim(body)
+        created, status = await self._handle.api.create(RESOURCE_CLAIMS, body)
         stand_in = claim_uid(claim)
         allocation = self.in_flight.pop(stand_in, None)
         self._tracker.unseen.discard(stand_in)
@@ -593,7 +597,7 @@ class DynamicResources:
             )
         claim = data.claims[data.user_claims]
         value = {"requestMappings": mappings, "resourceClaimName": _meta(claim).get("name")}
-        status = await self._handle.api.set_extended_resource_claim_status(pod, value)
+        status = await patch_pod_status(self._handle.api, pod, {"extendedResourceClaimStatus": value})
         if status is not None:
             return f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {status.message()}"
         return None
@@ -625,23 +629,23 @@ class DynamicResources:
                             **new["metadata"],
                             "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER],
                         }
-                        updated, status = await api.update_claim(new)
+                        updated, status = await api.update(RESOURCE_CLAIMS, new)
                         if status is not None or updated is None:
-                            if status is not None and _is_conflict(status):
+                            if status is not None and is_conflict(status):
                                 continue
                             return None, f"add finalizer to claim {key}: {status.message() if status else ''}"
                         new = copy.deepcopy(updated)
                     new.setdefault("status", {})["allocation"] = allocation
                 reference = {"resource": "pods", "name": pod.name, "uid": pod.uid}
                 new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
-                updated, status = await api.update_claim_status(new)
+                updated, status = await api.update(RESOURCE_CLAIMS, new, subresource=STATUS)
                 if status is None and updated is not None:
                     written = allocation_of(updated)
                     if written:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
                         self.in_flight[uid] = written
                     done = True
                     return updated, None
-                if status is not None and _is_conflict(status):
+                if status is not None and is_conflict(status):
                     continue
                 what = "add allocation and reservation to" if allocation is not None else "add reservation to"
                 return None, f"{what} claim {key}: {status.message() if status else ''}"
@@ -680,10 +684,6 @@ def _validate_class(classes: Mapping[str, Any], class_name: str | None, request:
     if class_name not in classes:
         return Status.unresolvable(f"request {request}: device class {class_name} does not exist")
     return None
-
-
-def _is_conflict(status: Status) -> bool:
-    return "the object has been modified" in status.message()
 
 
 def _state(state: CycleState) -> _StateData | None:

@@ -3,11 +3,13 @@
 Upstream: ``pkg/scheduler/framework/plugins/volumebinding/binder.go`` (v1.36.3),
 ``BindPodVolumes``, ``bindAPIUpdate`` and ``checkBindings``:
 
-* :func:`bind_pod_volumes` first writes through the :class:`~scheduler_core.framework.ClusterAPI`:
-  each static binding's PV gets its ``claimRef`` (the PV controller then binds the claim), each
-  claim to provision gets ``volume.kubernetes.io/selected-node`` (an external provisioner then
-  creates its PV). A failed write reverts the assumptions not yet written and fails PreBind
-  with the API's message.
+* :func:`bind_pod_volumes` first writes through the :class:`~scheduler_core.framework.ClusterAPI`,
+  a patch with the resourceVersion the scheduler saw as precondition (:func:`claim_ref_write`,
+  :func:`selected_node_write`): each static binding's PV gets its ``claimRef`` (the PV
+  controller then binds the claim), each claim to provision gets
+  ``volume.kubernetes.io/selected-node`` (an external provisioner then creates its PV). A
+  failed write reverts the assumptions not yet written and fails PreBind with the API's
+  message.
 * It then polls the stored objects (``Handle.objects``, the informers' view, as upstream reads
   its informer caches) every second until every claim is fully bound, for at most
   ``bindTimeoutSeconds``; a reset ``claimRef``, a removed selected-node annotation (the
@@ -30,9 +32,11 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from scheduler_core.framework import ClusterAPI, PodInfo
 from scheduler_core.framework.storage import (
+    ANN_BOUND_BY_CONTROLLER,
     ANN_SELECTED_NODE,
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
@@ -46,6 +50,7 @@ from scheduler_core.framework.storage import (
     namespace_of,
     spec,
 )
+from scheduler_core.framework.writes import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, Precondition, Verb, Write
 from scheduler_core.plugins.volumebinding.assume_cache import resource_version
 from scheduler_core.plugins.volumebinding.binder import Binder, BindingInfo, PodVolumes
 
@@ -92,17 +97,44 @@ async def bind_pod_volumes(
     return f"binding volumes: {DEADLINE_EXCEEDED}"
 
 
+def claim_ref_write(pv: Manifest) -> Write:
+    """A static binding's write: ``pv``'s ``spec.claimRef`` and its bound-by-controller
+    annotation (when set) onto the stored PV of that name, at ``pv``'s resourceVersion (upstream
+    writes the whole PV with Update, which has the same conflict)."""
+    metadata: dict[str, Any] = {"name": name_of(pv)}
+    bound_by = annotations_of(pv).get(ANN_BOUND_BY_CONTROLLER)
+    if bound_by is not None:
+        metadata["annotations"] = {ANN_BOUND_BY_CONTROLLER: bound_by}
+    patch = {"metadata": metadata, "spec": {"claimRef": spec(pv).get("claimRef")}}
+    return Write(Verb.PATCH, PERSISTENT_VOLUMES, patch, Precondition(resource_version=resource_version(pv) or None))
+
+
+def selected_node_write(pvc: Manifest, node_name: str) -> Write:
+    """A claim to provision: the stored claim annotated with ``volume.kubernetes.io/selected-node``,
+    at ``pvc``'s resourceVersion."""
+    patch = {
+        "metadata": {
+            "name": name_of(pvc),
+            "namespace": namespace_of(pvc),
+            "annotations": {ANN_SELECTED_NODE: node_name},
+        }
+    }
+    return Write(
+        Verb.PATCH, PERSISTENT_VOLUME_CLAIMS, patch, Precondition(resource_version=resource_version(pvc) or None)
+    )
+
+
 async def _bind_api_update(api: ClusterAPI, binder: Binder, volumes: PodVolumes, node_name: str) -> str | None:
     """``bindAPIUpdate``: the writes; on failure the not-yet-written assumptions are reverted."""
     bindings, provisions = volumes.static_bindings, volumes.dynamic_provisions
     for i, binding in enumerate(bindings):
-        stored, status = await api.patch_pv_claim_ref(binding.pv)
+        stored, status = await api.write(claim_ref_write(binding.pv))
         if status is not None or stored is None:
             binder.revert(bindings[i:], provisions)
             return status.message() if status is not None else f'persistentvolumes "{name_of(binding.pv)}" not found'
         binding.pv = stored  # kept to wait for this version (or newer) in checkBindings
     for i, provision in enumerate(provisions):
-        stored, status = await api.patch_pvc_selected_node(provision.pvc, node_name)
+        stored, status = await api.write(selected_node_write(provision.pvc, node_name))
         if status is not None or stored is None:
             binder.revert((), provisions[i:])
             key = f"{namespace_of(provision.pvc)}/{name_of(provision.pvc)}"

@@ -16,9 +16,10 @@ from aiohttp import ClientSession, web
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.extender.service import ExtenderService, to_extender_score
+from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.simulator.backend import InMemoryCluster
-from scheduler_operator.extender_server import make_app
+from scheduler_operator.extender_server import KubeBinder, make_app
 from tests.builders import node, pod
 from tests.promtext import parse
 from tests.unit.extender.label_plugins import PROFILE, REFUSE_LABEL, SCORE_LABEL, RefuseLabel, ScoreByLabel
@@ -197,3 +198,20 @@ async def test_our_scheduler_calling_our_extender_places_pods_where_the_plugins_
     result = await simulate_async(load_texts([("in.yaml", text)], home_namespace="crd-scheduler"))
     assert [(r.name, r.node) for r in result.pods] == [("a", "n3"), ("b", "n3")]
     assert result.pods[0].scores["n3"][server.url] == 6 * 5 * 10
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(
+            Write(Verb.DELETE, PODS, {"metadata": {"name": "v", "namespace": "ns"}}, reason="x"), id="preempt"
+        ),
+        pytest.param(Write(Verb.UPDATE, RESOURCE_CLAIMS, {"metadata": {"name": "c"}}, subresource=STATUS), id="claim"),
+    ],
+)
+async def test_the_extenders_binder_refuses_every_other_write_in_one_place(call: Write) -> None:
+    """kube-scheduler runs its own PreBind plugins and preemption: the extender only binds."""
+    stored, status = await KubeBinder().write(call)
+    what = f"{call.resource.qualified}/{call.subresource}" if call.subresource else call.resource.qualified
+    assert stored is None and status is not None
+    assert status.message() == f"the extender only binds pods: {call.verb} of {what} {call.name} refused"

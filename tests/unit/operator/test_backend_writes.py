@@ -13,6 +13,7 @@ import pytest
 from kubernetes import client
 
 from scheduler_core.framework import Code
+from scheduler_core.framework.writes import preempt
 from scheduler_operator import app
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
@@ -73,6 +74,37 @@ async def test_bind_answers(server: Server, answers: list[Any], code: Code | Non
     assert (status.code if status is not None else None) is code
     assert transport.failed_writes == failed
     assert injector.requests[0] == "POST /api/v1/namespaces/ns/pods/p/binding"
+    lanes.shutdown()
+
+
+PATCH_STATUS = "PATCH /api/v1/namespaces/ns/pods/p/status"
+DELETE = "DELETE /api/v1/namespaces/ns/pods/p"
+
+
+@pytest.mark.parametrize(
+    ("answers", "requests", "preempted", "failed"),
+    [
+        pytest.param([{}, {}], [PATCH_STATUS, DELETE], True, {}, id="condition-then-delete"),
+        pytest.param([404], [PATCH_STATUS], True, {}, id="gone-already"),
+        pytest.param([{}, 409], [PATCH_STATUS, DELETE], True, {}, id="re-created-meanwhile"),
+        pytest.param(FAIL, [PATCH_STATUS] * 4, False, {"patch pods/status": 1}, id="condition-fails-counted"),
+        pytest.param([{}, *FAIL], [PATCH_STATUS, *[DELETE] * 4], False, {"delete pods": 1}, id="delete-fails-counted"),
+    ],
+)  # fmt: skip
+async def test_a_preemption_writes_the_condition_then_deletes_under_the_uid(
+    server: Server, answers: list[Any], requests: list[str], preempted: bool, failed: dict[str, int]
+) -> None:
+    """One write (a delete with a reason), two requests; a 404 or 409 answers about the victim
+    and is not counted as a failed write, a server that keeps failing is."""
+    injector, transport, _ = server
+    kube, lanes = backend(transport)
+    injector.answers = list(answers)
+
+    status = await preempt(kube, make_pod().name("p").namespace("ns").uid("u1").info(), "preempted by ns/big")
+
+    assert (status is None) is preempted
+    assert injector.requests == requests
+    assert transport.failed_writes == failed
     lanes.shutdown()
 
 

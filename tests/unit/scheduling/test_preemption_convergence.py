@@ -16,6 +16,7 @@ from typing import Any
 
 from bench import run as bench_run
 from scheduler_core.framework import PodInfo, Status
+from scheduler_core.framework.writes import PODS, Verb, Write, Written
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
@@ -46,9 +47,10 @@ class CountingCluster(InMemoryCluster):
         self.delete_calls: Counter[str] = Counter()
         self.nominations: list[tuple[str, str]] = []
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        self.delete_calls[pod.name] += 1
-        return await super().delete_pod(pod, reason)
+    async def write(self, call: Write) -> Written:
+        if (call.verb, call.resource) == (Verb.DELETE, PODS):
+            self.delete_calls[call.name] += 1
+        return await super().write(call)
 
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         if nominated_node:
@@ -64,20 +66,23 @@ class GracefulCluster(CountingCluster):
         super().__init__()
         self.terminating: list[str] = []
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        self.delete_calls[pod.name] += 1
-        stored = self.pods.get(pod.uid)
-        if stored is None or (stored.get("metadata") or {}).get("deletionTimestamp"):
-            return None
+    async def write(self, call: Write) -> Written:
+        if (call.verb, call.resource) != (Verb.DELETE, PODS):
+            return await super().write(call)
+        self.delete_calls[call.name] += 1
+        uid = call.precondition.uid if call.precondition is not None else None
+        stored = self.pods.get(uid or "")
+        if uid is None or stored is None or (stored.get("metadata") or {}).get("deletionTimestamp"):
+            return stored, None
         new: dict[str, Any] = {
             **stored,
             "metadata": {**stored["metadata"], "deletionTimestamp": "2026-01-01T00:00:00Z"},
         }
-        self.pods[pod.uid] = new
-        self.terminating.append(pod.uid)
+        self.pods[uid] = new
+        self.terminating.append(uid)
         assert self._watch is not None
         self._watch.on_pod_update(stored, new)
-        return None
+        return new, None
 
     def finish_deletions(self) -> None:
         for uid in self.terminating:
@@ -143,11 +148,11 @@ async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_re
 class FlakyCluster(CountingCluster):
     """The first deletion fails, as an API server answering 500 would."""
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        if not self.delete_calls:
-            self.delete_calls[pod.name] += 1
-            return Status.as_error("Internal error occurred: etcdserver: request timed out")
-        return await super().delete_pod(pod, reason)
+    async def write(self, call: Write) -> Written:
+        if (call.verb, call.resource) == (Verb.DELETE, PODS) and not self.delete_calls:
+            self.delete_calls[call.name] += 1
+            return None, Status.as_error("Internal error occurred: etcdserver: request timed out")
+        return await super().write(call)
 
 
 async def test_a_failed_eviction_retries_the_preemptor_at_once() -> None:

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.framework import Code, PodInfo
+from scheduler_core.framework.writes import patch_pod_status, preempt
 from scheduler_core.simulator import Event, InMemoryCluster
 from tests.builders import node, pod
 
@@ -64,17 +65,17 @@ async def test_api_calls_on_a_missing_pod_say_not_found() -> None:
     ghost = PodInfo(pod("ghost", uid="g"))
     for status in (
         await cluster.bind(ghost, "n1"),
-        await cluster.set_nominated_node(ghost, "n1"),
+        await patch_pod_status(cluster, ghost, {"nominatedNodeName": "n1"}),
     ):
         assert status is not None and status.code is Code.ERROR and status.message() == 'pods "ghost" not found'
     # Deleting what is already gone is what the delete wanted (the API's NotFound is not an error).
-    assert await cluster.delete_pod(ghost, "preempted") is None
+    assert await preempt(cluster, ghost, "preempted") is None
 
 
 async def test_delete_pod_removes_it_and_tells_the_watcher() -> None:
     manifest = pod("victim", uid="v", node_name="n1")
     cluster, watcher = _cluster(manifest)
-    assert await cluster.delete_pod(PodInfo(manifest), "preempted by default/big") is None
+    assert await preempt(cluster, PodInfo(manifest), "preempted by default/big") is None
     assert "v" not in cluster.pods
     assert watcher.deletes == [manifest]
     assert cluster.deleted == [(manifest, "preempted by default/big")]
@@ -83,9 +84,9 @@ async def test_delete_pod_removes_it_and_tells_the_watcher() -> None:
 async def test_set_nominated_node_sets_and_clears_status() -> None:
     manifest = pod("p", uid="p")
     cluster, watcher = _cluster(manifest)
-    await cluster.set_nominated_node(PodInfo(manifest), "n1")
+    await patch_pod_status(cluster, PodInfo(manifest), {"nominatedNodeName": "n1"})
     assert cluster.pods["p"]["status"]["nominatedNodeName"] == "n1"
-    await cluster.set_nominated_node(PodInfo(manifest), "")
+    await patch_pod_status(cluster, PodInfo(manifest), {"nominatedNodeName": None})
     assert "nominatedNodeName" not in cluster.pods["p"]["status"]
     assert len(watcher.updates) == 2
 

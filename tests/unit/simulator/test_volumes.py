@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from scheduler_core.framework.storage import ANN_SELECTED_NODE
+from scheduler_core.plugins.volumebinding.prebind import claim_ref_write, selected_node_write
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.plugins.volumebinding.support import pv, pvc, storage_class
 
@@ -46,7 +47,7 @@ def test_selected_node_provisions_only_for_a_class_with_a_provisioner(
     c = cluster(*objects, *([sc] if sc else []))
     claim = stored(c, "PersistentVolumeClaim", "claim")
     assert claim is not None
-    written, status = asyncio.run(c.patch_pvc_selected_node(claim, "node-1"))
+    written, status = asyncio.run(c.write(selected_node_write(claim, "node-1")))
     assert status is None and written is not None
     after = stored(c, "PersistentVolumeClaim", "claim")
     assert after is not None and after["metadata"]["annotations"][ANN_SELECTED_NODE] == "node-1"
@@ -67,7 +68,7 @@ def test_claim_ref_to_a_claim_of_another_uid_is_not_bound() -> None:
     volume = stored(c, "PersistentVolume", "pv-1")
     assert volume is not None
     ref = {"namespace": "default", "name": "claim", "uid": "someone-else"}
-    written, status = asyncio.run(c.patch_pv_claim_ref({**volume, "spec": {**volume["spec"], "claimRef": ref}}))
+    written, status = asyncio.run(c.write(claim_ref_write({**volume, "spec": {**volume["spec"], "claimRef": ref}})))
     assert status is None and written is not None
     claim = stored(c, "PersistentVolumeClaim", "claim")
     assert claim is not None and "volumeName" not in claim["spec"]
@@ -75,5 +76,5 @@ def test_claim_ref_to_a_claim_of_another_uid_is_not_bound() -> None:
 
 
 def test_writing_a_missing_volume_is_not_found() -> None:
-    _, status = asyncio.run(cluster().patch_pv_claim_ref({"metadata": {"name": "ghost"}}))
+    _, status = asyncio.run(cluster().write(claim_ref_write({"metadata": {"name": "ghost"}})))
     assert status is not None and status.message() == 'persistentvolumes "ghost" not found'

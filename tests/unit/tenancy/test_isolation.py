@@ -14,6 +14,17 @@ import pytest
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import CycleState, Handle, PodInfo, Status
+from scheduler_core.framework.writes import (
+    PERSISTENT_VOLUMES,
+    PODS,
+    Resource,
+    Verb,
+    Write,
+    Written,
+    patch_pod_status,
+    preempt,
+)
+from scheduler_core.plugins.volumebinding.prebind import claim_ref_write, selected_node_write
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.runtime.build import ProfileError
@@ -40,13 +51,9 @@ class RecordingCluster(InMemoryCluster):
         self.calls.append(("bind", pod.key))
         return await super().bind(pod, node_name, annotations)
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        self.calls.append(("delete", pod.key))
-        return await super().delete_pod(pod, reason)
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        self.calls.append(("nominate", pod.key))
-        return await super().set_nominated_node(pod, node_name)
+    async def write(self, call: Write) -> Written:
+        self.calls.append((str(call.verb), f"{call.namespace}/{call.name}"))
+        return await super().write(call)
 
 
 class Meddler:
@@ -65,8 +72,8 @@ class Meddler:
         api = self._handle.api
         Meddler.answers = [
             await api.bind(Meddler.victim, node_name),
-            await api.delete_pod(Meddler.victim, "meddling"),
-            await api.set_nominated_node(Meddler.victim, node_name),
+            await preempt(api, Meddler.victim, "meddling"),
+            await patch_pod_status(api, Meddler.victim, {"nominatedNodeName": node_name}),
         ]
 
 
@@ -245,29 +252,24 @@ async def test_a_tenant_profiles_api_refuses_claims_and_volumes_of_other_namespa
     backend = RecordingCluster(nodes=[node("n1")], objects={"PersistentVolume": [_pv("pv2", "team-a", "old")]})
     seen: list[str] = []
 
-    async def record_pv(pv: Any) -> tuple[dict[str, Any] | None, Status | None]:
-        seen.append("pv")
-        return dict(pv), None
+    async def record(call: Write) -> Written:
+        seen.append("pv" if call.resource == PERSISTENT_VOLUMES else "pvc")
+        return dict(call.obj), None
 
-    async def record_pvc(pvc: Any, node_name: str) -> tuple[dict[str, Any] | None, Status | None]:
-        seen.append("pvc")
-        return dict(pvc), None
-
-    backend.patch_pv_claim_ref = record_pv  # type: ignore[method-assign]
-    backend.patch_pvc_selected_node = record_pvc  # type: ignore[method-assign]
+    backend.write = record  # type: ignore[method-assign]
     api = ScopedClusterAPI(backend, namespace="team-a", profile="team-a/own", objects=backend.objects)
     foreign_pvc = {"metadata": {"name": "data", "namespace": "team-b"}}
     foreign_pv = {"metadata": {"name": "pv1"}, "spec": {"claimRef": {"namespace": "team-b", "name": "data"}}}
 
-    refused = [await api.patch_pvc_selected_node(foreign_pvc, "n1"), await api.patch_pv_claim_ref(foreign_pv)]
+    refused = [await api.write(selected_node_write(foreign_pvc, "n1")), await api.write(claim_ref_write(foreign_pv))]
 
     assert [stored for stored, _ in refused] == [None, None]
     assert all(s is not None and "may act only on claims of namespace 'team-a'" in s.message() for _, s in refused)
     assert seen == []
     own_pvc = {"metadata": {"name": "data", "namespace": "team-a"}}
     own_pv = _pv("pv2", "team-a", "data")
-    assert (await api.patch_pvc_selected_node(own_pvc, "n1"))[1] is None
-    assert (await api.patch_pv_claim_ref(own_pv))[1] is None
+    assert (await api.write(selected_node_write(own_pvc, "n1")))[1] is None
+    assert (await api.write(claim_ref_write(own_pv)))[1] is None
     assert seen == ["pvc", "pv"]
 
 
@@ -307,7 +309,7 @@ async def test_a_tenant_profiles_api_checks_the_claim_a_pv_was_bound_to(
     cluster = InMemoryCluster(nodes=[node("n1")], objects={"PersistentVolume": [stored]})
     api = ScopedClusterAPI(cluster, namespace="team-a", profile="team-a/own", objects=cluster.objects)
 
-    written_pv, status = await api.patch_pv_claim_ref(written)
+    written_pv, status = await api.write(claim_ref_write(written))
 
     assert written_pv is None and status is not None
     assert refused in status.message()
@@ -321,5 +323,34 @@ async def test_a_tenant_profiles_api_binds_its_own_or_an_unbound_pv() -> None:
     cluster = InMemoryCluster(nodes=[node("n1")], objects={"PersistentVolume": [_pv("pv1", "team-a", "old"), unbound]})
     api = ScopedClusterAPI(cluster, namespace="team-a", profile="team-a/own", objects=cluster.objects)
 
-    assert (await api.patch_pv_claim_ref(_pv("pv1", "team-a", "mine")))[1] is None
-    assert (await api.patch_pv_claim_ref(_pv("pv2", "team-a", "mine")))[1] is None
+    assert (await api.write(claim_ref_write(_pv("pv1", "team-a", "mine"))))[1] is None
+    assert (await api.write(claim_ref_write(_pv("pv2", "team-a", "mine"))))[1] is None
+
+
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
+
+
+@pytest.mark.parametrize(
+    ("call", "refused"),
+    [
+        pytest.param(Write(Verb.CREATE, CONFIG_MAPS, {"metadata": {"name": "x", "namespace": "team-b"}}),
+                     "may act only on configmaps of namespace 'team-a': creating ConfigMap team-b/x refused",
+                     id="any-kind-of-another-namespace"),
+        pytest.param(Write(Verb.PATCH, NODES, {"metadata": {"name": "n1"}}),
+                     "may act only on nodes of namespace 'team-a': patching Node n1 refused (not namespaced)",
+                     id="cluster-scoped"),
+        pytest.param(Write(Verb.DELETE, PODS, {"metadata": {"name": "v", "namespace": "team-b"}}, reason="x"),
+                     "may act only on pods of namespace 'team-a': deleting pod team-b/v refused",
+                     id="a-preemption"),
+    ],
+)  # fmt: skip
+async def test_a_tenant_profiles_api_checks_every_write_in_one_place(call: Write, refused: str) -> None:
+    """Issue 23: one check for every write, a kind no plugin of ours writes included."""
+    backend = RecordingCluster(nodes=[node("n1")])
+    api = ScopedClusterAPI(backend, namespace="team-a", profile="team-a/own", objects=backend.objects)
+
+    written, status = await api.write(call)
+
+    assert written is None and status is not None and f"profile team-a/own {refused}" == status.message()
+    assert backend.calls == []

@@ -10,12 +10,13 @@ from typing import cast
 import pytest
 
 from scheduler_core.framework import CycleState, Handle, PodInfo, Status
+from scheduler_core.framework.writes import ClusterAPI, Write, Written
 from scheduler_core.plugins.defaultbinder import DefaultBinder
 from tests.builders import pod_info
 
 
-class RecordingAPI:
-    """The narrow ClusterAPI, recording bind calls and answering with a fixed status."""
+class RecordingAPI(ClusterAPI):
+    """The ClusterAPI, recording bind calls and answering with a fixed status."""
 
     def __init__(self, answer: Status | None) -> None:
         self.answer = answer
@@ -25,11 +26,8 @@ class RecordingAPI:
         self.bound.append((pod.key, node_name))
         return self.answer
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        raise AssertionError("DefaultBinder must not delete pods")
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        raise AssertionError("DefaultBinder must not nominate")
+    async def write(self, call: Write) -> Written:
+        raise AssertionError(f"DefaultBinder must not {call.verb} {call.resource.qualified}")
 
 
 class FakeHandle:

@@ -13,6 +13,7 @@ from typing import Any, cast
 from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.config import PluginRef, PluginSet, SchedulerProfileSpec
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, PreFilterResult, Status
+from scheduler_core.framework.writes import PODS, STATUS, ClusterAPI, Verb, Write, Written
 from scheduler_core.plugins.defaultbinder import DefaultBinder
 from scheduler_core.plugins.defaultpreemption import DefaultPreemption
 from scheduler_core.plugins.noderesources import NodeResourcesFit
@@ -174,7 +175,7 @@ class MatchFilter(FalseFilter):
 
 # -- a recording API -------------------------------------------------------------------------------
 @dataclass
-class RecordingAPI:
+class RecordingAPI(ClusterAPI):
     """The ClusterAPI, recording calls; ``fail`` names pods whose deletion fails; ``gate`` holds
     every deletion until set."""
 
@@ -186,40 +187,19 @@ class RecordingAPI:
     async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         raise AssertionError("preemption must not bind")
 
-    async def delete_pod(self, pod: PodInfo, reason: str) -> Status | None:
-        if self.gate is not None:
-            await self.gate.wait()
-        if pod.name in self.fail:
-            return Status.as_error(f'pods "{pod.name}" is forbidden')
-        self.deleted.append((pod.name, reason))
-        return None
-
-    async def set_nominated_node(self, pod: PodInfo, node_name: str) -> Status | None:
-        self.nominations.append((pod.name, node_name))
-        return None
-
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        raise AssertionError("preemption must not bind volumes")
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        raise AssertionError("preemption must not bind volumes")
-
-    async def update_claim_status(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        raise AssertionError("preemption must not write claims")
-
-    async def update_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        raise AssertionError("preemption must not write claims")
-
-    async def create_claim(self, claim: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        raise AssertionError("preemption must not write claims")
-
-    async def delete_claim(self, claim: Mapping[str, Any]) -> Status | None:
-        raise AssertionError("preemption must not write claims")
-
-    async def set_extended_resource_claim_status(self, pod: PodInfo, value: Mapping[str, Any]) -> Status | None:
-        raise AssertionError("preemption must not write claims")
+    async def write(self, call: Write) -> Written:
+        """Preemption deletes victims and clears nominations; nothing else."""
+        if (call.verb, call.resource, call.subresource) == (Verb.DELETE, PODS, ""):
+            if self.gate is not None:
+                await self.gate.wait()
+            if call.name in self.fail:
+                return None, Status.as_error(f'pods "{call.name}" is forbidden')
+            self.deleted.append((call.name, call.reason))
+            return dict(call.obj), None
+        if (call.verb, call.resource, call.subresource) == (Verb.PATCH, PODS, STATUS):
+            self.nominations.append((call.name, call.obj[STATUS]["nominatedNodeName"] or ""))
+            return dict(call.obj), None
+        raise AssertionError(f"preemption must not {call.verb} {call.resource.qualified}")
 
     @property
     def deleted_names(self) -> list[str]:

@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.framework import PodInfo
+from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, STATUS
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
@@ -100,22 +101,22 @@ def test_claim_writes_check_the_resource_version_and_keep_the_spec() -> None:
     cluster = InMemoryCluster(objects={"ResourceClaim": [claim]})
     stored = next(iter(cluster.objects("ResourceClaim")))
     new = {**stored, "spec": {"changed": True}, "status": {"allocation": {"devices": {"results": []}}}}
-    written, status = asyncio.run(cluster.update_claim_status(new))
+    written, status = asyncio.run(cluster.update(RESOURCE_CLAIMS, new, subresource=STATUS))
     assert status is None and written is not None
     assert written["spec"] == {"devices": {}} and written["status"] == new["status"]
-    _, conflict = asyncio.run(cluster.update_claim_status(new))  # stale resourceVersion
+    _, conflict = asyncio.run(cluster.update(RESOURCE_CLAIMS, new, subresource=STATUS))  # stale resourceVersion
     assert conflict is not None and "the object has been modified" in conflict.message()
 
 
-@pytest.mark.parametrize("call", ["update_claim_status", "update_claim"])
-def test_a_tenant_profile_cannot_write_another_namespaces_claim(call: str) -> None:
+@pytest.mark.parametrize("subresource", [STATUS, ""])
+def test_a_tenant_profile_cannot_write_another_namespaces_claim(subresource: str) -> None:
     claim = {"metadata": {"name": "c", "namespace": "team-b"}, "spec": {}, "status": {}}
     cluster = InMemoryCluster(objects={"ResourceClaim": [claim]})
     api = ScopedClusterAPI(cluster, namespace="team-a", profile="p", objects=cluster.objects)
-    written, status = asyncio.run(getattr(api, call)(claim))
+    written, status = asyncio.run(api.update(RESOURCE_CLAIMS, claim, subresource=subresource))
     assert written is None and status is not None and "team-b/c refused" in status.message()
     own = {"metadata": {"name": "c", "namespace": "team-a"}}
-    _, status = asyncio.run(getattr(api, call)(own))
+    _, status = asyncio.run(api.update(RESOURCE_CLAIMS, own, subresource=subresource))
     assert status is not None and "refused" not in status.message()  # reaches the backend: not found
 
 
@@ -186,7 +187,7 @@ def test_a_deleted_pod_frees_its_devices_as_the_resourceclaim_controller_does() 
     for name in ("worker-1", "worker-2"):
         stored = sim.cluster.pod("default", name)
         assert stored is not None
-        asyncio.run(sim.cluster.delete_pod(PodInfo(stored), "test"))
+        asyncio.run(sim.cluster.delete(PODS, stored))
     names = {c["metadata"]["name"]: c for c in sim.cluster.objects("ResourceClaim")}
     assert "worker-1-gpu" not in names  # generated for the pod: deleted with it
     assert names["shared"]["status"] == {}  # reserved by nobody: deallocated

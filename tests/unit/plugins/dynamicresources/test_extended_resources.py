@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from scheduler_core.framework.extended_resources import DeviceClassResolver
+from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, patch_pod_status
 from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.extended import requests_and_mappings
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -302,7 +303,7 @@ def test_a_deleted_pod_frees_the_devices_of_its_special_claim() -> None:
     sim = run([k8s_node("node-a"), device_class(), k8s_slice("node-a", 1), pod("p", container("c", {GPU: "1"}))])
     stored = sim.cluster.pod("default", "p")
     assert stored is not None and _claims(sim)
-    asyncio.run(sim.cluster.delete_pod(PodInfo(stored), "test"))
+    asyncio.run(sim.cluster.delete(PODS, stored))
     assert _claims(sim) == []  # owned by the pod: gone with it
 
 
@@ -449,19 +450,19 @@ def test_a_tenant_profile_cannot_create_or_delete_another_namespaces_claims_nor_
     cluster = InMemoryCluster()
     api = ScopedClusterAPI(cluster, namespace="team-a", profile="p", objects=cluster.objects)
     foreign = {"metadata": {"generateName": "x-extended-resources-", "name": "x", "namespace": "team-b"}}
-    created, status = asyncio.run(api.create_claim(foreign))
+    created, status = asyncio.run(api.create(RESOURCE_CLAIMS, foreign))
     assert (
         created is None
         and status is not None
         and "creating for claim team-b/x-extended-resources- refused" in (status.message())
     )
-    status = asyncio.run(api.delete_claim(foreign))
+    _, status = asyncio.run(api.delete(RESOURCE_CLAIMS, foreign))
     assert status is not None and "deleting for claim team-b/x refused" in status.message()
     other = PodInfo({"metadata": {"name": "x", "namespace": "team-b", "uid": "u"}, "spec": {"containers": []}})
-    status = asyncio.run(api.set_extended_resource_claim_status(other, {}))
+    status = asyncio.run(patch_pod_status(api, other, {"extendedResourceClaimStatus": {}}))
     assert status is not None and "extendedResourceClaimStatus of pod team-b/x refused" in status.message()
     own = {"metadata": {"generateName": "x-extended-resources-", "namespace": "team-a"}, "spec": {}}
-    created, status = asyncio.run(api.create_claim(own))
+    created, status = asyncio.run(api.create(RESOURCE_CLAIMS, own))
     assert status is None and created is not None and created["metadata"]["namespace"] == "team-a"
 
 

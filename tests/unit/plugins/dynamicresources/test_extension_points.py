@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
+from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -120,7 +121,7 @@ def test_prebind_writes_allocation_reservation_and_finalizer_and_retries_a_confl
     setup.plugin.reserve(state, info, "n1")
     # Someone else writes the claim meanwhile (a label): PreBind's first write conflicts.
     changed = {**setup.stored("a"), "metadata": {**setup.stored("a")["metadata"], "labels": {"x": "y"}}}
-    assert setup.cluster.claims.update(changed)[1] is None
+    assert setup.cluster.claims.put(Write(Verb.UPDATE, RESOURCE_CLAIMS, changed))[1] is None
     assert asyncio.run(setup.plugin.pre_bind(state, info, "n1")) is None
     stored = setup.stored("a")
     assert stored["metadata"]["labels"] == {"x": "y"}
@@ -134,7 +135,7 @@ def test_a_claim_allocated_elsewhere_meanwhile_fails_prebind() -> None:
     state, info, _ = setup.cycle(pod("pa", "a"))
     setup.plugin.reserve(state, info, "n1")
     other = {**setup.stored("a"), "status": {"allocation": {"devices": {"results": []}}}}
-    assert setup.cluster.claims.update_status(other)[1] is None
+    assert setup.cluster.claims.put_status(Write(Verb.UPDATE, RESOURCE_CLAIMS, other, subresource=STATUS))[1] is None
     status = asyncio.run(setup.plugin.pre_bind(state, info, "n1"))
     assert status is not None and "claim default/a got allocated elsewhere in the meantime" in status.message()
 

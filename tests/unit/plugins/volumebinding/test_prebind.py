@@ -14,10 +14,12 @@ from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import CycleState, Handle, NodeInfo, PodInfo, SnapshotLister, Status
 from scheduler_core.framework.storage import ANN_SELECTED_NODE
+from scheduler_core.framework.writes import ClusterAPI, Verb, Write, Written
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.plugins.volumebinding import VolumeBinding
 from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
 from scheduler_core.plugins.volumebinding.prebind import Waiting
+from scheduler_core.simulator.apiserver import merge_patch
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.plugins.volumebinding.support import labelled_node, pv, pvc, pvc_pod, storage_class
 
@@ -43,41 +45,29 @@ class ClusterHandle:
         return self._snapshot
 
 
-class StalledAPI:
+class StalledAPI(ClusterAPI):
     """The writes land, but no PV controller or provisioner acts on them."""
 
     def __init__(self, cluster: InMemoryCluster) -> None:
         self.cluster = cluster
         self.writes: list[str] = []
 
-    def _replace(self, kind: str, obj: dict[str, Any]) -> dict[str, Any]:
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
+        raise AssertionError("VolumeBinding must not bind")
+
+    async def write(self, call: Write) -> Written:
+        assert call.verb is Verb.PATCH, call
+        kind = call.resource.kind
+        self.writes.append(f"{'pv' if kind == 'PersistentVolume' else 'pvc'}/{call.name}")
         objects = self.cluster._objects[kind]
         for i, stored in enumerate(objects):
-            if stored["metadata"]["name"] == obj["metadata"]["name"]:
-                new = {
-                    **obj,
-                    "metadata": {
-                        **obj["metadata"],
-                        "resourceVersion": str(int(stored["metadata"]["resourceVersion"]) + 100),
-                    },
-                }
+            if stored["metadata"]["name"] == call.name:
+                new = merge_patch(stored, call.obj)
+                version = str(int(stored["metadata"]["resourceVersion"]) + 100)
+                new["metadata"] = {**new["metadata"], "resourceVersion": version}
                 objects[i] = new
-                return new
-        raise AssertionError(obj)
-
-    async def patch_pv_claim_ref(self, pv: Mapping[str, Any]) -> tuple[dict[str, Any] | None, Status | None]:
-        self.writes.append(f"pv/{pv['metadata']['name']}")
-        return self._replace("PersistentVolume", dict(pv)), None
-
-    async def patch_pvc_selected_node(
-        self, pvc: Mapping[str, Any], node_name: str
-    ) -> tuple[dict[str, Any] | None, Status | None]:
-        self.writes.append(f"pvc/{pvc['metadata']['name']}")
-        metadata = {
-            **pvc["metadata"],
-            "annotations": {**pvc["metadata"].get("annotations", {}), ANN_SELECTED_NODE: node_name},
-        }
-        return self._replace("PersistentVolumeClaim", {**pvc, "metadata": metadata}), None
+                return new, None
+        raise AssertionError(call)
 
 
 def setup(
