@@ -9,7 +9,7 @@ over the in-memory cluster of ``scheduler_core.simulator`` and whose ``run`` ver
 * ``informer``: the last body seen per object, turning events into add/update/delete calls;
 * ``reconciler``: SchedulerProfiles and PluginConfigs into frameworks, and their status;
 * ``writer``: status and events of custom resources, written by the leader only;
-* ``backend``: the scheduler's Backend and ClusterAPI (bind, preempt, nominate, report);
+* ``backend``: the scheduler's Backend and ClusterAPI (bind; the plugins' other writes, one request each; reports);
 * ``recorder``: events.k8s.io/v1 Events with a spam filter;
 * ``calls``: blocking client calls on bounded thread lanes, off the event loop;
 * ``leader``: Lease-based leader election with client-go's semantics;

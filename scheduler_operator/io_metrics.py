@@ -7,8 +7,9 @@
   count means a renewal failed or came too late while work was under way
   (``docs/leader-election.md``).
 * ``crd_scheduler_failed_writes_total{write}``: writes that still failed after the transport's
-  retries (``scheduler_operator.transport``), by what they were: ``bind``, ``preemption``,
-  ``nomination``, ``pod condition``, ``event``, ``status``, ... (``docs/operator-io.md``).
+  retries (``scheduler_operator.transport``), by what they were: ``bind``, ``pod condition``,
+  ``event``, ``status``, or the verb and resource of a plugin's write (``delete pods``,
+  ``patch pods/status``...; ``docs/operator-io.md``).
 
 Both are counters fed by callbacks of the fence and the transport: the fence calls under its own
 lock (refusals happen on the event loop and on the threads of the generated client), the

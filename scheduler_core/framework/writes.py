@@ -1,43 +1,22 @@
 """The plugins' one write API: ``bind``, and ``create``/``update``/``patch``/``delete`` of any resource.
 
-Upstream gives plugins a clientset (``Handle.ClientSet``) and runs the scheduling loop's own pod
-writes as typed API calls (``pkg/scheduler/framework/api_calls/``: ``PodBinding``,
-``PodStatusPatch``; v1.36.3). Here ``Handle.api`` is a :class:`ClusterAPI`:
+Upstream gives plugins a clientset and runs the loop's own pod writes as typed API calls
+(``pkg/scheduler/framework/api_calls/``, v1.36.3). Here ``Handle.api`` is a :class:`ClusterAPI`:
+``bind`` (per pod, on the hot path: a method of its own that builds no call object), and four
+verbs that each build one :class:`Write` (a named tuple) for ``write``, the one method every
+implementation has for all of them: the operator's backend sends one HTTP request, the
+simulator's hands it to the store of the resource (which plays the API server and its
+controllers), a tenant profile's checks the namespace, ``extender serve``'s refuses it. A plugin
+that writes a new kind of object needs no new method anywhere.
 
-* ``bind(pod, node_name, annotations)``: the pods/binding subresource with the pod's UID as
-  precondition; ``annotations`` land on the pod in the same write (the Bind plugin passes
-  ``CycleState.binding_annotations``). One per pod, on the hot path: a method of its own that
-  builds no call object.
-* ``create``, ``update``, ``patch`` and ``delete(resource, obj, ...)`` each build one
-  :class:`Write` (a named tuple) and hand it to ``write``, the one method every implementation
-  has for all four: the operator's backend sends one HTTP request, the simulator's hands it to
-  the store of that resource (which plays the API server and its controllers), a tenant
-  profile's checks the namespace and passes it on, ``extender serve``'s refuses it. A plugin
-  that writes a new kind of object needs no new method anywhere.
-
-What each verb means is what the API server makes of it:
-
-* ``create``: a POST; ``metadata.generateName`` names an object that has no name.
-* ``update``: a PUT of the whole object, or of its ``status`` only (``subresource=STATUS``); the
-  object's own ``metadata.resourceVersion`` is a precondition, as a PUT's always is.
-* ``patch``: a strategic merge patch (every kind the plugins write is built in: maps merge, a
-  null removes a field, lists of conditions merge by type); ``obj`` is the patch and names the
-  object by ``metadata.name`` (and ``namespace``).
-* ``delete``: a DELETE. ``reason`` is for pods only: preemption's, written first as the pod's
-  DisruptionTarget condition (upstream ``PreemptPod``, ``pkg/scheduler/framework/preemption/
-  executor.go``); the simulator records it (``InMemoryCluster.deleted``).
-* ``precondition`` (update, patch, delete): the uid and/or resourceVersion the stored object
-  must have, else 409 Conflict (a patch's and a PUT's own ``metadata.resourceVersion`` is one
-  too; a delete's are its DeleteOptions' preconditions).
-
-The answer is ``(stored, None)``, the object as the API answers the write (for a delete: as it
-was removed, or marked for deletion), or ``(None, status)``: an Error status with the API
-server's message, whose ``error`` is a :class:`WriteError` with the HTTP code and the
-``metav1.Status`` reason, which :func:`is_not_found` and :func:`is_conflict` read (client-go's
-``apierrors.IsNotFound`` and ``IsConflict``).
-
-:func:`patch_pod_status` and :func:`preempt` are the pod writes several plugins make, written
-once here.
+A verb means what the API server makes of it (each verb's docstring). ``precondition`` is the
+uid and/or resourceVersion the stored object must have, else 409 Conflict; a PUT's and a patch's
+own ``metadata.resourceVersion`` is one too (``Write.expected``). The answer is ``(stored,
+None)``, the object as the API answers the write, or ``(None, status)``: an Error status with
+the API server's message whose ``error`` is a :class:`WriteError` (HTTP code and
+``metav1.Status`` reason), read by :func:`is_not_found` and :func:`is_conflict` (client-go's
+``apierrors.IsNotFound``, ``IsConflict``). :func:`patch_pod_status` and :func:`preempt` are the
+pod writes several plugins make, written once here.
 """
 
 from __future__ import annotations
@@ -187,14 +166,16 @@ class ClusterAPI(Protocol):
         precondition: Precondition | None = None,
         subresource: str = "",
     ) -> Written:
-        """A strategic merge patch: ``obj`` is the patch and names the object it applies to."""
+        """A strategic merge patch (the kinds the plugins write are built in: maps merge, a null
+        removes a field, conditions merge by type); ``obj`` is the patch and names the object."""
         return await self.write(Write(Verb.PATCH, resource, obj, precondition, subresource))
 
     async def delete(
         self, resource: Resource, obj: Mapping[str, Any], *, precondition: Precondition | None = None, reason: str = ""
     ) -> Written:
-        """A DELETE of the object ``obj`` names; a pod's ``reason`` is written first as its
-        DisruptionTarget condition (preemption)."""
+        """A DELETE of the object ``obj`` names, ``precondition`` its DeleteOptions'. A pod's
+        ``reason`` (preemption's) is written first as its DisruptionTarget condition (upstream
+        ``PreemptPod``); the simulator records it (``InMemoryCluster.deleted``)."""
         if reason and resource != PODS:
             meta = obj.get("metadata") or {}
             raise ValueError(
