@@ -478,7 +478,11 @@ def test_install_run_upgrade_uninstall(
         operator.wait_log(r"leading: scheduling")
         core.create_namespaced_pod(namespace, make_pod("p0", namespace, scheduler, label))
         assert wait_all_bound(core, namespace, {"p0"}) == {"p0": nodes[0]}
-        assert [(pod, node) for pod, _, node in operator.binds()] == [(f"{namespace}/p0", nodes[0])]
+
+        def bound_by_it() -> None:  # its log line follows the binding's answer, seen first above
+            assert [(pod, node) for pod, _, node in operator.binds()] == [(f"{namespace}/p0", nodes[0])]
+
+        eventually(bound_by_it, timeout=10)
 
         upgraded = cluster_helm.run(
             "upgrade", release, str(CHART), "--namespace", namespace, *values,
