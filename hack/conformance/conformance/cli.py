@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--selection", required=True, choices=list(SELECTIONS))
     parser.add_argument("--scheduler", default="both", choices=[*SCHEDULERS, "both"])
-    parser.add_argument("--nodes", type=int, default=10, help="kwok nodes (default 10)")
+    parser.add_argument("--nodes", type=int, help="kwok nodes (default: the selection's, 10; gated 3)")
     parser.add_argument("--zones", type=int, default=2, help="zones the nodes spread over (default 2)")
     parser.add_argument("--out", type=Path, help="reports folder (default .devcluster/conformance-reports/...)")
     parser.add_argument("--keep-cluster", action="store_true", help="leave the cluster running after")
@@ -111,6 +111,7 @@ def _e2e(argv: list[str], folder: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     selection = SELECTIONS[args.selection]
+    args.nodes = selection.nodes if args.nodes is None else args.nodes
     names = SCHEDULERS if args.scheduler == "both" else (args.scheduler,)
     main_layout = Layout.from_env()
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")

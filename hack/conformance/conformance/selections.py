@@ -67,6 +67,9 @@ WORKLOADS_UNSERVED: dict[str, str] = {
 }
 
 
+ASYNC_PREEMPTION_NODES = 3
+
+
 @dataclass(frozen=True)
 class Selection:
     name: str
@@ -77,6 +80,7 @@ class Selection:
     runtime_config: str = ""
     controllers: tuple[str, ...] = ()  # besides CONTROLLERS
     unserved: dict[str, str] = field(default_factory=dict)
+    nodes: int = 10  # kwok nodes, unless --nodes says otherwise
 
     def skip_regex(self) -> str:
         return "|".join([self.skip, *self.unserved])
@@ -114,6 +118,11 @@ SELECTIONS = {
             feature_gates="GenericWorkload=true,GangScheduling=true,SchedulerAsyncPreemption=true",
             runtime_config="scheduling.k8s.io/v1alpha2=true",
             controllers=("podgroup-protection-controller",),
+            # The async-preemption spec reads its 10 victims per node, then its 5 high-priority
+            # pods per node, one by one, each poll a second at least; all of it must end within
+            # the victims' 79 s preStop sleep, or medium pods take their room: about 15 s a
+            # node, so 3 nodes (upstream's usual e2e cluster), not 10.
+            nodes=ASYNC_PREEMPTION_NODES,
         ),
     )
 }

@@ -111,3 +111,10 @@ def test_the_scheduling_selections() -> None:
     gated = "[sig-scheduling] SchedulerPreemption [Serial] validates ... [Feature:SchedulerAsyncPreemption]"
     assert re.search(selections.SELECTIONS["scheduling"].skip_regex(), gated)
     assert re.search(selections.SELECTIONS["gated"].focus, gated)
+
+
+def test_gated_runs_on_nodes_the_async_preemption_spec_can_poll_within_its_victims_prestop() -> None:
+    """The spec polls 10 victims and 5 high-priority pods per node one by one, a second or more
+    each, all within the victims' 79 s preStop sleep (test/e2e/scheduling/preemption.go)."""
+    assert selections.SELECTIONS["gated"].nodes * (10 + 5) <= 79 - 30  # room for a loaded machine
+    assert selections.SELECTIONS["scheduling"].nodes == 10
