@@ -18,14 +18,18 @@ across every await and looks the nodes up again afterwards: a node deleted meanw
 the others are scored on the current cache (which is what upstream's next snapshot would show).
 The filter decision stands as upstream's does on its snapshot of the cycle's start.
 
-Order, as upstream: the filter plugins find the feasible nodes (``percentageOfNodesToScore``
-applies to them, not to the extenders); each interested filter extender, in order (ignorable ones
-last), narrows the list, its ``failedNodes`` becoming Unschedulable statuses and its
-``failedAndUnresolvableNodes`` UnschedulableAndUnresolvable ones (which preemption skips); when
-the extenders removed nodes, ``Extender`` joins the diagnosis' rejecting plugins, so any cluster
-event requeues the pod. Prioritizing extenders are called concurrently; an error only means no
-score from that extender. Each score adds ``score * weight * (MaxNodeScore / MaxExtenderPriority)``
-to the plugin total, and appears in the explanation under the extender's name (its URL prefix).
+Order, as upstream: the filter plugins find the feasible nodes (``percentageOfNodesToScore`` applies
+to them, not to the extenders); each interested filter extender, in order (ignorable ones last),
+narrows the list, its ``failedNodes`` becoming Unschedulable statuses and its
+``failedAndUnresolvableNodes`` UnschedulableAndUnresolvable ones (which preemption skips); when the
+extenders removed nodes, ``Extender`` joins the diagnosis' rejecting plugins, so any cluster event
+requeues the pod. A pod nominated by an earlier preemption tries that node alone first
+(``evaluateNominatedNode``): passed by the filter plugins and then by the filter extenders, it is
+the only feasible node; otherwise the full search follows (PreFilter again, on the current cache, as
+the extenders were awaited) and calls the extenders again. Prioritizing extenders are called
+concurrently; an error only means no score from that extender. Each score adds ``score * weight *
+(MaxNodeScore / MaxExtenderPriority)`` to the plugin total, and appears in the explanation under the
+extender's name (its URL prefix).
 """
 
 from __future__ import annotations
@@ -80,13 +84,17 @@ async def schedule_pod(
     interested = [e for e in extenders if e.is_interested(pod.pod)]
     filtering = any(e.is_filter for e in interested)
     # Reasons of the nodes the plugins rejected are needed when the extenders reject the rest.
-    # Upstream sends a passing nominated node alone through the filtering extenders and falls
-    # back to the full search when they reject it; here the full search covers that case (the
-    # nomination still keeps the node's room from other pods).
-    shortcut = "" if filtering else nominated_node
     rows, diagnosis = algorithm.find_nodes_that_fit(
-        fwk, state, pod, snap, nominated or {}, explain or filtering, nominated_node=shortcut
+        fwk, state, pod, snap, nominated or {}, explain or filtering, nominated_node=nominated_node
     )
+    if filtering and nominated_node and _only_node(snap, rows) == nominated_node:
+        # The nominated node passed the filter plugins alone (the full search was not run).
+        if await _nominated_passes_extenders(interested, pod, snap.columns.infos[int(rows[0])], diagnosis):
+            return ScheduleResult(nominated_node, 1, 1, diagnosis=diagnosis if explain else None)
+        # The full search, PreFilter included: the cache may have changed during the calls.
+        snap = snapshot()
+        state.skip_filter_plugins.clear()
+        rows, diagnosis = algorithm.find_nodes_that_fit(fwk, state, pod, snap, nominated or {}, explain or filtering)
     if not len(rows):
         raise FitError(pod, num_all, diagnosis)
     infos = [snap.columns.infos[int(r)] for r in rows]
@@ -122,6 +130,24 @@ async def schedule_pod(
     add_extender_scores(outcome, [info.name for info in current], extender_scores)
     host = current[algorithm.select_host(outcome.totals)].name
     return ScheduleResult(host, evaluated, len(current), outcome, nodes, kept)
+
+
+def _only_node(snap: SnapshotLister, rows: np.ndarray) -> str | None:
+    return snap.columns.names[int(rows[0])] if len(rows) == 1 else None
+
+
+async def _nominated_passes_extenders(
+    extenders: Sequence[HTTPExtender], pod: PodInfo, info: NodeInfo, diagnosis: Diagnosis
+) -> bool:
+    """Upstream ``evaluateNominatedNode``'s extender half: the nominated node, which passed the
+    filter plugins, alone through the filter extenders. On a rejection, or an extender's error
+    (only logged there), the full search follows and calls the extenders again; its diagnosis
+    reports on the node."""
+    try:
+        return bool(await filter_nodes(extenders, pod, [_node_object(info)], diagnosis))
+    except ScheduleError as error:
+        log.info("evaluation failed on nominated node %s for pod %s: %s", info.name, pod.key, error.status.message())
+        return False
 
 
 async def filter_nodes(

@@ -201,6 +201,48 @@ async def test_a_non_ignorable_preempting_extender_that_fails_ends_preemption_wi
     )
 
 
+ZONE_A = {"topology.kubernetes.io/zone": "a"}
+# The pending pod's required anti-affinity to the low-priority pod on n1 rejects both nodes of its
+# zone; evicting that pod (the only victim, on n1) frees both, so the retry finds n1 and n2 feasible.
+AVOIDS_X = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+    {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}  # fmt: skip
+
+
+async def _preempt_then_retry(peer: Peer) -> Simulation:
+    peer.answers["prioritize"] = lambda b: [{"Host": n, "Score": 10 if n == "n2" else 0} for n in names(b)]
+    extender = {"urlPrefix": peer.url, "filterVerb": "filter", "prioritizeVerb": "prioritize", "weight": 1,
+                "nodeCacheCapable": True}  # fmt: skip
+    low = pod("low", priority=0, node_name="n1", labels={"app": "x"})
+    return await _simulate(node("n1", labels=ZONE_A), node("n2", labels=ZONE_A), low,
+                           pod("high", priority=100, affinity=AVOIDS_X), _profile(extender))  # fmt: skip
+
+
+async def test_a_preemptor_passing_its_nominated_node_through_the_filter_extenders_binds_there(peer: Peer) -> None:
+    """schedule_one.go evaluateNominatedNode: the nominated node that passes the filter plugins
+    goes alone through the filter extenders; passed, it is the only feasible node (no scoring),
+    though the prioritizer would favour n2 (parity seed 548 of the 21-feature run)."""
+    peer.answers["filter"] = lambda b: {"NodeNames": names(b)}
+    result = await _preempt_then_retry(peer)
+    assert [p["metadata"]["name"] for p, _ in result.cluster.deleted] == ["low"]
+    (report,) = result.pods
+    assert (report.status, report.node) == ("Scheduled", "n1")
+    assert [names(b) for verb, b in peer.calls if verb == "filter"] == [["n1"]]
+    assert "prioritize" not in peer.verbs()
+
+
+async def test_a_nominated_node_the_filter_extenders_reject_sends_the_pod_to_the_full_search(peer: Peer) -> None:
+    """schedule_one.go findNodesThatFitPod: after evaluateNominatedNode found nothing, every node
+    is filtered and the feasible ones go through the extenders again."""
+    peer.answers["filter"] = lambda b: {
+        "NodeNames": [n for n in names(b) if n != "n1"],
+        "FailedNodes": {"n1": "busy"} if "n1" in names(b) else {},
+    }
+    result = await _preempt_then_retry(peer)
+    (report,) = result.pods
+    assert (report.status, report.node) == ("Scheduled", "n2")
+    assert [names(b) for verb, b in peer.calls if verb == "filter"] == [["n1"], ["n1", "n2"]]
+
+
 async def _slow(peer: Peer) -> dict[str, Any]:
     await peer.hang.wait()
     return {}
