@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from bench.parity_harness.extender import BUSY_MESSAGE, NEVER_MESSAGE
 from bench.parity_harness.outcome import Outcome
 
 FEASIBLE = "feasible"
@@ -45,6 +46,10 @@ REASON_PLUGINS = {
     "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)": "VolumeBinding",
     "pod has unbound immediate PersistentVolumeClaims": "VolumeBinding",
     "cannot allocate all claims": "DynamicResources",
+    "resourceclaim not available on the node": "DynamicResources",
+    "cannot fit resource": "DynamicResources",
+    BUSY_MESSAGE: "Extender",
+    NEVER_MESSAGE: "Extender",
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode": (
         "VolumeRestrictions"
     ),

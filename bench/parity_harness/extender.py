@@ -25,6 +25,9 @@ from bench.parity_harness.vocabulary import EXTENDER_SCORE, SCENARIO
 
 PROBE_ANNOTATION = "parity.crd-scheduler.io/probe"
 PASSED_MESSAGE = "parity-probe: passed the filters"
+# The names-only scenario extender's rejections (failedNodes, failedAndUnresolvableNodes).
+BUSY_MESSAGE = "parity-extender: node busy"
+NEVER_MESSAGE = "parity-extender: node never fits"
 
 
 def _hash(*parts: str) -> int:
@@ -50,8 +53,8 @@ def scenario_answer(path: str, args: dict[str, Any]) -> tuple[int, Any]:
         return 500, {}
     if path == "/names/filter":
         names = _sent_names(args)
-        busy = {n: "parity-extender: node busy" for n in names if _hash(stem, n) % 5 == 0}
-        never = {n: "parity-extender: node never fits" for n in names if _hash(stem, n) % 5 == 1}
+        busy = {n: BUSY_MESSAGE for n in names if _hash(stem, n) % 5 == 0}
+        never = {n: NEVER_MESSAGE for n in names if _hash(stem, n) % 5 == 1}
         passed = [n for n in names if n not in busy and n not in never]
         return 200, {"NodeNames": passed, "FailedNodes": busy, "FailedAndUnresolvableNodes": never}
     if path == "/names/prioritize":

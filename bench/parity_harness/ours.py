@@ -79,12 +79,19 @@ def _allocation(simulation: Simulation, pod: tuple[str, str], manifest: Json) ->
 
 
 def _preemption(simulation: Simulation, pod: tuple[str, str], first: str | None, last: str | None) -> dict[str, Any]:
-    """The node nominated after a failed first attempt, the pods deleted, and the final node."""
-    stored = simulation.cluster.pod(*pod) or {}
-    nominated = (stored.get("status") or {}).get("nominatedNodeName") if first is None else None
-    if not nominated:
+    """The node nominated after a failed first attempt, the pods deleted, and the final node.
+
+    The nomination is the first preemption's, as kube-scheduler's side reads it (its first status
+    update): the node of the first victim, since preemption deletes pods only there (a candidate
+    has at least one victim, default_preemption.go SelectVictimsOnNode) and the pod is held until
+    its victims are gone. The pod's status at the end is not it: a later attempt that the
+    extenders reject on the freed node preempts again elsewhere, or clears the nomination when
+    preemption finds no candidate (preemption.go Preempt)."""
+    deleted = [p for p, _ in simulation.cluster.deleted]
+    if first is not None or not deleted:
         return {}
-    victims = [p["metadata"]["name"] for p, _ in simulation.cluster.deleted]
+    nominated = str(deleted[0]["spec"]["nodeName"])
+    victims = [p["metadata"]["name"] for p in deleted]
     return {"nominated": nominated, "victims": victims, "final_node": last}
 
 

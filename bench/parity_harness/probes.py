@@ -23,7 +23,7 @@ import copy
 from collections import Counter
 from typing import Any
 
-from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
+from bench.parity_harness.extender import BUSY_MESSAGE, NEVER_MESSAGE, PASSED_MESSAGE, PROBE_ANNOTATION
 from bench.parity_harness.fiterror import FitError
 from bench.parity_harness.vocabulary import PREEMPTOR_CLASS, PROBE_PREEMPTOR_CLASS
 
@@ -42,13 +42,18 @@ CROSS_NODE_REASONS = frozenset(
 )
 # Filters that run after PodTopologySpread and InterPodAffinity in the default profile's order
 # (v1.36.3 pkg/scheduler/apis/config/v1/default_plugins.go appends DynamicResources after
-# InterPodAffinity): a node probe that fails one of these passed the spreading filters only
-# because the probe narrowed the cycle to that node, so for a spreading pod its verdict says
-# nothing of the full cycle (DynamicResources' Filter reasons, dynamicresources.go).
+# InterPodAffinity), and the filter extenders, which see only the nodes every plugin passed
+# (schedule_one.go findNodesThatPassExtenders): a node probe that fails one of these passed the
+# spreading filters only because the probe narrowed the cycle to that node, so for a spreading pod
+# its verdict says nothing of the full cycle (DynamicResources' Filter reasons, dynamicresources.go
+# and, for DRA-backed extended resources, extendeddynamicresources.go filterExtendedResources).
 AFTER_CROSS_NODE_REASONS = frozenset(
     {
         "cannot allocate all claims",
         "resourceclaim not available on the node",
+        "cannot fit resource",
+        BUSY_MESSAGE,
+        NEVER_MESSAGE,
     }
 )
 ABSENT_FROM_CYCLE = "node(s) didn't satisfy plugin(s) [NodeAffinity]"  # schedule_one.go, PreFilterResult

@@ -137,21 +137,34 @@ def test_opt_in_feature_scenarios_agree_with_kube_scheduler(harness: Harness, fe
     assert summary.agreed == count, "\n".join(lines)
 
 
-# The 18 features of the run that found the seeds below (docs/parity.md): every one but the
-# extenders and the features widening dra added since (these add to a seed's scenario).
+# The 18 features of the run that found the first seeds below (docs/parity.md): every one but
+# the extenders and the features widening dra added since (these add to a seed's scenario).
 FULL_FEATURES = frozenset(BY_NAME) - {"extenders"} - ADDITIVE
-# Seeds of that run that once failed, and why.
+# Every feature, the extenders included: the 21-feature run of docs/parity.md.
+ALL_FEATURES = frozenset(BY_NAME)
+# Seeds of those runs that once failed, and why.
 FULL_RUN_SEEDS = [
     # kube-scheduler parked the preemptor after its preemption (a victim's deletion consumed while
     # PreEnqueue held it; kubernetes#141694's family): the harness re-delivers the deletion
     # (upstream.py _redeliver_deletions), and we activate the preemptor when its preemption ends.
-    pytest.param(287, id="seed-287-preemptor-parked-after-preemption"),
-    pytest.param(487, id="seed-487-preemptor-parked-after-preemption"),
+    pytest.param(FULL_FEATURES, 287, id="seed-287-preemptor-parked-after-preemption"),
+    pytest.param(FULL_FEATURES, 487, id="seed-487-preemptor-parked-after-preemption"),
+    # Our cycle with filter extenders searched every node on a preemptor's retry; upstream tries
+    # the nominated node alone through the plugins and the extenders first (evaluateNominatedNode).
+    pytest.param(ALL_FEATURES, 548, id="all-seed-548-nominated-node-alone-through-the-extenders"),
+    # The harness read our nomination at the end, after a retry the extenders rejected had
+    # preempted again elsewhere (150) or cleared it (69); kube-scheduler's is its first.
+    pytest.param(ALL_FEATURES, 69, id="all-seed-69-first-nomination-then-cleared"),
+    pytest.param(ALL_FEATURES, 150, id="all-seed-150-first-nomination-then-another"),
+    # The harness trusted a spreading pod's node probe rejected by what filters after the spreading
+    # plugins: DynamicResources' DRA-backed extended resources (192), a filter extender (322).
+    pytest.param(ALL_FEATURES, 192, id="all-seed-192-probe-rejected-by-dra-extended-resources"),
+    pytest.param(ALL_FEATURES, 322, id="all-seed-322-probe-rejected-by-an-extender"),
 ]
 
 
-@pytest.mark.parametrize("seed", FULL_RUN_SEEDS)
-def test_full_run_seeds_agree_with_kube_scheduler(harness: Harness, seed: int) -> None:
-    result = harness.run_scenario(generate(seed, FULL_FEATURES, namespace=harness.namespace))
+@pytest.mark.parametrize(("features", "seed"), FULL_RUN_SEEDS)
+def test_full_run_seeds_agree_with_kube_scheduler(harness: Harness, features: frozenset[str], seed: int) -> None:
+    result = harness.run_scenario(generate(seed, features, namespace=harness.namespace))
     lines = report(Summary([result]), show=50, seconds=0.0, out=None)
     assert result.agrees, "\n".join(lines)

@@ -4,22 +4,9 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-
 from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION, Extender
-
-
-@pytest.fixture
-def extender() -> Iterator[Extender]:
-    server = Extender()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def _filter(extender: Extender, pod: dict[str, Any], nodes: list[str]) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from bench.parity_harness.extender import PASSED_MESSAGE, PROBE_ANNOTATION
+from bench.parity_harness.extender import BUSY_MESSAGE, NEVER_MESSAGE, PASSED_MESSAGE, PROBE_ANNOTATION
 from bench.parity_harness.fiterror import FitError
 from bench.parity_harness.probes import (
     ABSENT_FROM_CYCLE,
@@ -128,6 +128,11 @@ def test_a_verdict_that_cannot_be_one_nodes_is_refused(fit: FitError) -> None:
         # Found by `bench/parity.py --seed 1 --scenarios 1000` with all features (seeds 136, 245,
         # ...): upstream's own FitError counted the node under PodTopologySpread.
         pytest.param(["cannot allocate all claims"], False, id="dynamic-resources-runs-after-spreading"),
+        # Found by the 21-feature run (seeds 192, 440, 451; 322, 692, 848): the pod's own FitError
+        # counted the node under PodTopologySpread.
+        pytest.param(["cannot fit resource"], False, id="dra-extended-resources-run-after-spreading"),
+        pytest.param([NEVER_MESSAGE], False, id="filter-extenders-run-after-every-plugin"),
+        pytest.param([BUSY_MESSAGE], False, id="filter-extenders-run-after-every-plugin-busy"),
     ],
 )
 def test_isolation_is_trusted_only_for_filters_before_spreading(verdict: list[str] | None, safe: bool) -> None:
