@@ -244,7 +244,8 @@ class KubeBackend(ClusterAPI):
                 return None, error
         stored, error = await self._send(call)
         if error is None and call.reason:
-            log.info("preempted %s/%s: %s", call.namespace, call.name, call.reason)
+            uid = call.precondition.uid if call.precondition is not None else None
+            log.info("preempted %s/%s uid=%s: %s", call.namespace, call.name, uid, call.reason)
         return stored, error
 
     async def _send(self, call: Write, *, decode: bool = True) -> Written:
