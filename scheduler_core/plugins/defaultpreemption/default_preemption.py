@@ -163,7 +163,8 @@ class DefaultPreemption:
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
         """Not when the pod's preemptionPolicy is Never, nor while victims of an earlier
         preemption still terminate on its nominated node (unless that node now rejects the pod
-        beyond what preemption can fix)."""
+        beyond what preemption can fix): those the scheduler's view shows terminating by
+        preemption, and those whose deletion it asked for and does not show so yet (executor)."""
         if (pod.pod.get("spec") or {}).get("preemptionPolicy") == PREEMPT_NEVER:
             return False, ERR_PREEMPT_NEVER
         nominated = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
@@ -173,7 +174,8 @@ class DefaultPreemption:
             node = self._handle.snapshot().get(nominated)
             if node is not None:
                 for p in node.pods:
-                    if self.is_preemption_allowed(node, p, pod) and pod_terminating_by_preemption(p):
+                    terminating = pod_terminating_by_preemption(p) or self.executor.deleting.asked(p)
+                    if self.is_preemption_allowed(node, p, pod) and terminating:
                         return False, ERR_TERMINATING_ON_NOMINATED
         return True, ""
 

@@ -27,8 +27,18 @@ PreEnqueue plugin is moved only by that plugin's events (Pod/Delete), so not eve
 flush of the unschedulable pool retries it (backend/queue/scheduling_queue.go). This is
 kubernetes/kubernetes#141694's family; the fix proposed upstream (#142294) is this one, activate
 when the preemption ends. The parity harness found it (seeds 287 and 487 of the 18-feature run,
-docs/parity.md). Not carried over: the "Preempted" event on each victim (the plugin API has no
-event recorder).
+docs/parity.md).
+
+Activated so, the preemptor may be tried again before the watch brings its victims' deletion to
+the cache (the API answers the delete first): its next attempt still sees them running, and
+would find them again as its victims and ask for their deletion once more (the operator's e2e
+test saw it on a loaded machine). Upstream cannot get there: it retries the preemptor on the
+events that bring the deletion, after the cache took them in. So the victims whose deletion was
+asked for are kept (:class:`Deleting`, one per scheduler) until the scheduler's view shows them
+terminating or gone, and count as terminating by preemption meanwhile: actuation skips them, as
+it skips a victim with a deletionTimestamp, and the preemptor is not eligible to preempt while
+one is on its nominated node (``DefaultPreemption.pod_eligible_to_preempt_others``). Not carried
+over: the "Preempted" event on each victim (the plugin API has no event recorder).
 """
 
 from __future__ import annotations
@@ -38,7 +48,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from scheduler_core.framework import Handle, PodInfo, PodUID, Status
+from scheduler_core.framework import Handle, PodInfo, PodUID, SnapshotLister, Status
 from scheduler_core.framework.writes import patch_pod_status, preempt
 
 log = logging.getLogger(__name__)
@@ -50,10 +60,43 @@ class _PendingVictim:
     node_name: str
 
 
+def _seen(snapshot: SnapshotLister, node_name: str, uid: PodUID) -> PodInfo | None:
+    """The pod ``uid`` on ``node_name`` in the scheduler's view, if it is there."""
+    node = snapshot.get(node_name)
+    return next((p for p in node.pods if p.uid == uid), None) if node is not None else None
+
+
+class Deleting:
+    """Victims whose deletion the scheduler asked for, until its view shows them terminating or
+    gone (module doc). One per scheduler (``Handle.shared``): every profile's preemption sees
+    the others' victims, and a hot reload keeps them."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[PodUID, str] = {}
+
+    def asked(self, pod: PodInfo) -> bool:
+        """Asked to go and not shown terminating yet (once it is, the view's own fields speak)."""
+        return pod.uid in self._nodes and not pod.deletion_timestamp
+
+    def add(self, victim: PodInfo) -> None:
+        self._nodes[victim.uid] = victim.node_name
+
+    def discard(self, victim: PodInfo) -> None:
+        self._nodes.pop(victim.uid, None)
+
+    def forget_seen(self, snapshot: SnapshotLister) -> None:
+        """Let go of the victims that ``snapshot`` shows terminating or gone: the cache has them."""
+        for uid, node_name in list(self._nodes.items()):
+            victim = _seen(snapshot, node_name, uid)
+            if victim is None or victim.deletion_timestamp:
+                del self._nodes[uid]
+
+
 class Executor:
     def __init__(self, handle: Handle, plugin_name: str) -> None:
         self._handle = handle
         self._plugin_name = plugin_name
+        self.deleting = handle.shared(f"{plugin_name}/deleting", Deleting)
         # Preemptors whose preemption is under way, with the last victim once it is being preempted.
         self._preempting: dict[PodUID, _PendingVictim | None] = {}
         self.tasks: set[asyncio.Task[None]] = set()
@@ -66,16 +109,17 @@ class Executor:
         last = self._preempting[uid]
         if last is None:
             return True
-        node = self._handle.snapshot().get(last.node_name)
-        victim = next((p for p in node.pods if p.uid == last.uid), None) if node is not None else None
+        victim = _seen(self._handle.snapshot(), last.node_name, last.uid)
         # Gone, or terminating: the preemption is done.
         return victim is not None and not victim.deletion_timestamp
 
     # -- actuation ----------------------------------------------------------------------------
     def actuate(self, node_name: str, victims: list[PodInfo], preemptor: PodInfo) -> Status | None:
         """Start preempting ``victims`` on ``node_name`` for ``preemptor`` (upstream
-        ``actuatePodPreemption`` → ``prepareCandidateAsync``)."""
-        to_preempt = [v for v in victims if not v.deletion_timestamp]
+        ``actuatePodPreemption`` → ``prepareCandidateAsync``). Victims being deleted are skipped,
+        those the scheduler's view does not show so yet included (module doc)."""
+        self.deleting.forget_seen(self._handle.snapshot())
+        to_preempt = [v for v in victims if not v.deletion_timestamp and not self.deleting.asked(v)]
         if not to_preempt:
             return None
         try:
@@ -141,8 +185,10 @@ class Executor:
             log.info("preemptor %s rejected waiting pod %s on node %s", preemptor.key, victim.key, node_name)
             return True
         reason = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
+        self.deleting.add(victim)  # from the request on: another attempt may run while it is sent
         status = await preempt(self._handle.api, victim, reason)
         if status is not None and not status.is_success():
+            self.deleting.discard(victim)  # still running: a later preemption may pick it again
             log.error("preemptor %s could not preempt %s: %s", preemptor.key, victim.key, status.message())
             return False
         log.info("preemptor %s preempted %s on node %s", preemptor.key, victim.key, node_name)

@@ -14,13 +14,20 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from bench import run as bench_run
 from scheduler_core.framework import PodInfo, Status
 from scheduler_core.framework.writes import PODS, Verb, Write, Written
+from scheduler_core.plugins.defaultpreemption.default_preemption import ERR_TERMINATING_ON_NOMINATED
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
 from tests.wrappers import make_node, make_pod
+
+
+def events(cluster: InMemoryCluster, name: str) -> list[tuple[str, str]]:
+    return [(e.reason, e.message) for e in cluster.events_for("default", name)]
 
 
 def nodes(count: int) -> list[dict[str, Any]]:
@@ -80,9 +87,13 @@ class GracefulCluster(CountingCluster):
         }
         self.pods[uid] = new
         self.terminating.append(uid)
-        assert self._watch is not None
-        self._watch.on_pod_update(stored, new)
+        self.announce(stored, new)
         return new, None
+
+    def announce(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """The watch event of a victim turned terminating."""
+        assert self._watch is not None
+        self._watch.on_pod_update(old, new)
 
     def finish_deletions(self) -> None:
         for uid in self.terminating:
@@ -143,6 +154,67 @@ async def test_terminating_victims_are_not_preempted_twice_and_their_deletion_re
     await scheduler.run_until_idle()
     assert {name: node_of(cluster, name) for name in nominated} == nominated
     assert sum(cluster.delete_calls.values()) == 6
+
+
+class LateWatchCluster(GracefulCluster):
+    """A loaded API server's watch: a deletion is answered at once, and the scheduler hears of it
+    (the victim's update to terminating) only when ``deliver`` runs. With ``nominations``, the
+    watch brings a preemptor's new ``nominatedNodeName`` back at once, as the operator's does."""
+
+    def __init__(self, *, nominations: bool) -> None:
+        super().__init__()
+        self.late: list[tuple[Mapping[str, Any], Mapping[str, Any]]] = []
+        self._nominations = nominations
+
+    def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
+        before = self.pods.get(pod.uid)
+        super().report_failure(pod, reason, message, nominated_node)
+        after = self.pods.get(pod.uid)
+        if self._nominations and nominated_node and before is not None and after is not None:
+            super().announce(before, after)
+
+    def announce(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.late.append((old, new))
+
+    def deliver(self) -> None:
+        for old, new in self.late:
+            super().announce(old, new)
+        self.late.clear()
+
+
+@pytest.mark.parametrize(
+    ("nominations", "second_attempt"),
+    [
+        # The preemptor's PodInfo carries no nomination yet: it is eligible, finds the same
+        # victims, and actuation skips them as being deleted.
+        pytest.param(False, "0/1 nodes are available: 1 Insufficient cpu.", id="nomination-not-seen-yet"),
+        # It carries its nomination: the victims asked to go count as terminating on that node.
+        pytest.param(True, "preemption: " + ERR_TERMINATING_ON_NOMINATED, id="nomination-seen"),
+    ],
+)
+async def test_a_preemptor_retried_before_the_watch_brings_its_victims_deletion_preempts_none_again(
+    nominations: bool, second_attempt: str
+) -> None:
+    """The executor activates the preemptor when its preemption ends, which can be before the
+    watch brings the victims' deletion to the cache (tests/e2e/test_operator_preemption.py saw
+    it on a loaded machine). Its next attempt still sees the victims running; it must not ask
+    for their deletion again (upstream only retries the pod on the events that bring them)."""
+    cluster = LateWatchCluster(nominations=nominations)
+    scheduler = await filled(cluster, 1)
+    add_pods(scheduler, cluster, preemptors(1))
+    await scheduler.run_until_idle()
+    assert sum(cluster.delete_calls.values()) == 3 and set(cluster.delete_calls.values()) == {1}
+    assert node_of(cluster, "high-0") is None
+    # One attempt after the preemption ended, which asked for nothing.
+    failures = [message for reason, message in events(cluster, "high-0") if reason == "FailedScheduling"]
+    assert len(failures) == 2 and failures[1].endswith(second_attempt), failures
+
+    cluster.deliver()
+    await scheduler.run_until_idle()
+    cluster.finish_deletions()
+    await scheduler.run_until_idle()
+    assert node_of(cluster, "high-0") == "node-0"
+    assert sum(cluster.delete_calls.values()) == 3
 
 
 class FlakyCluster(CountingCluster):

@@ -154,3 +154,24 @@ def test_tenant_profile_without_own_victims() -> None:
     assert status == Status(
         Code.UNSCHEDULABLE, "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
+
+
+@pytest.mark.parametrize(
+    ("victim", "expected"),
+    [
+        pytest.param(mkpod("v", priority=LOW, node="node1"), False, id="asked to go, the view shows it running"),
+        # Once the view shows it terminating its own fields speak: this one lacks the condition.
+        pytest.param(
+            mkpod("v", priority=LOW, node="node1", terminating=True), True, id="the view shows it terminating"
+        ),
+        pytest.param(mkpod("v", priority=HIGH, node="node1"), True, id="not of lower priority"),
+    ],
+)
+def test_a_victim_asked_to_go_counts_as_terminating_by_preemption(victim: dict[str, Any], expected: bool) -> None:
+    """Its deletion asked for by the executor, before the watch brings it (executor.Deleting)."""
+    env = make_env([mknode("node1")], [victim])
+    env.plugin.executor.deleting.add(PodInfo(victim))
+    pod = PodInfo(mkpod("p", priority=HIGH, nominated="node1"))
+    assert env.plugin.pod_eligible_to_preempt_others(pod, None) == (
+        (True, "") if expected else (False, "not eligible due to a terminating pod on the nominated node.")
+    )

@@ -200,3 +200,45 @@ def test_actuation_needs_an_event_loop() -> None:
     env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)])
     status = env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), PodInfo(mkpod("p", priority=HIGH)))  # type: ignore[union-attr]
     assert status is not None and status.code is Code.ERROR
+
+
+def test_a_victim_asked_to_go_is_not_asked_again_until_the_view_shows_it_gone() -> None:
+    """The watch may bring a deletion after the API answered it, and the preemptor (activated
+    when its preemption ends) or another one may pick the victim again meanwhile: it is skipped
+    as if it had its deletionTimestamp, until the scheduler's view shows it gone."""
+    env = make_env([mknode("n")], [mkpod("v1", node="n", priority=LOW), mkpod("v2", node="n", priority=LOW)])
+    node = env.snapshot.get("n")
+    assert node is not None
+    v1, v2 = sorted(node.pods, key=lambda v: v.name)
+
+    async def preempt(preemptor: str, victims: list[PodInfo]) -> None:
+        assert env.plugin.executor.actuate("n", victims, PodInfo(mkpod(preemptor, priority=HIGH))) is None
+        await env.plugin.executor.wait()
+
+    run(preempt("p", [v1]))
+    run(preempt("p", [v1]))  # the view still shows v1 running
+    run(preempt("q", [v1, v2]))
+    assert env.api.deleted_names == ["v1", "v2"]
+    assert env.plugin.executor.deleting.asked(v1) and env.plugin.executor.deleting.asked(v2)
+
+    node.remove_pod(v1)  # the watch brought v1's deletion; v2 shows terminating
+    node.remove_pod(v2)
+    node.add_pod(PodInfo(mkpod("v2", node="n", priority=LOW, terminating=True)))
+    run(preempt("r", []))  # any actuation lets go of what the view shows
+    assert not env.plugin.executor.deleting.asked(v1) and not env.plugin.executor.deleting.asked(v2)
+
+
+def test_a_victim_whose_deletion_failed_may_be_asked_again() -> None:
+    api = RecordingAPI(fail={"v"})
+    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)], api=api)
+    victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
+
+    async def preempt() -> None:
+        env.plugin.executor.actuate("n", victims, PodInfo(mkpod("p", priority=HIGH)))
+        await env.plugin.executor.wait()
+
+    run(preempt())
+    assert api.deleted == [] and not env.plugin.executor.deleting.asked(victims[0])
+    api.fail.clear()
+    run(preempt())
+    assert api.deleted_names == ["v"]
