@@ -119,7 +119,16 @@ class Executor:
         ``actuatePodPreemption`` → ``prepareCandidateAsync``). Victims being deleted are skipped,
         those the scheduler's view does not show so yet included (module doc)."""
         self.deleting.forget_seen(self._handle.snapshot())
-        to_preempt = [v for v in victims if not v.deletion_timestamp and not self.deleting.asked(v)]
+        to_preempt = []
+        for victim in victims:
+            if victim.deletion_timestamp or self.deleting.asked(victim):
+                # Upstream's V(2) line (executor.go prepareCandidateAsync).
+                log.info(
+                    "Victim Pod is already being deleted, skipping the API call for it: preemptor %s node %s victim %s",
+                    preemptor.key, node_name, victim.key,
+                )  # fmt: skip
+                continue
+            to_preempt.append(victim)
         if not to_preempt:
             return None
         try:
