@@ -10,6 +10,8 @@ order changed; every other change updates NodeInfos and columns rows in place.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import pytest
 
 from scheduler_core.cache import Cache, Snapshot
@@ -168,6 +170,44 @@ def test_have_pods_with_affinity(steps: list[Step], affinity: list[str], anti: l
     snapshot = cache.update_snapshot()
     assert [i.name for i in snapshot.have_pods_with_affinity()] == affinity
     assert [i.name for i in snapshot.have_pods_with_required_anti_affinity()] == anti
+    fresh = cache.update_snapshot()
+    fresh.affinity_changed()  # the lists not derived: any_pods_with_* answer on their own
+    assert fresh.any_pods_with_affinity() == bool(affinity)
+    assert fresh.any_pods_with_required_anti_affinity() == bool(anti)
+
+
+class _Counted(Mapping[str, int]):
+    """Counters that count how many node names were looked at, by any route."""
+
+    def __init__(self, counts: dict[str, int]) -> None:
+        self._counts = counts
+        self.looked = 0
+
+    def __getitem__(self, name: str) -> int:
+        self.looked += 1
+        return self._counts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        for name in self._counts:
+            self.looked += 1
+            yield name
+
+    def __len__(self) -> int:
+        return len(self._counts)
+
+
+def test_any_pods_with_affinity_looks_only_at_nodes_that_have_such_pods() -> None:
+    # SchedulingBasic at 5,000 nodes ran 2.5x slower when each cycle's PreFilter and PreScore
+    # asked every node's counter (bench/run.py, 1,522 -> 605 pods/s, 48a6cbc).
+    cache, _ = new_cache(*(f"n{i}" for i in range(500)))
+    infos = cache.update_snapshot().list()
+    none, last = _Counted({}), _Counted({"n499": 1, "gone": 2})
+    snapshot = Snapshot(infos, pods_with_affinity=none, pods_with_required_anti_affinity=last)
+    assert not snapshot.any_pods_with_affinity()
+    assert snapshot.any_pods_with_required_anti_affinity()
+    assert none.looked == 0
+    assert last.looked <= 4
+    assert [i.name for i in snapshot.have_pods_with_required_anti_affinity()] == ["n499"]
 
 
 def test_affinity_lists_are_rederived_only_when_a_node_flips() -> None:
