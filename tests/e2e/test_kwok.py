@@ -245,7 +245,8 @@ def test_a_deleted_pod_goes_after_its_prestop_sleep(
     started = time.monotonic()
     core.delete_namespaced_pod(name, NAMESPACE, grace_period_seconds=grace)  # None: the pod's 30 s
     while not _gone(core, name):
-        assert time.monotonic() - started < expected + 5, f"{name} still there after {expected + 5} s"
+        # Generous: the reaper's clock starts when its watch brings the deletion (2 loaded cores).
+        assert time.monotonic() - started < expected + 15, f"{name} still there after {expected + 15} s"
         time.sleep(0.1)
     took = time.monotonic() - started
     assert took >= expected - 0.5, f"{name} went after {took:.1f} s, before its {expected} s"

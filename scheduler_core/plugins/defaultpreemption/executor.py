@@ -195,7 +195,11 @@ class Executor:
             return True
         reason = f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod"
         self.deleting.add(victim)  # from the request on: another attempt may run while it is sent
-        status = await preempt(self._handle.api, victim, reason)
+        try:
+            status = await preempt(self._handle.api, victim, reason)
+        except BaseException:
+            self.deleting.discard(victim)  # not asked after all (a raising API, a cancelled task)
+            raise
         if status is not None and not status.is_success():
             self.deleting.discard(victim)  # still running: a later preemption may pick it again
             log.error("preemptor %s could not preempt %s: %s", preemptor.key, victim.key, status.message())

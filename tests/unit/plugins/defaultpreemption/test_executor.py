@@ -5,11 +5,13 @@ default_preemption_test.go TestPreEnqueue, v1.36.3)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import pytest
 
 from scheduler_core.framework import Code, PodInfo, PodUID, Status
+from scheduler_core.framework.writes import Write, Written
 from scheduler_core.plugins.defaultpreemption.executor import _PendingVictim
 from scheduler_core.runtime.waiting_pods import WaitingPodImpl
 from tests.unit.plugins.defaultpreemption.harness import (
@@ -242,3 +244,23 @@ def test_a_victim_whose_deletion_failed_may_be_asked_again() -> None:
     api.fail.clear()
     run(preempt())
     assert api.deleted_names == ["v"]
+
+
+class _RaisingAPI(RecordingAPI):
+    async def write(self, call: Write) -> Written:
+        raise RuntimeError("a ClusterAPI that raises")
+
+
+def test_a_victim_whose_deletion_raised_is_not_left_asked() -> None:
+    """Were it left in the record, no later preemption would ask it again, and its preemptor
+    would not be eligible while the victim runs on the nominated node."""
+    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)], api=_RaisingAPI())
+    victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
+
+    async def preempt() -> None:
+        env.plugin.executor.actuate("n", victims, PodInfo(mkpod("p", priority=HIGH)))
+        with contextlib.suppress(RuntimeError):
+            await env.plugin.executor.wait()
+
+    run(preempt())
+    assert not env.plugin.executor.deleting.asked(victims[0])
