@@ -169,8 +169,8 @@ class KubeBinder(ClusterAPI):
         """Every other write is refused: kube-scheduler runs its own PreBind plugins
         (VolumeBinding's, DynamicResources') and preemption before or instead of calling a
         binder extender, whose bind verb binds only."""
-        what = f"{call.resource.qualified}/{call.subresource}" if call.subresource else call.resource.qualified
-        return None, Status(Code.ERROR, f"the extender only binds pods: {call.verb} of {what} {call.name} refused")
+        message = f"the extender only binds pods: {call.verb} of {call.target} {call.name} refused"
+        return None, Status(Code.ERROR, message)
 
 
 class Follower:

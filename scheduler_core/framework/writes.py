@@ -88,6 +88,12 @@ class Write(NamedTuple):
     def namespace(self) -> str:
         return str((self.obj.get("metadata") or {}).get("namespace") or "")
 
+    @property
+    def target(self) -> str:
+        """The resource written, with its subresource: ``resourceclaims.resource.k8s.io/status``."""
+        qualified = self.resource.qualified
+        return f"{qualified}/{self.subresource}" if self.subresource else qualified
+
     def expected(self) -> Precondition:
         """The uid and resourceVersion the stored object must have: the precondition given,
         else, for an update or a patch, the object's own ``metadata.resourceVersion`` (the API

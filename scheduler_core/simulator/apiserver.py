@@ -42,8 +42,7 @@ def invalid(kind: str, name: str, problems: str) -> Status:
 
 def not_allowed(call: Write) -> Status:
     """A write the in-memory cluster does not carry out (no plugin of ours makes it)."""
-    what = f"{call.resource.qualified}/{call.subresource}" if call.subresource else call.resource.qualified
-    return refused(f"the in-memory cluster does not {call.verb} {what}", code=405, reason="MethodNotAllowed")
+    return refused(f"the in-memory cluster does not {call.verb} {call.target}", code=405, reason="MethodNotAllowed")
 
 
 def check(call: Write, stored: Mapping[str, Any] | None) -> Status | None:
