@@ -87,7 +87,9 @@ def run(variant: Variant, *, timeout: float = 3600) -> dict[str, Any]:
         data: list[dict[str, Any]] = []
         for path in sorted(Path(items).glob("*.json")):
             data.extend(json.loads(path.read_text()).get("dataItems") or [])
-    if result.returncode != 0 or not data:
+    below = below_threshold(result.stdout + result.stderr)
+    failed = result.returncode != 0 and not (below and _only_threshold_failures(result.stdout + result.stderr))
+    if failed or not data:
         raise UpstreamError(
             f"{test.name} {variant.full_name}: exit {result.returncode}, {len(data)} data items:\n"
             + (result.stdout[-3000:] + result.stderr[-3000:])
@@ -109,4 +111,32 @@ def run(variant: Variant, *, timeout: float = 3600) -> dict[str, Any]:
             for i in by_metric.get("scheduler_scheduling_attempt_duration_seconds", [])
         ],
         "scheduling_duration": [i.get("data") for i in by_metric.get("SchedulingDuration", [])],
+        # Upstream fails the benchmark when a measured value misses the workload's threshold
+        # (scheduler_perf.go applyThreshold, a tCtx.Errorf): the run and its data items stand.
+        "below_upstream_threshold": below,
     }
+
+
+# scheduler_perf.go applyThreshold: `%s: expected %q %q to be higher: got %f, want %f`
+# (or "lower"), logged by executor.go stopCollectingMetrics as `op %d: %s`.
+_THRESHOLD = re.compile(
+    r'op \d+: (\S+): expected "([^"]+)" "([^"]+)" to be (higher|lower): got ([0-9.]+), want ([0-9.]+)'
+)
+
+
+def below_threshold(output: str) -> list[dict[str, Any]]:
+    """Each threshold the run missed, from the benchmark's output."""
+    return [
+        {"name": m[1], "metric": m[2], "bucket": m[3], "expected": m[4], "got": float(m[5]), "want": float(m[6])}
+        for m in _THRESHOLD.finditer(output)
+    ]
+
+
+def _only_threshold_failures(output: str) -> bool:
+    """True when nothing but missed thresholds failed: every error line of the benchmark is one."""
+    errors = [
+        line
+        for line in output.splitlines()
+        if re.match(r"\s+\S+\.go:\d+: ", line) and (" op " in line or "rror" in line or "FAIL" in line)
+    ]
+    return not any(_THRESHOLD.search(line) is None for line in errors) and "panic:" not in output

@@ -396,7 +396,8 @@ class SchedulingQueue:
         if not self._hints.is_event_of_interest(event):
             return
         old, new = hint_objects(event, old, new)
-        pods = [qp for qp in self._unschedulable if pre_check is None or pre_check(qp.pod_info)]
+        candidates = self._unschedulable.candidates(event)
+        pods = candidates if pre_check is None else [qp for qp in candidates if pre_check(qp.pod_info)]
         self._move_pods(pods, event, old, new)
 
     def _move_pods(self, pods: Iterable[QueuedPod], event: ClusterEvent, old: Any, new: Any) -> None:
@@ -419,7 +420,7 @@ class SchedulingQueue:
             self._broadcast()
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
-        self._move_pods(self._pods_unblocked_by(pod), ASSIGNED_POD_ADD, None, pod)
+        self._move_pods(self._pods_unblocked_by(pod, ASSIGNED_POD_ADD), ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: PodInfo, new: PodInfo, event: ClusterEvent | None = None) -> None:
         """Raise the AssignedPod update events of this change (one call per event upstream,
@@ -434,15 +435,17 @@ class SchedulingQueue:
                 # Freed resources may help any pod, not only those with cross-topology terms.
                 self.move_all_to_active_or_backoff(evt, old, new)
             else:
-                self._move_pods(self._pods_unblocked_by(new), evt, old, new)
+                self._move_pods(self._pods_unblocked_by(new, evt), evt, old, new)
 
     def assigned_pod_deleted(self, pod: PodInfo) -> None:
         self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
 
-    def _pods_unblocked_by(self, assigned: PodInfo) -> list[QueuedPod]:
+    def _pods_unblocked_by(self, assigned: PodInfo, event: ClusterEvent) -> list[QueuedPod]:
         ns_labels = self._namespace_labels(assigned.namespace)
         return [
-            qp for qp in self._unschedulable if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
+            qp
+            for qp in self._unschedulable.candidates(event)
+            if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
         ]
 
     # Time-driven moves.
@@ -497,7 +500,7 @@ class SchedulingQueue:
 
     # Metrics, collected at scrape time.
     def _pending_samples(self) -> list[tuple[LabelValues, float]]:
-        gated = sum(1 for qp in self._unschedulable if qp.gated)
+        gated = self._unschedulable.gated_count()
         return [
             ((sm.ACTIVE,), float(len(self._active))),
             ((sm.BACKOFF,), float(len(self._backoff))),

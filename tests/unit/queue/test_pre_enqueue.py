@@ -20,6 +20,7 @@ from scheduler_core.queue import QueuedPod
 from .support import Gate, hint_always, make_queue, names, pod, pop_and_fail, register, sorted_names
 
 GATES_ELIMINATED = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
+WILDCARD_ALL = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
 
 
 class SchedulingGatesLike:
@@ -98,6 +99,32 @@ def test_events_of_other_plugins_do_not_rerun_pre_enqueue_for_gated_pods() -> No
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert gate.calls == ["a"]
     assert names(q.pending()["unschedulable"]) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("event", "looked_at"),
+    [
+        pytest.param(NODE_ADD, ["tried"], id="other-plugins-event-leaves-gated-pods-unread"),
+        pytest.param(GATES_ELIMINATED, ["gated", "tried"], id="gating-plugins-event-reads-them"),
+        pytest.param(WILDCARD_ALL, ["gated", "tried"], id="wildcard-reads-them"),
+    ],
+)
+def test_an_event_looks_only_at_the_gated_pods_it_may_move(event: ClusterEvent, looked_at: list[str]) -> None:
+    # With 10,000 gated pods, reading each one for every binding was scheduler_perf's
+    # SchedulingGatedPodsWithPodAffinityImpactForThroughput at a few pods a second.
+    gate = Gate(closed={"gated"})
+    q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(GATES_ELIMINATED), "P": register(NODE_ADD)})
+    q.add(pod("gated"))
+    q.add(pod("tried"))
+    pop_and_fail(q, "P")
+    seen: list[str] = []
+
+    def pre_check(p: PodInfo) -> bool:
+        seen.append(p.name)
+        return False
+
+    q.move_all_to_active_or_backoff(event, None, None, pre_check=pre_check)
+    assert sorted(seen) == looked_at
 
 
 def test_an_event_of_the_gating_plugin_reruns_pre_enqueue() -> None:
