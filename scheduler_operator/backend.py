@@ -41,20 +41,18 @@ PodScheduled condition is written again at the pod's next failed attempt.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
-from kubernetes import client
-
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
 from scheduler_core.framework.writes import PODS, STATUS, Precondition, Verb, Write, Written, refused
 from scheduler_operator import kube
 from scheduler_operator.calls import Lanes
 from scheduler_operator.informer import Store
+from scheduler_operator.kube import ApiError
 from scheduler_operator.recorder import NORMAL, WARNING, EventRecorder
 from scheduler_operator.resources import COMPONENT
 from scheduler_operator.transport import CONTENT_JSON, Transport
@@ -156,7 +154,7 @@ class KubeBackend(ClusterAPI):
         async def patch() -> None:
             try:
                 await self._patch_status(pod, body)
-            except client.ApiException as error:
+            except ApiError as error:
                 if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # gone, or re-created
                     return
                 self._failed_report(pod.uid, wanted)
@@ -203,12 +201,12 @@ class KubeBackend(ClusterAPI):
                 extra={"pod": pod.key, "uid": pod.uid, "node": node_name},
             )  # fmt: skip
             return None
-        except client.ApiException as error:
+        except ApiError as error:
             if error.status == HTTPStatus.NOT_FOUND:
                 return Status(Code.ERROR, f'pods "{pod.name}" not found')
             if error.status != HTTPStatus.CONFLICT:
                 self._transport.count_failure("bind")
-                return Status(Code.ERROR, f"binding {pod.key} to {node_name}: {api_message(error)}")
+                return Status(Code.ERROR, f"binding {pod.key} to {node_name}: {error.message}")
         except Exception as error:  # network and the like: the scheduler retries the pod
             self._transport.count_failure("bind")
             return Status.as_error(error)
@@ -255,10 +253,10 @@ class KubeBackend(ClusterAPI):
                 self._transport.request, method, path, params=params, body=body, content_type=content_type,
                 decode=decode,
             )  # fmt: skip
-        except client.ApiException as error:
+        except ApiError as error:
             if error.status not in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # answers about the object
                 self._transport.count_failure(f"{call.verb} {_resource_path(call)}")
-            return None, refused(api_message(error), code=error.status or 0, reason=api_reason(error))
+            return None, refused(error.message, code=error.status, reason=error.reason)
         except Exception as error:  # network and the like, after the transport's retries
             self._transport.count_failure(f"{call.verb} {_resource_path(call)}")
             return None, Status.as_error(error)
@@ -322,22 +320,3 @@ def binding(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None)
         "apiVersion": "v1", "kind": "Binding", "metadata": metadata,
         "target": {"apiVersion": "v1", "kind": "Node", "name": node_name},
     }  # fmt: skip
-
-
-def api_message(error: client.ApiException) -> str:
-    """The API server's own message (``metav1.Status.message``), as client-go's error reads."""
-    message = _status_field(error, "message")
-    return message or f"HTTP {error.status} {error.reason or ''}".strip()
-
-
-def api_reason(error: client.ApiException) -> str:
-    """The ``metav1.Status`` reason of the answer (``NotFound``, ``Conflict``...), or ""."""
-    return _status_field(error, "reason")
-
-
-def _status_field(error: client.ApiException, field: str) -> str:
-    try:
-        value = json.loads(error.body or "{}").get(field)
-    except (ValueError, AttributeError):
-        value = None
-    return str(value) if value else ""

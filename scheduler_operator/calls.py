@@ -18,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import ParamSpec, TypeVar
+
+from scheduler_operator.kube import ApiError
 
 log = logging.getLogger(__name__)
 
@@ -115,19 +116,15 @@ def _namespace_terminating(exc: BaseException) -> bool:
     """The API server's 403 for new content in a namespace being deleted: a Status whose details
     carry the cause ``NamespaceTerminating`` (k8s.io/api core/v1 ``NamespaceTerminatingCause``,
     set by the NamespaceLifecycle admission plugin)."""
-    if getattr(exc, "status", None) != HTTPStatus.FORBIDDEN:
+    if not isinstance(exc, ApiError) or exc.status != HTTPStatus.FORBIDDEN:
         return False
-    try:
-        status = json.loads(getattr(exc, "body", None) or "{}")
-    except ValueError:
-        return False
-    causes = ((status.get("details") or {}).get("causes") or []) if isinstance(status, dict) else []
-    return any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes)
+    causes = exc.details.get("causes")
+    return isinstance(causes, list) and any(
+        isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes
+    )
 
 
 def _short(exc: BaseException) -> str:
-    status = getattr(exc, "status", None)
-    reason = getattr(exc, "reason", None)
-    if status is not None:
-        return f"HTTP {status} {reason or ''}".strip()
+    if isinstance(exc, ApiError):
+        return f"HTTP {exc.status} {exc.reason}".strip()
     return f"{type(exc).__name__}: {exc}"

@@ -157,8 +157,8 @@ class KubeBinder(ClusterAPI):
             bound = await asyncio.to_thread(
                 kube.retrying, kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name, annotations
             )
-        except client.ApiException as error:
-            return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason or ''}")
+        except kube.ApiError as error:
+            return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason}")
         except Exception as error:
             return Status.as_error(error)
         if not bound:

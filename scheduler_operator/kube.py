@@ -1,16 +1,21 @@
-"""Small helpers over the official ``kubernetes`` client that paper over its rough edges.
+"""The operator's API error, its one retry policy, and where its credentials come from.
 
-``bind_pod`` exists because the pods/binding subresource answers with a ``Status``, not the
-``Binding`` the generated client expects: ``create_namespaced_pod_binding`` succeeds on the
-server and then fails to deserialise the reply. Asking for the raw response
-(``_preload_content=False``) and reading the HTTP status ourselves avoids that.
+:class:`ApiError` is what every path of the operator's HTTP layer raises for an answer outside
+2xx (``scheduler_operator.transport``: requests and watches, the reflectors' watch ``ERROR``
+events, the Lease, ``extender serve``, ``explain``): the HTTP status, the ``metav1.Status``
+reason and message, and the server's ``Retry-After``. A lost or broken connection is an
+``OSError`` (:data:`CONNECTION_ERRORS`: ``ConnectionError``, ``TimeoutError``, socket and TLS
+errors); the transport raises its watches' aiohttp errors as ``ConnectionError`` so that no
+caller needs to know which client carried the request.
 
-``retry_delay`` is the one retry policy: of the operator's async HTTP layer
-(``scheduler_operator.transport``: every watch, list and write of the operator), and of the
-blocking calls of ``explain`` and ``extender serve`` (:func:`retrying`): a timeout on every request
-(:data:`REQUEST_TIMEOUT`), and a 429, a 5xx or a lost connection retried after 0.5, 1, 2 s
-(or the server's Retry-After, up to 5 s), :data:`ATTEMPTS` attempts in all; any other answer
-is final.
+:func:`retry_delay` is the one retry policy of that layer: a 429, a 5xx or a lost connection
+is retried after 0.5, 1, 2 s (or the server's Retry-After, up to 5 s), :data:`ATTEMPTS`
+attempts in all; any other answer is final. Every request has a timeout
+(:data:`REQUEST_TIMEOUT`).
+
+The ``kubernetes`` package is used here only to read kubeconfigs and the in-cluster service
+account (:func:`load_configuration`), so that token refresh and client certificates behave as
+in Kubernetes' own Python client.
 """
 
 from __future__ import annotations
@@ -22,32 +27,83 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, cast
 
-import aiohttp
 import urllib3
 from kubernetes import client
 
 from scheduler_operator import decoding
 
-log = logging.getLogger(__name__)
-
 REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds
 ATTEMPTS = 4
 MAX_RETRY_AFTER = 5.0
-# A lost or broken connection, from either client (OSError covers timeouts and resets).
-CONNECTION_ERRORS = (urllib3.exceptions.HTTPError, OSError, aiohttp.ClientConnectionError, aiohttp.ClientPayloadError)
+# A lost or broken connection: the socket's, TLS's and time-outs (all OSErrors).
+CONNECTION_ERRORS = (OSError, urllib3.exceptions.HTTPError)
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An answer of the API server outside 2xx.
+
+    ``status``: the HTTP status. ``reason``: the ``metav1.Status`` reason (``NotFound``,
+    ``Conflict``, ``AlreadyExists``, ``Expired``...), or the HTTP reason phrase for an answer
+    that is no Status. ``message``: the Status's message (what client-go's error says), else
+    ``HTTP <status> <reason>``. ``retry_after``: the ``Retry-After`` header in seconds, when it
+    is a number. ``details``: the Status's ``details`` (name, kind, causes)."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str = "",
+        message: str = "",
+        *,
+        retry_after: float | None = None,
+        details: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.status = status
+        self.reason = reason
+        self.message = message or f"HTTP {status} {reason}".strip()
+        self.retry_after = retry_after
+        self.details: Mapping[str, Any] = details or {}
+        super().__init__(self.message)
+
+    @classmethod
+    def of_answer(cls, status: int, phrase: str, body: bytes, headers: Mapping[str, str]) -> ApiError:
+        """The error of an HTTP answer: its body read as a ``metav1.Status`` when it is one."""
+        try:
+            document = decoding.loads(body) if body else None
+        except ValueError:  # not JSON (a proxy's page): the status line says it all
+            document = None
+        after = headers.get("Retry-After")
+        retry_after = float(after) if after is not None and after.strip().isdigit() else None
+        if not isinstance(document, dict):
+            return cls(status, phrase, retry_after=retry_after)
+        return cls.of_status(document, status=status, phrase=phrase, retry_after=retry_after)
+
+    @classmethod
+    def of_status(
+        cls, document: Mapping[str, Any], *, status: int = 0, phrase: str = "", retry_after: float | None = None
+    ) -> ApiError:
+        """The error a ``metav1.Status`` says (an error answer's body, a watch's ERROR event)."""
+        code = document.get("code")
+        details = document.get("details")
+        return cls(
+            status or (code if isinstance(code, int) else 0),
+            str(document.get("reason") or phrase or ""),
+            str(document.get("message") or ""),
+            retry_after=retry_after,
+            details=details if isinstance(details, dict) else None,
+        )
 
 
 def retry_delay(attempt: int, error: Exception) -> float | None:
     """Seconds before attempt ``attempt + 1`` after ``error``; None when it is final."""
     if attempt >= ATTEMPTS - 1:
         return None
-    if isinstance(error, client.ApiException):
-        status = error.status or 0
-        if status != HTTPStatus.TOO_MANY_REQUESTS and status < HTTPStatus.INTERNAL_SERVER_ERROR:
+    if isinstance(error, ApiError):
+        if error.status != HTTPStatus.TOO_MANY_REQUESTS and error.status < HTTPStatus.INTERNAL_SERVER_ERROR:
             return None
-        after = (error.headers or {}).get("Retry-After")
-        if after is not None and str(after).isdigit():
-            return min(float(after), MAX_RETRY_AFTER)
+        if error.retry_after is not None:
+            return min(error.retry_after, MAX_RETRY_AFTER)
     elif not isinstance(error, CONNECTION_ERRORS):
         return None
     return 0.5 * float(2**attempt)
@@ -80,15 +136,9 @@ def bind_pod(
     annotations: Mapping[str, str] | None = None,
     **request: Any,
 ) -> bool:
-    """Bind pod ``namespace/name`` to ``node_name`` through ``pods/binding``.
-
-    The UID is a precondition, so a pod deleted and re-created under the same name is never
-    bound by mistake. ``annotations`` are set on the pod in the same write (the binding
-    subresource copies the Binding's annotations onto the pod). Returns True when bound, False
-    on 409 Conflict (the pod is already bound, or its UID changed); raises
-    ``kubernetes.client.ApiException`` on any other error. ``request``: the client's request
-    options (``_request_timeout``).
-    """
+    """Bind pod ``namespace/name`` to ``node_name`` through ``pods/binding`` (UID precondition;
+    ``annotations`` set on the pod in the same write). True when bound, False on 409 Conflict;
+    raises :class:`ApiError` on any other answer."""
     body = client.V1Binding(
         metadata=client.V1ObjectMeta(
             name=name, namespace=namespace, uid=uid, annotations=dict(annotations) if annotations else None
@@ -97,7 +147,7 @@ def bind_pod(
     )
     try:
         call(client.CoreV1Api(api_client).create_namespaced_pod_binding, name, namespace, body, **request)
-    except client.ApiException as error:
+    except ApiError as error:
         if error.status == HTTPStatus.CONFLICT:
             return False
         raise
@@ -174,7 +224,7 @@ def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
         # by the next call as its status line.
         _ = response.data
         if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise client.ApiException(status=response.status, reason=response.reason)
+            raise ApiError.of_answer(response.status, response.reason or "", response.data or b"", response.headers)
     finally:
         response.release_conn()
 
@@ -184,7 +234,7 @@ def read_json(raw: object) -> Any:
     response = cast(urllib3.HTTPResponse, raw)
     try:
         if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise client.ApiException(status=response.status, reason=response.reason)
+            raise ApiError.of_answer(response.status, response.reason or "", response.data or b"", response.headers)
         return decoding.loads(response.data) if response.data else None
     finally:
         response.release_conn()

@@ -134,7 +134,7 @@ class KubeLeaseLock:
                 kube.call_json, self._api.read_namespaced_lease, self.name, self.namespace,
                 _request_timeout=self._timeout,
             )  # fmt: skip
-        except client.ApiException as error:
+        except kube.ApiError as error:
             if error.status == HTTPStatus.NOT_FOUND:
                 return None
             raise
@@ -158,7 +158,7 @@ class KubeLeaseLock:
     async def _write(self, fn: Callable[..., Any], *args: Any) -> str:
         try:
             lease = await self._lane.call(kube.call_json, fn, *args, _request_timeout=self._timeout)
-        except client.ApiException as error:
+        except kube.ApiError as error:
             if error.status == HTTPStatus.CONFLICT:
                 raise ConflictError(str(error.reason)) from None
             raise

@@ -11,10 +11,11 @@ import argparse
 import os
 import sys
 
-from kubernetes import client, config
+from kubernetes import config
 
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, Cluster, InputError
 from scheduler_operator import snapshot
+from scheduler_operator.kube import ApiError
 from scheduler_operator.output import errors
 
 HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
@@ -46,7 +47,7 @@ def take(args: argparse.Namespace) -> Cluster | int:
             return snapshot.take(api, home_namespace=args.home_namespace, server=api.configuration.host)
     except InputError as exc:
         return errors(exc)
-    except client.ApiException as exc:
+    except ApiError as exc:
         print(f"error: {api.configuration.host}: {exc.status} {exc.reason}", file=sys.stderr)
         return EXIT_UNREACHABLE
     except OSError as exc:  # urllib3's connection errors are OSErrors

@@ -43,10 +43,9 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from kubernetes import client
-
 from scheduler_operator import decoding
 from scheduler_operator.informer import Store
+from scheduler_operator.kube import ApiError
 from scheduler_operator.transport import Transport, describe
 from scheduler_operator.views import Body, view_of
 
@@ -187,7 +186,7 @@ class Reflector:
             params["continue"] = token
         try:
             page: dict[str, Any] = await self.transport.request("GET", self.resource.path, params=params)
-        except client.ApiException as error:
+        except ApiError as error:
             if error.status == HTTPStatus.GONE:
                 raise Gone(f"continue token of {self.resource.kind} list expired") from error
             if error.status == HTTPStatus.NOT_FOUND and self.resource.optional:
@@ -229,20 +228,20 @@ class Reflector:
                     for line in lines:
                         if line.strip():
                             self.event(decoding.loads_api(line))
-        except client.ApiException as error:
+        except ApiError as error:
             if error.status == HTTPStatus.GONE:
-                raise Gone(f"{self.resource.kind} watch: {error.reason}") from error
+                raise Gone(f"{self.resource.kind} watch: {error.message}") from error
             raise
 
     def event(self, event: dict[str, Any]) -> None:
-        """One watch event into the store (``ERROR`` 410 raises ``Gone``)."""
+        """One watch event into the store (``ERROR`` 410 raises ``Gone``, any other ``ApiError``)."""
         kind = event.get("type")
         body = event.get("object") or {}
         if kind == "ERROR":
             code = body.get("code")
             if code == HTTPStatus.GONE:
                 raise Gone(f"{self.resource.kind} watch: {body.get('message')}")
-            raise client.ApiException(status=code, reason=str(body.get("message") or body.get("reason") or ""))
+            raise ApiError.of_status(body)
         self.last_event = self._clock()
         rv = (body.get("metadata") or {}).get("resourceVersion")
         if kind != "BOOKMARK":

@@ -89,7 +89,7 @@ def list_all(api: client.ApiClient) -> tuple[dict[str, list[dict[str, Any]]], li
             lists[kind] = _paginate(fn, args)
         except RecursionError:  # an object nested deeper than Python's JSON decoder goes
             warnings.append(f"{kind}: cannot read (an object nests too deeply to decode); the snapshot has none")
-        except client.ApiException as error:
+        except kube.ApiError as error:
             if error.status not in (HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND):
                 raise
             why = "forbidden for this identity" if error.status == HTTPStatus.FORBIDDEN else "not served"

@@ -17,9 +17,10 @@ HTTP/1.1 client), the watches' long streams through an ``aiohttp`` session; with
   (defaults 50 and 100: ``pkg/scheduler/apis/config/v1/defaults.go`` of v1.36.3), taken
   before each request is sent, as client-go's rate limiter;
 * retries with backoff on 429 (``Retry-After`` honoured), 5xx and connection errors, with
-  ``kube.retry_delay``'s policy. An answer that stays an error raises
-  ``kubernetes.client.ApiException`` carrying the status, reason, body and headers, so callers
-  read it as they read the generated client's errors.
+  ``kube.retry_delay``'s policy. An answer that stays an error raises ``kube.ApiError`` (status,
+  ``metav1.Status`` reason and message, ``Retry-After``), from a request and from a watch alike;
+  a lost connection raises an ``OSError`` (``kube.CONNECTION_ERRORS``), the watches' aiohttp
+  errors included.
 
 The Lease (``leader.py``) keeps its own thread lane on the kubernetes client: renewals never
 queue behind scheduling's writes or the rate limiter.
@@ -43,6 +44,7 @@ import aiohttp
 from kubernetes import client
 
 from scheduler_operator import decoding, http1, kube
+from scheduler_operator.kube import ApiError
 from scheduler_operator.options import DEFAULT_BURST, DEFAULT_QPS
 
 log = logging.getLogger(__name__)
@@ -138,14 +140,6 @@ def _socket_factory(addr_info: Any) -> socket.socket:
     return sock
 
 
-def api_error(status: int, reason: str, body: bytes, headers: Mapping[str, str]) -> client.ApiException:
-    """The generated client's error type, as callers already read it (status, body, headers)."""
-    error = client.ApiException(status=status, reason=reason)
-    error.body = body.decode("utf-8", "replace")
-    error.headers = dict(headers)
-    return error
-
-
 class Transport:
     def __init__(
         self,
@@ -234,7 +228,7 @@ class Transport:
                 method, target, self._headers(content_type if data is not None else None), data
             )
         if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise api_error(answer.status, answer.reason, answer.body, answer.headers)
+            raise ApiError.of_answer(answer.status, answer.reason, answer.body, answer.headers)
         self.contact()
         return decoding.loads_api(answer.body) if answer.body and decode else None
 
@@ -253,7 +247,7 @@ class Transport:
 
         ``decode=False``: the answer's body is not decoded (None is returned) once its HTTP
         status says success; for writes whose answer nobody reads (a binding's ``Status``, a
-        created Event). An error's body is kept either way (``api_error``)."""
+        created Event). An error's body is read either way (``kube.ApiError.of_answer``)."""
         attempt = 0
         while True:
             try:
@@ -287,16 +281,22 @@ class Transport:
             ) as response:  # fmt: skip
                 if response.status != HTTPStatus.OK:
                     raw = await response.read()
-                    raise api_error(response.status, response.reason or "", raw, response.headers)
+                    raise ApiError.of_answer(response.status, response.reason or "", raw, response.headers)
                 self.contact()
                 yield response.content
-        except (TimeoutError, OSError, aiohttp.ClientError):
+        except (TimeoutError, OSError):
             # A watch that went silent or broke, before or after its headers: the pooled
             # connections to the same server are likely dead too (http1.Pool.drop_idle), and the
             # re-list that follows must not wait out the read time-out on one of them.
-            if self._pool is not None:
-                self._pool.drop_idle()
+            self._drop_idle()
             raise
+        except aiohttp.ClientError as error:  # aiohttp's own (a disconnect, a broken chunk): one family
+            self._drop_idle()
+            raise ConnectionError(f"watch of {path}: {type(error).__name__}: {error}") from error
+
+    def _drop_idle(self) -> None:
+        if self._pool is not None:
+            self._pool.drop_idle()
 
     async def close(self) -> None:
         if self._pool is not None:
@@ -309,6 +309,6 @@ class Transport:
 
 def describe(error: BaseException) -> str:
     """An error in one line: ``HTTP 503 Service Unavailable``, ``TimeoutError``..."""
-    if isinstance(error, client.ApiException):
-        return f"HTTP {error.status} {error.reason or ''}".strip()
+    if isinstance(error, ApiError):
+        return f"HTTP {error.status} {error.reason}".strip()
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -40,8 +40,6 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
-from kubernetes import client
-
 from scheduler_operator import kube
 from scheduler_operator.calls import Lane
 from scheduler_operator.recorder import EventRecorder
@@ -202,7 +200,7 @@ class StatusWriter:
             if self._written.get(key) is desired:
                 self._written.pop(key, None)
             gone = (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT)
-            if isinstance(error, client.ApiException) and error.status in gone:
+            if isinstance(error, kube.ApiError) and error.status in gone:
                 return  # deleted, or re-created: its own events bring the new state
             self._transport.count_failure("status")
             log.warning("status of %s %s/%s failed (%s); trying again in %.0f s",

@@ -13,6 +13,7 @@ from kubernetes import client
 
 from scheduler_core.framework import PodInfo
 from scheduler_operator.informer import Body, Store, uid_of
+from scheduler_operator.kube import ApiError
 from scheduler_operator.reflector import Gone, Reflector, Resource, Wakeup
 from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.views import LAST_APPLIED, object_view, pod_view
@@ -98,16 +99,18 @@ def test_watch_events(event: dict[str, Any], seen: list[tuple[str, str]], rv: st
     [
         pytest.param({"kind": "Status", "code": 410, "reason": "Expired", "message": "too old resource version"},
                      Gone, id="410-expired-relists"),
-        pytest.param({"kind": "Status", "code": 500, "message": "internal error"}, client.ApiException,
+        pytest.param({"kind": "Status", "code": 500, "message": "internal error"}, ApiError,
                      id="other-error-rewatches"),
     ],
 )  # fmt: skip
 def test_an_error_event(status: dict[str, Any], raised: type[Exception]) -> None:
     watcher = reflector(Calls().store())
     watcher.resource_version = "10"
-    with pytest.raises(raised):
+    with pytest.raises(raised) as error:
         watcher.event({"type": "ERROR", "object": status})
     assert watcher.resource_version == "10"
+    if isinstance(error.value, ApiError):  # the Status's own code and message, as an answer's
+        assert (error.value.status, error.value.message) == (status["code"], status["message"])
 
 
 FULL_POD: dict[str, Any] = {
@@ -201,7 +204,7 @@ class PagedServer:
         self.log.append(("request", str(index)))
         await asyncio.sleep(0.01)  # the server prepares the page
         if index == self.expired:
-            raise client.ApiException(status=410, reason="Expired")
+            raise ApiError(410, "Expired")
         more = {"continue": str(index + 1)} if index + 1 < len(self.pages) else {}
         return {"metadata": {"resourceVersion": "99", **more}, "items": self.pages[index]}
 
