@@ -103,9 +103,9 @@ async def run(api: str, nodes: int, gangs: int, size: int, seed: int) -> dict[st
     def gang_of(pod: PodInfo) -> str:
         return pod.name.rsplit("-", 1)[0]
 
-    def timed_schedule_one(qpi: QueuedPodInfo) -> None:
+    async def timed_schedule_one(qpi: QueuedPodInfo) -> None:
         first_attempt.setdefault(gang_of(qpi.pod_info), time.perf_counter())
-        schedule_one(qpi)
+        await schedule_one(qpi)
 
     def timed_report(pod: PodInfo, node_name: str) -> None:
         last_bind[gang_of(pod)] = time.perf_counter()

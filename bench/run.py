@@ -90,11 +90,11 @@ async def run(
     schedule_one = scheduler.schedule_one
     report_scheduled = cluster.report_scheduled
 
-    def timed_schedule_one(qpi: QueuedPodInfo) -> None:
+    async def timed_schedule_one(qpi: QueuedPodInfo) -> None:
         uid = qpi.pod_info.uid
         started.setdefault(uid, time.perf_counter())
         attempts[uid] = attempts.get(uid, 0) + 1
-        schedule_one(qpi)
+        await schedule_one(qpi)
 
     def timed_report(pod: Any, node_name: str) -> None:
         begin = started.get(pod.uid)

@@ -8,12 +8,22 @@ need no sleeps and ``simulate`` can jump over backoff waits.
 from __future__ import annotations
 
 import time
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 class Clock(Protocol):
     def now(self) -> float:
         """Seconds on a monotonic scale."""
+        ...
+
+
+@runtime_checkable
+class SettableClock(Clock, Protocol):
+    """A clock that can be moved forward (a FakeClock): with one, ``Scheduler.run_until_idle``
+    jumps over backoff waits and Permit timeouts instead of waiting for them."""
+
+    def set(self, when: float) -> None:
+        """Move to ``when`` (a reading in the past leaves the clock where it is)."""
         ...
 
 

@@ -10,11 +10,13 @@ changes (``apply_profile``),
 and carries decisions out (``Backend``: bind through the Handle's API, report failures
 and placements). No scheduling logic lives in a backend.
 
-The scheduling cycle is synchronous: nothing else runs on the event loop while a pod is
-placed, so the cache's NodeInfos serve as the cycle's snapshot without copying. Binding
-cycles are asyncio tasks; they finish on the framework they started with even when a
-profile is reloaded meanwhile. A profile with HTTP extenders runs its cycles on a lane of its
-own (an asyncio task), so a slow extender holds only that profile's pods (docs/extenders.md).
+A scheduling cycle is one coroutine (``schedule_one``) whose extender steps run only for a
+profile with HTTP extenders. For every other profile nothing in it suspends: nothing else runs
+on the event loop while a pod is placed, so the cache's NodeInfos serve as the cycle's snapshot
+without copying. A profile with extenders runs its cycles on a lane of its own (an asyncio
+task), so a slow extender holds only that profile's pods (docs/extenders.md). Binding cycles
+are asyncio tasks; they finish on the framework they started with even when a profile is
+reloaded meanwhile.
 Every cycle is fenced: what a plugin raises fails only that pod's cycle
 (:mod:`scheduler_core.framework.faults`).
 """
@@ -26,11 +28,11 @@ import logging
 import random
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any, Protocol, cast
+from typing import Any, Protocol, cast, runtime_checkable
 
 from scheduler_core import explanation
 from scheduler_core.cache import Cache, CacheError
-from scheduler_core.clock import Clock, RealClock
+from scheduler_core.clock import Clock, RealClock, SettableClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.eventhandlers import EventHandlers
 from scheduler_core.extender import cycle as extender_cycle
@@ -40,7 +42,6 @@ from scheduler_core.framework import (
     CycleState,
     NodeToStatus,
     PodInfo,
-    PostFilterResult,
     QueuedPodInfo,
     Status,
 )
@@ -49,7 +50,7 @@ from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.profiles import ProfileKey, ProfileSet
-from scheduler_core.queue import SchedulingQueue
+from scheduler_core.queue import QueuedPod, SchedulingQueue
 from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
 from scheduler_core.reporting import (
     REASON_SCHEDULER_ERROR,
@@ -86,6 +87,14 @@ class Backend(Protocol):
     def report_scheduled(self, pod: PodInfo, node_name: str) -> None:
         """A Scheduled event ("Successfully assigned ns/name to node")."""
         ...
+
+
+@runtime_checkable
+class ExtenderBindings(Protocol):
+    """Optional on a Backend that has no watch of its own (the simulator): told of each binding
+    an HTTP extender made, which the operator learns of from the pod watch instead."""
+
+    async def bound_by_extender(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> None: ...
 
 
 class Observer(Protocol):
@@ -368,7 +377,7 @@ class Scheduler(EventHandlers):
                         break
                     qpi = popper.result()
                 if qpi is not None and not self._to_lane(qpi):
-                    self.schedule_one(qpi)
+                    await self.schedule_one(qpi)
                     await asyncio.sleep(0)  # let events and binding cycles in
         finally:
             for lane in list(self._lanes.values()):
@@ -406,7 +415,7 @@ class Scheduler(EventHandlers):
                     continue
                 qpi.pod_info = current
                 self.last_turn = self.clock.now()
-                await self.schedule_one_with_extenders(qpi)
+                await self.schedule_one(qpi)
                 await asyncio.sleep(0)
         finally:
             for left in lane:  # cancelled (the loop stopped): out of flight, as any popped pod
@@ -448,7 +457,7 @@ class Scheduler(EventHandlers):
                         self.queue.delete(qpi.pod_info)
                         self.queue.done(qpi.pod_info.uid)
                     continue
-                await self._cycle(qpi)
+                await self.schedule_one(qpi)
                 # Let the binding cycle just started run now, as a concurrent binder would.
                 await asyncio.sleep(0)
                 continue
@@ -473,35 +482,48 @@ class Scheduler(EventHandlers):
     def _permit_deadline(self) -> float | None:
         return _earliest(*(fwk.handle.waiting_pods.next_deadline() for _, fwk in self.profiles))
 
-    def schedule_one(self, qpi: QueuedPodInfo) -> None:
-        """One synchronous scheduling cycle, fenced: whatever a plugin raises fails only this
-        pod's cycle (:mod:`scheduler_core.framework.faults`)."""
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """One scheduling cycle, fenced: whatever a plugin raises fails only this pod's cycle
+        (:mod:`scheduler_core.framework.faults`).
+
+        Its extender steps (:mod:`scheduler_core.extender.cycle`) run only for a profile that
+        calls extenders (on that profile's lane, in ``run``); for any other profile nothing in
+        the cycle suspends, so awaiting it runs it to its end as one step of the loop, and the cache's
+        NodeInfos serve as its snapshot without copying."""
         fwk = self._begin_cycle(qpi)
         if fwk is None:
             return
         try:
-            self._schedule_one(fwk, qpi)
+            await self._scheduling_cycle(fwk, qpi)
         except Exception as exc:
             self._plugin_raised(fwk, qpi, exc)
 
-    def _schedule_one(self, fwk: Framework, qpi: QueuedPodInfo) -> None:
+    async def _scheduling_cycle(self, fwk: Framework, qpi: QueuedPodInfo) -> None:
         pod = qpi.pod_info
         state = self._cycle_state()
-        snapshot = self.cache.update_snapshot()
+        extenders = fwk.handle.extenders
+        nominated, nominated_node = self._nominated(pod), self._nominated_node(pod)
+        explain = self.explain or fwk.annotate
         try:
-            result = self.algorithm.schedule_pod(
-                fwk,
-                state,
-                pod,
-                snapshot,
-                nominated=self._nominated(pod),
-                nominated_node=self._nominated_node(pod),
-                explain=self.explain or fwk.annotate,
-            )
+            if extenders:
+                result = await extender_cycle.schedule_pod(
+                    self.algorithm, fwk, state, pod, self.cache.update_snapshot, extenders,
+                    nominated=nominated, nominated_node=nominated_node, explain=explain,
+                )  # fmt: skip
+            else:
+                result = self.algorithm.schedule_pod(
+                    fwk, state, pod, self.cache.update_snapshot(),
+                    nominated=nominated, nominated_node=nominated_node, explain=explain,
+                )  # fmt: skip
         except (FitError, ScheduleError) as err:
-            self._algorithm_failed(fwk, state, qpi, err)  # PostFilter runs here, inside the fence
+            await self._algorithm_failed(fwk, state, qpi, err)  # PostFilter runs here, inside the fence
             return
         self._algorithm_ended(pod.uid)
+        if extenders:
+            fresh = self._after_extenders(fwk, state, qpi, result)
+            if fresh is None:
+                return
+            state = fresh
         self._assume_and_bind(fwk, state, qpi, result)
 
     def _algorithm_ended(self, uid: str) -> None:
@@ -511,66 +533,26 @@ class Scheduler(EventHandlers):
         if began is not None:
             self.metrics.algorithm(self.metrics.timer() - began)
 
-    async def _cycle(self, qpi: QueuedPodInfo) -> None:
-        """One scheduling cycle; awaited only when the pod's profile calls extenders
-        (:mod:`scheduler_core.extender.cycle`), synchronous otherwise."""
-        fwk = self.profiles.for_pod(qpi.pod_info)
-        if fwk is not None and fwk.handle.extenders:
-            await self.schedule_one_with_extenders(qpi)
-        else:
-            self.schedule_one(qpi)
-
-    async def schedule_one_with_extenders(self, qpi: QueuedPodInfo) -> None:
-        """The cycle of a profile with HTTP extenders (:mod:`scheduler_core.extender.cycle`),
-        fenced as :meth:`schedule_one` is."""
-        fwk = self._begin_cycle(qpi)
-        if fwk is None:
-            return
-        try:
-            await self._schedule_one_with_extenders(fwk, qpi)
-        except Exception as exc:
-            self._plugin_raised(fwk, qpi, exc)
-
-    async def _schedule_one_with_extenders(self, fwk: Framework, qpi: QueuedPodInfo) -> None:
+    def _after_extenders(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, result: ScheduleResult
+    ) -> CycleState | None:
+        """The cycle state Reserve reads once the extenders answered, or None when the attempt
+        ends here (its failure handled). Other cycles ran while the extenders answered (the
+        extender lanes, the serial loop), so the host chosen on the snapshot of the cycle's
+        start may be full now: PreFilter and Filter again on the current cache for that host."""
         pod = qpi.pod_info
-        state = self._cycle_state()
-        try:
-            result = await extender_cycle.schedule_pod(
-                self.algorithm,
-                fwk,
-                state,
-                pod,
-                self.cache.update_snapshot,
-                fwk.handle.extenders,
-                nominated=self._nominated(pod),
-                nominated_node=self._nominated_node(pod),
-                explain=self.explain or fwk.annotate,
-            )
-        except FitError as err:
-            post = None
-            if fwk.post_filter_plugins:
-                post = await fwk.run_post_filter_async(state, pod, self._post_filter_statuses(err))
-            self._algorithm_failed(fwk, state, qpi, err, post)
-            return
-        except ScheduleError as err:
-            self._algorithm_failed(fwk, state, qpi, err)
-            return
-        self._algorithm_ended(pod.uid)
         current = self._unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
             self._attempt_started.pop(pod.uid, None)
-            return
-        # Other cycles ran while the extenders answered (the extender lanes, the serial loop), so
-        # the host chosen on the snapshot of the cycle's start may be full now: PreFilter and
-        # Filter again on the current cache for that host, whose fresh state Reserve then reads.
+            return None
         fresh = self._cycle_state()
         status = self._still_fits(fwk, fresh, pod, result.suggested_host)
         if status is not None:
             self._failure(fwk, qpi, status, None, result, CLEAR_NOMINATION)
-            return
+            return None
         fresh.pods_to_activate.update(state.pods_to_activate)
-        self._assume_and_bind(fwk, fresh, qpi, result)
+        return fresh
 
     def _still_fits(self, fwk: Framework, state: CycleState, pod: PodInfo, host: str) -> Status | None:
         """None when ``pod`` still passes PreFilter and Filter on ``host`` in the current cache
@@ -625,23 +607,17 @@ class Scheduler(EventHandlers):
         statuses.absent_status = err.diagnosis.absent_status or Status.unresolvable()
         return statuses
 
-    def _algorithm_failed(
-        self,
-        fwk: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        err: FitError | ScheduleError,
-        post_filtered: tuple[PostFilterResult | None, Status] | None = None,
+    async def _algorithm_failed(
+        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, err: FitError | ScheduleError
     ) -> None:
-        """``post_filtered``: the PostFilter outcome when the caller awaited it already."""
+        """Upstream ``schedulingCycle`` after ``SchedulePod`` failed: PostFilter on a FitError,
+        then ``handleSchedulingFailure``."""
         pod = qpi.pod_info
         if isinstance(err, FitError):
             nominated_node: str | None = CLEAR_NOMINATION  # upstream: no PostFilter plugins
             if fwk.post_filter_plugins:
                 nominated_node = None
-                if post_filtered is None:
-                    post_filtered = fwk.run_post_filter(state, pod, self._post_filter_statuses(err))
-                post, post_status = post_filtered
+                post, post_status = await fwk.run_post_filter(state, pod, self._post_filter_statuses(err))
                 if post_status.reasons:
                     err.diagnosis.post_filter_msg = post_status.message()
                 if post is not None:
@@ -787,7 +763,7 @@ class Scheduler(EventHandlers):
         first = qpi.initial_attempt_timestamp
         self.metrics.scheduled(qpi.attempts, None if first is None else self.clock.now() - first)
         # schedule_one.go: PodScheduledAfterFlush (the queue's QueuedPod carries the flag).
-        if getattr(qpi, "was_flushed_from_unschedulable", False):
+        if isinstance(qpi, QueuedPod) and qpi.was_flushed_from_unschedulable:
             self.metrics.scheduled_after_flush.inc()
         if self.observer is not None:
             self.observer.attempt(
@@ -810,11 +786,8 @@ class Scheduler(EventHandlers):
         if fwk.handle.extenders:
             by_extender, status = await extender_cycle.bind(fwk.handle.extenders, assumed, host)
             if by_extender:
-                if status is None:
-                    # A backend without a watch of its own (simulate) learns of the binding here.
-                    await getattr(self.backend, "bound_by_extender", _not_told)(
-                        assumed, host, state.binding_annotations
-                    )
+                if status is None and isinstance(self.backend, ExtenderBindings):
+                    await self.backend.bound_by_extender(assumed, host, state.binding_annotations)
                 return status
         return await fwk.run_bind(state, assumed, host)
 
@@ -862,10 +835,6 @@ class Scheduler(EventHandlers):
         return len(self._binding)
 
 
-async def _not_told(pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> None:
-    """The operator learns of an extender's binding from the pod watch."""
-
-
 def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
     return any(
         h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD
@@ -877,7 +846,7 @@ def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
 
 def _advancer(clock: Clock) -> Callable[[float], None] | None:
     """The clock's ``set`` when it can be moved forward (a FakeClock), else None."""
-    return cast(Callable[[float], None] | None, getattr(clock, "set", None))
+    return clock.set if isinstance(clock, SettableClock) else None
 
 
 def _earliest(*times: float | None) -> float | None:

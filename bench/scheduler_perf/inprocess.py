@@ -201,13 +201,13 @@ class Executor:
         schedule_one = self.scheduler.schedule_one
         report_scheduled = self.cluster.report_scheduled
 
-        def timed_schedule_one(qpi: QueuedPodInfo) -> None:
+        async def timed_schedule_one(qpi: QueuedPodInfo) -> None:
             uid = qpi.pod_info.uid
             self.first_attempt.setdefault(uid, time.perf_counter())
             self.attempted.add(uid)
             if self.counters is not None:
                 self.counters.attempts += 1
-            schedule_one(qpi)
+            await schedule_one(qpi)
             self._fire_tickers()
 
         def timed_report(pod: Any, node_name: str) -> None:

@@ -4,14 +4,14 @@ Upstream: ``pkg/scheduler/schedule_one.go`` (``findNodesThatFitPod`` then
 ``findNodesThatPassExtenders``; ``prioritizeNodes``; ``bind``/``extendersBinding``) and
 ``pkg/scheduler/framework/preemption/preemption.go`` (``callExtenders``), v1.36.3.
 
-**Why a separate, awaitable path.** A scheduling cycle here is synchronous Python on the event
-loop, and the cache's NodeInfos serve as its snapshot (DESIGN.md). An extender is an HTTP call
-of up to ``httpTimeout`` (5 s by default): made synchronously it would stall the watch handlers,
-the binding cycles and Lease renewal. So the scheduler uses this path only for pods whose profile
-has extenders, on that profile's lane (``Scheduler.run``: one cycle at a time per profile, the
-other profiles' pods go on meanwhile); a profile without extenders runs the synchronous cycle
-exactly as before, with no added cost. The host chosen here is checked again on the current
-cache before it is assumed (``Scheduler._still_fits``; docs/extenders.md).
+**Why an awaitable twin.** A scheduling cycle for a profile without extenders never suspends,
+and the cache's NodeInfos serve as its snapshot (DESIGN.md). An extender is an HTTP call of up to
+``httpTimeout`` (5 s by default): made synchronously it would stall the watch handlers, the
+binding cycles and Lease renewal. So ``Scheduler.schedule_one`` takes this path only for pods
+whose profile has extenders, on that profile's lane (``Scheduler.run``: one cycle at a time per
+profile, the other profiles' pods go on meanwhile); for other profiles its extender steps are
+skipped. The host chosen here is checked again on the current cache before it is assumed
+(``Scheduler._still_fits``; docs/extenders.md).
 
 While a call is awaited, events may change the cache. The cycle therefore holds node *names*
 across every await and looks the nodes up again afterwards: a node deleted meanwhile drops out,

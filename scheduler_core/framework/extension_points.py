@@ -109,6 +109,7 @@ _METHODS: dict[str, type[Any]] = {
     "filter": i.FilterPlugin,
     "filter_batch": i.BatchFilterPlugin,
     "post_filter": i.PostFilterPlugin,
+    "post_filter_async": i.PostFilterExtensions,
     "pre_score": i.PreScorePlugin,
     "score": i.ScorePlugin,
     "score_batch": i.BatchScorePlugin,

@@ -93,6 +93,18 @@ class PostFilterPlugin(Plugin, Protocol):
     ) -> tuple[PostFilterResult | None, Status | None]: ...
 
 
+@runtime_checkable
+class PostFilterExtensions(Protocol):
+    """Optional on a PostFilter plugin: ``post_filter`` that may await the profile's HTTP
+    extenders (``Handle.extenders_process_preemption``, upstream ``callExtenders``). The
+    runtime awaits it in place of ``post_filter`` when the profile calls extenders; it must
+    agree with ``post_filter`` when the extenders change nothing."""
+
+    async def post_filter_async(
+        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status | None]: ...
+
+
 class PreScorePlugin(Plugin, Protocol):
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None: ...
 

@@ -51,6 +51,7 @@ from scheduler_core.framework.events import ActionType, ClusterEvent, EventResou
 from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.framework.field import go_quote
+from scheduler_core.framework.interface import PostFilterExtensions
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile, ProfileError
@@ -120,6 +121,13 @@ class Framework:
         self.pre_filter_plugins = sets.pre_filter
         self.filter_plugins = sets.filter
         self.post_filter_plugins = sets.post_filter
+        # The awaitable PostFilter forms, used only when the profile calls extenders (they are
+        # what it awaits); a profile without extenders runs every ``post_filter`` as it is.
+        self._post_filter_async = {
+            p.name: p.post_filter_async
+            for p in self.post_filter_plugins
+            if handle.extenders and isinstance(p, PostFilterExtensions)
+        }
         self.pre_score_plugins = sets.pre_score
         self.score_plugins = sets.score
         self.reserve_plugins = sets.reserve
@@ -329,32 +337,24 @@ class Framework:
         return None
 
     # -- PostFilter ----------------------------------------------------------------------
-    def run_post_filter(
+    async def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``RunPostFilterPlugins``. A profile that calls extenders awaits a plugin's
+        ``post_filter_async`` where it has one (DefaultPreemption consulting the extenders);
+        otherwise nothing here suspends, and the scheduling cycle stays one step of the loop."""
         start = self.timer()
         outcome = _PostFilterOutcome()
         for plugin in self.post_filter_plugins:
             begun = self.timer()
-            result, status = plugin.post_filter(state, pod, statuses)
+            run_async = self._post_filter_async.get(plugin.name)
+            if run_async is not None:
+                result, status = await run_async(state, pod, statuses)
+            else:
+                result, status = plugin.post_filter(state, pod, statuses)
             if state.record_plugin_metrics:
                 self._plugin_ran(plugin.name, sm.POST_FILTER, status, begun)
             if outcome.add(plugin.name, result, status):
-                break
-        self.observe(sm.POST_FILTER, outcome.status, start)
-        return outcome.result, outcome.status
-
-    async def run_post_filter_async(
-        self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
-    ) -> tuple[PostFilterResult | None, Status]:
-        """``run_post_filter`` awaiting the plugins' ``post_filter_async`` where they have one
-        (DefaultPreemption calling the profile's extenders); used by profiles with extenders."""
-        start = self.timer()
-        outcome = _PostFilterOutcome()
-        for plugin in self.post_filter_plugins:
-            run_async = getattr(plugin, "post_filter_async", None)
-            r, status = await run_async(state, pod, statuses) if run_async else plugin.post_filter(state, pod, statuses)
-            if outcome.add(plugin.name, r, status):
                 break
         self.observe(sm.POST_FILTER, outcome.status, start)
         return outcome.result, outcome.status

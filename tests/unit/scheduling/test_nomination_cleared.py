@@ -98,7 +98,7 @@ async def test_a_failed_attempt_ends_the_nomination_where_upstream_does(
 
     qpi = scheduler.queue.pop()
     assert qpi is not None
-    scheduler.schedule_one(qpi)  # one attempt, and its binding cycle
+    await scheduler.schedule_one(qpi)  # one attempt, and its binding cycle
     while scheduler.pending_binding():
         await asyncio.sleep(0)
 

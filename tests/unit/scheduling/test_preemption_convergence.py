@@ -118,9 +118,9 @@ async def test_each_preemptor_preempts_once_and_binds_to_its_nominated_node() ->
     attempts: Counter[str] = Counter()
     schedule_one = scheduler.schedule_one
 
-    def counted(qpi: Any) -> None:
+    async def counted(qpi: Any) -> None:
         attempts[qpi.pod_info.name] += 1
-        schedule_one(qpi)
+        await schedule_one(qpi)
 
     scheduler.schedule_one = counted  # type: ignore[method-assign]
     add_pods(scheduler, cluster, preemptors(4))

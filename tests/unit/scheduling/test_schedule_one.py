@@ -193,7 +193,7 @@ async def test_permit_wait_then_allow_binds() -> None:
     add_pods(scheduler, cluster, [pod("p", uid="p", cpu="1")])
     qpi = scheduler.queue.pop()
     assert qpi is not None
-    scheduler.schedule_one(qpi)
+    await scheduler.schedule_one(qpi)
     fwk = next(f for _, f in scheduler.profiles)
     waiting = fwk.handle.get_waiting_pod("p")
     assert waiting is not None
