@@ -1,4 +1,4 @@
-"""The built-in default profile (schedulerName ``crd-scheduler``).
+"""The built-in default profile (schedulerName ``crd-scheduler``, ``names.DEFAULT_SCHEDULER_NAME``).
 
 It is upstream kube-scheduler's default plugin list and weights, restricted to the plugins
 this build has (``scheduler_core.plugins.registry.UPSTREAM_DEFAULT_PLUGINS``).
@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.config import PluginRef, PluginSet, SchedulerProfileSpec
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME
 from scheduler_core.plugins.registry import UPSTREAM_DEFAULT_PLUGINS
 
-DEFAULT_SCHEDULER_NAME = "crd-scheduler"
 DEFAULT_PROFILE_NAME = "default"
 
 

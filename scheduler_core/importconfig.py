@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.config import SchedulerProfileSpec
+from scheduler_core.names import API_VERSION as PROFILE_API_VERSION
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME, PROFILE_KIND, UPSTREAM_DEFAULT_SCHEDULER_NAME
 from scheduler_core.runtime.build import ProfileError, validate_args
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
-PROFILE_API_VERSION = "scheduling.crd-scheduler.io/v1alpha1"
-UPSTREAM_DEFAULT_SCHEDULER_NAME = "default-scheduler"
-RENAMED_DEFAULT_SCHEDULER = "crd-scheduler"  # our own default name (scheduler_core.defaults)
 EXTENSION_POINTS = (
     "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
     "preBind", "bind", "postBind", "multiPoint",
@@ -78,7 +77,7 @@ def convert(
     """``config`` (the parsed YAML) as SchedulerProfile objects in ``namespace``.
 
     A profile for ``default-scheduler`` (upstream's default name, the name of every pod that
-    names no scheduler) is renamed to :data:`RENAMED_DEFAULT_SCHEDULER` with a warning unless
+    names no scheduler) is renamed to :data:`DEFAULT_SCHEDULER_NAME` with a warning unless
     ``take_over_default_scheduler``: served while kube-scheduler runs, it makes two schedulers
     bind the same pods, each blind to the other's assumptions (issue 22)."""
     where = f"{source}: " if source else ""
@@ -118,7 +117,7 @@ def convert(
         objects.append(
             {
                 "apiVersion": PROFILE_API_VERSION,
-                "kind": "SchedulerProfile",
+                "kind": PROFILE_KIND,
                 "metadata": {"name": name, "namespace": namespace},
                 "spec": spec,
             }
@@ -128,19 +127,19 @@ def convert(
 
 def _renamed(profiles: Sequence[object], path: str, warnings: list[str]) -> str:
     taken = {p.get("schedulerName") for p in profiles if isinstance(p, Mapping)}
-    if RENAMED_DEFAULT_SCHEDULER in taken:
+    if DEFAULT_SCHEDULER_NAME in taken:
         raise ConfigImportError(
             f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} cannot be renamed to "
-            f"{RENAMED_DEFAULT_SCHEDULER!r}, which another profile serves: rename one of them, or pass "
+            f"{DEFAULT_SCHEDULER_NAME!r}, which another profile serves: rename one of them, or pass "
             "--take-over-default-scheduler"
         )
     warnings.append(
-        f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} renamed to {RENAMED_DEFAULT_SCHEDULER!r}: "
+        f"{path}.schedulerName: {UPSTREAM_DEFAULT_SCHEDULER_NAME!r} renamed to {DEFAULT_SCHEDULER_NAME!r}: "
         "served while kube-scheduler runs, both schedulers would bind the same pods; pods opt in with "
-        f"spec.schedulerName: {RENAMED_DEFAULT_SCHEDULER}. To replace kube-scheduler, turn it off first and "
+        f"spec.schedulerName: {DEFAULT_SCHEDULER_NAME}. To replace kube-scheduler, turn it off first and "
         "pass --take-over-default-scheduler (docs/deploy.md: As the cluster's only scheduler)"
     )
-    return RENAMED_DEFAULT_SCHEDULER
+    return DEFAULT_SCHEDULER_NAME
 
 
 def _profile_spec(

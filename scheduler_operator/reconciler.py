@@ -52,7 +52,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_core import resolution
-from scheduler_core.defaults import DEFAULT_SCHEDULER_NAME
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.scheduler import Scheduler

@@ -1,21 +1,38 @@
 """The API resources the operator watches and writes, named once.
 
-The custom resources are those of ``crds/`` (generated from ``scheduler_core.config``); the
-built-in ones are the pods it schedules, the nodes it places them on, and the objects plugins
-read (``OBJECT_KINDS``).
+The custom resources are those of ``crds/`` (generated from ``scheduler_core.config``), named in
+``scheduler_core.names`` and re-exported here; the built-in ones are the pods it schedules, the
+nodes it places them on, and the objects plugins read (``OBJECT_KINDS``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-GROUP = "scheduling.crd-scheduler.io"
-VERSION = "v1alpha1"
-API_VERSION = f"{GROUP}/{VERSION}"
-PROFILE_KIND = "SchedulerProfile"
-PROFILE_PLURAL = "schedulerprofiles"
-PLUGIN_CONFIG_KIND = "PluginConfig"
-PLUGIN_CONFIG_PLURAL = "pluginconfigs"
+# The custom resources' names are the core's (one place: scheduler_core.names).
+from scheduler_core.names import (
+    API_VERSION,
+    GROUP,
+    PLUGIN_CONFIG_KIND,
+    PLUGIN_CONFIG_PLURAL,
+    PROFILE_KIND,
+    PROFILE_PLURAL,
+    VERSION,
+)
+
+__all__ = [
+    "API_VERSION",
+    "COMPONENT",
+    "DEFAULT_LEASE_NAME",
+    "GROUP",
+    "OBJECT_KINDS",
+    "PLUGIN_CONFIG_KIND",
+    "PLUGIN_CONFIG_PLURAL",
+    "PROFILE_KIND",
+    "PROFILE_PLURAL",
+    "VERSION",
+    "ObjectKind",
+]
 
 COMPONENT = "crd-scheduler"  # reportingController of events, fieldManager of writes
 DEFAULT_LEASE_NAME = "crd-scheduler"

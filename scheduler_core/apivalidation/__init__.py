@@ -17,7 +17,7 @@ Every problem is a :class:`~scheduler_core.framework.field.Error` (or the strict
 error), so messages are the API server's. The kind table is one dict: a kind added by a later
 feature (e.g. a PodGroup) is one entry, with its rules function.
 
-Depends only on the framework (import-linter contract ``apivalidation-is-low``).
+Depends only on the framework and the names (import-linter contract ``apivalidation-is-low``).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from scheduler_core.apivalidation import decode, meta, objects, pod, resource
 from scheduler_core.apivalidation.decode import Problem, UnknownField
 from scheduler_core.apivalidation.limits import LimitError, load_documents
 from scheduler_core.framework import content, field
+from scheduler_core.names import API_VERSION
 
 __all__ = [
-    "CR_API_VERSION",
     "IGNORED_KINDS",
     "KINDS",
     "Kind",
@@ -46,7 +46,6 @@ __all__ = [
 ]
 
 Rules = Callable[[Mapping[str, Any]], list[field.Error]]
-CR_API_VERSION = "scheduling.crd-scheduler.io/v1alpha1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +126,7 @@ def normalize(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
 def validate_custom_resource(obj: Mapping[str, Any]) -> list[Problem]:
     """A SchedulerProfile or PluginConfig: apiVersion, top-level fields and metadata
     (the spec is the config models' to check, as the CRD schema is on the cluster)."""
-    found: list[Problem] = list(_api_version(obj, (CR_API_VERSION,)))
+    found: list[Problem] = list(_api_version(obj, (API_VERSION,)))
     found += [UnknownField(k) for k in obj if k not in ("apiVersion", "kind", "metadata", "spec", "status")]
     metadata = obj.get("metadata")
     problems: list[Problem] = []

@@ -31,9 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from scheduler_core.config.models import PluginConfigSpec, SchedulerProfileSpec
+from scheduler_core.names import GROUP, PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURAL, PROFILE_KIND, PROFILE_PLURAL, VERSION
 
-GROUP = "scheduling.crd-scheduler.io"
-VERSION = "v1alpha1"
 CATEGORY = "crd-scheduler"
 DEFAULT_OUT_DIRS = (Path("crds"), Path("manifests/crds"), Path("charts/crd-scheduler/crds"))
 HEADER = "# Generated from scheduler_core/config by `python -m scheduler_core.config.crd`; do not edit.\n"
@@ -320,8 +319,8 @@ _MESSAGE_COLUMN = ("Message", "string", ".status.message", "The operator's messa
 _AGE_COLUMN = ("Age", "date", ".metadata.creationTimestamp", "Time since creation.")
 
 SCHEDULER_PROFILE = Kind(
-    kind="SchedulerProfile",
-    plural="schedulerprofiles",
+    kind=PROFILE_KIND,
+    plural=PROFILE_PLURAL,
     short_names=("sp", "schedprof"),
     description="A scheduling profile of crd-scheduler, as a KubeSchedulerProfile of kube-scheduler: pods whose "
     "spec.schedulerName equals spec.schedulerName are scheduled with these plugins. A profile in the operator's "
@@ -339,8 +338,8 @@ SCHEDULER_PROFILE = Kind(
 )
 
 PLUGIN_CONFIG = Kind(
-    kind="PluginConfig",
-    plural="pluginconfigs",
+    kind=PLUGIN_CONFIG_KIND,
+    plural=PLUGIN_CONFIG_PLURAL,
     # Not `pc`: that is the short name of the built-in PriorityClass, which kubectl would pick.
     short_names=("pcfg", "plugincfg"),
     description="Arguments for one scheduler plugin, applied to the SchedulerProfiles of this namespace (those "

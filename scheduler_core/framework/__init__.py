@@ -70,7 +70,6 @@ from scheduler_core.framework.resource import (
 )
 from scheduler_core.framework.status import Code, Status, is_success
 from scheduler_core.framework.types import (
-    DEFAULT_SCHEDULER_NAME,
     NO_EXECUTE,
     NO_SCHEDULE,
     PREFER_NO_SCHEDULE,
@@ -98,7 +97,6 @@ __all__ = [
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
-    "DEFAULT_SCHEDULER_NAME",
     "EPHEMERAL_STORAGE",
     "MAX_NODE_SCORE",
     "MAX_TOTAL_SCORE",

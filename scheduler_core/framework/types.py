@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NewType
 
 from scheduler_core.framework.quantity import int64_wrap
 from scheduler_core.framework.resource import Resource, compute_pod_resources_memo
+from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 
 if TYPE_CHECKING:
     from scheduler_core.framework.affinity import PodTerms
@@ -30,8 +31,6 @@ PodUID = NewType("PodUID", str)
 NO_SCHEDULE = "NoSchedule"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
 NO_EXECUTE = "NoExecute"
-
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 _generation = itertools.count(1)
 
@@ -163,7 +162,7 @@ class PodInfo:
         self.name: str = meta.get("name") or ""
         self.uid: PodUID = PodUID(meta.get("uid") or f"{self.namespace}/{self.name}")
         self.labels: Mapping[str, str] = meta.get("labels") or {}
-        self.scheduler_name: str = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+        self.scheduler_name: str = spec.get("schedulerName") or UPSTREAM_DEFAULT_SCHEDULER_NAME
         self.node_name: str = spec.get("nodeName") or ""
         self.nominated_node_name: str = (pod.get("status") or {}).get("nominatedNodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)

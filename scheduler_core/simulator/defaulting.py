@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from scheduler_core.framework import DEFAULT_SCHEDULER_NAME
+from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 
 DEFAULT_NAMESPACE = "default"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -94,7 +94,7 @@ def default_pod(pod: Mapping[str, Any], classes: PriorityClasses) -> tuple[dict[
     meta["namespace"] = meta.get("namespace") or DEFAULT_NAMESPACE
     meta.setdefault("uid", generated_uid("Pod", meta["namespace"], meta.get("name", "")))
     spec = out.setdefault("spec", {})
-    spec["schedulerName"] = spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME
+    spec["schedulerName"] = spec.get("schedulerName") or UPSTREAM_DEFAULT_SCHEDULER_NAME
     for field in ("initContainers", "containers"):
         for container in spec.get(field) or ():
             _default_requests(container)

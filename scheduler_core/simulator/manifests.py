@@ -30,6 +30,7 @@ from scheduler_core import apivalidation
 from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES, MAX_TOTAL_BYTES, Budget
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema_check
 from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import short_repr
 from scheduler_core.simulator import podgroups
@@ -37,8 +38,6 @@ from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE, PriorityClass
 from scheduler_core.simulator.errors import InputError, Problem
 
 DEFAULT_HOME_NAMESPACE = "crd-scheduler"
-PROFILE_KIND = "SchedulerProfile"
-PLUGIN_CONFIG_KIND = "PluginConfig"
 CLUSTER_SCOPED_KINDS = frozenset(k for k, v in apivalidation.KINDS.items() if not v.namespaced) | frozenset({
     "Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode", "CSIDriver",
     "VolumeAttachment", "DeviceClass", "ResourceSlice", "RuntimeClass", "ClusterRole", "ClusterRoleBinding",

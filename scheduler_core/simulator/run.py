@@ -23,6 +23,7 @@ from scheduler_core import resolution
 from scheduler_core.clock import FakeClock
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
 from scheduler_core.framework import PodInfo
+from scheduler_core.names import PROFILE_KIND
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
@@ -33,7 +34,6 @@ from scheduler_core.simulator.claims import RESOURCE_CLAIM, allocated_devices
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import (
     DEFAULT_HOME_NAMESPACE,
-    PROFILE_KIND,
     Cluster,
     PluginConfigObject,
     ProfileObject,

@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import (
     DEFAULT_HOME_NAMESPACE,
-    PLUGIN_CONFIG_KIND,
-    PROFILE_KIND,
     Cluster,
     load_valid,
     parse_texts,

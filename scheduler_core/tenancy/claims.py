@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from scheduler_core.config import TenantPolicy
-from scheduler_core.framework import DEFAULT_SCHEDULER_NAME as KUBE_SCHEDULER_NAME
+from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 from scheduler_core.tenancy.policy import Violation
 
 SCHEDULER_NAMES_RULE = "scheduler-names"
@@ -77,7 +77,7 @@ def check_scheduler_name(name: str, rules: ClaimRules, *, namespace: str) -> lis
         if name in rules.allowed:
             return []
         why = f"the policy's allowedSchedulerNames does not list it (allowed: {sorted(rules.allowed) or 'none'})"
-    elif name == KUBE_SCHEDULER_NAME:
+    elif name == UPSTREAM_DEFAULT_SCHEDULER_NAME:
         why = (
             "it is kube-scheduler's name, which every pod that names no scheduler has "
             "(the policy's allowedSchedulerNames does not list it)"

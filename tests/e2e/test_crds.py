@@ -33,6 +33,7 @@ from pydantic import BaseModel, ValidationError
 
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
 from scheduler_core.config import crd as crds
+from scheduler_core.names import GROUP, VERSION
 from tests.e2e import Cluster, eventually
 
 pytestmark = pytest.mark.e2e
@@ -40,7 +41,6 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "manifests"
 FIELD_MANAGER = "crd-scheduler-e2e"
-GROUP, VERSION = crds.GROUP, crds.VERSION
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
 KUBECTL = shutil.which("kubectl")
 
