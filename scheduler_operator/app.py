@@ -42,13 +42,12 @@ from collections.abc import Callable
 from typing import Any
 
 import kopf
-from kubernetes import client
 
 from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
-from scheduler_operator import admission, collector, decoding, kube, serving
+from scheduler_operator import admission, collector, decoding, serving
 from scheduler_operator.backend import KubeBackend
 from scheduler_operator.calls import Lanes
 from scheduler_operator.double_serving import DoubleServing
@@ -84,14 +83,9 @@ SYNC_RELIST = 1.0  # seconds between two lists of the custom resources while syn
 
 
 class Operator:
-    def __init__(
-        self, options: Options, api_client: client.ApiClient | None = None, transport: Transport | None = None
-    ) -> None:
+    def __init__(self, options: Options, transport: Transport | None = None) -> None:
         self.options = options
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
-        self.api_client = api_client or kube.new_api_client(
-            max_connections=4, source=options.kubeconfig
-        )  # generated-client calls
         self.transport = transport or Transport(
             Credentials.load(options.kubeconfig), qps=options.qps, burst=options.burst,
             max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
@@ -152,7 +146,6 @@ class Operator:
         )  # fmt: skip
         # The fence: no write starts unless the lease is surely still ours (scheduler_operator.fence).
         self.fence = Fence(options.election.renew_deadline)
-        self.fence.install(self.api_client)
         self.transport.guard = self.fence.guard
         IOMetrics(self.scheduler.metrics.registry).watch(self.fence, self.transport)
         self.keeper = LeaseKeeper(
@@ -179,14 +172,15 @@ class Operator:
         return self.keeper.is_leader
 
     def _lease_lock(self) -> KubeLeaseLock:
-        """The Lease client, built on the keeper's thread with a connection pool of its own.
-        Each request times out after half the renew deadline, at least 1 s, as client-go's
-        ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time for another;
-        urllib3 does not retry it behind the elector's back (the elector retries every period)."""
+        """The Lease's lock, built on the keeper's thread with a transport of its own (the same
+        credentials). Each request times out after half the renew deadline, at least 1 s, as
+        client-go's ``resourcelock.NewFromKubeconfig`` sets it, so one hung request leaves time
+        for another; the transport does not retry it behind the elector's back."""
         options = self.options
         timeout = max(options.election.renew_deadline / 2, 1.0)
-        api_client = kube.new_api_client(max_connections=2, retries=0, source=options.kubeconfig)
-        return KubeLeaseLock(api_client, options.home_namespace, options.lease_name, timeout=timeout)
+        return KubeLeaseLock.connect(
+            self.transport.credentials, options.home_namespace, options.lease_name, timeout=timeout
+        )
 
     def _lost(self) -> None:
         """Leadership lost (on the keeper's thread): exit as kube-scheduler does
@@ -409,10 +403,8 @@ class Operator:
         return [asyncio.ensure_future(reflector.run()) for reflector in self.reflectors]
 
     async def close(self) -> None:
-        self.lanes.shutdown()
         self.writer.close()
         await self.transport.close()
-        self.api_client.close()  # type: ignore[no-untyped-call]
 
 
 async def _serve(options: Options, operator: Operator) -> tuple[list[serving.Server], Transport | None]:

@@ -2,10 +2,8 @@
 
 The operator's writes are coroutines over the async HTTP layer (``scheduler_operator.transport``,
 which also applies the client-side QPS/burst); a :class:`Lane` bounds how many of them run at
-once (:meth:`Lane.run`, a semaphore). Blocking calls of the official ``kubernetes`` client
-(the Lease, ``scheduler_operator.leader``) run on the lane's thread pool instead
-(:meth:`Lane.call`), so the event loop (watch events, scheduling cycles) never waits on the
-network.
+once (:meth:`Lane.run`, a semaphore). No call hops to a thread: the Lease, which did, has a
+transport and an event loop of its own (``scheduler_operator.leader``).
 
 The operator uses two lanes so that reports cannot starve binding: ``critical`` (bind, preemption,
 nomination) and ``reports`` (events, pod conditions, custom-resource status), 16 in flight each
@@ -16,11 +14,8 @@ rather than queued, as client-go's event broadcaster drops events under pressure
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import logging
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from http import HTTPStatus
 from typing import ParamSpec, TypeVar
 
@@ -43,26 +38,13 @@ class Lane:
         self.name = name
         self.limit = limit
         self.backlog = backlog
-        self._executor = ThreadPoolExecutor(max_workers=limit, thread_name_prefix=f"api-{name}")
         self._semaphore = asyncio.Semaphore(limit)
         self.dropped = 0
-
-    async def call(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
-        await self._semaphore.acquire()
-        try:
-            loop = asyncio.get_running_loop()
-            bound = functools.partial(contextvars.copy_context().run, fn, *args, **kwargs)
-            return await loop.run_in_executor(self._executor, bound)
-        finally:
-            self._semaphore.release()
 
     async def run(self, fn: Callable[P, Awaitable[T]], /, *args: P.args, **kwargs: P.kwargs) -> T:
         """Await ``fn(*args, **kwargs)`` once fewer than ``limit`` runs of the lane are in flight."""
         async with self._semaphore:
             return await fn(*args, **kwargs)
-
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class Lanes:
@@ -106,10 +88,6 @@ class Lanes:
         """Wait for the background reports started so far (tests, shutdown)."""
         while self._tasks:
             await asyncio.wait(set(self._tasks))
-
-    def shutdown(self) -> None:
-        self.critical.shutdown()
-        self.reports.shutdown()
 
 
 def _namespace_terminating(exc: BaseException) -> bool:

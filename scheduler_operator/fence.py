@@ -16,8 +16,7 @@ moments between the deadline and the exit, and a loop that stalled past the dead
 
 :meth:`Fence.guard` goes around every request the operator's HTTP layer is about to send
 (``transport.Transport.guard``: binds, evictions, condition patches, events, statuses, each
-retry attempt on its own), and :meth:`Fence.install` puts it in front of one
-``kubernetes.client.ApiClient``'s requests; reads (lists, watches, gets) are not fenced.
+retry attempt on its own); reads (lists, watches, gets) are not fenced.
 :meth:`Fence.wait_idle` is what shutdown waits on before handing the lease over: writes in
 flight have finished (or failed) and none can start. Shutdown uses :meth:`Fence.shut`, the first
 thing the operator does on SIGTERM: unlike :meth:`Fence.close`, no later renewal opens it again
@@ -38,7 +37,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
 from urllib.parse import urlsplit
 
 log = logging.getLogger(__name__)
@@ -120,17 +118,6 @@ class Fence:
             return nullcontext()
         path = urlsplit(url).path
         return self.write(f"{method} {path}", verb=verb, resource=api_resource(path))
-
-    def install(self, api_client: Any) -> None:
-        """Fence every mutating request ``api_client`` sends (``kubernetes.client.ApiClient``)."""
-        rest = api_client.rest_client
-        send: Callable[..., Any] = rest.request
-
-        def request(method: str, url: str, *args: Any, **kwargs: Any) -> Any:
-            with self.guard(method, url):
-                return send(method, url, *args, **kwargs)
-
-        rest.request = request
 
 
 def api_resource(path: str) -> str:

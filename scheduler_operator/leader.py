@@ -23,8 +23,10 @@ Defaults are kube-scheduler's: 15 s lease, 10 s renew deadline, 2 s retry period
 ``RecommendedDefaultLeaderElectionConfiguration``).
 
 :class:`LeaseKeeper` runs all this on a thread of its own, with its own event loop and its
-own API connection, so a renewal never waits behind the operator's loop, its reconciles or
-its scheduling cycles (``docs/leader-election.md``).
+own :class:`~scheduler_operator.transport.Transport` (its own connections, no rate limiter),
+so a renewal never waits behind the operator's loop, its reconciles, its scheduling cycles or
+its writes (``docs/leader-election.md``). :class:`KubeLeaseLock` sends the Lease's requests
+through that transport, as every other request of the operator goes.
 """
 
 from __future__ import annotations
@@ -42,12 +44,10 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any, Protocol
 
-from kubernetes import client
-
-from scheduler_operator import kube
-from scheduler_operator.calls import Lane
 from scheduler_operator.fence import Fence
+from scheduler_operator.kube import ApiError
 from scheduler_operator.options import JITTER_FACTOR, ElectionConfig
+from scheduler_operator.transport import Credentials, Transport, describe
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +95,10 @@ class LeaseLock(Protocol):
 
     async def update(self, record: LeaseRecord, resource_version: str) -> str: ...
 
+    async def close(self) -> None:
+        """Release the lock's connections (the keeper's thread ends)."""
+        ...
+
 
 def micro_time(now: datetime) -> str:
     return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -120,52 +124,55 @@ def held_by_other(identity: str, current: LeaseRecord, observed_at: float, now: 
 
 
 class KubeLeaseLock:
-    """A Lease over the API, written as plain JSON (MicroTime strings as the server keeps them)."""
+    """A Lease over the API, written as plain JSON (MicroTime strings as the server keeps them).
 
-    def __init__(self, api_client: client.ApiClient, namespace: str, name: str, *, timeout: float) -> None:
-        self._api = client.CoordinationV1Api(api_client)
+    Its requests are not retried by the transport: the elector tries again every retry period,
+    and a retry behind its back could outlive the renew deadline."""
+
+    def __init__(self, transport: Transport, namespace: str, name: str) -> None:
+        self._transport = transport
         self.namespace, self.name = namespace, name
-        self._lane = Lane("lease", 1)
-        self._timeout = timeout
+        self._collection = f"/apis/coordination.k8s.io/v1/namespaces/{namespace}/leases"
+
+    @classmethod
+    def connect(cls, credentials: Credentials, namespace: str, name: str, *, timeout: float) -> KubeLeaseLock:
+        """On a transport of its own: no rate limiter, at most 2 connections, and ``timeout``
+        seconds to connect and to read each answer. Build it on the loop that uses it."""
+        transport = Transport(credentials, qps=0, burst=0, max_connections=2, request_timeout=(timeout, timeout))
+        return cls(transport, namespace, name)
 
     async def get(self) -> tuple[LeaseRecord, str] | None:
         try:
-            lease = await self._lane.call(
-                kube.call_json, self._api.read_namespaced_lease, self.name, self.namespace,
-                _request_timeout=self._timeout,
-            )  # fmt: skip
-        except kube.ApiError as error:
+            lease = await self._transport.request("GET", f"{self._collection}/{self.name}", retry=False)
+        except ApiError as error:
             if error.status == HTTPStatus.NOT_FOUND:
                 return None
             raise
         return LeaseRecord.from_spec(lease.get("spec") or {}), lease["metadata"]["resourceVersion"]
 
     async def create(self, record: LeaseRecord) -> str:
-        body = {
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace}, "spec": record.to_spec(),
-        }  # fmt: skip
-        return await self._write(self._api.create_namespaced_lease, self.namespace, body)
+        return await self._write("POST", self._collection, self._body(record, None))
 
     async def update(self, record: LeaseRecord, resource_version: str) -> str:
-        body = {
-            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
-            "metadata": {"name": self.name, "namespace": self.namespace, "resourceVersion": resource_version},
-            "spec": record.to_spec(),
-        }  # fmt: skip
-        return await self._write(self._api.replace_namespaced_lease, self.name, self.namespace, body)
+        return await self._write("PUT", f"{self._collection}/{self.name}", self._body(record, resource_version))
 
-    async def _write(self, fn: Callable[..., Any], *args: Any) -> str:
+    def _body(self, record: LeaseRecord, resource_version: str | None) -> dict[str, Any]:
+        metadata = {"name": self.name, "namespace": self.namespace}
+        if resource_version is not None:
+            metadata["resourceVersion"] = resource_version
+        return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": metadata, "spec": record.to_spec()}
+
+    async def _write(self, method: str, path: str, body: dict[str, Any]) -> str:
         try:
-            lease = await self._lane.call(kube.call_json, fn, *args, _request_timeout=self._timeout)
-        except kube.ApiError as error:
+            lease = await self._transport.request(method, path, body=body, retry=False)
+        except ApiError as error:
             if error.status == HTTPStatus.CONFLICT:
-                raise ConflictError(str(error.reason)) from None
+                raise ConflictError(error.message) from None
             raise
         return str(lease["metadata"]["resourceVersion"])
 
-    def close(self) -> None:
-        self._lane.shutdown()
+    async def close(self) -> None:
+        await self._transport.close()
 
 
 class LeaderElector:
@@ -243,7 +250,7 @@ class LeaderElector:
         except ConflictError:
             return False
         except Exception as error:  # the API is unreachable: not leading on this attempt
-            log.warning("lease %s: %s", self.identity, _describe(error))
+            log.warning("lease %s: %s", self.identity, describe(error))
             return False
         self._observe(record)
         self._renewed(started)
@@ -302,7 +309,7 @@ class LeaderElector:
             record = LeaseRecord("", 1, acquire_time=now, renew_time=now, transitions=got[0].transitions)
             await self.lock.update(record, got[1])
         except Exception as error:
-            log.warning("releasing the lease: %s", _describe(error))
+            log.warning("releasing the lease: %s", describe(error))
             return False
         self._observe(record)
         log.info("released the lease")
@@ -310,12 +317,12 @@ class LeaderElector:
 
 
 class LeaseKeeper:
-    """The elector on a thread of its own: its own event loop and its own Lease client, so that
-    renewing never waits behind the operator's event loop, its API calls or a long scheduling
-    cycle (the GIL is released to this thread every switch interval).
+    """The elector on a thread of its own: its own event loop and its own Lease transport, so
+    that renewing never waits behind the operator's event loop, its API calls or a long
+    scheduling cycle (the GIL is released to this thread every switch interval).
 
-    ``make_lock`` builds the :class:`LeaseLock` on the keeper's thread (with its own connection
-    pool). Each successful renewal opens ``fence`` until its renew deadline. When leadership is
+    ``make_lock`` builds the :class:`LeaseLock` on the keeper's thread (its connections belong
+    to the keeper's event loop). Each successful renewal opens ``fence`` until its renew deadline. When leadership is
     lost, the keeper closes the fence and calls ``on_lost`` on its thread; the operator exits
     there, as kube-scheduler does. :meth:`stop` ends the thread, first releasing the lease when
     asked to (after the caller has waited for the writes in flight: ``Fence.wait_idle``).
@@ -388,13 +395,6 @@ class LeaseKeeper:
             self.fence.close()
             if not lost and self._release:
                 await self.elector.release()
-            close = getattr(lock, "close", None)
-            if close is not None:
-                close()
+            await lock.close()
         if lost:
             self._on_lost()
-
-
-def _describe(error: BaseException) -> str:
-    status = getattr(error, "status", None)
-    return f"HTTP {status} {getattr(error, 'reason', '')}" if status is not None else f"{type(error).__name__}: {error}"

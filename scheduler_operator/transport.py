@@ -22,8 +22,8 @@ HTTP/1.1 client), the watches' long streams through an ``aiohttp`` session; with
   a lost connection raises an ``OSError`` (``kube.CONNECTION_ERRORS``), the watches' aiohttp
   errors included.
 
-The Lease (``leader.py``) keeps its own thread lane on the kubernetes client: renewals never
-queue behind scheduling's writes or the rate limiter.
+The Lease (``leader.py``) has a :class:`Transport` of its own, on a thread and event loop of its
+own: renewals never queue behind scheduling's writes, the rate limiter or a long cycle.
 """
 
 from __future__ import annotations

@@ -219,7 +219,6 @@ class StatusWriter:
     def close(self) -> None:
         for worker in self._workers.values():
             worker.cancel()
-        self._lane.shutdown()
 
 
 def _key(plural: str, body: Mapping[str, Any]) -> ObjectKey:

@@ -129,7 +129,6 @@ async def twin(request: pytest.FixtureRequest) -> AsyncIterator[Twin]:
         yield backend
     finally:
         await lanes.drain()
-        lanes.shutdown()
         await transport.close()
 
 

@@ -179,7 +179,7 @@ def test_each_granted_write_is_needed_and_they_suffice(
 ) -> None:  # fmt: skip
     user, token = identity
     role = _bind(api, user, rules_without(without))
-    backend, lanes, as_operator = _backend_as(cluster, token)
+    backend, _, as_operator = _backend_as(cluster, token)
     rbac: Any = client.RbacAuthorizationV1Api(api)
     try:
         claim, pod = _claim_and_pod(api, namespace)
@@ -211,7 +211,6 @@ def test_each_granted_write_is_needed_and_they_suffice(
         released, status = _write(backend, "update_claim_status", {**allocated, "status": {}})
         assert status is None and released is not None and not released.get("status", {}).get("allocation")
     finally:
-        lanes.shutdown()
         as_operator.close()  # type: ignore[no-untyped-call]
         rbac.delete_cluster_role_binding(role)
         rbac.delete_cluster_role(role)
@@ -246,7 +245,7 @@ def test_the_special_claim_of_extended_resources_needs_create_and_delete(
     delete it."""
     user, token = identity
     role = _bind(api, user, [*rules_without(without), pod_status_rule()])
-    backend, lanes, as_operator = _backend_as(cluster, token)
+    backend, _, as_operator = _backend_as(cluster, token)
     rbac: Any = client.RbacAuthorizationV1Api(api)
     core: Any = client.CoreV1Api(api)
     try:
@@ -281,7 +280,6 @@ def test_the_special_claim_of_extended_resources_needs_create_and_delete(
         left = custom.list_namespaced_custom_object(GROUP, "v1", namespace, "resourceclaims")["items"]
         assert claim["metadata"]["name"] not in [c["metadata"]["name"] for c in left]
     finally:
-        lanes.shutdown()
         as_operator.close()  # type: ignore[no-untyped-call]
         rbac.delete_cluster_role_binding(role)
         rbac.delete_cluster_role(role)

@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client
 
 from scheduler_operator.fence import Fence, FencedError
+from scheduler_operator.kube import KubeconfigSource
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector, LeaseKeeper
 from scheduler_operator.options import ElectionConfig
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
+from scheduler_operator.transport import Credentials, Transport
 from tests.e2e import Cluster
 from tests.e2e.faults import (
     HttpProxy,
@@ -66,9 +68,10 @@ def _lease(api: client.ApiClient, namespace: str) -> Any:
     return client.CoordinationV1Api(api).read_namespaced_lease(LEASE, namespace).spec
 
 
-def _client(kubeconfig: Path) -> client.ApiClient:
-    api: client.ApiClient = config.new_client_from_config(config_file=str(kubeconfig))  # type: ignore[no-untyped-call]
-    return api
+def _lock(kubeconfig: Path, namespace: str) -> KubeLeaseLock:
+    """The operator's Lease lock (its own transport), on the loop that builds it."""
+    credentials = Credentials.load(KubeconfigSource(str(kubeconfig)))
+    return KubeLeaseLock.connect(credentials, namespace, LEASE, timeout=1.0)
 
 
 class Keeper:
@@ -80,7 +83,7 @@ class Keeper:
         self.fence_open_at_loss: bool | None = None
         self.lost = threading.Event()
         self.keeper = LeaseKeeper(
-            lambda: KubeLeaseLock(_client(kubeconfig), namespace, LEASE, timeout=1.0),
+            lambda: _lock(kubeconfig, namespace),
             identity, QUICK, self.fence, self._lost,
         )  # fmt: skip
 
@@ -106,25 +109,30 @@ async def test_renewal_keeps_up_while_the_event_loop_is_blocked(cluster: Cluster
     assert (_lease(api, namespace).holder_identity or "") == ""  # released on stop
 
 
-def test_a_write_after_the_renew_deadline_never_reaches_the_server(api: client.ApiClient, namespace: str) -> None:
+async def test_a_write_after_the_renew_deadline_never_reaches_the_server(
+    cluster: Cluster, api: client.ApiClient, namespace: str
+) -> None:
     now = [100.0]
     fence = Fence(10.0, clock=lambda: now[0])
-    writer = client.ApiClient(api.configuration)
-    fence.install(writer)
-    core: Any = client.CoreV1Api(writer)
+    writer = Transport(Credentials.load(KubeconfigSource(str(cluster.kubeconfig))))
+    writer.guard = fence.guard  # as the operator's transport is fenced
     admin: Any = client.CoreV1Api(api)
+    path = f"/api/v1/namespaces/{namespace}/configmaps"
 
     def config_map(name: str) -> dict[str, Any]:
         return {"metadata": {"name": name}, "data": {}}
 
-    fence.renewed(95.0)  # valid until 105
-    core.create_namespaced_config_map(namespace, config_map("inside"))
-    now[0] = 105.0
-    with pytest.raises(FencedError, match=r"POST /api/v1/namespaces/.*/configmaps: refused"):
-        core.create_namespaced_config_map(namespace, config_map("after"))
-    listed = core.list_namespaced_config_map(namespace)  # reads are not fenced
+    try:
+        fence.renewed(95.0)  # valid until 105
+        await writer.request("POST", path, body=config_map("inside"))
+        now[0] = 105.0
+        with pytest.raises(FencedError, match=r"POST /api/v1/namespaces/.*/configmaps: refused"):
+            await writer.request("POST", path, body=config_map("after"))
+        listed = await writer.request("GET", path)  # reads are not fenced
+    finally:
+        await writer.close()
 
-    names = {c.metadata.name for c in listed.items}
+    names = {c["metadata"]["name"] for c in listed["items"]}
     assert "inside" in names and "after" not in names
     assert "after" not in {c.metadata.name for c in admin.list_namespaced_config_map(namespace).items}
     assert (fence.refused, fence.in_flight) == (1, 0)
@@ -141,7 +149,7 @@ async def test_a_renewal_that_cannot_get_through_closes_the_fence_at_the_deadlin
         await kept.keeper.acquired()
         proxy.hang()  # every renewal from now on hangs
         hung_at = time.monotonic()
-        standby = LeaderElector(KubeLeaseLock(cluster.api_client(), namespace, LEASE, timeout=1.0), "b", QUICK)
+        standby = LeaderElector(_lock(cluster.kubeconfig, namespace), "b", QUICK)
         assert await standby.try_acquire_or_renew() is False
         seen_at = time.monotonic()
 
@@ -150,6 +158,7 @@ async def test_a_renewal_that_cannot_get_through_closes_the_fence_at_the_deadlin
         while not await standby.try_acquire_or_renew():
             await asyncio.sleep(0.05)
         taken_at = time.monotonic()
+        await standby.lock.close()
     finally:
         proxy.close()
 

@@ -12,6 +12,7 @@ import pytest
 from kubernetes import client
 
 from scheduler_operator.calls import Lanes
+from scheduler_operator.transport import Credentials, Transport
 from tests.e2e import eventually
 
 pytestmark = pytest.mark.e2e
@@ -36,19 +37,20 @@ async def test_a_report_into_a_terminating_namespace_is_dropped_without_a_warnin
     core.create_namespaced_config_map(namespace, {"metadata": {"name": "hold", "finalizers": ["e2e/hold"]}})
     core.delete_namespace(namespace)
     eventually(lambda: _assert_terminating(core, namespace))
+    transport = Transport(Credentials.of(api.configuration))  # as the operator sends its reports
     try:
         lanes = Lanes()
         with caplog.at_level(logging.DEBUG, logger="scheduler_operator.calls"):
 
             async def report() -> None:
-                core.create_namespaced_event(namespace, _event(namespace))
+                await transport.request("POST", f"/api/v1/namespaces/{namespace}/events", body=_event(namespace))
 
             lanes.report("event Probe for p", report)
             await lanes.drain()
-            lanes.shutdown()
         messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "scheduler_operator.calls"]
         assert messages == [("DEBUG", "event Probe for p skipped: its namespace is being deleted")]
     finally:
+        await transport.close()
         core.patch_namespaced_config_map("hold", namespace, {"metadata": {"finalizers": None}})
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -57,20 +55,17 @@ def test_nomination_patch(carried: str | None, wanted: str | None, expected: dic
 
 async def test_a_lane_keeps_at_most_its_limit_in_flight() -> None:
     lane = Lane("t", 3)
-    lock = threading.Lock()
     in_flight = peak = 0
 
-    def call() -> None:
+    async def call() -> None:
         nonlocal in_flight, peak
-        with lock:
-            in_flight += 1
-            peak = max(peak, in_flight)
-        time.sleep(0.01)
-        with lock:
-            in_flight -= 1
+        in_flight += 1
+        peak = max(peak, in_flight)
+        for _ in range(3):
+            await asyncio.sleep(0)  # the others run meanwhile (no time passes)
+        in_flight -= 1
 
-    await asyncio.gather(*(lane.call(call) for _ in range(12)))
-    lane.shutdown()
+    await asyncio.gather(*(lane.run(call) for _ in range(12)))
 
     assert peak == 3
 
@@ -89,7 +84,6 @@ async def test_reports_past_the_backlog_are_dropped() -> None:
     await lanes.drain()
     accepted.append(lanes.report("after", lambda: report(9)))
     await lanes.drain()
-    lanes.shutdown()
 
     assert accepted == [True, True, True, False, False, True]  # 1 in flight + 2 waiting, then room again
     assert lanes.reports.dropped == 2

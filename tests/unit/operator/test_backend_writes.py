@@ -10,7 +10,6 @@ import asyncio
 from typing import Any
 
 import pytest
-from kubernetes import client
 
 from scheduler_core.framework import Code
 from scheduler_core.framework.writes import preempt
@@ -66,7 +65,7 @@ async def test_a_failed_condition_is_counted_and_written_at_the_next_failure(ser
 )  # fmt: skip
 async def test_bind_answers(server: Server, answers: list[Any], code: Code | None, failed: dict[str, int]) -> None:
     injector, transport, _ = server
-    kube, lanes = backend(transport)
+    kube, _ = backend(transport)
     injector.answers = list(answers)
 
     status = await kube.bind(make_pod().name("p").namespace("ns").uid("u1").info(), "n1")
@@ -74,7 +73,6 @@ async def test_bind_answers(server: Server, answers: list[Any], code: Code | Non
     assert (status.code if status is not None else None) is code
     assert transport.failed_writes == failed
     assert injector.requests[0] == "POST /api/v1/namespaces/ns/pods/p/binding"
-    lanes.shutdown()
 
 
 PATCH_STATUS = "PATCH /api/v1/namespaces/ns/pods/p/status"
@@ -97,7 +95,7 @@ async def test_a_preemption_writes_the_condition_then_deletes_under_the_uid(
     """One write (a delete with a reason), two requests; a 404 or 409 answers about the victim
     and is not counted as a failed write, a server that keeps failing is."""
     injector, transport, _ = server
-    kube, lanes = backend(transport)
+    kube, _ = backend(transport)
     injector.answers = list(answers)
 
     status = await preempt(kube, make_pod().name("p").namespace("ns").uid("u1").info(), "preempted by ns/big")
@@ -105,7 +103,6 @@ async def test_a_preemption_writes_the_condition_then_deletes_under_the_uid(
     assert (status is None) is preempted
     assert injector.requests == requests
     assert transport.failed_writes == failed
-    lanes.shutdown()
 
 
 async def test_a_failed_status_write_is_counted_and_tried_again(server: Server) -> None:
@@ -136,8 +133,7 @@ async def test_the_cache_sync_lists_again_until_the_stores_hold_what_a_fresh_lis
     so only a fresh list lets the sync end (it has no timeout)."""
     injector, transport, _ = server
     monkeypatch.setattr(app, "SYNC_RELIST", 0.05)
-    operator = app.Operator(Options(identity="t"), api_client=client.ApiClient(client.Configuration()),
-                            transport=transport)  # fmt: skip
+    operator = app.Operator(Options(identity="t"), transport=transport)
     for reflector in operator.reflectors:
         reflector.synced = True
     gone = {"metadata": {"namespace": "ns", "name": "gone", "uid": "u-gone"}}
@@ -147,4 +143,3 @@ async def test_the_cache_sync_lists_again_until_the_stores_hold_what_a_fresh_lis
     await asyncio.wait_for(operator.wait_synced(), timeout=5)
 
     assert operator.synced and injector.answers == []
-    operator.lanes.shutdown()

@@ -120,6 +120,9 @@ class HeldLock:
     async def update(self, record: LeaseRecord, resource_version: str) -> str:
         raise AssertionError("not called")
 
+    async def close(self) -> None:
+        pass
+
 
 @pytest.mark.parametrize(
     ("away", "contacts"), [pytest.param(False, 1, id="answered"), pytest.param(True, 0, id="away")]

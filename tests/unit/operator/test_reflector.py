@@ -9,7 +9,6 @@ import asyncio
 from typing import Any, cast
 
 import pytest
-from kubernetes import client
 
 from scheduler_core.framework import PodInfo
 from scheduler_operator.informer import Body, Store, uid_of
@@ -175,7 +174,7 @@ def test_an_assumed_pod_deleted_in_a_watch_gap_leaves_the_cache() -> None:
     from scheduler_operator.options import Options
 
     transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
-    operator = Operator(Options(identity="t"), api_client=client.ApiClient(client.Configuration()), transport=transport)
+    operator = Operator(Options(identity="t"), transport=transport)
     operator.nodes.replace([make_node().name("n1").capacity(cpu="4", pods="10").obj()])
     pending = make_pod().name("p").namespace("ns").uid("u1").req(cpu="1").obj()
     operator.pods.replace([pending])
@@ -187,7 +186,6 @@ def test_an_assumed_pod_deleted_in_a_watch_gap_leaves_the_cache() -> None:
 
     assert operator.scheduler.cache.get_pod(PodInfo(pending)) is None
     assert node.requested.milli_cpu == 0
-    operator.lanes.shutdown()
 
 
 class PagedServer:
