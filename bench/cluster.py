@@ -166,6 +166,10 @@ class Bench:
         # The measured pods' bodies (pod index, schedulerName); None: this bench's own pod.
         # bench/scheduler_perf/cluster.py sets it to upstream's template of a workload.
         self.pod_body: Callable[[int, str], dict[str, Any]] | None = None
+        # Pods each scheduler places before its measured ones (upstream's init pods), not
+        # timed: their count and bodies (index, schedulerName), named ``i<index>``.
+        self.init_count = 0
+        self.init_body: Callable[[int, str], dict[str, Any]] | None = None
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
         """POST without the generated client's per-call model validation (it would cost the
@@ -267,6 +271,38 @@ class Bench:
             )
         return result
 
+    def place_init_pods(self, namespace: str, scheduler_name: str, timeout: float = TIMEOUT) -> None:
+        """Create the init pods and wait until the running scheduler has bound every one."""
+        if not self.init_count or self.init_body is None:
+            return
+        body = self.init_body
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(lambda i: self._post(f"/api/v1/namespaces/{namespace}/pods", body(i, scheduler_name)),
+                          range(self.init_count)))  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while self._bound_count(namespace, "i") < self.init_count:
+            if time.monotonic() > deadline:
+                raise SystemExit(
+                    f"bench: {scheduler_name} did not bind the {self.init_count} init pods in {timeout:.0f} s"
+                )
+            time.sleep(0.5)
+
+    def _bound_count(self, namespace: str, prefix: str) -> int:
+        pods = self.core.list_namespaced_pod(namespace, field_selector="spec.nodeName!=", _preload_content=False)
+        return sum(1 for p in json.loads(pods.data)["items"] if p["metadata"]["name"].startswith(prefix))
+
+    def clear(self, namespace: str, timeout: float = 300) -> None:
+        """Delete a side's pods (bound pods have no kubelet: grace 0) and wait until none is
+        left, so the next side starts from the same empty nodes."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
+                self.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0, _request_timeout=300)
+                if not self.core.list_namespaced_pod(namespace, limit=1).items:
+                    return
+            time.sleep(0.5)
+        print(f"bench: pods of {namespace} still there after {timeout:.0f} s", file=sys.stderr)
+
     def _watch(self, namespace: str, rv: str, bound: dict[str, float], done: threading.Event) -> None:
         """Raw watch (JSON lines): the generated models would cost more than the schedulers."""
         while not done.is_set():
@@ -285,6 +321,8 @@ class Bench:
                     obj = event["object"]
                     rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
                     name = str((obj.get("metadata") or {}).get("name"))
+                    if name.startswith("i"):  # an init pod: not measured
+                        continue
                     if event["type"] in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
                         bound.setdefault(name, time.time())
                         if len(bound) >= self.pod_count:
@@ -326,29 +364,40 @@ class Bench:
         def start() -> None:
             operators.append(subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT))
 
-        try:
-            if backlog:
-                result = self.measure(home, scheduler_name, start)
-                cpu_before = 0.0
-            else:
-                start()
-                self._wait_log(log_path, "leading: scheduling", operators[0])
-                cpu_before = process_cpu_seconds(operators[0].pid)
-                result = self.measure(home, scheduler_name)
-            # Its own binds, from its log: on a shared cluster another operator serving the same
-            # namespace's profile could bind some.
-            binds = operator_binds(log_path, result["bound"])
-            result["bound_by_operator"] = binds
-            result.update(process_figures(operators[0].pid, cpu_before, binds, "operator_cpu_seconds"))
-            return result
-        finally:
+        def stop() -> None:
             for operator in operators:
-                operator.send_signal(signal.SIGTERM)
+                if operator.poll() is None:
+                    operator.send_signal(signal.SIGTERM)
                 try:
                     operator.wait(30)
                 except subprocess.TimeoutExpired:
                     operator.kill()
+
+        try:
+            if backlog:
+                if self.init_count:  # placed by a first operator, stopped before the backlog
+                    start()
+                    self._wait_log(log_path, "leading: scheduling", operators[-1])
+                    self.place_init_pods(home, scheduler_name)
+                    stop()
+                result = self.measure(home, scheduler_name, start)
+                cpu_before = 0.0
+            else:
+                start()
+                self._wait_log(log_path, "leading: scheduling", operators[-1])
+                self.place_init_pods(home, scheduler_name)
+                cpu_before = process_cpu_seconds(operators[-1].pid)
+                result = self.measure(home, scheduler_name)
+            # Its own binds, from its log: on a shared cluster another operator serving the same
+            # namespace's profile could bind some. The log counts the init pods' binds too.
+            binds = operator_binds(log_path, result["bound"] + self.init_count) - self.init_count
+            result["bound_by_operator"] = binds
+            result.update(process_figures(operators[-1].pid, cpu_before, binds, "operator_cpu_seconds"))
+            return result
+        finally:
+            stop()
             log.close()
+            self.clear(home)
 
     def kube_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
         namespace = self.namespace("kube-backlog" if backlog else "kube-stream")
@@ -366,12 +415,17 @@ class Bench:
 
         try:
             if backlog:
+                if self.init_count:  # placed by a first kube-scheduler, stopped before the backlog
+                    start()
+                    self.place_init_pods(namespace, "default-scheduler")
+                    dev_cluster("kube-scheduler", "down")
                 result = self.measure(namespace, "default-scheduler", start)
                 pid = dev_cluster_pids().get("kube-scheduler")
                 cpu_before = 0.0
             else:
                 start()
                 time.sleep(3)  # its informers sync (it schedules nothing before)
+                self.place_init_pods(namespace, "default-scheduler")
                 pid = dev_cluster_pids().get("kube-scheduler")
                 cpu_before = process_cpu_seconds(pid) if pid is not None else 0.0
                 result = self.measure(namespace, "default-scheduler")
@@ -381,6 +435,7 @@ class Bench:
             return result
         finally:
             dev_cluster("kube-scheduler", "down")
+            self.clear(namespace)
 
     @staticmethod
     def _wait_log(path: Path, text: str, process: subprocess.Popen[bytes], timeout: float = 120) -> None:

@@ -9,9 +9,13 @@ nodes). Everything else is ``Bench``'s: 16 creator threads, a watch timing each 
 operator and kube-scheduler in turn (stream mode: the scheduler runs while the pods are made;
 backlog: it starts once all exist), CPU per bound pod, peak RSS, the control plane's CPU.
 
-Supported: variants whose ops are ``createNodes``, ``createNamespaces`` and ``createPods``.
-The pods of the ops before the measured one (upstream's init pods) are not created yet: the
-measured pods land on empty nodes. Other variants raise :class:`~bench.scheduler_perf.inprocess.Unsupported`.
+The pods of the ``createPods`` ops before the measured one (upstream's init pods) are placed
+by the side under test before its measured pods, untimed (``Bench.place_init_pods``; in
+backlog mode by a first run of that scheduler, stopped before the backlog is made), and each
+side's pods are deleted after its turn, so both start from the same empty nodes.
+
+Supported: variants whose ops are ``createNodes``, ``createNamespaces`` and ``createPods``
+without volume templates. Other variants raise :class:`~bench.scheduler_perf.inprocess.Unsupported`.
 """
 
 from __future__ import annotations
@@ -43,6 +47,10 @@ def measured_op(variant: Variant) -> dict[str, Any]:
             ",".join(unsupported), "the cluster mode runs createNodes/createNamespaces/createPods workloads only"
         )
     for op in variant.ops:
+        volumes = sorted(k for k in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath") if op.get(k))
+        if volumes:
+            raise Unsupported("createPods", f"the cluster mode makes no volumes ({', '.join(volumes)})")
+    for op in variant.ops:
         if op["opcode"] == "createPods" and op.get("collectMetrics"):
             if op.get("steadyState"):
                 raise Unsupported("createPods", "steadyState is not measured on the cluster")
@@ -58,6 +66,15 @@ class WorkloadBench(Bench):
         nodes = sum(int(op.get("count", 0)) for op in self.node_ops)
         super().__init__(kubeconfig, nodes, int(self.measured.get("count", 0)), creators)
         self.pod_body = self._pod
+        # (op, index within the op) of every init pod, in upstream's order.
+        self.init_pods = [
+            (op, i)
+            for op in variant.ops[: next(n for n, o in enumerate(variant.ops) if o.get("collectMetrics"))]
+            if op["opcode"] == "createPods"
+            for i in range(int(op.get("count", 0)))
+        ]
+        self.init_count = len(self.init_pods)
+        self.init_body = self._init_pod
 
     def _node(self, op: Mapping[str, Any], index: int, i: int, count: int) -> dict[str, Any]:
         if op.get("nodeTemplatePath"):
@@ -90,13 +107,22 @@ class WorkloadBench(Bench):
             list(pool.map(create, bodies))
 
     def _pod(self, i: int, scheduler_name: str) -> dict[str, Any]:
-        path = self.measured.get("podTemplatePath") or self.variant.default_pod_template
-        pod = load_template(path, i, self.pod_count) if path else {"spec": copy.deepcopy(BASE_POD_SPEC)}
+        return self._from_template(self.measured, i, self.pod_count, f"p{i:05d}", scheduler_name)
+
+    def _init_pod(self, n: int, scheduler_name: str) -> dict[str, Any]:
+        op, i = self.init_pods[n]
+        return self._from_template(op, i, int(op.get("count", 0)), f"i{n:05d}", scheduler_name)
+
+    def _from_template(
+        self, op: Mapping[str, Any], i: int, count: int, name: str, scheduler_name: str
+    ) -> dict[str, Any]:
+        path = op.get("podTemplatePath") or self.variant.default_pod_template
+        pod = load_template(path, i, count) if path else {"spec": copy.deepcopy(BASE_POD_SPEC)}
         pod.pop("apiVersion", None)
         pod.pop("kind", None)
         meta = pod.setdefault("metadata", {})
         meta.pop("generateName", None)
-        meta["name"] = f"p{i:05d}"
+        meta["name"] = name
         spec = pod.setdefault("spec", {})
         spec["schedulerName"] = scheduler_name
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.label}
@@ -110,7 +136,7 @@ def run(variant: Variant, *, modes: dict[str, bool], log_dir: Path, creators: in
     kubeconfig = dev_cluster("up")
     bench = WorkloadBench(kubeconfig, variant, creators)
     result: dict[str, Any] = {"workload": variant.full_name, "nodes": bench.node_count, "pods": bench.pod_count,
-                              "init_pods_created": False}  # fmt: skip
+                              "init_pods": bench.init_count}  # fmt: skip
     try:
         bench.install_crds()
         bench.create_nodes()
