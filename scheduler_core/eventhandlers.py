@@ -6,7 +6,10 @@ stores) hands every watch event to the :class:`~scheduler_core.scheduler.Schedul
 pods through ``on_node_*``/``on_pod_*``, every other kind through ``on_object_*(kind, ...)``,
 which turns a change of a kind plugins register events for (the storage kinds) into a cluster
 event for the queue, and ignores the kinds plugins only read (``Handle.objects``). No backend
-talks to the queue or the cache directly.
+talks to the queue or the cache directly: a pod deleted while no watch ran goes to
+``on_pod_vanished``, which asks the cache where it was counted, and a backend that keeps
+something per pod (the operator's reporting state) lets go of it when ``pod_gone`` tells it the
+pod was deleted or bound.
 
 A pending pod whose namespace has a profile that does not serve is *held*: out of the queue,
 told why once (``PodScheduled=False``, reason ``ProfileNotServing``), re-sorted whenever a
@@ -57,6 +60,7 @@ class EventHandlers:
     _held: dict[str, str]
     _reporting: bool  # only a scheduling replica (the leader) writes to pods
     _unscheduled_pod_add: bool  # a served profile's plugin registers Pod/Add (gangs)
+    _pod_gone: Callable[[str], None]  # told the uid of each pod deleted or bound
 
     def _report_held(self) -> None:
         """Start reporting: tell every held pod why it waits."""
@@ -150,12 +154,25 @@ class EventHandlers:
         # A binding seen by the watch: upstream's assigned-pod informer sees an add.
         label = "AssignedPodUpdate" if _bound(old) else "AssignedPodAdd" if _bound(new) else "UnscheduledPodUpdate"
         self.metrics.event_handled(label, self.metrics.timer() - start)
+        if label == "AssignedPodAdd":
+            self._pod_gone(_uid(new))
 
     def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
         start = self.metrics.timer()
         self._pod_delete(pod)
         label = "AssignedPodDelete" if _bound(pod) else "UnscheduledPodDelete"
         self.metrics.event_handled(label, self.metrics.timer() - start)
+        self._pod_gone(_uid(pod))
+
+    def on_pod_vanished(self, pod: Mapping[str, Any]) -> None:
+        """Deleted while no watch ran (a re-list lacks it): the last body seen may predate the
+        pod's binding (it was assumed, then bound and deleted in the gap). The cache's copy says
+        which node still counts it, so the delete removes it there and frees that capacity."""
+        if not _bound(pod):
+            cached = self.cache.get_pod(PodInfo(pod))
+            if cached is not None:
+                pod = cached.pod
+        self.on_pod_delete(pod)
 
     # Upstream logs cache inconsistencies (a delete for a pod already removed, an unknown
     # node) and goes on; an event handler must never take the scheduler down.
@@ -248,6 +265,10 @@ class EventHandlers:
 
 def _bound(pod: Mapping[str, Any]) -> bool:
     return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _uid(pod: Mapping[str, Any]) -> str:
+    return str((pod.get("metadata") or {}).get("uid") or "")
 
 
 def _terminal(pod: PodInfo) -> bool:

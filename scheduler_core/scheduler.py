@@ -130,8 +130,12 @@ class Scheduler(EventHandlers):
         pop_from_backoff: bool = True,
         batch: bool = True,
         metrics: sm.SchedulerMetrics | None = None,
+        pod_gone: Callable[[str], None] | None = None,
     ) -> None:
+        """``pod_gone``: told the uid of each pod deleted or bound (the operator's backend then
+        forgets what it kept to report on the pod)."""
         self.backend = backend
+        self._pod_gone = pod_gone or _nothing
         self.clock = clock or RealClock()
         self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
         self.cache = Cache()
@@ -833,6 +837,10 @@ class Scheduler(EventHandlers):
 
     def pending_binding(self) -> int:
         return len(self._binding)
+
+
+def _nothing(uid: str) -> None:
+    """No backend state to let go of (the simulator's)."""
 
 
 def _registers_unscheduled_pod_add(fwk: Framework) -> bool:

@@ -44,7 +44,6 @@ from typing import Any
 import kopf
 
 from scheduler_core.defaults import default_plugins
-from scheduler_core.framework import PodInfo
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator import admission, collector, decoding, serving
@@ -94,10 +93,7 @@ class Operator:
         # The informer stores first: they hand events to the scheduler built below (read when
         # an event arrives, so after __init__), and the backend reads them.
         self.nodes = self._scheduler_store("Node", name_of)
-        self.pods = Store(
-            "Pod", key=uid_of, on_add=self._pod_added, on_update=self._pod_updated, on_delete=self._pod_deleted,
-            on_vanished=self._pod_vanished,
-        )  # fmt: skip
+        self.pods = self._scheduler_store("Pod", uid_of)
         self.objects = {kind.kind: self._scheduler_store(kind.kind, namespaced_name_of) for kind in OBJECT_KINDS}
         # Rung by the Lease keeper whenever the API server answers it: reflectors in a backoff
         # retry at once (an API server back from a restart is not left waiting on a 25.6 s one).
@@ -124,6 +120,7 @@ class Operator:
             registry=registry,
             default_multi_point=default_plugins(registry),
             home_namespace=options.home_namespace,
+            pod_gone=self.backend.forget,
         )
         self.writer = StatusWriter(self.transport, self.recorder)
         # Other schedulers binding pods of our names (their Scheduled events), watched by the leader.
@@ -200,35 +197,15 @@ class Operator:
         sys.stderr.flush()
         os._exit(code)
 
-    def _pod_added(self, pod: Body) -> None:
-        self.scheduler.on_pod_add(pod)
-
-    def _pod_updated(self, old: Body, new: Body) -> None:
-        self.scheduler.on_pod_update(old, new)
-        if (new.get("spec") or {}).get("nodeName") and not (old.get("spec") or {}).get("nodeName"):
-            self.backend.forget(uid_of(new))
-
-    def _pod_deleted(self, pod: Body) -> None:
-        self.scheduler.on_pod_delete(pod)
-        self.backend.forget(uid_of(pod))
-
-    def _pod_vanished(self, pod: Body) -> None:
-        """Deleted while no watch ran: the store's last body may predate the pod's binding (it
-        was assumed, then bound and deleted in the gap). The cache's copy says which node still
-        counts it, so the delete removes it there and frees that capacity."""
-        if not (pod.get("spec") or {}).get("nodeName"):
-            cached = self.scheduler.cache.get_pod(PodInfo(pod))
-            if cached is not None:
-                pod = cached.pod
-        self._pod_deleted(pod)
-
     def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
-        """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean."""
+        """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean
+        (a pod deleted while no watch ran: ``Scheduler.on_pod_vanished``)."""
         return Store(
             kind, key=key,
             on_add=lambda new: self.scheduler.on_object_add(kind, new),
             on_update=lambda old, new: self.scheduler.on_object_update(kind, old, new),
             on_delete=lambda old: self.scheduler.on_object_delete(kind, old),
+            on_vanished=(lambda old: self.scheduler.on_pod_vanished(old)) if kind == "Pod" else None,
         )  # fmt: skip
 
     # -- listing (cache sync, resync) ----------------------------------------------------------
