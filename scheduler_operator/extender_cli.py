@@ -93,12 +93,16 @@ async def run(service: ExtenderService, host: str, port: int, tls: ssl.SSLContex
     from kubernetes.config import ConfigException
 
     from scheduler_operator.extender_server import KubeBinder, serve
-    from scheduler_operator.kube import new_api_client
+    from scheduler_operator.transport import Credentials, Transport
 
     try:
-        api_client = new_api_client(max_connections=8)
+        credentials = Credentials.load()
     except ConfigException as exc:
         raise UsageError([f"no Kubernetes credentials (in-cluster or KUBECONFIG): {exc}"]) from None
+    transport = Transport(credentials, max_connections=8)
     if isinstance(service.api, KubeBinder):
-        service.api.connect(api_client)
-    await serve(service, api_client, host=host, port=port, tls=tls)
+        service.api.connect(transport)
+    try:
+        await serve(service, transport, host=host, port=port, tls=tls)
+    finally:
+        await transport.close()

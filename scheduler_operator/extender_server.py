@@ -9,39 +9,44 @@ the I/O around it:
 - A request that cannot be read gets 400 with the reason as plain text; a plugin's failure gets
   500 with its message. A response never carries a traceback; unexpected exceptions are logged.
 - One log line per request: verb, HTTP status, milliseconds, pod, number of nodes.
-- The cache follows the API with a list-then-watch per resource (nodes; pods that are assigned
-  and not terminal, the field selector kube-scheduler's own informer uses), each in a thread of
-  the official client, events handed to the event loop; a 410 Gone re-lists and deletes what
-  vanished. This is what makes ``nodeCacheCapable: true`` work.
+- The cache follows the API with the operator's own machinery: a
+  :class:`~scheduler_operator.reflector.Reflector` per resource (nodes; pods that are assigned
+  and not terminal, the field selector kube-scheduler's own informer uses) into an
+  :class:`~scheduler_operator.informer.Store` whose calls feed the service, on the event loop
+  and over one :class:`~scheduler_operator.transport.Transport`: paginated lists, bookmarks,
+  resume, a 410 Gone re-lists and deletes what vanished, client-go's backoff. This is what makes
+  ``nodeCacheCapable: true`` work.
+- The bind verb's one write, ``pods/binding``, goes through the same transport (its timeouts,
+  QPS and retries).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import ssl
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPStatus
 from typing import Any
 
 from aiohttp import web
-from kubernetes import client, watch
 
 from scheduler_core.extender.service import BadRequest, ExtenderService, ServiceError
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
-from scheduler_operator import kube
-from scheduler_operator.informer import name_of, uid_of
+from scheduler_operator.backend import binding
+from scheduler_operator.informer import DELETED, Body, Store, name_of, uid_of
+from scheduler_operator.kube import ApiError
+from scheduler_operator.reflector import Reflector, Resource
+from scheduler_operator.transport import Transport
 
 log = logging.getLogger(__name__)
 
 VERBS = ("filter", "prioritize", "preempt", "bind")
 SCHEDULED_PODS = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"  # upstream informer selector
-WATCH_TIMEOUT_SECONDS = 300
 # Histogram buckets of request latency, seconds (Prometheus convention).
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
 
@@ -144,25 +149,25 @@ def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: Tr
 class KubeBinder(ClusterAPI):
     """The one API call the extender makes: pods/binding with the UID as precondition."""
 
-    def __init__(self, api_client: client.ApiClient | None = None) -> None:
-        self._api_client = api_client
+    def __init__(self, transport: Transport | None = None) -> None:
+        self._transport = transport
 
-    def connect(self, api_client: client.ApiClient) -> None:
-        self._api_client = api_client
+    def connect(self, transport: Transport) -> None:
+        self._transport = transport
 
     async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
-        if self._api_client is None:
+        if self._transport is None:
             return Status(Code.ERROR, "the extender is not connected to the API")
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/binding"
         try:
-            bound = await asyncio.to_thread(
-                kube.retrying, kube.bind_pod, self._api_client, pod.namespace, pod.name, pod.uid, node_name, annotations
-            )
-        except kube.ApiError as error:
+            # Only the HTTP status is read, as the operator's binder reads it (backend.bind).
+            await self._transport.request("POST", path, body=binding(pod, node_name, annotations), decode=False)
+        except ApiError as error:
+            if error.status == HTTPStatus.CONFLICT:
+                return Status(Code.ERROR, f'Operation cannot be fulfilled on pods/binding "{pod.name}": conflict')
             return Status(Code.ERROR, f"binding {pod.key} to {node_name}: HTTP {error.status} {error.reason}")
         except Exception as error:
             return Status.as_error(error)
-        if not bound:
-            return Status(Code.ERROR, f'Operation cannot be fulfilled on pods/binding "{pod.name}": conflict')
         return None
 
     async def write(self, call: Write) -> Written:
@@ -173,94 +178,30 @@ class KubeBinder(ClusterAPI):
         return None, Status(Code.ERROR, message)
 
 
-class Follower:
-    """List-then-watch of one resource in a thread; events are applied on the event loop."""
+def _store(kind: str, key: Callable[[Body], str], apply: Callable[[str, Mapping[str, Any]], None]) -> Store:
+    """A store whose changes go to the service as the watch event that made them."""
+    return Store(
+        kind, key=key,
+        on_add=lambda new: apply("ADDED", new),
+        on_update=lambda _old, new: apply("MODIFIED", new),
+        on_delete=lambda old: apply(DELETED, old),
+    )  # fmt: skip
 
-    def __init__(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        lister: Callable[..., Any],
-        apply: Callable[[str, Mapping[str, Any]], None],
-        key: Callable[[Mapping[str, Any]], str],
-        stop: threading.Event,
-        **selectors: str,
-    ) -> None:
-        self._loop = loop
-        self._lister = lister
-        self._apply = apply
-        self._key = key
-        self._stop = stop
-        self._selectors = selectors
-        self._known: dict[str, Mapping[str, Any]] = {}
-        self.synced = threading.Event()
 
-    def _emit(self, event: str, obj: Mapping[str, Any]) -> None:
-        key = self._key(obj)
-        if event == "DELETED":
-            self._known.pop(key, None)
-        else:
-            self._known[key] = obj
-        self._loop.call_soon_threadsafe(self._safe_apply, event, obj)
-
-    def _safe_apply(self, event: str, obj: Mapping[str, Any]) -> None:
-        try:
-            self._apply(event, obj)
-        except Exception:
-            log.exception("cache update for %s failed", self._key(obj))
-
-    def _list(self) -> str:
-        listed = kube.retrying(functools.partial(kube.call_json, self._lister, **self._selectors))
-        items = listed.get("items") or []
-        fresh = {self._key(item): item for item in items}
-        for key in [k for k in self._known if k not in fresh]:
-            self._emit("DELETED", self._known[key])
-        for item in items:
-            self._emit("MODIFIED" if self._key(item) in self._known else "ADDED", item)
-        self.synced.set()
-        return str((listed.get("metadata") or {}).get("resourceVersion") or "")
-
-    def run(self) -> None:
-        version = ""
-        while not self._stop.is_set():
-            try:
-                if not version:
-                    version = self._list()
-                stream = watch.Watch().stream(  # type: ignore[no-untyped-call]
-                    self._lister,
-                    resource_version=version,
-                    timeout_seconds=WATCH_TIMEOUT_SECONDS,
-                    # A connection that goes silent ends too (the server closes it after
-                    # timeout_seconds; a read this much longer means it is dead): re-watch.
-                    _request_timeout=(kube.REQUEST_TIMEOUT[0], WATCH_TIMEOUT_SECONDS + 30),
-                    allow_watch_bookmarks=True,
-                    **self._selectors,
-                )
-                for event in stream:
-                    if self._stop.is_set():
-                        return
-                    raw = event.get("raw_object") or {}
-                    kind = event.get("type")
-                    version = str((raw.get("metadata") or {}).get("resourceVersion") or version)
-                    if kind == "ERROR":
-                        version = ""  # 410 Gone and the like: list again
-                        break
-                    if kind in ("ADDED", "MODIFIED", "DELETED"):
-                        self._emit(kind, raw)
-            except client.ApiException as error:
-                if error.status == 410:
-                    version = ""
-                    continue
-                log.warning("watch failed (HTTP %s); retrying in 1 s", error.status)
-                self._stop.wait(1.0)
-            except Exception as error:
-                log.warning("watch failed (%s); retrying in 1 s", error)
-                version = ""
-                self._stop.wait(1.0)
+def reflectors(service: ExtenderService, transport: Transport) -> list[Reflector]:
+    """List-then-watch of nodes and of the scheduled pods into the service's cache."""
+    return [
+        Reflector(transport, Resource("Node", "", "v1", "nodes"), _store("Node", name_of, service.on_node)),
+        Reflector(
+            transport, Resource("Pod", "", "v1", "pods", field_selector=SCHEDULED_PODS),
+            _store("Pod", uid_of, service.on_pod),
+        ),
+    ]  # fmt: skip
 
 
 async def serve(
     service: ExtenderService,
-    api_client: client.ApiClient,
+    transport: Transport,
     *,
     host: str,
     port: int,
@@ -268,28 +209,22 @@ async def serve(
     started: Callable[[int], None] | None = None,
 ) -> None:
     """Follow the API and answer kube-scheduler until cancelled."""
-    loop = asyncio.get_running_loop()
-    stop = threading.Event()
-    core = client.CoreV1Api(api_client)
-    followers = [
-        Follower(loop, core.list_node, service.on_node, name_of, stop),
-        Follower(loop, core.list_pod_for_all_namespaces, service.on_pod, uid_of, stop, field_selector=SCHEDULED_PODS),
-    ]
-    threads = [threading.Thread(target=f.run, name="extender-watch", daemon=True) for f in followers]
-    for thread in threads:
-        thread.start()
-    app = make_app(service, ready=lambda: all(f.synced.is_set() for f in followers))
+    following = reflectors(service, transport)
+    watches = [asyncio.ensure_future(reflector.run()) for reflector in following]
+    app = make_app(service, ready=lambda: all(reflector.synced for reflector in following))
     runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, host, port, ssl_context=tls)
-    await site.start()
-    sockets = getattr(site._server, "sockets", None) or ()
-    bound_port = int(sockets[0].getsockname()[1]) if sockets else port
-    log.info("extender serving on %s://%s:%d", "https" if tls else "http", host, bound_port)
-    if started is not None:
-        started(bound_port)
     try:
+        await runner.setup()
+        site = web.TCPSite(runner, host, port, ssl_context=tls)
+        await site.start()
+        sockets = getattr(site._server, "sockets", None) or ()
+        bound_port = int(sockets[0].getsockname()[1]) if sockets else port
+        log.info("extender serving on %s://%s:%d", "https" if tls else "http", host, bound_port)
+        if started is not None:
+            started(bound_port)
         await asyncio.Event().wait()
     finally:
-        stop.set()
+        for watch in watches:
+            watch.cancel()
+        await asyncio.gather(*watches, return_exceptions=True)
         await runner.cleanup()

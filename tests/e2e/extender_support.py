@@ -32,6 +32,8 @@ from scheduler_core.defaults import default_plugins
 from scheduler_core.extender.service import ExtenderService
 from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_operator.extender_server import KubeBinder, serve
+from scheduler_operator.kube import KubeconfigSource
+from scheduler_operator.transport import Credentials, Transport
 from tests.e2e import Cluster
 from tests.unit.extender.label_plugins import PROFILE, RefuseLabel, ScoreByLabel
 from tests.unit.extender.peer import Peer, tls_pair
@@ -86,8 +88,8 @@ def extender_serve(cluster: Cluster, tls: tuple[str, str] | None = None) -> Iter
     import ssl
 
     registry = _registry()
-    api_client = cluster.api_client()
-    binder = KubeBinder(api_client)
+    transport = Transport(Credentials.load(KubeconfigSource(str(cluster.kubeconfig))))
+    binder = KubeBinder(transport)
     service = ExtenderService(
         SchedulerProfileSpec.model_validate(PROFILE), registry, default_plugins(registry), api=binder
     )
@@ -97,7 +99,7 @@ def extender_serve(cluster: Cluster, tls: tuple[str, str] | None = None) -> Iter
         context.load_cert_chain(*tls)
     loop = LoopThread()
     ports: Future[int] = Future()
-    task = loop.submit(serve(service, api_client, host="127.0.0.1", port=0, tls=context, started=ports.set_result))
+    task = loop.submit(serve(service, transport, host="127.0.0.1", port=0, tls=context, started=ports.set_result))
     try:
         port = ports.result(30)
         url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
@@ -106,8 +108,8 @@ def extender_serve(cluster: Cluster, tls: tuple[str, str] | None = None) -> Iter
     finally:
         task.cancel()
         time.sleep(0.2)
+        loop.run(transport.close())
         loop.stop()
-        api_client.close()  # type: ignore[no-untyped-call]
 
 
 @contextmanager
