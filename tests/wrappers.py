@@ -1,23 +1,55 @@
-"""Fluent pod and node builders, in the style of upstream's ``st.MakePod()`` / ``st.MakeNode()``
-(``pkg/scheduler/testing/wrappers.go``, k8s.io/kubernetes v1.36.3).
+"""The test kit: pod and node builders in the style of upstream's ``st.MakePod()`` /
+``st.MakeNode()`` (``pkg/scheduler/testing/wrappers.go``, k8s.io/kubernetes v1.36.3).
 
 ``make_pod().name("p").req(cpu="1", memory="1Gi").label("app", "web").obj()`` is a Pod
 manifest as the API would hold it; ``.info()`` parses it into a :class:`PodInfo`. Likewise
 ``make_node().name("n").capacity(cpu="4", memory="8Gi").label("zone", "a").info()``. Every
-method returns the wrapper, so a table row reads as one expression. Defaults match
-:mod:`tests.builders`: namespace ``default``, schedulerName ``crd-scheduler``, a unique uid, and
-a node labelled with its hostname.
+method returns the wrapper, so a table row reads as one expression. Defaults: namespace
+``default``, schedulerName ``crd-scheduler``, a unique uid, and a node labelled with its
+hostname.
+
+:func:`pod`, :func:`node`, :func:`pod_info` and :func:`node_info` are the same builders with
+keywords (``pod("p", cpu="1", labels={...})``), for a table row that names a few fields; and
+:func:`expr` / :func:`selector` build the label selectors the affinity methods take.
+
+This is the one kit (``tests/builders.py`` and interpodaffinity's ``MakePod`` were folded in):
+a test that needs a field the kit lacks adds a method here rather than a builder of its own.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+from collections.abc import Iterable, Mapping
 from typing import Any, Self
 
 from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME
 
+Json = dict[str, Any]
 _uid = itertools.count(1)
+
+# Pod (anti-)affinity kinds (upstream ``st.PodAffinityWithRequiredReq`` / ``...PreferredReq``).
+REQUIRED = "required"
+PREFERRED = "preferred"
+
+
+def expr(key: str, operator: str, *values: str) -> Json:
+    """A label selector requirement (``metav1.LabelSelectorRequirement``)."""
+    requirement: Json = {"key": key, "operator": operator}
+    if values:
+        requirement["values"] = list(values)
+    return requirement
+
+
+def selector(*expressions: Json, match_labels: Mapping[str, str] | None = None) -> Json:
+    """A ``metav1.LabelSelector`` of ``expressions`` and ``match_labels``."""
+    result: Json = {}
+    if expressions:
+        result["matchExpressions"] = list(expressions)
+    if match_labels is not None:
+        result["matchLabels"] = dict(match_labels)
+    return result
 
 
 class PodWrapper:
@@ -27,8 +59,8 @@ class PodWrapper:
         self._pod: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Pod",
-            "metadata": {"name": "p", "namespace": "default", "uid": f"wrapper-uid-{next(_uid)}"},
-            "spec": {"schedulerName": "crd-scheduler", "containers": []},
+            "metadata": {"name": "p", "namespace": "default", "uid": f"uid-{next(_uid)}"},
+            "spec": {"schedulerName": DEFAULT_SCHEDULER_NAME, "containers": []},
         }
 
     @property
@@ -58,12 +90,31 @@ class PodWrapper:
         self._meta.setdefault("labels", {})[key] = value
         return self
 
-    def labels(self, labels: dict[str, str]) -> Self:
+    def labels(self, labels: Mapping[str, str]) -> Self:
         self._meta.setdefault("labels", {}).update(labels)
         return self
 
     def terminating(self) -> Self:
         self._meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        return self
+
+    def owner(self, kind: str, name: str, *, api_version: str = "apps/v1", controller: bool = True) -> Self:
+        """One more owner reference (upstream ``OwnerReference``)."""
+        ref = {"apiVersion": api_version, "kind": kind, "name": name, "controller": controller}
+        self._meta.setdefault("ownerReferences", []).append(ref)
+        return self
+
+    def owner_references(self, refs: list[Json]) -> Self:
+        """``metadata.ownerReferences`` as given."""
+        self._meta["ownerReferences"] = copy.deepcopy(refs)
+        return self
+
+    def as_written(self) -> Self:
+        """Without the fields the API server defaults (namespace, uid, schedulerName): the
+        manifest as a user writes it, for tests of that defaulting."""
+        for key in ("namespace", "uid"):
+            self._meta.pop(key, None)
+        self._spec.pop("schedulerName", None)
         return self
 
     # -- spec ----------------------------------------------------------------------------
@@ -78,6 +129,11 @@ class PodWrapper:
 
     def nominated_node_name(self, node_name: str) -> Self:
         self._pod.setdefault("status", {})["nominatedNodeName"] = node_name
+        return self
+
+    def status(self, **fields: Any) -> Self:
+        """``status`` fields as the API spells them (``conditions=[...]``, ``startTime=...``)."""
+        self._pod.setdefault("status", {}).update(copy.deepcopy(fields))
         return self
 
     def priority(self, priority: int) -> Self:
@@ -97,24 +153,59 @@ class PodWrapper:
         self._spec["nodeSelector"] = dict(selector)
         return self
 
-    def container(self, extra: dict[str, str] | None = None, *, image: str = "pause", **requests: str) -> Self:
-        """One more container, with ``requests`` (upstream ``Containers``/``Req``)."""
+    def container(
+        self,
+        extra: Mapping[str, str] | None = None,
+        *,
+        image: str = "pause",
+        host_ports: tuple[int, ...] | list[int] = (),
+        **requests: str,
+    ) -> Self:
+        """One more container, with ``requests`` and TCP ``host_ports`` (upstream ``Containers``/``Req``)."""
         container: dict[str, Any] = {"name": f"c{len(self._spec['containers'])}", "image": image}
         if requests or extra:
             container["resources"] = {"requests": _resources(requests, extra)}
+        if host_ports:
+            container["ports"] = [{"containerPort": p, "hostPort": p} for p in host_ports]
         self._spec["containers"].append(container)
         return self
 
-    def req(self, extra: dict[str, str] | None = None, **requests: str) -> Self:
+    def containers(self, containers: list[Json]) -> Self:
+        """``spec.containers`` as given, for fields no other method sets."""
+        self._spec["containers"] = copy.deepcopy(containers)
+        return self
+
+    def req(self, extra: Mapping[str, str] | None = None, **requests: str) -> Self:
         """A container requesting ``requests`` (``cpu="1"``, ``ephemeral_storage="1Gi"``) and
         ``extra`` (``{"nvidia.com/gpu": "1"}``) (upstream ``Req``)."""
-        return self.container(extra, **requests)
+        return self.container(_resources(requests, extra))
 
-    def init_req(self, *, sidecar: bool = False, **requests: str) -> Self:
+    def reqs(self, *requests: Mapping[str, str]) -> Self:
+        """One container per mapping of ``requests`` (upstream ``Req`` called for each)."""
+        for each in requests:
+            self.req(each)
+        return self
+
+    def init_req(self, extra: Mapping[str, str] | None = None, *, sidecar: bool = False, **requests: str) -> Self:
         """An init container (a restartable sidecar with ``sidecar=True``) (upstream ``InitReq``)."""
-        container: dict[str, Any] = {"name": f"init{len(self._spec.get('initContainers', ()))}", "image": "pause"}
-        if requests:
-            container["resources"] = {"requests": _resources(requests)}
+        return self.init_container(_resources(requests, extra), sidecar=sidecar)
+
+    def init_container(
+        self,
+        extra: Mapping[str, str] | None = None,
+        *,
+        image: str = "pause",
+        sidecar: bool = False,
+        host_ports: tuple[int, ...] = (),
+        **requests: str,
+    ) -> Self:
+        """One more init container, of ``image``, with ``requests`` and ``extra`` ones and TCP
+        ``host_ports``."""
+        container: dict[str, Any] = {"name": f"init{len(self._spec.get('initContainers', ()))}", "image": image}
+        if requests or extra:
+            container["resources"] = {"requests": _resources(requests, extra)}
+        if host_ports:
+            container["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"} for p in host_ports]
         if sidecar:
             container["restartPolicy"] = "Always"
         self._spec.setdefault("initContainers", []).append(container)
@@ -133,6 +224,15 @@ class PodWrapper:
             {"name": f"c{len(self._spec['containers'])}", "image": "pause", "ports": [entry]}
         )
         return self
+
+    def host_ports(self, *infos: str) -> Self:
+        """A container with the host ports ``"PROTOCOL/IP/PORT"`` (upstream nodeports' ``newPod``;
+        empty fields stay empty, for the API server's defaults)."""
+        ports = []
+        for info in infos:
+            protocol, ip, port = info.split("/")
+            ports.append({"containerPort": int(port), "hostIP": ip, "hostPort": int(port), "protocol": protocol})
+        return self.containers([*self._spec["containers"], {"name": "ports", "image": "pause", "ports": ports}])
 
     def toleration(self, key: str, value: str = "", effect: str = "", operator: str = "Equal") -> Self:
         entry = {"key": key, "operator": operator, "value": value, "effect": effect}
@@ -155,15 +255,48 @@ class PodWrapper:
         )
         return self
 
-    def pod_affinity(self, topology_key: str, match_labels: dict[str, str], *, anti: bool = False) -> Self:
-        """A required pod (anti-)affinity term (upstream ``PodAffinityExists``/``PodAntiAffinity``)."""
-        kind = "podAntiAffinity" if anti else "podAffinity"
-        terms = (
-            self._spec.setdefault("affinity", {})
-            .setdefault(kind, {})
-            .setdefault("requiredDuringSchedulingIgnoredDuringExecution", [])
-        )
-        terms.append({"topologyKey": topology_key, "labelSelector": {"matchLabels": dict(match_labels)}})
+    def affinity(self, affinity: Json) -> Self:
+        """``spec.affinity`` as given (a copy)."""
+        self._spec["affinity"] = copy.deepcopy(affinity)
+        return self
+
+    def pod_affinity(self, topology_key: str, label_selector: Json | None, kind: str = REQUIRED) -> Self:
+        """A pod affinity term, required or preferred with weight 1 (upstream ``PodAffinity``)."""
+        return self._affinity_term("podAffinity", topology_key, label_selector, kind)
+
+    def pod_anti_affinity(self, topology_key: str, label_selector: Json | None, kind: str = REQUIRED) -> Self:
+        """A pod anti-affinity term (upstream ``PodAntiAffinity``)."""
+        return self._affinity_term("podAntiAffinity", topology_key, label_selector, kind)
+
+    def pod_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str = REQUIRED) -> Self:
+        return self.pod_affinity(topology_key, selector(expr(key, "In", *values)), kind)
+
+    def pod_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str = REQUIRED) -> Self:
+        return self.pod_affinity(topology_key, selector(expr(key, "NotIn", *values)), kind)
+
+    def pod_affinity_exists(self, key: str, topology_key: str, kind: str = REQUIRED) -> Self:
+        return self.pod_affinity(topology_key, selector(expr(key, "Exists")), kind)
+
+    def pod_anti_affinity_in(self, key: str, topology_key: str, values: list[str], kind: str = REQUIRED) -> Self:
+        return self.pod_anti_affinity(topology_key, selector(expr(key, "In", *values)), kind)
+
+    def pod_anti_affinity_not_in(self, key: str, topology_key: str, values: list[str], kind: str = REQUIRED) -> Self:
+        return self.pod_anti_affinity(topology_key, selector(expr(key, "NotIn", *values)), kind)
+
+    def pod_anti_affinity_exists(self, key: str, topology_key: str, kind: str = REQUIRED) -> Self:
+        return self.pod_anti_affinity(topology_key, selector(expr(key, "Exists")), kind)
+
+    def _affinity_term(self, group: str, topology_key: str, label_selector: Json | None, kind: str) -> Self:
+        term: Json = {"topologyKey": topology_key}
+        if label_selector is not None:
+            term["labelSelector"] = label_selector
+        terms = self._spec.setdefault("affinity", {}).setdefault(group, {})
+        if kind == REQUIRED:
+            terms.setdefault("requiredDuringSchedulingIgnoredDuringExecution", []).append(term)
+        else:
+            terms.setdefault("preferredDuringSchedulingIgnoredDuringExecution", []).append(
+                {"weight": 1, "podAffinityTerm": term}
+            )
         return self
 
     def spread_constraint(
@@ -201,6 +334,7 @@ class NodeWrapper:
     """Builds a Node manifest step by step (upstream ``NodeWrapper``)."""
 
     def __init__(self) -> None:
+        self._hostname_label = True
         self._node: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Node",
@@ -216,22 +350,44 @@ class NodeWrapper:
         self._node["metadata"]["name"] = name
         return self
 
+    def no_hostname_label(self) -> Self:
+        """No implicit ``kubernetes.io/hostname`` label: the node has exactly the labels set
+        (as upstream's ``st.MakeNode()``, for tests where a missing topology key matters)."""
+        self._hostname_label = False
+        return self
+
     def label(self, key: str, value: str) -> Self:
         self._node["metadata"]["labels"][key] = value
         return self
 
-    def capacity(self, extra: dict[str, str] | None = None, **resources: str) -> Self:
+    def capacity(self, extra: Mapping[str, str] | None = None, **resources: str) -> Self:
         """Capacity and allocatable (upstream ``Capacity``); unnamed resources keep defaults."""
         for field in ("capacity", "allocatable"):
             self._node["status"][field].update(_resources(resources, extra))
         return self
 
-    def allocatable(self, extra: dict[str, str] | None = None, **resources: str) -> Self:
+    def capacity_only(self, extra: Mapping[str, str] | None = None, **resources: str) -> Self:
+        """Capacity and allocatable of exactly these resources, no defaults (upstream
+        ``st.MakeNode().Capacity(...)``: a resource not named is not there)."""
+        for field in ("capacity", "allocatable"):
+            self._node["status"][field] = _resources(resources, extra)
+        return self
+
+    def allocatable(self, extra: Mapping[str, str] | None = None, **resources: str) -> Self:
         self._node["status"]["allocatable"].update(_resources(resources, extra))
+        return self
+
+    def labels(self, labels: Mapping[str, str]) -> Self:
+        self._node["metadata"]["labels"].update(labels)
         return self
 
     def taint(self, key: str, value: str = "", effect: str = "NoSchedule") -> Self:
         self._node["spec"].setdefault("taints", []).append({"key": key, "value": value, "effect": effect})
+        return self
+
+    def taints(self, taints: list[Json]) -> Self:
+        """``spec.taints`` as given (fields such as ``timeAdded`` included)."""
+        self._node["spec"]["taints"] = copy.deepcopy(taints)
         return self
 
     def unschedulable(self) -> Self:
@@ -242,9 +398,15 @@ class NodeWrapper:
         self._node["status"].setdefault("images", []).append({"names": [name], "sizeBytes": size_bytes})
         return self
 
+    def images(self, images: list[Json]) -> Self:
+        """``status.images`` as given (several names per image, say)."""
+        self._node["status"]["images"] = copy.deepcopy(images)
+        return self
+
     def obj(self) -> dict[str, Any]:
         node = copy.deepcopy(self._node)
-        node["metadata"]["labels"].setdefault("kubernetes.io/hostname", node["metadata"]["name"])
+        if self._hostname_label:
+            node["metadata"]["labels"].setdefault("kubernetes.io/hostname", node["metadata"]["name"])
         return node
 
     def info(self, *pods: PodInfo) -> NodeInfo:
@@ -263,7 +425,118 @@ def make_node() -> NodeWrapper:
     return NodeWrapper()
 
 
-def _resources(named: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, str]:
+def pod(
+    name: str = "p",
+    namespace: str = "default",
+    *,
+    cpu: str | None = None,
+    memory: str | None = None,
+    requests: Mapping[str, str] | None = None,
+    containers: list[Json] | None = None,
+    init_containers: list[Json] | None = None,
+    labels: Mapping[str, str] | None = None,
+    node_name: str | None = None,
+    node_selector: dict[str, str] | None = None,
+    affinity: Json | None = None,
+    tolerations: list[Json] | None = None,
+    priority: int | None = None,
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+    overhead: dict[str, str] | None = None,
+    host_ports: list[int] | None = None,
+    uid: str | None = None,
+    owner_references: list[Json] | None = None,
+    terminating: bool = False,
+    nominated_node_name: str | None = None,
+    status: Json | None = None,
+    **spec_extra: Any,
+) -> Json:
+    """:func:`make_pod` with keywords: ``cpu``/``memory``/``requests`` and ``host_ports`` go to
+    one container (unless ``containers`` are given); ``uid``, ``labels``, ``owner_references``
+    and ``terminating`` to the metadata, ``nominated_node_name`` and ``status`` (``startTime``,
+    ``conditions``...) to the status; other keywords are ``spec`` fields."""
+    wrapper = make_pod().name(name).namespace(namespace).scheduler_name(scheduler_name)
+    if uid:
+        wrapper.uid(uid)
+    if labels:
+        wrapper.labels(labels)
+    if owner_references:
+        wrapper.owner_references(owner_references)
+    if terminating:
+        wrapper.terminating()
+    if nominated_node_name:
+        wrapper.nominated_node_name(nominated_node_name)
+    if status:
+        wrapper.status(**status)
+    if containers is None:
+        named = {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v is not None}
+        wrapper.container({**(requests or {}), **named}, host_ports=host_ports or ())
+    else:
+        wrapper.containers(containers)
+    fields: Json = {
+        "initContainers": init_containers,
+        "nodeName": node_name,
+        "nodeSelector": node_selector,
+        "affinity": affinity,
+        "tolerations": tolerations,
+        "overhead": overhead,
+    }
+    wrapper.spec(**{k: v for k, v in fields.items() if v}, **spec_extra)
+    if priority is not None:
+        wrapper.priority(priority)
+    return wrapper.obj()
+
+
+def pods_on(*node_names: str, labels: Mapping[str, str] | None = None, namespace: str = "default") -> list[Json]:
+    """One pod per entry of ``node_names``, bound to that node: ``p0``, ``p1``... with ``labels``."""
+    return [pod(f"p{i}", namespace, labels=labels, node_name=n) for i, n in enumerate(node_names)]
+
+
+def pod_info(name: str = "p", namespace: str = "default", **kwargs: Any) -> PodInfo:
+    return PodInfo(pod(name, namespace, **kwargs))
+
+
+def node(
+    name: str = "n",
+    *,
+    cpu: str = "4",
+    memory: str = "32Gi",
+    pods: str | int = "110",
+    extra: Mapping[str, str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    taints: list[Json] | None = None,
+    unschedulable: bool = False,
+    images: list[Json] | None = None,
+    hostname_label: bool = True,
+) -> Json:
+    """:func:`make_node` with keywords: allocatable (and capacity) ``cpu``, ``memory``, ``pods``
+    and ``extra`` resources; ``hostname_label=False`` for a node with exactly ``labels``."""
+    wrapper = make_node().name(name).capacity(extra, cpu=cpu, memory=memory, pods=str(pods))
+    if not hostname_label:
+        wrapper.no_hostname_label()
+    if labels:
+        wrapper.labels(labels)
+    if taints:
+        wrapper.taints(taints)
+    if unschedulable:
+        wrapper.unschedulable()
+    if images:
+        wrapper.images(images)
+    return wrapper.obj()
+
+
+def node_info(name: str = "n", *, pods_on_node: list[Json] | None = None, **kwargs: Any) -> NodeInfo:
+    return make_node_info(node(name, **kwargs), pods_on_node or ())
+
+
+def make_node_info(node: Json, pods: Iterable[Json] = ()) -> NodeInfo:
+    """A NodeInfo of the ``node`` manifest with the ``pods`` manifests on it."""
+    info = NodeInfo(node)
+    for p in pods:
+        info.add_pod(PodInfo(p))
+    return info
+
+
+def _resources(named: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Keyword names as resource names (``ephemeral_storage`` is ``ephemeral-storage``), plus
     ``extra`` for names no keyword can spell (``{"nvidia.com/gpu": "1"}``)."""
     return {**{k.replace("_", "-"): v for k, v in named.items()}, **(extra or {})}

@@ -32,7 +32,7 @@ from kubernetes import client
 
 from scheduler_core.framework import PodInfo, Resource
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
-from tests import builders
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,7 +129,7 @@ def create_nodes(core: Any, count: int, label: str, **kwargs: Any) -> list[str]:
     names = []
     for i in range(count):
         name = f"{label}-n{i:03d}"
-        core.create_node(builders.node(name, labels={"e2e-run": label}, **kwargs))
+        core.create_node(wrappers.node(name, labels={"e2e-run": label}, **kwargs))
         names.append(name)
     return names
 
@@ -149,7 +149,7 @@ def force_delete_pods(core: Any, namespace: str) -> None:
 
 
 def make_pod(name: str, namespace: str, scheduler: str, label: str, **kwargs: Any) -> dict[str, Any]:
-    pod = builders.pod(name, namespace, scheduler_name=scheduler, node_selector={"e2e-run": label}, **kwargs)
+    pod = wrappers.pod(name, namespace, scheduler_name=scheduler, node_selector={"e2e-run": label}, **kwargs)
     del pod["metadata"]["uid"]  # the API server assigns it
     return pod
 

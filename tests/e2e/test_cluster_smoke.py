@@ -21,7 +21,7 @@ from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 
 from scheduler_operator.kube import bind_pod
-from tests import builders
+from tests import wrappers
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
 
 pytestmark = pytest.mark.e2e
@@ -42,7 +42,7 @@ def make_node(core: Any) -> Iterator[Callable[..., str]]:
 
     def make(**kwargs: Any) -> str:
         name = f"e2e-node-{uuid.uuid4().hex[:8]}"
-        core.create_node(builders.node(name, **kwargs))
+        core.create_node(wrappers.node(name, **kwargs))
         created.append(name)
         return name
 
@@ -52,7 +52,7 @@ def make_node(core: Any) -> Iterator[Callable[..., str]]:
 
 
 def _pending_pod(core: Any, namespace: str, name: str, **kwargs: Any) -> Any:
-    return core.create_namespaced_pod(namespace, builders.pod(name, namespace, scheduler_name=UNHANDLED, **kwargs))
+    return core.create_namespaced_pod(namespace, wrappers.pod(name, namespace, scheduler_name=UNHANDLED, **kwargs))
 
 
 def test_node_is_stored_as_given(core: Any, make_node: Callable[..., str], cluster: Cluster) -> None:
@@ -286,8 +286,8 @@ def test_second_cluster_up_is_idempotent_runs_kube_scheduler_and_down_leaves_not
     second: Any = config.new_client_from_config(config_file=kubeconfig)  # type: ignore[no-untyped-call]
     with second as second_api:
         core: Any = client.CoreV1Api(second_api)
-        core.create_node(builders.node("n1"))
-        core.create_namespaced_pod("default", builders.pod("p", "default", scheduler_name="default-scheduler"))
+        core.create_node(wrappers.node("n1"))
+        core.create_namespaced_pod("default", wrappers.pod("p", "default", scheduler_name="default-scheduler"))
 
         def scheduled() -> None:
             assert core.read_namespaced_pod("p", "default").spec.node_name == "n1"

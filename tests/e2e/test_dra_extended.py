@@ -30,7 +30,7 @@ import yaml
 from kubernetes import client
 
 from scheduler_core.simulator import load_texts, simulate
-from tests import builders
+from tests import wrappers
 from tests.e2e import Cluster
 from tests.e2e import test_dra as dra
 from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, claim_template, device, exactly
@@ -96,7 +96,7 @@ class Run(dra.Run):
         for i in range(THREE_NODES):
             extra = {driver.extended_resource: scenario.advertised[i]} if i in scenario.advertised else None
             name = f"{label}-n{i:03d}"
-            env.core.create_node(builders.node(name, cpu="2", memory="4Gi", extra=extra, labels={"e2e-run": label}))
+            env.core.create_node(wrappers.node(name, cpu="2", memory="4Gi", extra=extra, labels={"e2e-run": label}))
             nodes.append(name)
         env.nodes.extend(nodes)  # deleted after the test
         for index, devices in scenario.slices.items():

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from tests import builders
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import (
     Env,
@@ -138,7 +138,7 @@ def _priority_class(name: str, value: int) -> dict[str, Any]:
 def _pod(
     env: Env, name: str, *, cpu: str, priority_class: str, node_selector: dict[str, str], labels: dict[str, str]
 ) -> dict[str, Any]:
-    pod = builders.pod(
+    pod = wrappers.pod(
         name, env.home, cpu=cpu, memory="100Mi", labels=labels, node_selector=node_selector,
         scheduler_name=env.scheduler, priorityClassName=priority_class,
     )  # fmt: skip

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import CPU, HostPort, Toleration
 from scheduler_core.runtime.registry import Registry
-from tests.wrappers import NodeWrapper, PodWrapper, make_node, make_pod
+from tests.wrappers import NodeWrapper, PodWrapper, make_node, make_pod, selector
 
 
 def test_pod_wrapper_builds_every_field_it_names() -> None:
@@ -24,7 +24,7 @@ def test_pod_wrapper_builds_every_field_it_names() -> None:
         .host_port(8080)
         .toleration("dedicated", "gpu", "NoSchedule")
         .node_affinity_in("zone", "a", "b")
-        .pod_affinity("zone", {"app": "db"}, anti=True)
+        .pod_anti_affinity("zone", selector(match_labels={"app": "db"}))
         .spread_constraint(1, "zone", {"app": "web"})
         .scheduling_gates("wait")
         .info()

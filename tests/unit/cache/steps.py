@@ -15,7 +15,7 @@ import numpy as np
 from scheduler_core.cache import Cache, Snapshot
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import NodeInfo, PodInfo, Resource
-from tests import builders
+from tests import wrappers
 
 Step = tuple[Any, ...]
 
@@ -59,7 +59,7 @@ def make_pod(name: str, node: str = "", **overrides: Any) -> PodInfo:
     """Pod ``name`` (UID ``uid-<name>``) assigned to ``node``, with the spec of :data:`POD_SPECS`
     for its name without trailing digits (``a2`` is another ``a``)."""
     spec = {**POD_SPECS.get(name.rstrip("0123456789"), {}), **overrides}
-    return PodInfo(builders.pod(name, uid=f"uid-{name}", node_name=node or None, **spec))
+    return PodInfo(wrappers.pod(name, uid=f"uid-{name}", node_name=node or None, **spec))
 
 
 def zone_labels(zone: str) -> dict[str, str]:
@@ -74,7 +74,7 @@ def zone_labels(zone: str) -> dict[str, str]:
 
 
 def make_node(name: str, zone: str = "", cpu: str = "4", **kwargs: Any) -> dict[str, Any]:
-    return builders.node(name, cpu=cpu, labels=zone_labels(zone), **kwargs)
+    return wrappers.node(name, cpu=cpu, labels=zone_labels(zone), **kwargs)
 
 
 def new_cache(*nodes: str) -> tuple[Cache, FakeClock]:

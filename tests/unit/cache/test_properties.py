@@ -19,7 +19,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import PodInfo
-from tests import builders
+from tests import wrappers
 from tests.unit.cache.steps import REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, check_consistent, make_node
 
 NODE_NAMES = st.sampled_from(["n0", "n1", "n2", "n3", "n4"])
@@ -39,7 +39,7 @@ POD_SPECS = st.sampled_from(range(len(SPECS)))
 
 
 def pod_info(name: str, node: str, spec: int) -> PodInfo:
-    return PodInfo(builders.pod(name, uid=f"uid-{name}", node_name=node or None, **SPECS[spec]))
+    return PodInfo(wrappers.pod(name, uid=f"uid-{name}", node_name=node or None, **SPECS[spec]))
 
 
 @dataclass

@@ -15,8 +15,8 @@ from aiohttp import web
 
 from scheduler_core.config import Extender
 from scheduler_core.extender import ExtenderError, HTTPExtender
-from tests.builders import node, pod
 from tests.unit.extender.peer import Peer, names, tls_pair
+from tests.wrappers import node, pod
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from aiohttp import web
 from scheduler_core.simulator.errors import InputError
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate_async
-from tests.builders import node, pod
 from tests.unit.extender.peer import Peer, names
+from tests.wrappers import node, pod
 
 HOME = "crd-scheduler"
 

@@ -15,9 +15,9 @@ import pytest
 
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.profiles import ProfileKey
-from tests.builders import node, pod
 from tests.unit.extender.peer import Peer, names
 from tests.unit.scheduling.support import HOME, add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import node, pod
 
 OTHER = "other-scheduler"
 

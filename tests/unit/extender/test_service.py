@@ -20,9 +20,9 @@ from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, STATUS, Verb,
 from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_operator.extender_server import KubeBinder, make_app
-from tests.builders import node, pod
 from tests.promtext import parse
 from tests.unit.extender.label_plugins import PROFILE, REFUSE_LABEL, SCORE_LABEL, RefuseLabel, ScoreByLabel
+from tests.wrappers import node, pod
 
 NODES = [
     node("n1", labels={SCORE_LABEL: "30"}),

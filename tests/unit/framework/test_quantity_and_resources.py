@@ -18,7 +18,7 @@ from scheduler_core.framework import (
     parse_quantity,
     value,
 )
-from tests.builders import pod
+from tests.wrappers import pod
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 from scheduler_core.framework import Code, NodeInfo, NodeToStatus, PodInfo, Status, labels
 from scheduler_core.framework.diagnosis import Diagnosis, FitError, reasons_histogram
 from scheduler_core.framework.extension_points import FILTER, SCORE, ExtensionPointSets
-from tests.wrappers import make_node, make_pod
+from tests.wrappers import make_node, make_pod, selector
 
 U = Status(Code.UNSCHEDULABLE, "too busy")
 UU = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "wrong zone")
@@ -132,7 +132,12 @@ def test_cycle_state_read_optional() -> None:
 
 
 def test_affinity_terms_are_parsed_once_and_kept_on_the_pod() -> None:
-    pod = make_pod().pod_affinity("zone", {"app": "db"}).pod_affinity("zone", {"app": "web"}, anti=True).info()
+    pod = (
+        make_pod()
+        .pod_affinity("zone", selector(match_labels={"app": "db"}))
+        .pod_anti_affinity("zone", selector(match_labels={"app": "web"}))
+        .info()
+    )
     terms = pod.affinity_terms
     assert terms is pod.affinity_terms
     assert [t.topology_key for t in terms.required_affinity] == ["zone"]

@@ -17,7 +17,7 @@ from scheduler_core.importconfig import ConfigImportError, convert
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator import load_lists, simulate
 from scheduler_operator.cli import main
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 CONFIGS = Path(__file__).resolve().parents[2] / "data" / "kube-scheduler-config"
 REGISTRY = default_registry()

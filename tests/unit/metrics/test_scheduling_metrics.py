@@ -12,14 +12,13 @@ from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
-from tests.builders import node, pod
 from tests.promtext import Family, parse
 from tests.unit.scheduling.support import HOME, add_nodes, add_pods, make_scheduler
 from tests.unit.scheduling.test_preemption_e2e_sim import CLASSES
 from tests.unit.scheduling.test_preemption_e2e_sim import node as preemption_node
 from tests.unit.scheduling.test_preemption_e2e_sim import pod as preemption_pod
 from tests.unit.scheduling.test_preemption_e2e_sim import run as simulate_preemption
-from tests.wrappers import make_pod
+from tests.wrappers import make_pod, node, pod
 
 PROFILE = f"{HOME}/default"
 

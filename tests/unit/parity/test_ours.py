@@ -10,7 +10,7 @@ from bench.parity_harness.generator import generate
 from bench.parity_harness.outcome import SCHEDULED, UNSCHEDULABLE
 from bench.parity_harness.profile import SCHEDULER_NAME
 from scheduler_core.runtime.registry import default_registry
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 REGISTRY = default_registry()
 

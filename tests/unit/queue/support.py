@@ -15,7 +15,7 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.queue import SchedulingQueue
-from tests.builders import pod_info
+from tests.wrappers import pod_info
 
 PROFILE = "crd-scheduler"
 

@@ -14,8 +14,8 @@ from scheduler_core.runtime.build import build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.runtime.waiting_pods import go_duration
-from tests.builders import node_info, pod_info
 from tests.unit.runtime.fakes import Binder, Journal, SkipBinder, Sort, make_plugin
+from tests.wrappers import node_info, pod_info
 
 
 def framework(

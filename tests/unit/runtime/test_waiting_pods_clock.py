@@ -6,7 +6,7 @@ import asyncio
 
 from scheduler_core.clock import FakeClock
 from scheduler_core.runtime.waiting_pods import WaitingPods
-from tests.builders import pod_info
+from tests.wrappers import pod_info
 
 
 async def test_a_clocked_wait_times_out_only_when_the_clock_passes_its_deadline() -> None:

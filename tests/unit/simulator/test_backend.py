@@ -8,7 +8,7 @@ from typing import Any
 from scheduler_core.framework import Code, PodInfo
 from scheduler_core.framework.writes import patch_pod_status, preempt
 from scheduler_core.simulator import Event, InMemoryCluster
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 
 class Watcher:

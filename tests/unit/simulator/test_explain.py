@@ -7,8 +7,8 @@ import pytest
 from scheduler_core.simulator import InputError, simulate
 from scheduler_core.simulator.explain import explain, render_text
 from scheduler_core.simulator.html import render_explanation
-from tests.builders import node, pod
 from tests.unit.simulator.support import load, most_allocated, profile
+from tests.wrappers import node, pod
 
 LIVE_DEFAULT = profile(
     "default", schedulerName="crd-scheduler", tenantPolicy={"allowedSchedulerNames": ["crd-scheduler"]}

@@ -24,8 +24,8 @@ from scheduler_core.framework import NodeInfo, QuantityError, milli_value, parse
 from scheduler_core.framework.quantity import MAX_INT64
 from scheduler_core.simulator import load_files, simulate
 from scheduler_operator.cli import EXIT_BAD_INPUT, main
-from tests.builders import node, pod
 from tests.unit.simulator.support import PROFILE_API
+from tests.wrappers import node, pod
 
 # Every scoring strategy of NodeResourcesFit and BalancedAllocation, besides the default profile.
 _STRATEGIES: list[dict[str, Any]] = [

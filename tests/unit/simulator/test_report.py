@@ -12,10 +12,10 @@ import pytest
 from scheduler_core.framework import NodeInfo, PodInfo, Status
 from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.runtime.framework import Framework, ScoreOutcome
-from scheduler_core.schedule_one import ScheduleResult
+from scheduler_core.algorithm import ScheduleResult
 from scheduler_core.simulator import PodReport, Recorder, render_json, render_table
 from scheduler_core.simulator.report import top_scores
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 FWK = cast(Framework, SimpleNamespace(profile_name="crd-scheduler/default"))
 

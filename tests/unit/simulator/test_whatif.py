@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from scheduler_core.simulator.whatif import compare, overlay, render_json, render_table
-from tests.builders import node, pod
 from tests.unit.simulator.support import load, most_allocated, profile
+from tests.wrappers import node, pod
 
 LIVE_DEFAULT = profile("default", schedulerName="crd-scheduler")
 CANDIDATE = most_allocated("default")  # same key: replaces the live profile

@@ -21,8 +21,8 @@ from scheduler_core.simulator import InMemoryCluster, simulate
 from scheduler_core.simulator.validate import validate_objects
 from scheduler_core.tenancy import ClaimRules, check_scheduler_name
 from scheduler_core.tenancy.claims import DEFAULT_MAX_PROFILES
-from tests.builders import node, pod
 from tests.unit.simulator.support import by_name, load, profile
+from tests.wrappers import node, pod
 
 HOME = "crd-scheduler"
 EXTENDER = "http://127.0.0.1:9/x"

@@ -32,7 +32,7 @@ from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
 from scheduler_core.tenancy import ScopedClusterAPI
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 HOME = "crd-scheduler"
 DEFAULT = ProfileKey(HOME, "default")

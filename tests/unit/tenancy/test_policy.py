@@ -16,8 +16,8 @@ from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster, InputError, simulate
-from tests.builders import node, pod
 from tests.unit.simulator.support import by_name, load, plugin_config, profile
+from tests.wrappers import node, pod
 
 HOME = "crd-scheduler"
 OVERRIDE = {"allowedSchedulerNames": [HOME]}  # tenants may override the cluster-wide schedulerName

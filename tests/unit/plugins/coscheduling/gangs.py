@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.builders import pod
 from tests.unit.simulator.support import profile
+from tests.wrappers import pod
 
 POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 

@@ -18,9 +18,9 @@ from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import Simulation, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_core.simulator.run import apply_profiles
-from tests.builders import node, pod
 from tests.unit.plugins.coscheduling.gangs import coscheduling_profile, members, pod_group
 from tests.unit.simulator.support import load
+from tests.wrappers import node, pod
 
 
 def bound(cluster: InMemoryCluster, prefix: str) -> list[str]:

@@ -12,7 +12,7 @@ import pytest
 from scheduler_core.framework import CycleState, Handle, PodInfo, Status
 from scheduler_core.framework.writes import ClusterAPI, Write, Written
 from scheduler_core.plugins.defaultbinder import DefaultBinder
-from tests.builders import pod_info
+from tests.wrappers import pod_info
 
 
 class RecordingAPI(ClusterAPI):

@@ -10,7 +10,7 @@ import pytest
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, QueueingHint, Status
 from scheduler_core.plugins.gangscheduling import GangScheduling
 from scheduler_core.runtime.waiting_pods import WaitingPods
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 KIND = "scheduling.k8s.io/PodGroup"
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from scheduler_core.simulator import simulate
-from tests.builders import node, pod
 from tests.unit.plugins.coscheduling.gangs import gang_group, gang_members, gang_scheduling_profile
 from tests.unit.simulator.support import load
+from tests.wrappers import node, pod
 
 
 def bound(result, prefix: str) -> list[str]:  # type: ignore[no-untyped-def]

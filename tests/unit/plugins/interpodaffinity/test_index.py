@@ -18,8 +18,9 @@ from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAf
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.interpodaffinity.scoring import PreScoreState
-from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, Json, node_infos, setup
+from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, node_infos, setup
 from tests.unit.plugins.interpodaffinity.test_properties import NAMESPACES, clusters, node_labels, pods
+from tests.wrappers import Json
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ScoreMap = dict[str, dict[str, int]]

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, NodeScore
 from scheduler_core.framework import node_selector as selector
 from scheduler_core.plugins.nodeaffinity import NodeAffinity, NodeAffinityArgs
-from tests.builders import pod_info
+from tests.wrappers import pod_info
 
 KEYS = ["zone", "rack", "gen"]
 VALUES = ["a", "b", "1", "05", "10", "-3", "+4"]

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from scheduler_core.framework import NODE_ADD, CycleState, NodeColumns, NodeInfo, PreFilterResult, Status
 from scheduler_core.plugins.nodename import NodeName
 from scheduler_core.plugins.nodename.node_name import ERR_REASON
-from tests.builders import node, node_info, pod_info
+from tests.wrappers import node, node_info, pod_info
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from scheduler_core.plugins.schedulinggates import SchedulingGates
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 
 def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:

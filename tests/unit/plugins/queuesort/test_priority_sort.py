@@ -8,7 +8,7 @@ import pytest
 
 from scheduler_core.framework import QueuedPodInfo
 from scheduler_core.plugins.queuesort import PrioritySort
-from tests.builders import pod_info
+from tests.wrappers import pod_info
 
 LOW, HIGH = 10, 100
 T1, T2 = 1000.0, 1001.0

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler_core.framework import ActionType, EventResource, PodInfo, QueueingHint, Status
 from scheduler_core.plugins.schedulinggates import SchedulingGates
-from tests.builders import pod
+from tests.wrappers import pod
 
 
 def gated(name: str, gates: list[str], uid: str | None = None) -> dict[str, Any]:

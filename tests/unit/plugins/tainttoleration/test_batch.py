@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from scheduler_core.framework import CycleState, NodeColumns, NodeInfo, NodeScore
 from scheduler_core.plugins.tainttoleration import TaintToleration
-from tests.builders import node, pod_info
+from tests.wrappers import node, pod_info
 
 KEYS = ["a", "b", "c"]
 VALUES = ["", "x", "y"]
