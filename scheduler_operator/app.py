@@ -218,17 +218,8 @@ class Operator:
         ]
 
     async def _list(self, path: str) -> list[Body]:
-        items: list[Body] = []
-        token: str | None = None
-        while True:
-            params = {"limit": str(CR_LIST_PAGE)}
-            if token:
-                params["continue"] = token
-            page = await self.transport.request("GET", path, params=params)
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
+        items: list[Body] = await self.transport.list_items(path, limit=CR_LIST_PAGE)
+        return items
 
     def sync_state(self) -> dict[str, dict[str, Any]]:
         """Per watched kind: whether its first list is in (``synced``), and when (monotonic

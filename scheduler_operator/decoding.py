@@ -23,7 +23,7 @@ int64); the custom resources, whose free-form args may, are decoded by :func:`lo
 
 Where decoding happens: Kopf lists (``kopf._cogs.clients.api.get``, through aiohttp's
 ``response.json``) and watches (``json.loads`` per line in the same module), and the
-operator's own LISTs for the cache-sync check (``scheduler_operator.kube.read_json``).
+operator's own LISTs for the cache-sync check (``scheduler_operator.transport``).
 :func:`install_in_kopf` swaps Kopf's two for tolerant ones; it checks that the functions it
 replaces are there, so a Kopf upgrade that moves them fails at start, loudly, rather than
 silently losing the protection (decision record in docs/architecture.md).

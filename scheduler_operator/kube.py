@@ -20,14 +20,11 @@ in Kubernetes' own Python client.
 
 from __future__ import annotations
 
-import logging
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, cast
+from typing import Any
 
-import urllib3
 from kubernetes import client
 
 from scheduler_operator import decoding
@@ -36,9 +33,7 @@ REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds
 ATTEMPTS = 4
 MAX_RETRY_AFTER = 5.0
 # A lost or broken connection: the socket's, TLS's and time-outs (all OSErrors).
-CONNECTION_ERRORS = (OSError, urllib3.exceptions.HTTPError)
-
-log = logging.getLogger(__name__)
+CONNECTION_ERRORS = (OSError,)
 
 
 class ApiError(Exception):
@@ -109,55 +104,6 @@ def retry_delay(attempt: int, error: Exception) -> float | None:
     return 0.5 * float(2**attempt)
 
 
-def retrying(
-    call_: Callable[..., Any], /, *args: Any, sleep: Callable[[float], None] = time.sleep, **kwargs: Any
-) -> Any:
-    """``call_(*args, **kwargs, _request_timeout=REQUEST_TIMEOUT)`` with :func:`retry_delay`'s
-    retries (blocking: for threads and one-shot commands)."""
-    attempt = 0
-    while True:
-        try:
-            return call_(*args, _request_timeout=REQUEST_TIMEOUT, **kwargs)
-        except Exception as error:
-            delay = retry_delay(attempt, error)
-            if delay is None:
-                raise
-            log.warning("API call failed (%s); retrying in %.1f s", error, delay)
-            sleep(delay)
-            attempt += 1
-
-
-def bind_pod(
-    api_client: client.ApiClient,
-    namespace: str,
-    name: str,
-    uid: str,
-    node_name: str,
-    annotations: Mapping[str, str] | None = None,
-    **request: Any,
-) -> bool:
-    """Bind pod ``namespace/name`` to ``node_name`` through ``pods/binding`` (UID precondition;
-    ``annotations`` set on the pod in the same write). True when bound, False on 409 Conflict;
-    raises :class:`ApiError` on any other answer."""
-    body = client.V1Binding(
-        metadata=client.V1ObjectMeta(
-            name=name, namespace=namespace, uid=uid, annotations=dict(annotations) if annotations else None
-        ),
-        target=client.V1ObjectReference(api_version="v1", kind="Node", name=node_name),
-    )
-    try:
-        call(client.CoreV1Api(api_client).create_namespaced_pod_binding, name, namespace, body, **request)
-    except ApiError as error:
-        if error.status == HTTPStatus.CONFLICT:
-            return False
-        raise
-    return True
-
-
-# -- added for the operator's backend: configuration and raw JSON calls -------------------------
-# The generated client deserialises every answer into models (slow for pod lists, and lossy for
-# custom objects); the operator asks for raw responses and reads the JSON it needs.
-
 CONTENT_MERGE_PATCH = "application/merge-patch+json"
 CONTENT_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
@@ -177,8 +123,8 @@ IN_CLUSTER_ELSE_KUBECONFIG = KubeconfigSource()
 
 
 def load_configuration(source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG) -> client.Configuration:
-    """A client ``Configuration`` from ``source``: the one loader of the operator's clients (its
-    transport, the Lease keeper's client and Kopf's login)."""
+    """A client ``Configuration`` from ``source``: the one loader of the operator's credentials
+    (its transports, the Lease's included, and Kopf's login)."""
     from kubernetes import config
 
     configuration = client.Configuration()
@@ -192,49 +138,3 @@ def load_configuration(source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG) ->
         config_file=source.path, context=source.context, client_configuration=configuration
     )
     return configuration
-
-
-def new_api_client(
-    *, max_connections: int, retries: int | None = None, source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG
-) -> client.ApiClient:
-    """An ApiClient configured as Kubernetes clients are (:func:`load_configuration`).
-
-    The connection pool holds ``max_connections`` connections, as many as calls may be in
-    flight at once (``scheduler_operator.calls``). ``retries``: urllib3's own retries of a
-    request (its default retries a timed-out GET or PUT three times, each with the full timeout).
-    """
-    configuration = load_configuration(source)
-    configuration.connection_pool_maxsize = max_connections
-    if retries is not None:
-        configuration.retries = retries
-    return client.ApiClient(configuration)
-
-
-def call_json(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """Call a generated API method for its raw response; return the JSON body."""
-    return read_json(fn(*args, _preload_content=False, **kwargs))
-
-
-def call(fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> None:
-    """Call a generated API method, ignoring the body of its (successful) answer."""
-    response = cast(urllib3.HTTPResponse, fn(*args, _preload_content=False, **kwargs))
-    try:
-        # Read the body even unused: a connection returned with unread bytes is either dropped
-        # by urllib3 (a new TLS handshake for the next call) or, if the bytes arrive late, read
-        # by the next call as its status line.
-        _ = response.data
-        if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise ApiError.of_answer(response.status, response.reason or "", response.data or b"", response.headers)
-    finally:
-        response.release_conn()
-
-
-def read_json(raw: object) -> Any:
-    """The JSON body of a ``_preload_content=False`` response (which it releases)."""
-    response = cast(urllib3.HTTPResponse, raw)
-    try:
-        if not HTTPStatus.OK <= response.status < HTTPStatus.MULTIPLE_CHOICES:
-            raise ApiError.of_answer(response.status, response.reason or "", response.data or b"", response.headers)
-        return decoding.loads(response.data) if response.data else None
-    finally:
-        response.release_conn()

@@ -8,6 +8,7 @@ to reach the server or to read its objects is a clear ``error:`` line, never a t
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import sys
 
@@ -38,18 +39,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def take(args: argparse.Namespace) -> Cluster | int:
     """The snapshot, or the exit code after saying why there is none."""
     try:
-        api = snapshot.api_client(args.kubeconfig, args.context)
+        credentials = snapshot.credentials(args.kubeconfig, args.context)
     except (config.ConfigException, OSError) as exc:
         print(f"error: credentials: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE
     try:
-        with api:
-            return snapshot.take(api, home_namespace=args.home_namespace, server=api.configuration.host)
+        return asyncio.run(snapshot.take(credentials, home_namespace=args.home_namespace))
     except InputError as exc:
         return errors(exc)
     except ApiError as exc:
-        print(f"error: {api.configuration.host}: {exc.status} {exc.reason}", file=sys.stderr)
+        print(f"error: {credentials.server}: {exc.status} {exc.reason}", file=sys.stderr)
         return EXIT_UNREACHABLE
-    except OSError as exc:  # urllib3's connection errors are OSErrors
-        print(f"error: {api.configuration.host}: {exc}", file=sys.stderr)
+    except OSError as exc:  # kube.CONNECTION_ERRORS: a lost connection, a time-out, TLS
+        print(f"error: {credentials.server}: {exc}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -261,6 +261,18 @@ class Transport:
                 await self.sleep(delay)
                 attempt += 1
 
+    async def list_items(self, path: str, *, limit: int = 500) -> list[Any]:
+        """Every item of the collection at ``path``, page by page (``limit``/``continue``)."""
+        items: list[Any] = []
+        params = {"limit": str(limit)}
+        while True:
+            page = await self.request("GET", path, params=params)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            params = {"limit": str(limit), "continue": str(token)}
+
     def count_failure(self, what: str) -> None:
         """A write that finally failed: counted by what it was (it is logged by the caller)."""
         self.failed_writes[what] = self.failed_writes.get(what, 0) + 1
