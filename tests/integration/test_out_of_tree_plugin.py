@@ -10,31 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from tests.integration.test_simulate_cli import HOME, PROFILE_API, cli, write
+from tests.wrappers import node, pod
 
 SAMPLE = "SampleNodeLabel"
 KEY = "sample.crd-scheduler.io/pool"
-
-
-def node(name: str, pool: str | None) -> dict[str, Any]:
-    labels = {"kubernetes.io/hostname": name} | ({KEY: pool} if pool else {})
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": labels},
-        "status": {"capacity": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-    }
-
-
-def pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "schedulerName": "crd-scheduler",
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
-        },
-    }
 
 
 PROFILE: dict[str, Any] = {
@@ -57,11 +36,11 @@ def test_the_sample_plugin_is_installed_through_the_entry_point_group() -> None:
 def test_simulate_uses_the_out_of_tree_plugin_from_a_scheduler_profile(tmp_path: Path) -> None:
     manifests = write(
         tmp_path / "cluster.yaml",
-        node("gold-1", "gold"),
-        node("silver-1", "silver"),
-        node("plain-1", None),
-        pod("web-1"),
-        pod("web-2"),
+        node("gold-1", memory="8Gi", labels={KEY: "gold"}),
+        node("silver-1", memory="8Gi", labels={KEY: "silver"}),
+        node("plain-1", memory="8Gi"),
+        pod("web-1", cpu="100m", memory="64Mi"),
+        pod("web-2", cpu="100m", memory="64Mi"),
         PROFILE,
     )
     done = cli("simulate", "-f", manifests, "-o", "json")
@@ -79,7 +58,7 @@ def test_simulate_uses_the_out_of_tree_plugin_from_a_scheduler_profile(tmp_path:
 
 def test_bad_args_for_the_out_of_tree_plugin_name_the_plugin_and_field(tmp_path: Path) -> None:
     bad = {**PROFILE, "spec": {**PROFILE["spec"], "pluginConfig": [{"name": SAMPLE, "args": {"key": ""}}]}}
-    manifests = write(tmp_path / "bad.yaml", node("n", "gold"), bad)
+    manifests = write(tmp_path / "bad.yaml", node("n", memory="8Gi", labels={KEY: "gold"}), bad)
     done = cli("simulate", "-f", manifests)
     assert done.returncode == 2
     assert f"SchedulerProfile {HOME}/sample: spec.pluginConfig[0].args.key: plugin '{SAMPLE}'" in done.stderr

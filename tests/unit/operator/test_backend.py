@@ -9,11 +9,7 @@ import pytest
 
 from scheduler_operator.backend import nomination_patch, scheduled_condition
 from scheduler_operator.calls import Lane, Lanes
-
-
-def pod_with(*conditions: dict[str, Any]) -> dict[str, Any]:
-    return {"metadata": {"name": "p"}, "status": {"conditions": list(conditions)}}
-
+from tests.wrappers import make_pod
 
 UNSCHED = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes",
            "lastTransitionTime": "2026-01-01T00:00:00Z"}  # fmt: skip
@@ -22,13 +18,14 @@ UNSCHED = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
 @pytest.mark.parametrize(
     ("pod", "reason", "message", "expected"),
     [
-        pytest.param(pod_with(), "Unschedulable", "0/3 nodes",
+        pytest.param(make_pod().status(conditions=[]).obj(), "Unschedulable", "0/3 nodes",
                      {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes"},
                      id="first-failure"),
-        pytest.param(pod_with(UNSCHED), "Unschedulable", "0/3 nodes", None, id="same-condition-skipped"),
-        pytest.param(pod_with(UNSCHED), "Unschedulable", "0/4 nodes",
+        pytest.param(make_pod().status(conditions=[UNSCHED]).obj(), "Unschedulable", "0/3 nodes", None,
+                     id="same-condition-skipped"),
+        pytest.param(make_pod().status(conditions=[UNSCHED]).obj(), "Unschedulable", "0/4 nodes",
                      {**UNSCHED, "message": "0/4 nodes"}, id="new-message-keeps-transition-time"),
-        pytest.param(pod_with(UNSCHED), "SchedulerError", "boom",
+        pytest.param(make_pod().status(conditions=[UNSCHED]).obj(), "SchedulerError", "boom",
                      {**UNSCHED, "reason": "SchedulerError", "message": "boom"}, id="new-reason"),
     ],
 )  # fmt: skip

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from scheduler_core.metrics.registry import Registry
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME, UPSTREAM_DEFAULT_SCHEDULER_NAME
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_operator.double_serving import (
     DOUBLE_SERVED_PODS,
@@ -20,9 +21,10 @@ from scheduler_operator.double_serving import (
     counted_since,
     event_view,
 )
-from tests import builders
+from tests import wrappers
 
 HOME = "crd-scheduler"
+KUBE, OURS = UPSTREAM_DEFAULT_SCHEDULER_NAME, DEFAULT_SCHEDULER_NAME
 T0 = datetime(2026, 11, 28, 10, 0, tzinfo=UTC).timestamp()
 DEFAULT = ProfileKey(HOME, "takeover")  # serves default-scheduler cluster-wide
 TEAM = ProfileKey("team", "own")  # serves crd-scheduler in team
@@ -43,10 +45,6 @@ def profiles() -> ProfileSet:
     found.claim(TEAM, "crd-scheduler")
     found.claim(CLUSTER, "crd-scheduler")
     return found
-
-
-def pod(name: str, namespace: str = "web", scheduler: str = "default-scheduler") -> dict[str, Any]:
-    return builders.pod(name, namespace, scheduler_name=scheduler, uid=f"uid-{namespace}-{name}")
 
 
 def scheduled(
@@ -94,16 +92,16 @@ def first_of_three_bound(
     clock: Clock,
 ) -> tuple[DoubleServing, list[tuple[ProfileKey, Episode | None]], list[dict[str, Any]]]:
     """A detector knowing pods web-1..3, the first bound by kube-scheduler at T0."""
-    pods = [pod(f"web-{i}") for i in (1, 2, 3)]
+    pods = [wrappers.pod(f"web-{i}", "web", scheduler_name=KUBE, uid=f"uid-web-web-{i}") for i in (1, 2, 3)]
     found, changes = detector(clock, *pods)
     found.observe(scheduled(pods[0]))
     return found, changes, pods
 
 
-WEB = pod("web-1")
-TEAM_POD = pod("t-1", "team", "crd-scheduler")
-OTHER_POD = pod("o-1", "web", "crd-scheduler")
-UNSERVED = pod("x-1", "web", "batch")
+WEB = wrappers.pod("web-1", "web", scheduler_name=KUBE, uid="uid-web-web-1")
+TEAM_POD = wrappers.pod("t-1", "team", scheduler_name=OURS, uid="uid-team-t-1")
+OTHER_POD = wrappers.pod("o-1", "web", scheduler_name=OURS, uid="uid-web-o-1")
+UNSERVED = wrappers.pod("x-1", "web", scheduler_name="batch", uid="uid-web-x-1")
 
 
 @pytest.mark.parametrize(
@@ -165,7 +163,7 @@ def test_a_legacy_recorder_is_named_by_its_source_component_and_host() -> None:
 
 
 def test_one_episode_however_many_pods_counted_in_the_metric() -> None:
-    pods = [pod(f"web-{i}") for i in range(5)]
+    pods = [wrappers.pod(f"web-{i}", "web", scheduler_name=KUBE, uid=f"uid-web-web-{i}") for i in range(5)]
     found, changes = detector(Clock(), *pods)
     registry = Registry()
     found.count_in(registry)

@@ -22,8 +22,8 @@ from scheduler_operator.recorder import EventRecorder
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from scheduler_operator.transport import Credentials, Transport
 from scheduler_operator.writer import StatusWriter
-from tests import builders
-from tests.unit.operator.test_double_serving import T0, Clock, pod, scheduled
+from tests import wrappers
+from tests.unit.operator.test_double_serving import KUBE, T0, WEB, Clock, scheduled
 
 HOME = "crd-scheduler"
 # The cluster-wide profile's policy letting tenants override its schedulerName.
@@ -92,7 +92,7 @@ def test_a_valid_profile_serves_with_its_plugins_in_status(reconciler: Reconcile
     assert condition(found, "Ready") == ("True", "Serving", "serving generation 1")
     assert {"name": "NodeResourcesFit", "weight": 1} in found["plugins"]["score"]
     assert found["plugins"]["bind"] == [{"name": "DefaultBinder"}]
-    assert reconciler.scheduler.profiles.handles(PodInfo(builders.pod("p", "anywhere")))
+    assert reconciler.scheduler.profiles.handles(PodInfo(wrappers.pod("p", "anywhere")))
 
 
 def test_an_invalid_update_keeps_the_last_good_framework(reconciler: Reconciler) -> None:
@@ -186,7 +186,7 @@ def test_a_bad_plugin_config_is_named_in_the_profile_and_in_its_own_status(recon
 def test_deleting_a_namespaced_profile_returns_its_pods_to_the_cluster_wide_one(reconciler: Reconciler) -> None:
     reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     reconciler.profile_changed(profile("team", "own", {"pluginConfig": [{"name": "NodeResourcesFit", "args": MOST}]}))
-    pod = PodInfo(builders.pod("p", "team"))
+    pod = PodInfo(wrappers.pod("p", "team"))
     before = reconciler.scheduler.profiles.for_pod(pod)
 
     reconciler.profile_deleted(profile("team", "own", {}))
@@ -232,7 +232,7 @@ def test_a_restart_with_an_invalid_generation_serves_the_last_good_one_from_stat
     replica.profile_changed(profile(HOME, "default", OVERRIDE))
     replica.profile_changed(bad)
 
-    fwk = replica.scheduler.profiles.for_pod(PodInfo(builders.pod("p", "team")))
+    fwk = replica.scheduler.profiles.for_pod(PodInfo(wrappers.pod("p", "team")))
     assert fwk is not None and fwk.profile_name == "team/own"  # never the cluster-wide one
     found = status(replica, "team", "own")
     assert condition(found, "Valid")[:2] == ("False", "InvalidProfile")
@@ -244,7 +244,7 @@ def test_an_invalid_profile_without_a_last_good_one_holds_its_pods(reconciler: R
     reconciler.profile_changed(profile(HOME, "default", OVERRIDE))
     reconciler.profile_changed(profile("team", "own", {"percentageOfNodesToScore": 101}))
 
-    pod = PodInfo(builders.pod("p", "team"))
+    pod = PodInfo(wrappers.pod("p", "team"))
     assert reconciler.scheduler.profiles.for_pod(pod) is None
     reason = reconciler.scheduler.profiles.held_reason(pod)
     assert reason is not None and reason.startswith("profile team/own (schedulerName 'crd-scheduler') does not serve: ")
@@ -273,7 +273,7 @@ def test_deleting_the_winner_promotes_the_next_oldest(reconciler: Reconciler) ->
     reconciler.profile_changed(newer)
     reconciler.profile_changed(older)
 
-    pod = PodInfo(builders.pod("p", "team"))
+    pod = PodInfo(wrappers.pod("p", "team"))
     assert (reconciler.scheduler.profiles.for_pod(pod) or _none()).profile_name == "team/older"
     assert condition(status(reconciler, "team", "newer"), "Valid")[0] == "False"
     assert condition(status(reconciler, "team", "newer"), "Ready")[0] == "False"  # it served first, then lost
@@ -413,7 +413,9 @@ def test_another_scheduler_binding_its_pods_is_a_warning_condition_and_one_event
     )  # fmt: skip
 
     for name in ("web-1", "web-2", "web-3"):
-        watching.double_serving.observe(scheduled(pod(name)))
+        watching.double_serving.observe(
+            scheduled(wrappers.pod(name, "web", scheduler_name=KUBE, uid=f"uid-web-{name}"))
+        )
 
     found = status(watching, HOME, "default")
     double = condition(found, "DoubleServing")
@@ -438,7 +440,7 @@ def test_a_new_generation_of_the_profile_clears_double_serving(reconciler: Recon
     clock = Clock()
     watching = _watching(reconciler, clock)
     watching.profile_changed(profile(HOME, "default", TAKEOVER))
-    watching.double_serving.observe(scheduled(pod("web-1")))
+    watching.double_serving.observe(scheduled(WEB))
     assert condition(status(watching, HOME, "default"), "DoubleServing")[0] == "True"
 
     clock.now = T0 + 1
@@ -455,7 +457,7 @@ def test_a_new_leader_re_deriving_an_episode_its_status_shows_posts_no_second_ev
     clock = Clock()
     first = _watching(reconciler, clock)
     first.profile_changed(profile(HOME, "default", TAKEOVER))
-    first.double_serving.observe(scheduled(pod("web-1")))
+    first.double_serving.observe(scheduled(WEB))
     shown = profile(HOME, "default", TAKEOVER)
     shown["status"] = status(first, HOME, "default")  # as the old leader wrote it
 
@@ -464,7 +466,7 @@ def test_a_new_leader_re_deriving_an_episode_its_status_shows_posts_no_second_ev
     events = _events(watching)
     watching.writer.observe(PROFILE_PLURAL, shown)
     watching.profile_changed(shown)
-    watching.double_serving.observe(scheduled(pod("web-1")))  # its list of the last 10 minutes
+    watching.double_serving.observe(scheduled(WEB))  # its list of the last 10 minutes
 
     assert condition(status(watching, HOME, "default"), "DoubleServing")[0] == "True"
     assert [e for e in events if e[2] == "DoubleServing"] == []

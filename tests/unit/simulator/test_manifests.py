@@ -11,17 +11,8 @@ import yaml
 
 from scheduler_core.simulator import InputError, load_texts
 from scheduler_core.simulator.defaulting import generated_uid
-from tests.builders import node, pod
 from tests.unit.simulator.support import dump, load, plugin_config, profile
-
-
-def _pod(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "web"},
-        "spec": {"containers": [{"name": "c"}], **spec},
-    }
+from tests.wrappers import make_pod, node, pod
 
 
 def _priority_class(name: str, value: int, *, default: bool = False, policy: str | None = None) -> dict[str, Any]:
@@ -184,7 +175,7 @@ def test_container_requests_default_to_limits(resources: dict[str, Any], expecte
 
 
 def test_pod_namespace_scheduler_name_and_uid_are_defaulted() -> None:
-    cluster = load(_pod())
+    cluster = load(make_pod().name("web").as_written().obj())
     meta, spec = cluster.pods[0]["metadata"], cluster.pods[0]["spec"]
     assert meta["namespace"] == "default"
     assert meta["uid"] == generated_uid("Pod", "default", "web")
@@ -218,7 +209,9 @@ def test_explicit_uid_and_scheduler_name_are_kept() -> None:
 def test_priority_is_resolved_from_priority_classes(
     classes: list[dict[str, Any]], spec: dict[str, Any], priority: int, policy: str
 ) -> None:
-    cluster = load(_pod(**spec), *classes)  # classes after the pod: resolution does not depend on order
+    cluster = load(
+        make_pod().name("web").as_written().spec(**spec).obj(), *classes
+    )  # classes after the pod: resolution does not depend on order
     assert cluster.pods[0]["spec"]["priority"] == priority
     assert cluster.pods[0]["spec"]["preemptionPolicy"] == policy
 
@@ -255,28 +248,28 @@ _QUANTITY = (
     ("objects", "expected"),
     [
         pytest.param(
-            [_pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "lots"}}}])],
+            [pod("web", containers=[{"name": "c", "resources": {"requests": {"cpu": "lots"}}}])],
             [f"in.yaml: Pod default/web: spec.containers[0].resources.requests[cpu]: {_QUANTITY}"],
             id="bad-request-quantity",
         ),
         pytest.param(
-            [_pod(initContainers=[{"name": "i", "resources": {"limits": {"memory": "lots"}}}])],
+            [pod("web", initContainers=[{"name": "i", "resources": {"limits": {"memory": "lots"}}}])],
             [f"in.yaml: Pod default/web: spec.initContainers[0].resources.limits[memory]: {_QUANTITY}"],
             id="bad-init-limit-quantity",
         ),
         pytest.param(
-            [_pod(overhead={"cpu": "lots"})],
+            [pod("web", overhead={"cpu": "lots"})],
             [f"in.yaml: Pod default/web: spec.overhead[cpu]: {_QUANTITY}"],
             id="bad-overhead",
         ),
         pytest.param(
-            [_pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "-1"}}}])],
+            [pod("web", containers=[{"name": "c", "resources": {"requests": {"cpu": "-1"}}}])],
             ['in.yaml: Pod default/web: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": '
              "must be greater than or equal to 0"],
             id="negative-quantity",
         ),
         pytest.param(
-            [_pod(containers=[{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}])],
+            [pod("web", containers=[{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}])],
             ['in.yaml: Pod default/web: spec.containers[0].resources.requests: Invalid value: "2": '
              "must be less than or equal to cpu limit of 1"],
             id="request-above-limit",
@@ -297,19 +290,19 @@ _QUANTITY = (
             id="taint-without-effect",
         ),
         pytest.param(
-            [_pod(tolerations=[{"operator": "Equal", "value": "x"}])],
+            [pod("web", tolerations=[{"operator": "Equal", "value": "x"}])],
             ['in.yaml: Pod default/web: spec.tolerations[0].operator: Invalid value: "Equal": operator must be Exists '
              'when `key` is empty, which means "match all values and all keys"'],
             id="toleration-without-key",
         ),
         pytest.param(
-            [_pod(tolerations=[{"key": "k", "operator": "Exists", "value": "v"}])],
+            [pod("web", tolerations=[{"key": "k", "operator": "Exists", "value": "v"}])],
             ["in.yaml: Pod default/web: spec.tolerations[0].operator: Invalid value: \"v\": "
              "value must be empty when `operator` is 'Exists'"],
             id="exists-with-value",
         ),
         pytest.param(
-            [_pod(nodeSelector={"disk": 1})],
+            [pod("web", nodeSelector={"disk": 1})],
             ["in.yaml: Pod default/web: spec.nodeSelector[disk]: Invalid value: 1: must be a string"],
             id="non-string-node-selector",
         ),
@@ -340,12 +333,12 @@ _QUANTITY = (
             id="duplicate",
         ),
         pytest.param(
-            [_pod(priorityClassName="gold")],
+            [pod("web", priorityClassName="gold")],
             ["in.yaml: Pod default/web: spec.priorityClassName: no PriorityClass with name gold was found"],
             id="unknown-priority-class",
         ),
         pytest.param(
-            [_pod(priorityClassName="high", priority=5), _priority_class("high", 1000)],
+            [pod("web", priorityClassName="high", priority=5), _priority_class("high", 1000)],
             ["in.yaml: Pod default/web: spec.priority: the integer value of priority (5) must not be provided in pod "
              "spec; priority admission controller computed 1000 from the given PriorityClass name"],
             id="priority-contradicts-class",
@@ -388,7 +381,7 @@ def test_yaml_syntax_error_names_file_and_line() -> None:
 
 def test_problems_of_every_file_are_reported_together() -> None:
     with pytest.raises(InputError) as caught:
-        load_texts([("a.yaml", "a: [\n"), ("b.yaml", dump(_pod(nodeName=3)))])
+        load_texts([("a.yaml", "a: [\n"), ("b.yaml", dump(pod("web", nodeName=3)))])
     assert [p.source for p in caught.value.problems] == ["a.yaml", "b.yaml"]
 
 

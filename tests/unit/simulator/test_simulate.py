@@ -16,24 +16,20 @@ from typing import Any
 import pytest
 
 from scheduler_core.framework import Code, PodInfo, Status
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator import InputError, simulate
-from tests.builders import node, pod
 from tests.unit.simulator.support import by_name, load, most_allocated, plugin_config, profile, run
+from tests.wrappers import node, pod
 
-SCHED = "crd-scheduler"
+SCHED = DEFAULT_SCHEDULER_NAME  # the kit's pods name it
 WRONG = {"type": "Wrong"}
-
-
-def _pod(name: str, **kwargs: Any) -> dict[str, Any]:
-    kwargs.setdefault("scheduler_name", SCHED)
-    return pod(name, **kwargs)
 
 
 def test_scores_per_plugin_and_totals_with_the_default_profile() -> None:
     # a: fit (75 + 75) / 2 = 75; balanced: 0.25/0.25 with the pod, 0/0 without: 50 + (50 + 100 - 100) / 2 = 75.
     # b: fit (50 + 75) / 2 = 62; balanced: std (0.5 - 0.25) / 2 = 0.125 -> 87: 50 + (50 + 87 - 100) / 2 = 68.
-    result = run(node("a", cpu="4", memory="8Gi"), node("b", cpu="2", memory="8Gi"), _pod("p", cpu="1", memory="2Gi"))
+    result = run(node("a", cpu="4", memory="8Gi"), node("b", cpu="2", memory="8Gi"), pod("p", cpu="1", memory="2Gi"))
     (report,) = result.pods
     assert (report.status, report.node, report.profile) == ("Scheduled", "a", "crd-scheduler/default")
     assert report.message == "Successfully assigned default/p to a"
@@ -65,7 +61,7 @@ def test_preferred_affinity_and_prefer_no_schedule_taints_are_scored() -> None:
     preferred = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
         {"weight": 80, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}
     ]}}  # fmt: skip
-    (report,) = run(*nodes, _pod("cache", cpu="1", memory="1Gi", affinity=preferred)).pods
+    (report,) = run(*nodes, pod("cache", cpu="1", memory="1Gi", affinity=preferred)).pods
     assert report.node == "ssd"
     assert {n: (s["TaintToleration"], s["NodeAffinity"]) for n, s in report.scores.items()} == {
         "ssd": (300, 200),
@@ -80,7 +76,7 @@ def test_unschedulable_pod_gets_the_failed_scheduling_message_and_filter_reasons
         node("small-1", cpu="1"),
         node("small-2", cpu="1"),
     ]
-    result = run(*nodes, _pod("big", cpu="2"))
+    result = run(*nodes, pod("big", cpu="2"))
     (report,) = result.pods
     message = (
         "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu."
@@ -105,7 +101,7 @@ def test_unschedulable_pod_gets_the_failed_scheduling_message_and_filter_reasons
 
 def test_one_feasible_node_skips_scoring_as_upstream() -> None:
     nodes = [node("a", cpu="1"), node("b", cpu="4"), node("c", cpu="1")]
-    (report,) = run(*nodes, _pod("p", cpu="2")).pods
+    (report,) = run(*nodes, pod("p", cpu="2")).pods
     assert (report.node, report.scores) == ("b", {})
     assert report.filtered == {"a": ["Insufficient cpu"], "c": ["Insufficient cpu"]}
 
@@ -125,9 +121,9 @@ def test_toleration_and_required_affinity_steer_to_the_dedicated_node() -> None:
     toleration = [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}]
     result = run(
         *nodes,
-        _pod("train", affinity=required, tolerations=toleration),
-        _pod("plain"),
-        _pod("picky", affinity=required),
+        pod("train", affinity=required, tolerations=toleration),
+        pod("plain"),
+        pod("picky", affinity=required),
     )
     reports = by_name(result)
     assert reports["train"].node == "gpu"
@@ -142,7 +138,7 @@ def test_toleration_and_required_affinity_steer_to_the_dedicated_node() -> None:
 
 def test_least_allocated_spreads_and_pods_already_assigned_count() -> None:
     busy = pod("busy", cpu="2", memory="4Gi", node_name="b")
-    result = run(node("a"), node("b"), node("c"), busy, *[_pod(f"web-{i}", cpu="1", memory="2Gi") for i in range(3)])
+    result = run(node("a"), node("b"), node("c"), busy, *[pod(f"web-{i}", cpu="1", memory="2Gi") for i in range(3)])
     assert [r.name for r in result.pods] == ["web-0", "web-1", "web-2"]  # the assigned pod is not reported
     first, second, third = result.pods
     assert {first.node, second.node} == {"a", "c"}  # one per empty node
@@ -155,7 +151,7 @@ def test_least_allocated_spreads_and_pods_already_assigned_count() -> None:
 
 def test_most_allocated_profile_packs_instead() -> None:
     busy = pod("busy", cpu="2", memory="4Gi", node_name="b")
-    pods = [_pod(f"web-{i}", cpu="500m", memory="1Gi") for i in range(3)]
+    pods = [pod(f"web-{i}", cpu="500m", memory="1Gi") for i in range(3)]
     spread = run(node("a"), node("b"), busy, *pods)
     packed = run(node("a"), node("b"), busy, *pods, most_allocated())
     assert spread.pods[0].node == "a"
@@ -170,7 +166,7 @@ def test_most_allocated_profile_packs_instead() -> None:
 def test_plugin_config_of_the_home_namespace_applies_to_the_built_in_profile() -> None:
     busy = pod("busy", cpu="2", node_name="b")
     args = {"scoringStrategy": {"type": "MostAllocated"}}
-    result = run(node("a"), node("b"), busy, _pod("p", cpu="1"), plugin_config("fit", "NodeResourcesFit", args))
+    result = run(node("a"), node("b"), busy, pod("p", cpu="1"), plugin_config("fit", "NodeResourcesFit", args))
     assert result.pods[0].node == "b"
 
 
@@ -180,7 +176,7 @@ def test_namespaced_profile_applies_only_to_its_namespace() -> None:
     busy = pod("busy", cpu="2", memory="4Gi", node_name="b")
     result = run(
         node("a"), node("b"), busy, spread, packing,
-        _pod("mine", namespace="team-a", cpu="1"), _pod("theirs", namespace="team-b", cpu="1"),
+        pod("mine", namespace="team-a", cpu="1"), pod("theirs", namespace="team-b", cpu="1"),
     )  # fmt: skip
     reports = by_name(result)
     assert (reports["mine"].profile, reports["mine"].node) == ("team-a/packing", "b")
@@ -190,10 +186,10 @@ def test_namespaced_profile_applies_only_to_its_namespace() -> None:
 def test_pods_no_profile_serves_are_not_reported_but_warned_about() -> None:
     result = run(
         node("a"),
-        _pod("ours"),
+        pod("ours"),
         pod("default-sched", scheduler_name=""),  # defaulted to default-scheduler
         most_allocated("packing", namespace="team-a"),  # the built-in profile is off: the input has a profile
-        _pod("other-ns", namespace="team-b"),
+        pod("other-ns", namespace="team-b"),
     )
     assert result.pods == []
     assert result.warnings == [
@@ -207,9 +203,9 @@ def test_pods_no_profile_serves_are_not_reported_but_warned_about() -> None:
 def test_higher_priority_is_scheduled_first_then_input_order() -> None:
     high = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 100}
     pods = [
-        _pod("first", cpu="1"),
-        _pod("second", cpu="1"),
-        _pod("urgent", cpu="1", priorityClassName="high"),
+        pod("first", cpu="1"),
+        pod("second", cpu="1"),
+        pod("urgent", cpu="1", priorityClassName="high"),
     ]
     result = run(node("only", cpu="2"), *pods, high)
     reports = by_name(result)
@@ -225,7 +221,7 @@ def test_higher_priority_is_scheduled_first_then_input_order() -> None:
 def test_same_seed_same_placements_and_the_seed_matters() -> None:
     no_scores = profile("random", schedulerName=SCHED, plugins={"score": {"disabled": [{"name": "*"}]}})
     nodes = [node(f"n{i}") for i in range(5)]
-    pods = [_pod(f"p{i}") for i in range(8)]
+    pods = [pod(f"p{i}") for i in range(8)]
 
     def placements(seed: int) -> list[str | None]:
         return [r.node for r in run(*nodes, *pods, no_scores, seed=seed).pods]
@@ -253,7 +249,7 @@ def test_pod_held_at_pre_enqueue_is_reported_without_an_attempt() -> None:
     registry = default_registry(with_out_of_tree=False)
     registry.register(Hold.name, Hold)
     held = profile("held", schedulerName=SCHED, plugins={"preEnqueue": {"enabled": [{"name": "Hold"}]}})
-    (report,) = simulate(load(node("a"), _pod("p"), held), registry=registry).pods
+    (report,) = simulate(load(node("a"), pod("p"), held), registry=registry).pods
     assert (report.status, report.node, report.attempts) == ("Unschedulable", None, 0)
     assert report.message == "not attempted: PreEnqueue plugin 'Hold' holds the pod"
 
@@ -275,7 +271,7 @@ def test_plugin_error_is_reported_as_error_after_bounded_retries() -> None:
     registry = default_registry(with_out_of_tree=False)
     registry.register(Broken.name, Broken)
     broken = profile("broken", schedulerName=SCHED, plugins={"filter": {"enabled": [{"name": "Broken"}]}})
-    result = simulate(load(node("a"), _pod("p"), broken), registry=registry)
+    result = simulate(load(node("a"), pod("p"), broken), registry=registry)
     (report,) = result.pods
     assert (report.status, report.node, report.message) == ("Error", None, 'running "Broken" filter plugin: boom')
     assert report.attempts > 1  # retried after backoff, which the fake clock jumps over

@@ -22,7 +22,6 @@ from scheduler_core.queue.nominator import Nominator
 from scheduler_core.runtime.build import build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
-from tests import builders
 
 NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
 SMALL = {"cpu": "100m", "memory": "100"}
@@ -37,47 +36,6 @@ def epoch(seconds: int) -> str:
     """Upstream epochTimeN is N nanoseconds after the epoch; a manifest's startTime has second
     precision, so N seconds here keeps the same order."""
     return f"1970-01-01T00:00:{seconds:02d}Z"
-
-
-def mkpod(
-    name: str,
-    *,
-    node: str | None = None,
-    priority: int | None = None,
-    req: dict[str, str] | None = None,
-    namespace: str = "default",
-    labels: dict[str, str] | None = None,
-    start: str | None = None,
-    nominated: str | None = None,
-    terminating: bool = False,
-    conditions: list[dict[str, str]] | None = None,
-    **spec: Any,
-) -> dict[str, Any]:
-    """Upstream ``st.MakePod().Name(name).UID(name)...``."""
-    manifest = builders.pod(
-        name, namespace, requests=req, node_name=node, priority=priority, labels=labels, uid=name, **spec
-    )
-    status: dict[str, Any] = {}
-    if start:
-        status["startTime"] = start
-    if nominated:
-        status["nominatedNodeName"] = nominated
-    if conditions:
-        status["conditions"] = conditions
-    if status:
-        manifest["status"] = status
-    if terminating:
-        manifest["metadata"]["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    return manifest
-
-
-def mknode(name: str, capacity: dict[str, str] | None = None, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """Upstream ``st.MakeNode().Name(name).Capacity(capacity)``: 32 pods unless said otherwise,
-    and only the resources named."""
-    alloc = {"pods": "32", **(capacity or {})}
-    manifest = builders.node(name, labels=labels)
-    manifest["status"] = {"allocatable": dict(alloc), "capacity": dict(alloc)}
-    return manifest
 
 
 def pdb(

@@ -27,11 +27,10 @@ from tests.unit.plugins.defaultpreemption.harness import (
     TrueFilter,
     epoch,
     make_env,
-    mknode,
-    mkpod,
     offsets,
     pdb,
 )
+from tests.wrappers import make_node, pod, pod_info
 
 FOO = {"app": "foo"}
 FIT = (FakeFilter, NodeResourcesFit)
@@ -45,8 +44,8 @@ CASES = [
     pytest.param(
         (FakeFilter, FalseFilter),
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH)],
-        [mkpod("p1", node="node1", priority=MID), mkpod("p2", node="node2", priority=MID)],
+        [pod("p", uid="p", priority=HIGH)],
+        [pod("p1", uid="p1", node_name="node1", priority=MID), pod("p2", uid="p2", node_name="node2", priority=MID)],
         (),
         None,
         None,
@@ -57,8 +56,8 @@ CASES = [
     pytest.param(
         (FakeFilter, TrueFilter),
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH)],
-        [mkpod("p1", node="node1", priority=MID), mkpod("p2", node="node2", priority=MID)],
+        [pod("p", uid="p", priority=HIGH)],
+        [pod("p1", uid="p1", node_name="node1", priority=MID), pod("p2", uid="p2", node_name="node2", priority=MID)],
         (),
         None,
         Code.UNSCHEDULABLE,
@@ -69,8 +68,8 @@ CASES = [
     pytest.param(
         (FakeFilter, MatchFilter),
         ["node1", "node2"],
-        [mkpod("node1", priority=HIGH)],
-        [mkpod("p1", node="node1", priority=MID), mkpod("p2", node="node2", priority=MID)],
+        [pod("node1", uid="node1", priority=HIGH)],
+        [pod("p1", uid="p1", node_name="node1", priority=MID), pod("p2", uid="p2", node_name="node2", priority=MID)],
         (),
         None,
         Code.UNSCHEDULABLE,
@@ -81,8 +80,11 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH, req=LARGE)],
-        [mkpod("p1", node="node1", priority=MID, req=LARGE), mkpod("p2", node="node2", priority=MID, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
+        [
+            pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE),
+            pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE),
+        ],
         (),
         None,
         None,
@@ -93,8 +95,11 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=LOW, req=LARGE)],
-        [mkpod("p1", node="node1", priority=MID, req=LARGE), mkpod("p2", node="node2", priority=MID, req=LARGE)],
+        [pod("p", uid="p", priority=LOW, requests=LARGE)],
+        [
+            pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE),
+            pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE),
+        ],
         (),
         None,
         None,
@@ -106,11 +111,11 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=LOW, req=SMALL),
-            mkpod("p1.2", node="node1", priority=MID, req=LARGE),
-            mkpod("p2", node="node2", priority=MID, req=LARGE),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=LOW, requests=SMALL),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=MID, requests=LARGE),
+            pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE),
         ],
         (),
         None,
@@ -122,13 +127,13 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=MID, req=SMALL),
-            mkpod("p1.2", node="node1", priority=LOW, req=SMALL),
-            mkpod("p1.3", node="node1", priority=MID, req=MEDIUM),
-            mkpod("p1.4", node="node1", priority=HIGH, req=SMALL),
-            mkpod("p2", node="node2", priority=HIGH, req=LARGE),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=MID, requests=SMALL),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=LOW, requests=SMALL),
+            pod("p1.3", uid="p1.3", node_name="node1", priority=MID, requests=MEDIUM),
+            pod("p1.4", uid="p1.4", node_name="node1", priority=HIGH, requests=SMALL),
+            pod("p2", uid="p2", node_name="node2", priority=HIGH, requests=LARGE),
         ],
         (),
         None,
@@ -140,13 +145,13 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=LOW, req=SMALL, start=epoch(5)),
-            mkpod("p1.2", node="node1", priority=LOW, req=SMALL, start=epoch(4)),
-            mkpod("p1.3", node="node1", priority=MID, req=MEDIUM, start=epoch(3)),
-            mkpod("p1.4", node="node1", priority=HIGH, req=SMALL, start=epoch(2)),
-            mkpod("p2", node="node2", priority=HIGH, req=LARGE, start=epoch(1)),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=LOW, requests=SMALL, status={"startTime": epoch(5)}),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=LOW, requests=SMALL, status={"startTime": epoch(4)}),
+            pod("p1.3", uid="p1.3", node_name="node1", priority=MID, requests=MEDIUM, status={"startTime": epoch(3)}),
+            pod("p1.4", uid="p1.4", node_name="node1", priority=HIGH, requests=SMALL, status={"startTime": epoch(2)}),
+            pod("p2", uid="p2", node_name="node2", priority=HIGH, requests=LARGE, status={"startTime": epoch(1)}),
         ],
         (),
         None,
@@ -158,8 +163,11 @@ CASES = [
     pytest.param(
         FIT,
         ["node1", "node2"],
-        [mkpod("p", priority=HIGH, req=LARGE)],
-        [mkpod("p1", node="node1", priority=MID, req=LARGE), mkpod("p2", node="node2", priority=MID, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
+        [
+            pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE),
+            pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE),
+        ],
         (),
         None,
         Code.UNSCHEDULABLE,
@@ -170,10 +178,10 @@ CASES = [
     pytest.param(
         FIT,
         ["node1"],
-        [mkpod("p", priority=HIGH, req=VERY_LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=VERY_LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=MID, req=MEDIUM, labels=FOO),
-            mkpod("p1.2", node="node1", priority=MID, req=MEDIUM, labels=FOO),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
         ],
         (pdb(FOO, allowed=1),),
         None,
@@ -185,10 +193,10 @@ CASES = [
     pytest.param(
         FIT,
         ["node1"],
-        [mkpod("p", priority=HIGH, req=VERY_LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=VERY_LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=MID, req=MEDIUM, labels=FOO),
-            mkpod("p1.2", node="node1", priority=MID, req=MEDIUM, labels=FOO),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
         ],
         (pdb(FOO, allowed=1, disrupted=["p2"]),),
         None,
@@ -201,10 +209,10 @@ CASES = [
     pytest.param(
         FIT,
         ["node1"],
-        [mkpod("p", priority=HIGH, req=VERY_LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=VERY_LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=MID, req=MEDIUM, labels=FOO),
-            mkpod("p1.2", node="node1", priority=MID, req=MEDIUM, labels=FOO),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
         ],
         (pdb(FOO, allowed=1, disrupted=["p1.2"]),),
         None,
@@ -217,11 +225,11 @@ CASES = [
     pytest.param(
         FIT,
         ["node1"],
-        [mkpod("p", priority=HIGH, req=VERY_LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=VERY_LARGE)],
         [
-            mkpod("p1.1", node="node1", priority=MID, req=MEDIUM, labels=FOO),
-            mkpod("p1.2", node="node1", priority=MID, req=MEDIUM, labels=FOO),
-            mkpod("p1.3", node="node1", priority=MID, req=MEDIUM, labels=FOO),
+            pod("p1.1", uid="p1.1", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
+            pod("p1.2", uid="p1.2", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
+            pod("p1.3", uid="p1.3", node_name="node1", priority=MID, requests=MEDIUM, labels=FOO),
         ],
         (pdb(FOO, allowed=1, disrupted=["p1.3"]),),
         None,
@@ -234,8 +242,8 @@ CASES = [
     pytest.param(
         FIT,
         [f"node{i}" for i in range(1, 6)],
-        [mkpod("p", priority=HIGH, req=LARGE)],
-        [mkpod(f"p{i}", node=f"node{i}", priority=MID, req=LARGE) for i in range(1, 6)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
+        [pod(f"p{i}", uid=f"p{i}", node_name=f"node{i}", priority=MID, requests=LARGE) for i in range(1, 6)],
         (),
         {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
         None,
@@ -247,13 +255,13 @@ CASES = [
     pytest.param(
         FIT,
         [f"node{i}" for i in range(1, 6)],
-        [mkpod("p", priority=HIGH, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
         [
-            mkpod("p1", node="node1", priority=MID, req=LARGE),
-            mkpod("p2", node="node2", priority=VERY_HIGH, req=LARGE),
-            mkpod("p3", node="node3", priority=MID, req=LARGE),
-            mkpod("p4", node="node4", priority=MID, req=LARGE),
-            mkpod("p5", node="node5", priority=VERY_HIGH, req=LARGE),
+            pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE),
+            pod("p2", uid="p2", node_name="node2", priority=VERY_HIGH, requests=LARGE),
+            pod("p3", uid="p3", node_name="node3", priority=MID, requests=LARGE),
+            pod("p4", uid="p4", node_name="node4", priority=MID, requests=LARGE),
+            pod("p5", uid="p5", node_name="node5", priority=VERY_HIGH, requests=LARGE),
         ],
         (),
         {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
@@ -266,8 +274,8 @@ CASES = [
     pytest.param(
         FIT,
         [f"node{i}" for i in range(1, 6)],
-        [mkpod(f"tp{i}", priority=HIGH, req=LARGE) for i in (1, 2, 3)],
-        [mkpod(f"p{i}", node=f"node{i}", priority=MID, req=LARGE) for i in range(1, 6)],
+        [pod(f"tp{i}", uid=f"tp{i}", priority=HIGH, requests=LARGE) for i in (1, 2, 3)],
+        [pod(f"p{i}", uid=f"p{i}", node_name=f"node{i}", priority=MID, requests=LARGE) for i in range(1, 6)],
         (),
         {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 1},
         None,
@@ -283,13 +291,13 @@ CASES = [
     pytest.param(
         FIT,
         [f"node{i}" for i in range(1, 6)],
-        [mkpod("p", priority=HIGH, req=LARGE)],
+        [pod("p", uid="p", priority=HIGH, requests=LARGE)],
         [
-            mkpod("p1", node="node1", priority=MID, req=LARGE, labels=FOO),
-            mkpod("p2", node="node2", priority=MID, req=LARGE, labels=FOO),
-            mkpod("p3", node="node3", priority=MID, req=LARGE),
-            mkpod("p4", node="node4", priority=MID, req=LARGE),
-            mkpod("p5", node="node5", priority=MID, req=LARGE, labels=FOO),
+            pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE, labels=FOO),
+            pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE, labels=FOO),
+            pod("p3", uid="p3", node_name="node3", priority=MID, requests=LARGE),
+            pod("p4", uid="p4", node_name="node4", priority=MID, requests=LARGE),
+            pod("p5", uid="p5", node_name="node5", priority=MID, requests=LARGE, labels=FOO),
         ],
         (pdb(FOO, allowed=0),),
         {"minCandidateNodesPercentage": 40, "minCandidateNodesAbsolute": 2},
@@ -317,7 +325,7 @@ def test_dry_run_preemption(
     expected: list[list[tuple[str, list[str], int]]],
     filter_calls: list[int],
 ) -> None:
-    nodes = [mknode(n, VERY_LARGE) for n in node_names]
+    nodes = [make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in node_names]
     env = make_env(nodes, init_pods, plugins=plugins, pdbs=pdbs, args=args)
     FakeFilter.codes = {n: fake_code for n in node_names} if fake_code is not None else {}
     FakeFilter.calls = 0
@@ -342,15 +350,15 @@ def test_dry_run_preemption(
 
 def test_candidates_without_pdb_violation_come_first() -> None:
     """DryRunPreemption returns non-violating candidates before violating ones."""
-    nodes = [mknode(n, VERY_LARGE) for n in ("node1", "node2")]
+    nodes = [make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in ("node1", "node2")]
     pods = [
-        mkpod("p1", node="node1", priority=MID, req=LARGE, labels=FOO),
-        mkpod("p2", node="node2", priority=MID, req=LARGE),
+        pod("p1", uid="p1", node_name="node1", priority=MID, requests=LARGE, labels=FOO),
+        pod("p2", uid="p2", node_name="node2", priority=MID, requests=LARGE),
     ]
     env = make_env(nodes, pods, pdbs=[pdb(FOO)])
-    pod = PodInfo(mkpod("p", priority=HIGH, req=LARGE))
-    state = env.pre_filtered_state(pod)
-    run = env.plugin.evaluator.dry_run_preemption(state, pod, env.sorted_nodes(), budgets([pdb(FOO)]), 0, 2, 0)
+    preemptor = pod_info("p", uid="p", priority=HIGH, requests=LARGE)
+    state = env.pre_filtered_state(preemptor)
+    run = env.plugin.evaluator.dry_run_preemption(state, preemptor, env.sorted_nodes(), budgets([pdb(FOO)]), 0, 2, 0)
     assert [(cand.name, cand.num_pdb_violations) for cand in run.candidates] == [("node2", 0), ("node1", 1)]
 
 
@@ -359,9 +367,23 @@ def test_candidates_without_pdb_violation_come_first() -> None:
     [
         pytest.param(
             [
-                mkpod("low", node="n", priority=LOW, req=SMALL, start=epoch(1)),
-                mkpod("mid-old", node="n", priority=MID, req=MEDIUM, start=epoch(1)),
-                mkpod("mid-new", node="n", priority=MID, req=MEDIUM, start=epoch(2)),
+                pod("low", uid="low", node_name="n", priority=LOW, requests=SMALL, status={"startTime": epoch(1)}),
+                pod(
+                    "mid-old",
+                    uid="mid-old",
+                    node_name="n",
+                    priority=MID,
+                    requests=MEDIUM,
+                    status={"startTime": epoch(1)},
+                ),
+                pod(
+                    "mid-new",
+                    uid="mid-new",
+                    node_name="n",
+                    priority=MID,
+                    requests=MEDIUM,
+                    status={"startTime": epoch(2)},
+                ),
             ],
             (),
             ["mid-new", "low"],
@@ -370,8 +392,8 @@ def test_candidates_without_pdb_violation_come_first() -> None:
         ),
         pytest.param(
             [
-                mkpod("guarded", node="n", priority=LOW, req=MEDIUM, labels=FOO),
-                mkpod("free", node="n", priority=MID, req=MEDIUM),
+                pod("guarded", uid="guarded", node_name="n", priority=LOW, requests=MEDIUM, labels=FOO),
+                pod("free", uid="free", node_name="n", priority=MID, requests=MEDIUM),
             ],
             (pdb(FOO),),
             ["free"],
@@ -380,8 +402,8 @@ def test_candidates_without_pdb_violation_come_first() -> None:
         ),
         pytest.param(
             [
-                mkpod("guarded", node="n", priority=LOW, req=LARGE, labels=FOO),
-                mkpod("free", node="n", priority=MID, req=LARGE),
+                pod("guarded", uid="guarded", node_name="n", priority=LOW, requests=LARGE, labels=FOO),
+                pod("free", uid="free", node_name="n", priority=MID, requests=LARGE),
             ],
             (pdb(FOO),),
             ["free", "guarded"],
@@ -394,8 +416,8 @@ def test_select_victims_on_node(
     pods: list[dict[str, Any]], pdbs: tuple[dict[str, Any], ...], want_victims: list[str], want_violations: int
 ) -> None:
     """Upstream SelectVictimsOnNode: node of 500m CPU, preemptor of 300m."""
-    env = make_env([mknode("n", VERY_LARGE)], pods, pdbs=pdbs)
-    pod = PodInfo(mkpod("p", priority=HIGH, req=LARGE))
+    env = make_env([make_node().name("n").capacity_only(VERY_LARGE, pods="32").obj()], pods, pdbs=pdbs)
+    pod = pod_info("p", uid="p", priority=HIGH, requests=LARGE)
     state = env.pre_filtered_state(pod)
     node = env.snapshot.get("n")
     assert node is not None

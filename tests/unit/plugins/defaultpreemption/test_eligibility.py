@@ -10,15 +10,8 @@ import pytest
 
 from scheduler_core.framework import Code, NodeToStatus, PodInfo, PostFilterResult, Status
 from scheduler_core.plugins.defaultpreemption.default_preemption import pod_terminating_by_preemption
-from tests.unit.plugins.defaultpreemption.harness import (
-    HIGH,
-    LOW,
-    ONE_POD,
-    make_env,
-    mknode,
-    mkpod,
-    run,
-)
+from tests.unit.plugins.defaultpreemption.harness import HIGH, LOW, ONE_POD, make_env, run
+from tests.wrappers import make_node, pod, pod_info
 
 PREEMPTED = [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]
 TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untolerated taint(s)")
@@ -28,15 +21,15 @@ TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untole
     ("pod", "pods", "nodes", "nominated_status", "expected"),
     [
         pytest.param(
-            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
-            [mkpod("p1", priority=LOW, node="node1", terminating=True)],
+            pod("p_with_nominated_node", uid="p_with_nominated_node", priority=HIGH, nominated_node_name="node1"),
+            [pod("p1", uid="p1", priority=LOW, node_name="node1", terminating=True)],
             ["node1"],
             TAINT_MISMATCH,
             True,
             id="TestPodEligibleToPreemptOthers/Pod with nominated node",
         ),
         pytest.param(
-            mkpod("p_without_nominated_node", priority=HIGH),
+            pod("p_without_nominated_node", uid="p_without_nominated_node", priority=HIGH),
             [],
             [],
             None,
@@ -44,7 +37,12 @@ TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untole
             id="TestPodEligibleToPreemptOthers/Pod without nominated node",
         ),
         pytest.param(
-            mkpod("p_with_preempt_never_policy", priority=HIGH, preemptionPolicy="Never"),
+            pod(
+                "p_with_preempt_never_policy",
+                uid="p_with_preempt_never_policy",
+                priority=HIGH,
+                preemptionPolicy="Never",
+            ),
             [],
             [],
             None,
@@ -52,8 +50,8 @@ TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untole
             id="TestPodEligibleToPreemptOthers/Pod with 'PreemptNever' preemption policy",
         ),
         pytest.param(
-            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
-            [mkpod("p1", priority=LOW, node="node1", terminating=True, conditions=PREEMPTED)],
+            pod("p_with_nominated_node", uid="p_with_nominated_node", priority=HIGH, nominated_node_name="node1"),
+            [pod("p1", uid="p1", priority=LOW, node_name="node1", terminating=True, status={"conditions": PREEMPTED})],
             ["node1"],
             None,
             False,
@@ -61,8 +59,8 @@ TAINT_MISMATCH = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) had untole
             " as indicated by the dedicated DisruptionTarget condition",
         ),
         pytest.param(
-            mkpod("p_with_nominated_node", priority=HIGH, nominated="node1"),
-            [mkpod("p1", priority=LOW, node="node1", terminating=True)],
+            pod("p_with_nominated_node", uid="p_with_nominated_node", priority=HIGH, nominated_node_name="node1"),
+            [pod("p1", uid="p1", priority=LOW, node_name="node1", terminating=True)],
             ["node1"],
             None,
             True,
@@ -77,7 +75,7 @@ def test_pod_eligible_to_preempt_others(
     nominated_status: Status | None,
     expected: bool,
 ) -> None:
-    env = make_env([mknode(n) for n in nodes], pods)
+    env = make_env([make_node().name(n).capacity_only(pods="32").obj() for n in nodes], pods)
     eligible, _ = env.plugin.pod_eligible_to_preempt_others(PodInfo(pod), nominated_status)
     assert eligible is expected
 
@@ -92,7 +90,7 @@ def test_pod_eligible_to_preempt_others(
     ],
 )
 def test_pod_terminating_by_preemption(conditions: list[dict[str, str]], terminating: bool, expected: bool) -> None:
-    pod = PodInfo(mkpod("v", node="n", terminating=terminating, conditions=conditions))
+    pod = pod_info("v", uid="v", node_name="n", terminating=terminating, status={"conditions": conditions})
     assert pod_terminating_by_preemption(pod) is expected
 
 
@@ -108,7 +106,7 @@ def test_pod_terminating_by_preemption(conditions: list[dict[str, str]], termina
     ],
 )
 def test_calculate_num_candidates(args: dict[str, Any], num_nodes: int, expected: int) -> None:
-    env = make_env([mknode("n")], args=args)
+    env = make_env([make_node().name("n").capacity_only(pods="32").obj()], args=args)
     assert env.plugin.calculate_num_candidates(num_nodes) == expected
 
 
@@ -120,13 +118,16 @@ def test_calculate_num_candidates(args: dict[str, Any], num_nodes: int, expected
     ],
 )
 def test_tenant_victims(tenant: str | None, want_node: str, want_victims: list[str]) -> None:
-    nodes = [mknode("node1", ONE_POD), mknode("node2", ONE_POD)]
+    nodes = [
+        make_node().name("node1").capacity_only(ONE_POD, pods="32").obj(),
+        make_node().name("node2").capacity_only(ONE_POD, pods="32").obj(),
+    ]
     pods = [
-        mkpod("other", node="node1", priority=LOW, namespace="team-b"),
-        mkpod("mine", node="node2", priority=LOW + 10, namespace="team-a"),
+        pod("other", "team-b", uid="other", node_name="node1", priority=LOW),
+        pod("mine", "team-a", uid="mine", node_name="node2", priority=LOW + 10),
     ]
     env = make_env(nodes, pods, tenant=tenant)
-    preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+    preemptor = pod_info("p", "team-a", uid="p", priority=HIGH)
     statuses = {"node1": Status(Code.UNSCHEDULABLE), "node2": Status(Code.UNSCHEDULABLE)}
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
@@ -140,9 +141,11 @@ def test_tenant_victims(tenant: str | None, want_node: str, want_victims: list[s
 
 def test_tenant_profile_without_own_victims() -> None:
     env = make_env(
-        [mknode("node1", ONE_POD)], [mkpod("other", node="node1", priority=LOW, namespace="team-b")], tenant="team-a"
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()],
+        [pod("other", "team-b", uid="other", node_name="node1", priority=LOW)],
+        tenant="team-a",
     )
-    preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+    preemptor = pod_info("p", "team-a", uid="p", priority=HIGH)
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
         return env.plugin.post_filter(
@@ -159,19 +162,23 @@ def test_tenant_profile_without_own_victims() -> None:
 @pytest.mark.parametrize(
     ("victim", "expected"),
     [
-        pytest.param(mkpod("v", priority=LOW, node="node1"), False, id="asked to go, the view shows it running"),
+        pytest.param(
+            pod("v", uid="v", priority=LOW, node_name="node1"), False, id="asked to go, the view shows it running"
+        ),
         # Once the view shows it terminating its own fields speak: this one lacks the condition.
         pytest.param(
-            mkpod("v", priority=LOW, node="node1", terminating=True), True, id="the view shows it terminating"
+            pod("v", uid="v", priority=LOW, node_name="node1", terminating=True),
+            True,
+            id="the view shows it terminating",
         ),
-        pytest.param(mkpod("v", priority=HIGH, node="node1"), True, id="not of lower priority"),
+        pytest.param(pod("v", uid="v", priority=HIGH, node_name="node1"), True, id="not of lower priority"),
     ],
 )
 def test_a_victim_asked_to_go_counts_as_terminating_by_preemption(victim: dict[str, Any], expected: bool) -> None:
     """Its deletion asked for by the executor, before the watch brings it (executor.Deleting)."""
-    env = make_env([mknode("node1")], [victim])
+    env = make_env([make_node().name("node1").capacity_only(pods="32").obj()], [victim])
     env.plugin.executor.deleting.add(PodInfo(victim))
-    pod = PodInfo(mkpod("p", priority=HIGH, nominated="node1"))
+    pod = pod_info("p", uid="p", priority=HIGH, nominated_node_name="node1")
     assert env.plugin.pod_eligible_to_preempt_others(pod, None) == (
         (True, "") if expected else (False, "not eligible due to a terminating pod on the nominated node.")
     )

@@ -14,16 +14,8 @@ from scheduler_core.framework import Code, PodInfo, PodUID, Status
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.plugins.defaultpreemption.executor import _PendingVictim
 from scheduler_core.runtime.waiting_pods import WaitingPodImpl
-from tests.unit.plugins.defaultpreemption.harness import (
-    HIGH,
-    LOW,
-    MID,
-    RecordingAPI,
-    make_env,
-    mknode,
-    mkpod,
-    run,
-)
+from tests.unit.plugins.defaultpreemption.harness import HIGH, LOW, MID, RecordingAPI, make_env, run
+from tests.wrappers import make_node, pod, pod_info
 
 REASON = "crd-scheduler: preempting to accommodate a higher priority pod"
 
@@ -47,13 +39,16 @@ REASON = "crd-scheduler: preempting to accommodate a higher priority pod"
         ),
         pytest.param(
             {"preemptor": _PendingVictim(PodUID("victim1"), "node")},
-            [mkpod("victim1", node="node"), mkpod("victim2", node="node")],
+            [pod("victim1", uid="victim1", node_name="node"), pod("victim2", uid="victim2", node_name="node")],
             True,
             id="TestIsPodRunningPreemption/preemptor in preemptingSet, victim in lastVictimSet and in PodLister",
         ),
         pytest.param(
             {"preemptor": _PendingVictim(PodUID("victim-deleted"), "node")},
-            [mkpod("victim1", node="node"), mkpod("victim-deleted", node="node", terminating=True)],
+            [
+                pod("victim1", uid="victim1", node_name="node"),
+                pod("victim-deleted", uid="victim-deleted", node_name="node", terminating=True),
+            ],
             False,
             id="TestIsPodRunningPreemption/preemptor in preemptingSet,"
             " victim in lastVictimSet and in PodLister with deletion timestamp",
@@ -69,10 +64,10 @@ REASON = "crd-scheduler: preempting to accommodate a higher priority pod"
 def test_is_running_preemption(
     preempting: dict[str, _PendingVictim | None], victims_on_node: list[dict[str, Any]], expected: bool
 ) -> None:
-    env = make_env([mknode("node")], victims_on_node)
+    env = make_env([make_node().name("node").capacity_only(pods="32").obj()], victims_on_node)
     env.plugin.executor._preempting = {PodUID(k): v for k, v in preempting.items()}
     assert env.plugin.executor.is_running_preemption(PodUID("preemptor")) is expected
-    status = env.plugin.pre_enqueue(PodInfo(mkpod("preemptor")))
+    status = env.plugin.pre_enqueue(pod_info("preemptor", uid="preemptor"))
     if expected:
         assert status == Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for the preemption for this pod to be finished"
@@ -84,10 +79,10 @@ def test_is_running_preemption(
 def test_pre_enqueue_holds_the_preemptor_until_its_last_victim_is_preempted() -> None:
     """TestPreEnqueue: the preemptor is held while its victims are evicted; another pod is not."""
     api = RecordingAPI(gate=asyncio.Event())
-    pods = [mkpod("v1", node="n", priority=LOW), mkpod("v2", node="n", priority=LOW)]
-    env = make_env([mknode("n")], pods, api=api)
-    preemptor = PodInfo(mkpod("p", priority=HIGH))
-    other = PodInfo(mkpod("q", priority=HIGH))
+    pods = [pod("v1", uid="v1", node_name="n", priority=LOW), pod("v2", uid="v2", node_name="n", priority=LOW)]
+    env = make_env([make_node().name("n").capacity_only(pods="32").obj()], pods, api=api)
+    preemptor = pod_info("p", uid="p", priority=HIGH)
+    other = pod_info("q", uid="q", priority=HIGH)
     victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
 
     async def scenario() -> list[bool]:
@@ -108,15 +103,18 @@ def test_prepare_candidate() -> None:
     """Victims are deleted (one already terminating is not), a victim waiting at Permit is
     rejected instead, and lower-priority pods nominated to the node lose their nomination."""
     pods = [
-        mkpod("victim", node="n", priority=LOW),
-        mkpod("terminating", node="n", priority=LOW, terminating=True),
-        mkpod("waiting", node="n", priority=LOW),
+        pod("victim", uid="victim", node_name="n", priority=LOW),
+        pod("terminating", uid="terminating", node_name="n", priority=LOW, terminating=True),
+        pod("waiting", uid="waiting", node_name="n", priority=LOW),
     ]
-    env = make_env([mknode("n"), mknode("m")], pods)
-    preemptor = PodInfo(mkpod("p", priority=HIGH))
-    low_nominated = PodInfo(mkpod("low-nominated", priority=MID))
-    high_nominated = PodInfo(mkpod("high-nominated", priority=HIGH))
-    elsewhere = PodInfo(mkpod("elsewhere", priority=LOW))
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj(), make_node().name("m").capacity_only(pods="32").obj()],
+        pods,
+    )
+    preemptor = pod_info("p", uid="p", priority=HIGH)
+    low_nominated = pod_info("low-nominated", uid="low-nominated", priority=MID)
+    high_nominated = pod_info("high-nominated", uid="high-nominated", priority=HIGH)
+    elsewhere = pod_info("elsewhere", uid="elsewhere", priority=LOW)
     env.nominator.add_nominated_pod(low_nominated, "n")
     env.nominator.add_nominated_pod(high_nominated, "n")
     env.nominator.add_nominated_pod(elsewhere, "m")
@@ -139,11 +137,14 @@ def test_prepare_candidate() -> None:
 
 def test_nothing_to_preempt_when_every_victim_terminates() -> None:
     """prepareCandidateAsync returns at once: no task, nominations untouched."""
-    env = make_env([mknode("n")], [mkpod("t", node="n", priority=LOW, terminating=True)])
-    env.nominator.add_nominated_pod(PodInfo(mkpod("low", priority=LOW)), "n")
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()],
+        [pod("t", uid="t", node_name="n", priority=LOW, terminating=True)],
+    )
+    env.nominator.add_nominated_pod(pod_info("low", uid="low", priority=LOW), "n")
 
     async def scenario() -> None:
-        env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), PodInfo(mkpod("p", priority=HIGH)))  # type: ignore[union-attr]
+        env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), pod_info("p", uid="p", priority=HIGH))  # type: ignore[union-attr]
         assert not env.plugin.executor.tasks
         assert not env.plugin.executor.is_running_preemption(PodUID("p"))
 
@@ -166,13 +167,13 @@ def test_nothing_to_preempt_when_every_victim_terminates() -> None:
 def test_outcome_of_the_evictions(fail: set[str], deleted: list[str], activated: list[str]) -> None:
     api = RecordingAPI(fail=fail)
     pods = [
-        mkpod("v1", node="n", priority=LOW),
-        mkpod("v2", node="n", priority=LOW),
-        mkpod("v3", node="n", priority=LOW),
+        pod("v1", uid="v1", node_name="n", priority=LOW),
+        pod("v2", uid="v2", node_name="n", priority=LOW),
+        pod("v3", uid="v3", node_name="n", priority=LOW),
     ]
-    env = make_env([mknode("n")], pods, api=api)
+    env = make_env([make_node().name("n").capacity_only(pods="32").obj()], pods, api=api)
     victims = sorted(env.snapshot.get("n").pods, key=lambda v: v.name)  # type: ignore[union-attr]
-    preemptor = PodInfo(mkpod("p", priority=HIGH))
+    preemptor = pod_info("p", uid="p", priority=HIGH)
 
     async def scenario() -> None:
         env.plugin.executor.actuate("n", victims, preemptor)
@@ -185,12 +186,16 @@ def test_outcome_of_the_evictions(fail: set[str], deleted: list[str], activated:
 
 
 def test_tenant_profile_clears_only_its_own_nominations() -> None:
-    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW, namespace="team-a")], tenant="team-a")
-    env.nominator.add_nominated_pod(PodInfo(mkpod("mine", priority=LOW, namespace="team-a")), "n")
-    env.nominator.add_nominated_pod(PodInfo(mkpod("theirs", priority=LOW, namespace="team-b")), "n")
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()],
+        [pod("v", "team-a", uid="v", node_name="n", priority=LOW)],
+        tenant="team-a",
+    )
+    env.nominator.add_nominated_pod(pod_info("mine", "team-a", uid="mine", priority=LOW), "n")
+    env.nominator.add_nominated_pod(pod_info("theirs", "team-b", uid="theirs", priority=LOW), "n")
 
     async def scenario() -> None:
-        preemptor = PodInfo(mkpod("p", priority=HIGH, namespace="team-a"))
+        preemptor = pod_info("p", "team-a", uid="p", priority=HIGH)
         env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), preemptor)  # type: ignore[union-attr]
         await env.plugin.executor.wait()
 
@@ -199,8 +204,10 @@ def test_tenant_profile_clears_only_its_own_nominations() -> None:
 
 
 def test_actuation_needs_an_event_loop() -> None:
-    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)])
-    status = env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), PodInfo(mkpod("p", priority=HIGH)))  # type: ignore[union-attr]
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()], [pod("v", uid="v", node_name="n", priority=LOW)]
+    )
+    status = env.plugin.executor.actuate("n", list(env.snapshot.get("n").pods), pod_info("p", uid="p", priority=HIGH))  # type: ignore[union-attr]
     assert status is not None and status.code is Code.ERROR
 
 
@@ -208,13 +215,16 @@ def test_a_victim_asked_to_go_is_not_asked_again_until_the_view_shows_it_gone() 
     """The watch may bring a deletion after the API answered it, and the preemptor (activated
     when its preemption ends) or another one may pick the victim again meanwhile: it is skipped
     as if it had its deletionTimestamp, until the scheduler's view shows it gone."""
-    env = make_env([mknode("n")], [mkpod("v1", node="n", priority=LOW), mkpod("v2", node="n", priority=LOW)])
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()],
+        [pod("v1", uid="v1", node_name="n", priority=LOW), pod("v2", uid="v2", node_name="n", priority=LOW)],
+    )
     node = env.snapshot.get("n")
     assert node is not None
     v1, v2 = sorted(node.pods, key=lambda v: v.name)
 
     async def preempt(preemptor: str, victims: list[PodInfo]) -> None:
-        assert env.plugin.executor.actuate("n", victims, PodInfo(mkpod(preemptor, priority=HIGH))) is None
+        assert env.plugin.executor.actuate("n", victims, pod_info(preemptor, uid=preemptor, priority=HIGH)) is None
         await env.plugin.executor.wait()
 
     run(preempt("p", [v1]))
@@ -225,18 +235,22 @@ def test_a_victim_asked_to_go_is_not_asked_again_until_the_view_shows_it_gone() 
 
     node.remove_pod(v1)  # the watch brought v1's deletion; v2 shows terminating
     node.remove_pod(v2)
-    node.add_pod(PodInfo(mkpod("v2", node="n", priority=LOW, terminating=True)))
+    node.add_pod(pod_info("v2", uid="v2", node_name="n", priority=LOW, terminating=True))
     run(preempt("r", []))  # any actuation lets go of what the view shows
     assert not env.plugin.executor.deleting.asked(v1) and not env.plugin.executor.deleting.asked(v2)
 
 
 def test_a_victim_whose_deletion_failed_may_be_asked_again() -> None:
     api = RecordingAPI(fail={"v"})
-    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)], api=api)
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()],
+        [pod("v", uid="v", node_name="n", priority=LOW)],
+        api=api,
+    )
     victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
 
     async def preempt() -> None:
-        env.plugin.executor.actuate("n", victims, PodInfo(mkpod("p", priority=HIGH)))
+        env.plugin.executor.actuate("n", victims, pod_info("p", uid="p", priority=HIGH))
         await env.plugin.executor.wait()
 
     run(preempt())
@@ -254,11 +268,15 @@ class _RaisingAPI(RecordingAPI):
 def test_a_victim_whose_deletion_raised_is_not_left_asked() -> None:
     """Were it left in the record, no later preemption would ask it again, and its preemptor
     would not be eligible while the victim runs on the nominated node."""
-    env = make_env([mknode("n")], [mkpod("v", node="n", priority=LOW)], api=_RaisingAPI())
+    env = make_env(
+        [make_node().name("n").capacity_only(pods="32").obj()],
+        [pod("v", uid="v", node_name="n", priority=LOW)],
+        api=_RaisingAPI(),
+    )
     victims = list(env.snapshot.get("n").pods)  # type: ignore[union-attr]
 
     async def preempt() -> None:
-        env.plugin.executor.actuate("n", victims, PodInfo(mkpod("p", priority=HIGH)))
+        env.plugin.executor.actuate("n", victims, pod_info("p", uid="p", priority=HIGH))
         with contextlib.suppress(RuntimeError):
             await env.plugin.executor.wait()
 

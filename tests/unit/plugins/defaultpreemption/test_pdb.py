@@ -8,15 +8,11 @@ from typing import Any
 
 import pytest
 
-from scheduler_core.framework import PodInfo
 from scheduler_core.plugins.defaultpreemption.pdb import budgets, filter_pods_with_pdb_violation, parse_selector
-from tests.unit.plugins.defaultpreemption.harness import mkpod, pdb
+from tests.unit.plugins.defaultpreemption.harness import pdb
+from tests.wrappers import pod_info
 
 FOO = {"app": "foo"}
-
-
-def pods(*spec: tuple[str, dict[str, str] | None]) -> list[PodInfo]:
-    return [PodInfo(mkpod(name, node="n", labels=labels)) for name, labels in spec]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +116,9 @@ def test_filter_pods_with_pdb_violation(
     violating: list[str],
     non_violating: list[str],
 ) -> None:
-    got_violating, got_non_violating = filter_pods_with_pdb_violation(pods(*victims), budgets(pdbs))
+    got_violating, got_non_violating = filter_pods_with_pdb_violation(
+        [pod_info(name, uid=name, node_name="n", labels=labels) for name, labels in victims], budgets(pdbs)
+    )
     assert [p.name for p in got_violating] == violating
     assert [p.name for p in got_non_violating] == non_violating
 

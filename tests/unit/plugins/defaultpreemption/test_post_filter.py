@@ -22,11 +22,10 @@ from tests.unit.plugins.defaultpreemption.harness import (
     VERY_LARGE,
     ErrorExtensionPlugin,
     make_env,
-    mknode,
-    mkpod,
     pdb,
     run,
 )
+from tests.wrappers import make_node, pod, pod_info
 
 U = Status(Code.UNSCHEDULABLE)
 UU = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -36,9 +35,9 @@ NON_VIOLATING = {"test.kubernetes.io/is-violating-pdb": "non-violating"}
 
 POST_FILTER_CASES = [
     pytest.param(
-        mkpod("p", priority=HIGH),
-        [mkpod("p1", node="node1")],
-        [mknode("node1", ONE_POD)],
+        pod("p", uid="p", priority=HIGH),
+        [pod("p1", uid="p1", node_name="node1")],
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()],
         {"node1": U},
         (),
         "node1",
@@ -46,9 +45,9 @@ POST_FILTER_CASES = [
         id="TestPostFilter/pod with higher priority can be made schedulable",
     ),
     pytest.param(
-        mkpod("p"),
-        [mkpod("p1", node="node1")],
-        [mknode("node1", ONE_POD)],
+        pod("p", uid="p"),
+        [pod("p1", uid="p1", node_name="node1")],
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()],
         {"node1": U},
         (),
         "",
@@ -56,9 +55,9 @@ POST_FILTER_CASES = [
         id="TestPostFilter/pod with tied priority is still unschedulable",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH),
-        [mkpod("p1", node="node1")],
-        [mknode("node1", ONE_POD)],
+        pod("p", uid="p", priority=HIGH),
+        [pod("p1", uid="p1", node_name="node1")],
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()],
         {"node1": UU},
         (),
         "",
@@ -66,9 +65,9 @@ POST_FILTER_CASES = [
         id="TestPostFilter/preemption should respect filteredNodesStatuses",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH),
-        [mkpod("p1", node="node1")],
-        [mknode("node1", ONE_POD)],
+        pod("p", uid="p", priority=HIGH),
+        [pod("p1", uid="p1", node_name="node1")],
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()],
         {},
         (),
         "",
@@ -77,9 +76,12 @@ POST_FILTER_CASES = [
         "UnschedulableAndUnresolvable",
     ),
     pytest.param(
-        mkpod("p", priority=MID),
-        [mkpod("p1", node="node1", priority=HIGH), mkpod("p2", node="node2", priority=LOW)],
-        [mknode("node1", ONE_POD), mknode("node2", ONE_POD)],
+        pod("p", uid="p", priority=MID),
+        [pod("p1", uid="p1", node_name="node1", priority=HIGH), pod("p2", uid="p2", node_name="node2", priority=LOW)],
+        [
+            make_node().name("node1").capacity_only(ONE_POD, pods="32").obj(),
+            make_node().name("node2").capacity_only(ONE_POD, pods="32").obj(),
+        ],
         {"node1": U, "node2": U},
         (),
         "node2",
@@ -87,13 +89,16 @@ POST_FILTER_CASES = [
         id="TestPostFilter/pod can be made schedulable on one node",
     ),
     pytest.param(
-        mkpod("p", priority=VERY_HIGH),
+        pod("p", uid="p", priority=VERY_HIGH),
         [
-            mkpod("p1", node="node1", priority=HIGH, labels=NON_VIOLATING),
-            mkpod("p2", node="node1", priority=LOW, labels=VIOLATING),
-            mkpod("p3", node="node2", priority=MID, labels=VIOLATING),
+            pod("p1", uid="p1", node_name="node1", priority=HIGH, labels=NON_VIOLATING),
+            pod("p2", uid="p2", node_name="node1", priority=LOW, labels=VIOLATING),
+            pod("p3", uid="p3", node_name="node2", priority=MID, labels=VIOLATING),
         ],
-        [mknode("node1", ONE_POD), mknode("node2", ONE_POD)],
+        [
+            make_node().name("node1").capacity_only(ONE_POD, pods="32").obj(),
+            make_node().name("node2").capacity_only(ONE_POD, pods="32").obj(),
+        ],
         {"node1": U, "node2": U},
         (pdb(VIOLATING, name="violating-pdb"), pdb(NON_VIOLATING, allowed=2**31 - 1, name="non-violating-pdb")),
         "node2",
@@ -101,9 +106,12 @@ POST_FILTER_CASES = [
         id="TestPostFilter/pod can be made schedulable on minHighestPriority node",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH, req=LARGE),
-        [mkpod("p1", node="node1"), mkpod("p2", node="node2")],
-        [mknode("node1", NODE_RES), mknode("node2", NODE_RES)],
+        pod("p", uid="p", priority=HIGH, requests=LARGE),
+        [pod("p1", uid="p1", node_name="node1"), pod("p2", uid="p2", node_name="node2")],
+        [
+            make_node().name("node1").capacity_only(NODE_RES, pods="32").obj(),
+            make_node().name("node2").capacity_only(NODE_RES, pods="32").obj(),
+        ],
         {"node1": U, "node2": U},
         (),
         "",
@@ -111,9 +119,17 @@ POST_FILTER_CASES = [
         id="TestPostFilter/no candidate nodes found, no enough resource after removing low priority pods",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH, req=LARGE),
-        [mkpod("p1", node="node1", priority=HIGH), mkpod("p2", node="node2"), mkpod("p3", node="node3", priority=HIGH)],
-        [mknode("node1", ONE_POD), mknode("node2", NODE_RES), mknode("node3", ONE_POD)],
+        pod("p", uid="p", priority=HIGH, requests=LARGE),
+        [
+            pod("p1", uid="p1", node_name="node1", priority=HIGH),
+            pod("p2", uid="p2", node_name="node2"),
+            pod("p3", uid="p3", node_name="node3", priority=HIGH),
+        ],
+        [
+            make_node().name("node1").capacity_only(ONE_POD, pods="32").obj(),
+            make_node().name("node2").capacity_only(NODE_RES, pods="32").obj(),
+            make_node().name("node3").capacity_only(ONE_POD, pods="32").obj(),
+        ],
         {"node1": U, "node2": U, "node3": U},
         (),
         "",
@@ -122,9 +138,9 @@ POST_FILTER_CASES = [
         "CPU resource",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH, req=LARGE),
-        [mkpod("p1", node="node1"), mkpod("p2", node="node2")],
-        [mknode(f"node{i}", NODE_RES) for i in (1, 2, 3, 4)],
+        pod("p", uid="p", priority=HIGH, requests=LARGE),
+        [pod("p1", uid="p1", node_name="node1"), pod("p2", uid="p2", node_name="node2")],
+        [make_node().name(f"node{i}").capacity_only(NODE_RES, pods="32").obj() for i in (1, 2, 3, 4)],
         {"node1": U, "node2": U, "node4": UU},
         (),
         "",
@@ -133,9 +149,12 @@ POST_FILTER_CASES = [
         "and 2 nodes don't have enough CPU resource",
     ),
     pytest.param(
-        mkpod("p", priority=HIGH, req=LARGE),
-        [mkpod("p1", node="node1"), mkpod("p2", node="node2", req=MEDIUM)],
-        [mknode("node1", LARGE, labels={"error": "true"}), mknode("node2", LARGE)],
+        pod("p", uid="p", priority=HIGH, requests=LARGE),
+        [pod("p1", uid="p1", node_name="node1"), pod("p2", uid="p2", node_name="node2", requests=MEDIUM)],
+        [
+            make_node().name("node1").capacity_only(LARGE, pods="32").labels({"error": "true"}).obj(),
+            make_node().name("node2").capacity_only(LARGE, pods="32").obj(),
+        ],
         {"node1": U, "node2": U},
         (),
         "node2",
@@ -179,11 +198,11 @@ def test_post_filter_error_from_a_pre_filter_extension() -> None:
     preemption with an Error status (upstream message: ``preemption: running RemovePod on
     PreFilter plugin "test-plugin": failed to remove pod: p``, the name quoted as Go's ``%q``)."""
     env = make_env(
-        [mknode("node1", LARGE, labels={"error": "true"})],
-        [mkpod("p1", node="node1")],
+        [make_node().name("node1").capacity_only(LARGE, pods="32").labels({"error": "true"}).obj()],
+        [pod("p1", uid="p1", node_name="node1")],
         plugins=(NodeResourcesFit, ErrorExtensionPlugin),
     )
-    preemptor = PodInfo(mkpod("p", priority=HIGH, req=LARGE))
+    preemptor = pod_info("p", uid="p", priority=HIGH, requests=LARGE)
 
     async def attempt() -> tuple[PostFilterResult | None, Status | None]:
         return env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus({"node1": U}))
@@ -206,8 +225,10 @@ def test_post_filter_error_from_a_pre_filter_extension() -> None:
 def test_absent_nodes_take_the_absent_status(absent: Status, want_node: str) -> None:
     """Upstream ``NodesForStatusCode``: when PreFilter rejected every node as Unschedulable, the
     scheduler passes no per-node status and all nodes may be freed."""
-    env = make_env([mknode("node1", ONE_POD)], [mkpod("p1", node="node1")])
-    preemptor = PodInfo(mkpod("p", priority=HIGH))
+    env = make_env(
+        [make_node().name("node1").capacity_only(ONE_POD, pods="32").obj()], [pod("p1", uid="p1", node_name="node1")]
+    )
+    preemptor = pod_info("p", uid="p", priority=HIGH)
 
     async def attempt() -> PostFilterResult | None:
         result, _ = env.plugin.post_filter(env.pre_filtered_state(preemptor), preemptor, NodeToStatus({}, absent))
@@ -218,10 +239,10 @@ def test_absent_nodes_take_the_absent_status(absent: Status, want_node: str) -> 
 
 
 PREEMPT_PODS = [
-    mkpod("p1.1", node="node1", priority=LOW, req=SMALL),
-    mkpod("p1.2", node="node1", priority=LOW, req=SMALL),
-    mkpod("p2.1", node="node2", priority=HIGH, req=LARGE),
-    mkpod("p3.1", node="node3", priority=MID, req=MEDIUM),
+    pod("p1.1", uid="p1.1", node_name="node1", priority=LOW, requests=SMALL),
+    pod("p1.2", uid="p1.2", node_name="node1", priority=LOW, requests=SMALL),
+    pod("p2.1", uid="p2.1", node_name="node2", priority=HIGH, requests=LARGE),
+    pod("p3.1", uid="p3.1", node_name="node3", priority=MID, requests=MEDIUM),
 ]
 
 
@@ -234,10 +255,10 @@ PREEMPT_PODS = [
     ],
 )
 def test_preempt(policy: str | None, want_node: str | None, want_victims: list[str]) -> None:
-    nodes = [mknode(n, VERY_LARGE) for n in ("node1", "node2", "node3")]
+    nodes = [make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in ("node1", "node2", "node3")]
     env = make_env(nodes, PREEMPT_PODS)
     extra: dict[str, Any] = {"preemptionPolicy": policy} if policy else {}
-    raw = mkpod("p", priority=HIGH, req=VERY_LARGE, **extra)
+    raw = pod("p", uid="p", priority=HIGH, requests=VERY_LARGE, **extra)
     preemptor = PodInfo(raw)
     statuses = {n: U for n in ("node1", "node2", "node3")}
 

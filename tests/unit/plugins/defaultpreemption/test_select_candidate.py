@@ -26,28 +26,27 @@ from tests.unit.plugins.defaultpreemption.harness import (
     VERY_LARGE,
     epoch,
     make_env,
-    mknode,
-    mkpod,
 )
+from tests.wrappers import make_node, pod, pod_info
 
 E = epoch(0)
 
 
 def p(name: str, node: str, priority: int, req: dict[str, str], start: str = E) -> dict[str, Any]:
-    return mkpod(name, node=node, priority=priority, req=req, start=start)
+    return pod(name, uid=name, node_name=node, priority=priority, requests=req, status={"startTime": start})
 
 
 SELECT_BEST_CASES = [
     pytest.param(
         ["node1", "node2"],
-        mkpod("p", priority=HIGH, req=LARGE),
+        pod("p", uid="p", priority=HIGH, requests=LARGE),
         [p("p1", "node1", MID, LARGE), p("p2", "node2", MID, LARGE)],
         {"node1", "node2"},
         id="TestSelectBestCandidate/a pod that fits on both nodes when lower priority pods are preempted",
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, MEDIUM),
             p("p1.2", "node1", MID, LARGE),
@@ -61,7 +60,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, MEDIUM),
             p("p1.2", "node1", MID, LARGE),
@@ -75,7 +74,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, SMALL),
             p("p1.2", "node1", NEG, SMALL),
@@ -92,7 +91,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, SMALL),
             p("p1.2", "node1", NEG, SMALL),
@@ -108,7 +107,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3", "node4"],
-        mkpod("p", priority=VERY_HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=VERY_HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, SMALL),
             p("p1.2", "node1", LOW, SMALL),
@@ -128,7 +127,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, MEDIUM, epoch(2)),
             p("p1.2", "node1", MID, MEDIUM, epoch(2)),
@@ -142,7 +141,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", MID, MEDIUM, epoch(4)),
             p("p1.2", "node1", MID, MEDIUM, epoch(2)),
@@ -156,7 +155,7 @@ SELECT_BEST_CASES = [
     ),
     pytest.param(
         ["node1", "node2", "node3"],
-        mkpod("p", priority=HIGH, req=VERY_LARGE),
+        pod("p", uid="p", priority=HIGH, requests=VERY_LARGE),
         [
             p("p1.1", "node1", LOW, MEDIUM, epoch(4)),
             p("p1.2", "node1", MID, MEDIUM, epoch(2)),
@@ -175,7 +174,7 @@ SELECT_BEST_CASES = [
 def test_select_best_candidate(
     node_names: list[str], pod: dict[str, Any], pods: list[dict[str, Any]], expected: set[str]
 ) -> None:
-    env = make_env([mknode(n, VERY_LARGE) for n in node_names], pods)
+    env = make_env([make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in node_names], pods)
     env.plugin.offset_rand = lambda n: 0
     preemptor = PodInfo(pod)
     state = env.pre_filtered_state(preemptor)
@@ -187,7 +186,10 @@ def test_select_best_candidate(
 
 
 def victims(*spec: tuple[str, int, str | None]) -> list[PodInfo]:
-    return [PodInfo(mkpod(name, node="n", priority=prio, start=start)) for name, prio, start in spec]
+    return [
+        pod_info(name, uid=name, node_name="n", priority=prio, status={"startTime": start})
+        for name, prio, start in spec
+    ]
 
 
 NOW = 10**18  # "now" in Unix nanoseconds: later than every start time below
@@ -277,4 +279,4 @@ def test_earliest_start_time_of_highest_priority() -> None:
     ],
 )
 def test_pod_start_time(start: str | None, want: int) -> None:
-    assert pod_start_time(PodInfo(mkpod("x", start=start)), NOW) == want
+    assert pod_start_time(pod_info("x", uid="x", status={"startTime": start}), NOW) == want

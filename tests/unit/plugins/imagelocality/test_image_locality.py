@@ -16,7 +16,7 @@ from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, SnapshotLister
 from scheduler_core.plugins.imagelocality import ImageLocality
 from scheduler_core.plugins.imagelocality.image_locality import MB, calculate_priority, normalized_image_name
-from tests.builders import node, pod
+from tests.wrappers import make_pod, node
 
 Image = dict[str, Any]
 
@@ -47,19 +47,6 @@ def image_cluster(node_images: Iterable[tuple[str, list[Image]]]) -> tuple[list[
     return infos, Snapshot(infos)
 
 
-def image_pod(*images: str, init: Iterable[str] = (), volumes: Iterable[str] = ()) -> PodInfo:
-    extra: dict[str, Any] = {}
-    if volumes:
-        extra["volumes"] = [{"name": f"v{i}", "image": {"reference": ref}} for i, ref in enumerate(volumes)]
-    return PodInfo(
-        pod(
-            containers=[{"name": f"c{i}", "image": img} for i, img in enumerate(images)],
-            init_containers=[{"name": f"i{i}", "image": img} for i, img in enumerate(init)],
-            **extra,
-        )
-    )
-
-
 NODE_40_300_2000 = [
     image(40, "gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"),
     image(300, "gcr.io/300:latest", "gcr.io/300:v1"),
@@ -76,49 +63,52 @@ NODE_20_30_40 = [image(20, "gcr.io/20:latest"), image(30, "gcr.io/30:latest"), i
     ("the_pod", "node_images", "expected"),
     [
         pytest.param(
-            image_pod("gcr.io/40", "gcr.io/250"),
+            make_pod().container(image="gcr.io/40").container(image="gcr.io/250").info(),
             [("node1", NODE_40_300_2000), ("node2", NODE_250_10)],
             [0, 5],
             id="TestImageLocalityPriority/two images spread on two nodes, prefer the larger image one",
         ),
         pytest.param(
-            image_pod("gcr.io/40", "gcr.io/300"),
+            make_pod().container(image="gcr.io/40").container(image="gcr.io/300").info(),
             [("node1", NODE_40_300_2000), ("node2", NODE_250_10)],
             [7, 0],
             id="TestImageLocalityPriority/two images on one node, prefer this node",
         ),
         pytest.param(
-            image_pod("gcr.io/10", "gcr.io/4000"),
+            make_pod().container(image="gcr.io/10").container(image="gcr.io/4000").info(),
             [("node1", NODE_4000_30), ("node2", NODE_250_10)],
             [MAX_NODE_SCORE, 0],
             id="TestImageLocalityPriority/if exceed limit, use limit",
         ),
         pytest.param(
-            image_pod("gcr.io/10", "gcr.io/4000"),
+            make_pod().container(image="gcr.io/10").container(image="gcr.io/4000").info(),
             [("node1", NODE_4000_30), ("node2", NODE_250_10), ("node3", [])],
             [66, 0, 0],
             id="TestImageLocalityPriority/if exceed limit, use limit (with node which has no images present)",
         ),
         pytest.param(
-            image_pod("gcr.io/300", "gcr.io/600", "gcr.io/900"),
+            make_pod().container(image="gcr.io/300").container(image="gcr.io/600").container(image="gcr.io/900").info(),
             [("node1", NODE_600_40_900), ("node2", NODE_300_600_900), ("node3", [])],
             [32, 36, 0],
             id="TestImageLocalityPriority/pod with multiple large images, node2 is preferred",
         ),
         pytest.param(
-            image_pod("gcr.io/30", "gcr.io/40"),
+            make_pod().container(image="gcr.io/30").container(image="gcr.io/40").info(),
             [("node1", NODE_20_30_40), ("node2", NODE_4000_30)],
             [1, 0],
             id="TestImageLocalityPriority/pod with multiple small images",
         ),
         pytest.param(
-            image_pod("gcr.io/30", volumes=["gcr.io/300"]),
+            make_pod()
+            .container(image="gcr.io/30")
+            .spec(volumes=[{"name": "v0", "image": {"reference": "gcr.io/300"}}])
+            .info(),
             [("node1", NODE_300_600_900), ("node2", NODE_4000_30)],
             [12, 0],
             id="TestImageLocalityPriority/pod with ImageVolume",
         ),
         pytest.param(
-            image_pod("gcr.io/30", init=["gcr.io/300"]),
+            make_pod().container(image="gcr.io/30").init_container(image="gcr.io/300").info(),
             [("node1", NODE_40_300_2000), ("node2", NODE_20_30_40)],
             [6, 0],
             id="TestImageLocalityPriority/include InitContainers: two images spread on two nodes, "
@@ -172,7 +162,7 @@ def test_images_shared_by_all_nodes_are_scaled_by_spread() -> None:
     # The 900 MB image is on 1 of 4 nodes: 900/4 = 225 MB, 100*(225-23)/(1000-23) = 20.
     infos, snapshot = image_cluster([("a", [image(900, "big:latest")]), ("b", []), ("c", []), ("d", [])])
     plugin = ImageLocality(None, cast(Handle, SnapshotHandle(snapshot)))
-    assert plugin.score(CycleState(), image_pod("big"), infos[0]) == (20, None)
+    assert plugin.score(CycleState(), make_pod().container(image="big").info(), infos[0]) == (20, None)
 
 
 NAMES = ["a", "b:v1", "c", "r:5000/d"]
@@ -195,7 +185,12 @@ def test_batch_equals_per_node(
         for i, images in enumerate(node_images)
     )
     plugin = ImageLocality(None, cast(Handle, SnapshotHandle(snapshot)))
-    the_pod = image_pod(*containers, init=init)
+    wrapper = make_pod()
+    for name in containers:
+        wrapper.container(image=name)
+    for name in init:
+        wrapper.init_container(image=name)
+    the_pod = wrapper.info()
     state = CycleState()
     rows = np.array(data.draw(st.lists(st.integers(0, len(infos) - 1), unique=True)), dtype=np.int64)
     batch = plugin.score_batch(state, the_pod, snapshot.columns, rows)

@@ -11,25 +11,24 @@ import pytest
 from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
-from tests.unit.plugins.interpodaffinity.helpers import Json, affinity, expr, make_node, selector, setup, term
-from tests.wrappers import make_pod
+from tests.unit.plugins.interpodaffinity.helpers import affinity, setup, term
+from tests.wrappers import Json, expr, node, pod, selector
 
 LABEL1 = {"region": "r1", "zone": "z11"}
 LABEL2 = {"region": "r1", "zone": "z12"}
 LABEL3 = {"region": "r2", "zone": "z21"}
 SELECTOR1 = {"foo": "bar"}
-NODES = [make_node("nodeA", LABEL1), make_node("nodeB", LABEL2), make_node("nodeC", LABEL3)]
+NODES = [
+    node("nodeA", labels=LABEL1, hostname_label=False),
+    node("nodeB", labels=LABEL2, hostname_label=False),
+    node("nodeC", labels=LABEL3, hostname_label=False),
+]
 
 ANTI_FOO_BAR = [term(selector(expr("foo", "In", "bar")), "region")]
 COMPLEX = [
     term(selector(expr("foo", "In", "bar", "buzz")), "region"),
     term(selector(expr("service", "NotIn", "bar", "security", "test")), "zone"),
 ]
-
-
-def pod(name: str, labels: dict[str, str] | None, node: str = "", aff: Json | None = None) -> Json:
-    wrapper = make_pod().name(name).uid(name).labels(labels or {}).spec(**({"affinity": aff} if aff else {}))
-    return (wrapper.node(node) if node else wrapper).obj()
 
 
 def pre_filter_state(pods: list[Json], pending: Json) -> tuple[Any, CycleState, PreFilterState, Any]:
@@ -48,28 +47,52 @@ def counts(state: PreFilterState) -> tuple[dict[Any, int], dict[Any, int], dict[
     ("pending", "existing_pods", "added", "want_anti", "want_affinity"),
     [
         pytest.param(
-            pod("pending", SELECTOR1, aff=affinity(anti_required=ANTI_FOO_BAR)),
-            [pod("p1", SELECTOR1, "nodeA"), pod("p2", None, "nodeC", affinity(anti_required=ANTI_FOO_BAR))],
-            pod("addedPod", SELECTOR1, "nodeB", affinity(anti_required=ANTI_FOO_BAR)),
+            pod("pending", uid="pending", labels=SELECTOR1, affinity=affinity(anti_required=ANTI_FOO_BAR)),
+            [
+                pod("p1", uid="p1", labels=SELECTOR1, node_name="nodeA"),
+                pod("p2", uid="p2", node_name="nodeC", affinity=affinity(anti_required=ANTI_FOO_BAR)),
+            ],
+            pod(
+                "addedPod",
+                uid="addedPod",
+                labels=SELECTOR1,
+                node_name="nodeB",
+                affinity=affinity(anti_required=ANTI_FOO_BAR),
+            ),
             {("region", "r1"): 2},
             {},
             id="preFilterState anti-affinity terms are updated correctly after adding and removing a pod",
         ),
         pytest.param(
-            pod("pending", SELECTOR1, aff=affinity(anti_required=COMPLEX)),
-            [pod("p1", SELECTOR1, "nodeA"), pod("p2", None, "nodeC", affinity(anti_required=ANTI_FOO_BAR))],
-            pod("addedPod", SELECTOR1, "nodeA", affinity(anti_required=COMPLEX)),
+            pod("pending", uid="pending", labels=SELECTOR1, affinity=affinity(anti_required=COMPLEX)),
+            [
+                pod("p1", uid="p1", labels=SELECTOR1, node_name="nodeA"),
+                pod("p2", uid="p2", node_name="nodeC", affinity=affinity(anti_required=ANTI_FOO_BAR)),
+            ],
+            pod(
+                "addedPod",
+                uid="addedPod",
+                labels=SELECTOR1,
+                node_name="nodeA",
+                affinity=affinity(anti_required=COMPLEX),
+            ),
             {("region", "r1"): 2, ("zone", "z11"): 2, ("zone", "z21"): 1},
             {},
             id="preFilterState anti-affinity terms are updated correctly after adding and removing a pod (complex)",
         ),
         pytest.param(
-            pod("pending", SELECTOR1, aff=affinity(required=COMPLEX)),
+            pod("pending", uid="pending", labels=SELECTOR1, affinity=affinity(required=COMPLEX)),
             [
-                pod("p1", SELECTOR1, "nodeA"),
-                pod("p2", None, "nodeC", affinity(required=COMPLEX, anti_required=ANTI_FOO_BAR)),
+                pod("p1", uid="p1", labels=SELECTOR1, node_name="nodeA"),
+                pod("p2", uid="p2", node_name="nodeC", affinity=affinity(required=COMPLEX, anti_required=ANTI_FOO_BAR)),
             ],
-            pod("addedPod", SELECTOR1, "nodeA", affinity(anti_required=COMPLEX)),
+            pod(
+                "addedPod",
+                uid="addedPod",
+                labels=SELECTOR1,
+                node_name="nodeA",
+                affinity=affinity(anti_required=COMPLEX),
+            ),
             {},
             {("region", "r1"): 2, ("zone", "z11"): 2},
             id="preFilterState matching pod affinity and anti-affinity are updated correctly after adding and "
@@ -97,8 +120,13 @@ def test_pre_filter_state_add_remove_pod(
 def test_add_remove_pod_change_the_filter_verdict() -> None:
     """A nominated pod that the incoming pod repels makes its zone infeasible; removing a victim
     with anti-affinity against the incoming pod frees its region."""
-    pending = pod("pending", SELECTOR1, aff=affinity(anti_required=ANTI_FOO_BAR))
-    victim = pod("victim", None, "nodeC", affinity(anti_required=[term(selector(expr("foo", "Exists")), "zone")]))
+    pending = pod("pending", uid="pending", labels=SELECTOR1, affinity=affinity(anti_required=ANTI_FOO_BAR))
+    victim = pod(
+        "victim",
+        uid="victim",
+        node_name="nodeC",
+        affinity=affinity(anti_required=[term(selector(expr("foo", "Exists")), "zone")]),
+    )
     plugin, cycle_state, _, snapshot = pre_filter_state([victim], pending)
     node_a, node_b, node_c = snapshot.list()
     incoming = PodInfo(pending)
@@ -109,7 +137,15 @@ def test_add_remove_pod_change_the_filter_verdict() -> None:
     assert plugin.filter(cycle_state, incoming, node_c) is None
 
     assert plugin.filter(cycle_state, incoming, node_b) is None
-    assert plugin.add_pod(cycle_state, incoming, PodInfo(pod("nominated", SELECTOR1, "nodeA")), node_a) is None
+    assert (
+        plugin.add_pod(
+            cycle_state,
+            incoming,
+            PodInfo(pod("nominated", uid="nominated", labels=SELECTOR1, node_name="nodeA")),
+            node_a,
+        )
+        is None
+    )
     # nodeA and nodeB share region r1.
     assert plugin.filter(cycle_state, incoming, node_b) == Status.unschedulable(
         "node(s) didn't match pod anti-affinity rules"
@@ -118,7 +154,7 @@ def test_add_remove_pod_change_the_filter_verdict() -> None:
 
 def test_add_pod_without_pre_filter_state_is_an_error() -> None:
     plugin, snapshot = setup([], NODES)
-    incoming = PodInfo(pod("pending", None))
+    incoming = PodInfo(pod("pending", uid="pending"))
     status = plugin.add_pod(CycleState(), incoming, incoming, snapshot.list()[0])
     assert status is not None
     assert status.message() == f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'

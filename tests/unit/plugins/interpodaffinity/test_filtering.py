@@ -27,19 +27,8 @@ from scheduler_core.plugins.interpodaffinity.plugin import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
 )
-from tests.unit.plugins.interpodaffinity.helpers import (
-    NAMESPACES,
-    Json,
-    MakePod,
-    expr,
-    make_node,
-    node_infos,
-    plain_pod,
-    pod_with_terms,
-    selector,
-    setup,
-    term,
-)
+from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, affinity, node_infos, setup, term
+from tests.wrappers import Json, expr, make_pod, node, pod, selector
 
 AFF = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 ANTI = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
@@ -76,11 +65,11 @@ def run_filter(
 
 POD_LABEL = {"service": "securityscan"}
 POD_LABEL2 = {"security": "S1"}
-NODE1 = make_node("node1", {"region": "r1", "zone": "z11"})
+NODE1 = node("node1", labels={"region": "r1", "zone": "z11"}, hostname_label=False)
 
 
 def existing() -> Json:
-    return MakePod().labels(POD_LABEL).node("node1").obj()
+    return make_pod().labels(POD_LABEL).node("node1").obj()
 
 
 def service_in(*values: str) -> Json:
@@ -91,52 +80,55 @@ TEAM1 = selector(expr("team", "In", "team1"))
 
 SINGLE_NODE = [
     pytest.param(
-        plain_pod(),
+        pod(),
         [],
         SKIP,
         None,
         id="A pod that has no required pod affinity scheduling rules can schedule onto a node with no existing pods",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL2).pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        make_pod().labels(POD_LABEL2).pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
         [existing()],
         None,
         None,
         id="satisfies with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using In operator",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL2).pod_affinity_not_in("service", "region", ["securityscan3", "value3"]).obj(),
+        make_pod().labels(POD_LABEL2).pod_affinity_not_in("service", "region", ["securityscan3", "value3"]).obj(),
         [existing()],
         None,
         None,
         id="satisfies the pod with requiredDuringSchedulingIgnoredDuringExecution in PodAffinity using not in",
     ),
     pytest.param(
-        pod_with_terms(
-            "", "", POD_LABEL2, [term(service_in("securityscan", "value2"), namespaces=["DiffNameSpace"])], None
+        pod(
+            labels=POD_LABEL2,
+            affinity=affinity(required=[term(service_in("securityscan", "value2"), namespaces=["DiffNameSpace"])]),
         ),
-        [MakePod().namespace("ns").label("service", "securityscan").node("node1").obj()],
+        [make_pod().namespace("ns").label("service", "securityscan").node("node1").obj()],
         None,
         AFF,
         id="Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL).pod_affinity_in("service", "", ["antivirusscan", "value2"]).obj(),
+        make_pod().labels(POD_LABEL).pod_affinity_in("service", "", ["antivirusscan", "value2"]).obj(),
         [existing()],
         None,
         AFF,
         id="Doesn't satisfy the PodAffinity because of unmatching labelSelector with the existing pod",
     ),
     pytest.param(
-        pod_with_terms(
-            "",
-            "",
-            POD_LABEL2,
-            [
-                term(selector(expr("service", "Exists"), expr("wrongkey", "DoesNotExist")), "region"),
-                term(selector(expr("service", "In", "securityscan"), expr("service", "NotIn", "WrongValue")), "region"),
-            ],
-            None,
+        pod(
+            labels=POD_LABEL2,
+            affinity=affinity(
+                required=[
+                    term(selector(expr("service", "Exists"), expr("wrongkey", "DoesNotExist")), "region"),
+                    term(
+                        selector(expr("service", "In", "securityscan"), expr("service", "NotIn", "WrongValue")),
+                        "region",
+                    ),
+                ]
+            ),
         ),
         [existing()],
         None,
@@ -144,17 +136,17 @@ SINGLE_NODE = [
         id="satisfies the PodAffinity with different label Operators in multiple RequiredDuringScheduling terms",
     ),
     pytest.param(
-        pod_with_terms(
-            "",
-            "",
-            POD_LABEL2,
-            [
-                term(selector(expr("service", "Exists"), expr("wrongkey", "DoesNotExist")), "region"),
-                term(
-                    selector(expr("service", "In", "securityscan2"), expr("service", "NotIn", "WrongValue")), "region"
-                ),
-            ],
-            None,
+        pod(
+            labels=POD_LABEL2,
+            affinity=affinity(
+                required=[
+                    term(selector(expr("service", "Exists"), expr("wrongkey", "DoesNotExist")), "region"),
+                    term(
+                        selector(expr("service", "In", "securityscan2"), expr("service", "NotIn", "WrongValue")),
+                        "region",
+                    ),
+                ]
+            ),
         ),
         [existing()],
         None,
@@ -162,7 +154,7 @@ SINGLE_NODE = [
         id="The labelSelector requirements(items of matchExpressions) are ANDed",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL2)
         .pod_affinity_in("service", "region", ["securityscan", "value2"])
         .pod_anti_affinity_in("service", "node", ["antivirusscan", "value2"])
@@ -173,13 +165,13 @@ SINGLE_NODE = [
         id="satisfies the PodAffinity and PodAntiAffinity with the existing pod",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL2)
         .pod_affinity_in("service", "region", ["securityscan", "value2"])
         .pod_anti_affinity_in("service", "node", ["antivirusscan", "value2"])
         .obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels(POD_LABEL)
             .pod_anti_affinity_in("service", "node", ["antivirusscan", "value2"])
@@ -190,7 +182,7 @@ SINGLE_NODE = [
         id="satisfies the PodAffinity and PodAntiAffinity and PodAntiAffinity symmetry with the existing pod",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL2)
         .pod_affinity_in("service", "region", ["securityscan", "value2"])
         .pod_anti_affinity_in("service", "zone", ["securityscan", "value2"])
@@ -201,13 +193,13 @@ SINGLE_NODE = [
         id="satisfies the PodAffinity but doesn't satisfy the PodAntiAffinity with the existing pod",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL)
         .pod_affinity_in("service", "region", ["securityscan", "value2"])
         .pod_anti_affinity_in("service", "node", ["antivirusscan", "value2"])
         .obj(),
         [
-            MakePod()
+            make_pod()
             .labels(POD_LABEL)
             .node("node1")
             .pod_anti_affinity_in("service", "zone", ["securityscan", "value2"])
@@ -218,16 +210,16 @@ SINGLE_NODE = [
         id="satisfies the PodAffinity and PodAntiAffinity but doesn't satisfy PodAntiAffinity symmetry",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL).pod_affinity_not_in("service", "region", ["securityscan", "value2"]).obj(),
-        [MakePod().label("service", "securityscan").node("node2").obj()],
+        make_pod().labels(POD_LABEL).pod_affinity_not_in("service", "region", ["securityscan", "value2"]).obj(),
+        [make_pod().label("service", "securityscan").node("node2").obj()],
         None,
         AFF,
         id="pod matches its own Label in PodAffinity and that matches the existing pod Labels",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL).obj(),
+        make_pod().labels(POD_LABEL).obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels(POD_LABEL)
             .pod_anti_affinity_in("service", "zone", ["securityscan", "value2"])
@@ -239,9 +231,9 @@ SINGLE_NODE = [
         "doesn't satisfy",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL).obj(),
+        make_pod().labels(POD_LABEL).obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels(POD_LABEL)
             .pod_anti_affinity_not_in("service", "zone", ["securityscan", "value2"])
@@ -253,31 +245,31 @@ SINGLE_NODE = [
         "satisfy",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL)
         .pod_anti_affinity_exists("service", "region")
         .pod_anti_affinity_exists("security", "region")
         .obj(),
-        [MakePod().node("node1").labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj()],
+        [make_pod().node("node1").labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj()],
         None,
         ANTI,
         id="satisfies the PodAntiAffinity with existing pod but doesn't satisfy PodAntiAffinity symmetry with incoming",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL)
         .pod_anti_affinity_exists("service", "zone")
         .pod_anti_affinity_exists("security", "zone")
         .obj(),
-        [MakePod().node("node1").labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj()],
+        [make_pod().node("node1").labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj()],
         None,
         ANTI,
         id="PodAntiAffinity symmetry check a1",
     ),
     pytest.param(
-        MakePod().labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj(),
+        make_pod().labels(POD_LABEL2).pod_anti_affinity_exists("security", "zone").obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels(POD_LABEL)
             .pod_anti_affinity_exists("service", "zone")
@@ -289,13 +281,13 @@ SINGLE_NODE = [
         id="PodAntiAffinity symmetry check a2",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels({"abc": "", "xyz": ""})
         .pod_anti_affinity_exists("abc", "zone")
         .pod_anti_affinity_exists("def", "zone")
         .obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels({"def": "", "xyz": ""})
             .pod_anti_affinity_exists("abc", "zone")
@@ -307,13 +299,13 @@ SINGLE_NODE = [
         id="PodAntiAffinity symmetry check b1",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels({"def": "", "xyz": ""})
         .pod_anti_affinity_exists("abc", "zone")
         .pod_anti_affinity_exists("def", "zone")
         .obj(),
         [
-            MakePod()
+            make_pod()
             .node("node1")
             .labels({"abc": "", "xyz": ""})
             .pod_anti_affinity_exists("abc", "zone")
@@ -325,7 +317,7 @@ SINGLE_NODE = [
         id="PodAntiAffinity symmetry check b2",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL)
         .pod_affinity_in("service", "region", ["{{.bad-value.}}"])
         .pod_affinity_in("service", "node", ["antivirusscan", "value2"])
@@ -336,7 +328,7 @@ SINGLE_NODE = [
         id="PodAffinity fails PreFilter with an invalid affinity label syntax",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels(POD_LABEL)
         .pod_affinity_in("service", "region", ["foo"])
         .pod_affinity_in("service", "node", ["{{.bad-value.}}"])
@@ -347,66 +339,64 @@ SINGLE_NODE = [
         id="PodAntiAffinity fails PreFilter with an invalid antiaffinity label syntax",
     ),
     pytest.param(
-        pod_with_terms(
-            "",
-            "",
-            POD_LABEL2,
-            [term(service_in("securityscan", "value2"), "region", namespace_selector=TEAM1)],
-            None,
+        pod(
+            labels=POD_LABEL2,
+            affinity=affinity(
+                required=[term(service_in("securityscan", "value2"), "region", namespace_selector=TEAM1)]
+            ),
         ),
-        [plain_pod("node1", POD_LABEL, namespace="subteam1.team1")],
+        [pod(namespace="subteam1.team1", node_name="node1", labels=POD_LABEL)],
         None,
         None,
         id="affinity with NamespaceSelector",
     ),
     pytest.param(
-        pod_with_terms(
-            "",
-            "",
-            POD_LABEL2,
-            [term(service_in("securityscan", "value2"), "region", namespace_selector=TEAM1)],
-            None,
+        pod(
+            labels=POD_LABEL2,
+            affinity=affinity(
+                required=[term(service_in("securityscan", "value2"), "region", namespace_selector=TEAM1)]
+            ),
         ),
-        [plain_pod("node1", POD_LABEL, namespace="subteam1.team2")],
+        [pod(namespace="subteam1.team2", node_name="node1", labels=POD_LABEL)],
         None,
         AFF,
         id="affinity with non-matching NamespaceSelector",
     ),
     pytest.param(
-        pod_with_terms(
-            "subteam1.team1",
-            "",
-            POD_LABEL2,
-            None,
-            [term(service_in("securityscan", "value2"), "zone", namespace_selector=TEAM1)],
+        pod(
+            namespace="subteam1.team1",
+            labels=POD_LABEL2,
+            affinity=affinity(
+                anti_required=[term(service_in("securityscan", "value2"), "zone", namespace_selector=TEAM1)]
+            ),
         ),
-        [plain_pod("node1", POD_LABEL, namespace="subteam2.team1")],
+        [pod(namespace="subteam2.team1", node_name="node1", labels=POD_LABEL)],
         None,
         ANTI,
         id="anti-affinity with matching NamespaceSelector",
     ),
     pytest.param(
-        pod_with_terms(
-            "subteam1.team1",
-            "",
-            POD_LABEL2,
-            None,
-            [term(service_in("securityscan", "value2"), "zone", namespace_selector={})],
+        pod(
+            namespace="subteam1.team1",
+            labels=POD_LABEL2,
+            affinity=affinity(
+                anti_required=[term(service_in("securityscan", "value2"), "zone", namespace_selector={})]
+            ),
         ),
-        [plain_pod("node1", POD_LABEL, namespace="subteam2.team1")],
+        [pod(namespace="subteam2.team1", node_name="node1", labels=POD_LABEL)],
         None,
         ANTI,
         id="anti-affinity with matching all NamespaceSelector",
     ),
     pytest.param(
-        pod_with_terms(
-            "subteam1.team1",
-            "",
-            POD_LABEL2,
-            None,
-            [term(service_in("securityscan", "value2"), "zone", namespace_selector=TEAM1)],
+        pod(
+            namespace="subteam1.team1",
+            labels=POD_LABEL2,
+            affinity=affinity(
+                anti_required=[term(service_in("securityscan", "value2"), "zone", namespace_selector=TEAM1)]
+            ),
         ),
-        [plain_pod("node1", POD_LABEL, namespace="subteam1.team2")],
+        [pod(namespace="subteam1.team2", node_name="node1", labels=POD_LABEL)],
         None,
         None,
         id="anti-affinity with non-matching NamespaceSelector",
@@ -432,91 +422,108 @@ CHINA_AZ1 = {"region": "China", "az": "az1"}
 INDIA = {"region": "India"}
 
 
-def hosts(*specs: tuple[str, dict[str, str]]) -> list[Json]:
-    return [make_node(name, labels) for name, labels in specs]
-
-
-R1Z1 = [("nodeA", {"region": "r1", "zone": "z1", "hostname": "nodeA"})]
-TWO_ZONES = hosts(*R1Z1, ("nodeB", {"region": "r1", "zone": "z2", "hostname": "nodeB"}))
-SAME_ZONE = hosts(*R1Z1, ("nodeB", {"region": "r1", "zone": "z1", "hostname": "nodeB"}))
+R1Z1 = [node("nodeA", labels={"region": "r1", "zone": "z1", "hostname": "nodeA"}, hostname_label=False)]
+TWO_ZONES = [*R1Z1, node("nodeB", labels={"region": "r1", "zone": "z2", "hostname": "nodeB"}, hostname_label=False)]
+SAME_ZONE = [*R1Z1, node("nodeB", labels={"region": "r1", "zone": "z1", "hostname": "nodeB"}, hostname_label=False)]
 
 MULTIPLE_NODES = [
     pytest.param(
-        MakePod().pod_affinity_in("foo", "region", ["bar"]).obj(),
-        [MakePod().name("p1").node("node1").labels({"foo": "bar"}).obj()],
-        hosts(("node1", CHINA), ("node2", CHINA_AZ1), ("node3", INDIA)),
+        make_pod().pod_affinity_in("foo", "region", ["bar"]).obj(),
+        [make_pod().name("p1").node("node1").labels({"foo": "bar"}).obj()],
+        [
+            node("node1", labels=CHINA, hostname_label=False),
+            node("node2", labels=CHINA_AZ1, hostname_label=False),
+            node("node3", labels=INDIA, hostname_label=False),
+        ],
         None,
         [None, None, AFF],
         id="A pod can be scheduled onto all the nodes that have the same topology key & label value",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels({"foo": "bar", "service": "securityscan"})
         .pod_affinity_in("foo", "zone", ["bar"])
         .pod_affinity_in("service", "zone", ["securityscan"])
         .obj(),
-        [MakePod().name("p1").node("nodeA").labels({"foo": "bar"}).obj()],
-        hosts(("nodeA", {"zone": "az1", "hostname": "h1"}), ("nodeB", {"zone": "az2", "hostname": "h2"})),
+        [make_pod().name("p1").node("nodeA").labels({"foo": "bar"}).obj()],
+        [
+            node("nodeA", labels={"zone": "az1", "hostname": "h1"}, hostname_label=False),
+            node("nodeB", labels={"zone": "az2", "hostname": "h2"}, hostname_label=False),
+        ],
         None,
         [None, None],
         id="The first pod of the collection should not be blocked from being scheduled onto any node",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .labels({"foo": "bar", "service": "securityscan"})
         .pod_affinity_in("foo", "zone", ["bar"])
         .pod_affinity_in("service", "zone", ["securityscan"])
         .obj(),
-        [MakePod().name("p1").node("nodeA").labels({"foo": "bar"}).obj()],
-        hosts(("nodeA", {"zoneLabel": "az1", "hostname": "h1"}), ("nodeB", {"zoneLabel": "az2", "hostname": "h2"})),
+        [make_pod().name("p1").node("nodeA").labels({"foo": "bar"}).obj()],
+        [
+            node("nodeA", labels={"zoneLabel": "az1", "hostname": "h1"}, hostname_label=False),
+            node("nodeB", labels={"zoneLabel": "az2", "hostname": "h2"}, hostname_label=False),
+        ],
         None,
         [AFF, AFF],
         id="The first pod of the collection can only be scheduled on nodes labelled with the requested topology keys",
     ),
     pytest.param(
-        MakePod().pod_anti_affinity_in("foo", "region", ["abc"]).obj(),
-        [MakePod().node("nodeA").labels({"foo": "abc"}).obj()],
-        hosts(("nodeA", {"region": "r1", "hostname": "nodeA"}), ("nodeB", {"region": "r1", "hostname": "nodeB"})),
+        make_pod().pod_anti_affinity_in("foo", "region", ["abc"]).obj(),
+        [make_pod().node("nodeA").labels({"foo": "abc"}).obj()],
+        [
+            node("nodeA", labels={"region": "r1", "hostname": "nodeA"}, hostname_label=False),
+            node("nodeB", labels={"region": "r1", "hostname": "nodeB"}, hostname_label=False),
+        ],
         None,
         [ANTI, ANTI],
         id="NodeA and nodeB have same topologyKey and label value. The pod can not be scheduled onto nodeA and nodeB.",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .pod_anti_affinity_in("foo", "region", ["abc"])
         .pod_anti_affinity_in("service", "zone", ["securityscan"])
         .obj(),
-        [MakePod().node("nodeA").labels({"foo": "abc", "service": "securityscan"}).obj()],
-        hosts(
-            ("nodeA", {"region": "r1", "zone": "z1", "hostname": "nodeA"}),
-            ("nodeB", {"region": "r1", "zone": "z2", "hostname": "nodeB"}),
-        ),
+        [make_pod().node("nodeA").labels({"foo": "abc", "service": "securityscan"}).obj()],
+        [
+            node("nodeA", labels={"region": "r1", "zone": "z1", "hostname": "nodeA"}, hostname_label=False),
+            node("nodeB", labels={"region": "r1", "zone": "z2", "hostname": "nodeB"}, hostname_label=False),
+        ],
         None,
         [ANTI, ANTI],
         id="This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a pod.",
     ),
     pytest.param(
-        MakePod().pod_anti_affinity_in("foo", "region", ["abc"]).obj(),
-        [MakePod().node("nodeA").labels({"foo": "abc"}).obj()],
-        hosts(("nodeA", CHINA), ("nodeB", CHINA_AZ1), ("nodeC", INDIA)),
+        make_pod().pod_anti_affinity_in("foo", "region", ["abc"]).obj(),
+        [make_pod().node("nodeA").labels({"foo": "abc"}).obj()],
+        [
+            node("nodeA", labels=CHINA, hostname_label=False),
+            node("nodeB", labels=CHINA_AZ1, hostname_label=False),
+            node("nodeC", labels=INDIA, hostname_label=False),
+        ],
         None,
         [ANTI, ANTI, None],
         id="The pod can not be scheduled onto nodeA and nodeB but can be scheduled onto nodeC",
     ),
     pytest.param(
-        MakePod().namespace("NS1").labels({"foo": "123"}).pod_anti_affinity_in("foo", "region", ["bar"]).obj(),
+        make_pod().namespace("NS1").labels({"foo": "123"}).pod_anti_affinity_in("foo", "region", ["bar"]).obj(),
         [
-            MakePod().node("nodeA").namespace("NS1").labels({"foo": "bar"}).obj(),
-            MakePod().node("nodeC").namespace("NS2").pod_anti_affinity_in("foo", "region", ["123"]).obj(),
+            make_pod().node("nodeA").namespace("NS1").labels({"foo": "bar"}).obj(),
+            make_pod().node("nodeC").namespace("NS2").pod_anti_affinity_in("foo", "region", ["123"]).obj(),
         ],
-        hosts(("nodeA", CHINA), ("nodeB", CHINA_AZ1), ("nodeC", INDIA)),
+        [
+            node("nodeA", labels=CHINA, hostname_label=False),
+            node("nodeB", labels=CHINA_AZ1, hostname_label=False),
+            node("nodeC", labels=INDIA, hostname_label=False),
+        ],
         None,
         [ANTI, ANTI, None],
         id="NodeC has an existing pod that match the inter pod affinity rule but in different namespace",
     ),
     pytest.param(
-        MakePod().label("foo", "").obj(),
-        [MakePod().node("nodeA").pod_anti_affinity_exists("foo", "invalid-node-label").obj()],
+        make_pod().label("foo", "").obj(),
+        [make_pod().node("nodeA").pod_anti_affinity_exists("foo", "invalid-node-label").obj()],
         SAME_ZONE,
         SKIP,
         [None, None],
@@ -524,18 +531,18 @@ MULTIPLE_NODES = [
         "labelSelector of the term is firstly checked, and then topologyKey of the term is also checked",
     ),
     pytest.param(
-        MakePod().node("nodeA").pod_anti_affinity_exists("foo", "invalid-node-label").obj(),
-        [MakePod().node("nodeA").labels({"foo": ""}).obj()],
+        make_pod().node("nodeA").pod_anti_affinity_exists("foo", "invalid-node-label").obj(),
+        [make_pod().node("nodeA").labels({"foo": ""}).obj()],
         SAME_ZONE,
         None,
         [None, None],
         id="Test incoming pod's anti-affinity: even if labelSelector matches, we still check if topologyKey matches",
     ),
     pytest.param(
-        MakePod().label("foo", "").label("bar", "").obj(),
+        make_pod().label("foo", "").label("bar", "").obj(),
         [
-            MakePod().node("nodeA").pod_anti_affinity_exists("foo", "zone").obj(),
-            MakePod().node("nodeA").pod_anti_affinity_exists("bar", "region").obj(),
+            make_pod().node("nodeA").pod_anti_affinity_exists("foo", "zone").obj(),
+            make_pod().node("nodeA").pod_anti_affinity_exists("bar", "region").obj(),
         ],
         TWO_ZONES,
         None,
@@ -544,10 +551,10 @@ MULTIPLE_NODES = [
         "existingPod's terms on all nodes",
     ),
     pytest.param(
-        MakePod().pod_anti_affinity_exists("foo", "zone").pod_anti_affinity_exists("bar", "region").obj(),
+        make_pod().pod_anti_affinity_exists("foo", "zone").pod_anti_affinity_exists("bar", "region").obj(),
         [
-            MakePod().node("nodeA").labels({"foo": ""}).obj(),
-            MakePod().node("nodeB").labels({"bar": ""}).obj(),
+            make_pod().node("nodeA").labels({"foo": ""}).obj(),
+            make_pod().node("nodeB").labels({"bar": ""}).obj(),
         ],
         TWO_ZONES,
         None,
@@ -556,9 +563,9 @@ MULTIPLE_NODES = [
         "anti-affinity rule of existingPod",
     ),
     pytest.param(
-        MakePod().label("foo", "").label("bar", "").obj(),
+        make_pod().label("foo", "").label("bar", "").obj(),
         [
-            MakePod()
+            make_pod()
             .node("nodeA")
             .pod_anti_affinity_exists("foo", "invalid-node-label")
             .pod_anti_affinity_exists("bar", "zone")
@@ -571,8 +578,8 @@ MULTIPLE_NODES = [
         "single term match - case when one term has invalid topologyKey",
     ),
     pytest.param(
-        MakePod().pod_anti_affinity_exists("foo", "invalid-node-label").pod_anti_affinity_exists("bar", "zone").obj(),
-        [MakePod().name("podA").node("nodeA").labels({"foo": "", "bar": ""}).obj()],
+        make_pod().pod_anti_affinity_exists("foo", "invalid-node-label").pod_anti_affinity_exists("bar", "zone").obj(),
+        [make_pod().name("podA").node("nodeA").labels({"foo": "", "bar": ""}).obj()],
         TWO_ZONES,
         None,
         [ANTI, None],
@@ -580,9 +587,9 @@ MULTIPLE_NODES = [
         "single term match - case when one term has invalid topologyKey",
     ),
     pytest.param(
-        MakePod().label("foo", "").label("bar", "").obj(),
+        make_pod().label("foo", "").label("bar", "").obj(),
         [
-            MakePod()
+            make_pod()
             .node("nodeA")
             .pod_anti_affinity_exists("foo", "region")
             .pod_anti_affinity_exists("bar", "zone")
@@ -595,8 +602,8 @@ MULTIPLE_NODES = [
         "single term match - case when all terms have valid topologyKey",
     ),
     pytest.param(
-        MakePod().pod_anti_affinity_exists("foo", "region").pod_anti_affinity_exists("bar", "zone").obj(),
-        [MakePod().node("nodeA").labels({"foo": "", "bar": ""}).obj()],
+        make_pod().pod_anti_affinity_exists("foo", "region").pod_anti_affinity_exists("bar", "zone").obj(),
+        [make_pod().node("nodeA").labels({"foo": "", "bar": ""}).obj()],
         TWO_ZONES,
         None,
         [ANTI, ANTI],
@@ -604,28 +611,28 @@ MULTIPLE_NODES = [
         "single term match - case when all terms have valid topologyKey",
     ),
     pytest.param(
-        MakePod().label("foo", "").label("bar", "").obj(),
+        make_pod().label("foo", "").label("bar", "").obj(),
         [
-            MakePod()
+            make_pod()
             .node("nodeA")
             .pod_anti_affinity_exists("foo", "zone")
             .pod_anti_affinity_exists("labelA", "zone")
             .obj(),
-            MakePod()
+            make_pod()
             .node("nodeB")
             .pod_anti_affinity_exists("bar", "zone")
             .pod_anti_affinity_exists("labelB", "zone")
             .obj(),
         ],
-        [*TWO_ZONES, make_node("nodeC", {"region": "r1", "zone": "z3", "hostname": "nodeC"})],
+        [*TWO_ZONES, node("nodeC", labels={"region": "r1", "zone": "z3", "hostname": "nodeC"}, hostname_label=False)],
         None,
         [EXISTING, EXISTING, None],
         id="Test existing pod's anti-affinity: existingPod on nodeA and nodeB has at least one anti-affinity term "
         "matches incoming pod, so incoming pod can only be scheduled to nodeC",
     ),
     pytest.param(
-        MakePod().pod_affinity_exists("foo", "region").pod_affinity_exists("bar", "zone").obj(),
-        [MakePod().name("pod1").labels({"foo": "", "bar": ""}).node("nodeA").obj()],
+        make_pod().pod_affinity_exists("foo", "region").pod_affinity_exists("bar", "zone").obj(),
+        [make_pod().name("pod1").labels({"foo": "", "bar": ""}).node("nodeA").obj()],
         SAME_ZONE,
         None,
         [None, None],
@@ -633,10 +640,10 @@ MULTIPLE_NODES = [
         "topologyKeys match",
     ),
     pytest.param(
-        MakePod().pod_affinity_exists("foo", "region").pod_affinity_exists("bar", "zone").obj(),
+        make_pod().pod_affinity_exists("foo", "region").pod_affinity_exists("bar", "zone").obj(),
         [
-            MakePod().node("nodeA").name("pod1").labels({"foo": ""}).obj(),
-            MakePod().node("nodeB").name("pod2").labels({"bar": ""}).obj(),
+            make_pod().node("nodeA").name("pod1").labels({"foo": ""}).obj(),
+            make_pod().node("nodeB").name("pod2").labels({"bar": ""}).obj(),
         ],
         TWO_ZONES,
         None,
@@ -668,39 +675,32 @@ def test_required_affinity_multiple_nodes(
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
     """TestPreFilterDisabled: Filter without PreFilter's state fails with an Error."""
-    plugin, snapshot = setup([], [make_node("n")])
-    status = plugin.filter(CycleState(), PodInfo(plain_pod()), snapshot.list()[0])
+    plugin, snapshot = setup([], [node("n", hostname_label=False)])
+    status = plugin.filter(CycleState(), PodInfo(pod()), snapshot.list()[0])
     assert status is not None
     assert status.code.upstream_name == "Error"
     assert status.message() == f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found'
-    assert plugin.filter_batch(CycleState(), PodInfo(plain_pod()), snapshot.columns) is None
+    assert plugin.filter_batch(CycleState(), PodInfo(pod()), snapshot.columns) is None
 
 
 # -- TestGetTPMapMatchingIncomingAffinityAntiAffinity ---------------------------------------------
-
-
-def normal_pod(*labels: str) -> Json:
-    builder = MakePod().name("normal").node("nodeA")
-    for label in labels:
-        builder.label(label, "")
-    return builder.obj()
 
 
 HOSTNAME_A = {("hostname", "nodeA"): 1}
 HOSTNAME_A2 = {("hostname", "nodeA"): 2}
 
 INCOMING_COUNTS = [
-    pytest.param([], MakePod().name("aaa-normal").obj(), {}, {}, id="nil test"),
+    pytest.param([], make_pod().name("aaa-normal").obj(), {}, {}, id="nil test"),
     pytest.param(
-        [normal_pod("aaa")],
-        MakePod().name("aaa-normal").obj(),
+        [pod("normal", node_name="nodeA", labels={"aaa": ""})],
+        make_pod().name("aaa-normal").obj(),
         {},
         {},
         id="incoming pod without affinity/anti-affinity causes a no-op",
     ),
     pytest.param(
-        [normal_pod("bbb")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"bbb": ""})],
+        make_pod()
         .name("aaa-anti")
         .pod_affinity_exists("aaa", "hostname")
         .pod_anti_affinity_exists("aaa", "hostname")
@@ -710,8 +710,8 @@ INCOMING_COUNTS = [
         id="no pod has label that violates incoming pod's affinity and anti-affinity",
     ),
     pytest.param(
-        [normal_pod("aaa")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"aaa": ""})],
+        make_pod()
         .name("affi-antiaffi")
         .pod_affinity_exists("aaa", "hostname")
         .pod_anti_affinity_exists("aaa", "hostname")
@@ -721,8 +721,8 @@ INCOMING_COUNTS = [
         id="existing pod matches incoming pod's affinity and anti-affinity - single term case",
     ),
     pytest.param(
-        [normal_pod("aaa", "bbb")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"aaa": "", "bbb": ""})],
+        make_pod()
         .name("affi-antiaffi")
         .pod_affinity_exists("aaa", "hostname")
         .pod_affinity_exists("bbb", "hostname")
@@ -733,8 +733,8 @@ INCOMING_COUNTS = [
         id="existing pod matches incoming pod's affinity and anti-affinity - multiple terms case",
     ),
     pytest.param(
-        [normal_pod("aaa")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"aaa": ""})],
+        make_pod()
         .name("affi-antiaffi")
         .pod_affinity_exists("aaa", "hostname")
         .pod_affinity_exists("bbb", "hostname")
@@ -746,8 +746,8 @@ INCOMING_COUNTS = [
         id="existing pod not match incoming pod's affinity but matches anti-affinity",
     ),
     pytest.param(
-        [normal_pod("aaa", "bbb")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"aaa": "", "bbb": ""})],
+        make_pod()
         .name("anaffi-antiaffiti")
         .pod_affinity_exists("aaa", "hostname")
         .pod_affinity_exists("ccc", "hostname")
@@ -759,8 +759,8 @@ INCOMING_COUNTS = [
         id="incoming pod's anti-affinity has more than one term - existing pod violates partial term - case 1",
     ),
     pytest.param(
-        [normal_pod("bbb")],
-        MakePod()
+        [pod("normal", node_name="nodeA", labels={"bbb": ""})],
+        make_pod()
         .name("affi-antiaffi")
         .pod_affinity_exists("aaa", "hostname")
         .pod_affinity_exists("bbb", "hostname")
@@ -778,7 +778,7 @@ INCOMING_COUNTS = [
 def test_incoming_affinity_anti_affinity_counts(
     existing_pods: list[Json], pod: Json, want_affinity: dict[Any, int], want_anti: dict[Any, int]
 ) -> None:
-    _, snapshot = setup(existing_pods, [make_node("nodeA", {"hostname": "nodeA"})])
+    _, snapshot = setup(existing_pods, [node("nodeA", labels={"hostname": "nodeA"}, hostname_label=False)])
     parsed = pod_terms(PodInfo(pod))
     affinity, anti = incoming_affinity_counts(parsed.required_affinity, parsed.required_anti_affinity, snapshot.list())
     assert affinity == want_affinity
@@ -791,7 +791,7 @@ def test_pre_filter_state_clone_is_deep() -> None:
         {("name", "node1"): 1, ("name", "node2"): 1},
         {("name", "nodeA"): 1, ("name", "nodeC"): 2},
         {("name", "nodeN"): 3, ("name", "nodeM"): 1},
-        PodInfo(plain_pod()),
+        PodInfo(pod()),
         (),
         (),
         {},
@@ -810,10 +810,10 @@ def test_pre_filter_state_clone_is_deep() -> None:
 # -- filter_mask over hand-made counts (what AddPod/RemovePod can leave) ---------------------------
 
 MASK_NODES = [
-    make_node("m1", {"zone": "z1", "kubernetes.io/hostname": "m1"}),
-    make_node("m2", {"zone": "z1", "kubernetes.io/hostname": "m2"}),
-    make_node("m3", {"zone": "z2", "kubernetes.io/hostname": "m3"}),
-    make_node("m4", {"kubernetes.io/hostname": "m4"}),
+    node("m1", labels={"zone": "z1", "kubernetes.io/hostname": "m1"}, hostname_label=False),
+    node("m2", labels={"zone": "z1", "kubernetes.io/hostname": "m2"}, hostname_label=False),
+    node("m3", labels={"zone": "z2", "kubernetes.io/hostname": "m3"}, hostname_label=False),
+    node("m4", labels={"kubernetes.io/hostname": "m4"}, hostname_label=False),
 ]
 
 

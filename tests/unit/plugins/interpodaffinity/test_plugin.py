@@ -20,7 +20,8 @@ from scheduler_core.framework import (
 from scheduler_core.framework.affinity import TermsError
 from scheduler_core.plugins import names
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs
-from tests.unit.plugins.interpodaffinity.helpers import Json, MakePod, make_node, selector, setup
+from tests.unit.plugins.interpodaffinity.helpers import setup
+from tests.wrappers import Json, PodWrapper, make_pod, node, selector
 
 QUEUE = QueueingHint.QUEUE
 SKIP = QueueingHint.SKIP
@@ -107,8 +108,8 @@ def test_events_to_register() -> None:
 # -- Test_isSchedulableAfterPodChange --------------------------------------------------------------
 
 
-def target() -> MakePod:
-    return MakePod().uid("p").name("p")
+def target() -> PodWrapper:
+    return make_pod().uid("p").name("p")
 
 
 def affine() -> Json:
@@ -119,8 +120,8 @@ def repelling() -> Json:
     return target().pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj()
 
 
-def other() -> MakePod:
-    return MakePod().uid("other")
+def other() -> PodWrapper:
+    return make_pod().uid("other")
 
 
 def two_terms() -> Json:
@@ -221,26 +222,26 @@ POD_CHANGES = [
         id="delete a pod which matches pod's anti-affinity",
     ),
     pytest.param(
-        MakePod().name("p").label("service", "securityscan").obj(),
-        MakePod().node("fake-node").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        make_pod().name("p").label("service", "securityscan").obj(),
+        make_pod().node("fake-node").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
         None,
         QUEUE,
         id="delete a pod with anti-affinity that matches pending pod",
     ),
     pytest.param(
-        MakePod().name("p").label("service", "foo").obj(),
-        MakePod().node("fake-node").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        make_pod().name("p").label("service", "foo").obj(),
+        make_pod().node("fake-node").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
         None,
         SKIP,
         id="delete a pod with anti-affinity that doesn't match pending pod",
     ),
     pytest.param(
-        MakePod()
+        make_pod()
         .name("p")
         .pod_anti_affinity_in("service", "region", ["securityscan", "value2"])
         .label("service", "foo")
         .obj(),
-        MakePod()
+        make_pod()
         .node("fake-node")
         .pod_anti_affinity_in("service", "region", ["securityscan", "value2"])
         .label("service", "foo")
@@ -251,15 +252,15 @@ POD_CHANGES = [
         "pending pod",
     ),
     pytest.param(
-        MakePod().name("p").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
-        MakePod().nominated_node_name("fake-node").label("aaa", "a").obj(),
+        make_pod().name("p").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        make_pod().nominated_node_name("fake-node").label("aaa", "a").obj(),
         None,
         SKIP,
         id="delete a nominated pod which doesn't match pod's anti-affinity",
     ),
     pytest.param(
-        MakePod().name("p").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
-        MakePod().nominated_node_name("fake-node").label("service", "securityscan").obj(),
+        make_pod().name("p").pod_anti_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        make_pod().nominated_node_name("fake-node").label("service", "securityscan").obj(),
         None,
         QUEUE,
         id="delete a nominated pod which matches pod's anti-affinity",
@@ -286,78 +287,96 @@ def test_pod_hint_raises_on_unparsable_terms() -> None:
 # -- Test_isSchedulableAfterNodeChange -------------------------------------------------------------
 
 
-def node_with(**labels: str) -> Json:
-    return make_node("node-a", labels)
-
-
 def zone_affine() -> Json:
-    return MakePod().name("p").pod_affinity_in("service", "zone", ["securityscan", "value2"]).obj()
+    return make_pod().name("p").pod_affinity_in("service", "zone", ["securityscan", "value2"]).obj()
 
 
 def zone_repelling() -> Json:
-    return MakePod().name("p").pod_anti_affinity("zone", selector(match_labels={"another": "label"})).obj()
+    return make_pod().name("p").pod_anti_affinity("zone", selector(match_labels={"another": "label"})).obj()
 
 
 NODE_CHANGES = [
-    pytest.param(zone_affine(), None, node_with(zone="zone1"), QUEUE, id="add a new node with matched pod affinity"),
     pytest.param(
-        MakePod().name("p").pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        zone_affine(),
         None,
-        node_with(zone="zone1"),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        QUEUE,
+        id="add a new node with matched pod affinity",
+    ),
+    pytest.param(
+        make_pod().name("p").pod_affinity_in("service", "region", ["securityscan", "value2"]).obj(),
+        None,
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
         SKIP,
         id="add a new node without matched topologyKey",
     ),
     pytest.param(
-        zone_affine(), node_with(aaa="a"), node_with(aaa="b"), SKIP, id="update node label but not topologyKey"
+        zone_affine(),
+        node("node-a", labels={"aaa": "a"}, hostname_label=False),
+        node("node-a", labels={"aaa": "b"}, hostname_label=False),
+        SKIP,
+        id="update node label but not topologyKey",
     ),
     pytest.param(
         zone_affine(),
-        node_with(zone="zone1"),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
         {"metadata": {"name": "node-a", "labels": {"zone": "zone1", "unrelated-label": "unrelated"}}},
         SKIP,
         id="update node label that isn't related to the pod affinity",
     ),
     pytest.param(
         zone_affine(),
-        node_with(zone="zone1"),
-        node_with(zone="zone2"),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        node("node-a", labels={"zone": "zone2"}, hostname_label=False),
         QUEUE,
         id="update node with different affinity topologyKey value",
     ),
     pytest.param(
-        zone_affine(), node_with(aaa="a"), node_with(zone="zone1"), QUEUE, id="update node to have the affinity label"
-    ),
-    pytest.param(
-        zone_repelling(), None, node_with(zone="zone1"), QUEUE, id="add a new node with matched anti-affinity key"
-    ),
-    pytest.param(
-        zone_repelling(), None, make_node("node-a"), QUEUE, id="add a new node without matched anti-affinity key"
+        zone_affine(),
+        node("node-a", labels={"aaa": "a"}, hostname_label=False),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        QUEUE,
+        id="update node to have the affinity label",
     ),
     pytest.param(
         zone_repelling(),
-        node_with(zone="zone1"),
+        None,
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        QUEUE,
+        id="add a new node with matched anti-affinity key",
+    ),
+    pytest.param(
+        zone_repelling(),
+        None,
+        node("node-a", hostname_label=False),
+        QUEUE,
+        id="add a new node without matched anti-affinity key",
+    ),
+    pytest.param(
+        zone_repelling(),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
         {"metadata": {"name": "node-a", "labels": {"zone": "zone1", "unrelated-label": "unrelated"}}},
         SKIP,
         id="update node label that isn't related to the pod anti-affinity",
     ),
     pytest.param(
         zone_repelling(),
-        node_with(zone="zone1"),
-        node_with(zone="zone2"),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        node("node-a", labels={"zone": "zone2"}, hostname_label=False),
         QUEUE,
         id="update node with different anti-affinity topologyKey value",
     ),
     pytest.param(
         zone_repelling(),
-        node_with(aaa="a"),
-        node_with(zone="zone1"),
+        node("node-a", labels={"aaa": "a"}, hostname_label=False),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
         SKIP,
         id="update node to have the anti-affinity topology label",
     ),
     pytest.param(
         zone_repelling(),
-        node_with(zone="zone1"),
-        node_with(aaa="a"),
+        node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+        node("node-a", labels={"aaa": "a"}, hostname_label=False),
         QUEUE,
         id="update node label not to have anti-affinity topology label",
     ),

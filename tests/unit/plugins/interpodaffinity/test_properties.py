@@ -14,7 +14,8 @@ from scheduler_core.framework import CycleState, NodeScore, PodInfo
 from scheduler_core.plugins.interpodaffinity import InterPodAffinityArgs
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
-from tests.unit.plugins.interpodaffinity.helpers import Json, affinity, setup, term, weighted
+from tests.unit.plugins.interpodaffinity.helpers import affinity, setup, term, weighted
+from tests.wrappers import Json, node, pod
 
 TOPOLOGY_KEYS = ["zone", "region", "host", "absent"]
 NAMESPACE_NAMES = ["default", "ns1", "ns2"]
@@ -88,26 +89,22 @@ def _scope(scope: dict[str, Any]) -> dict[str, Any]:
 
 @st.composite
 def pods(draw: st.DrawFn, node_names: list[str]) -> Json:
-    meta: Json = {
-        "name": f"p{draw(st.integers(0, 10**9))}",
-        "namespace": draw(st.sampled_from(NAMESPACE_NAMES)),
-        "labels": draw(pod_labels),
-    }
-    meta["uid"] = meta["name"]
-    spec: Json = {}
-    if node_names:
-        spec["nodeName"] = draw(st.sampled_from(node_names))
-    aff = draw(pod_affinity)
-    if aff:
-        spec["affinity"] = aff
-    return {"metadata": meta, "spec": spec}
+    name = f"p{draw(st.integers(0, 10**9))}"
+    return pod(
+        name,
+        draw(st.sampled_from(NAMESPACE_NAMES)),
+        uid=name,
+        labels=draw(pod_labels),
+        node_name=draw(st.sampled_from(node_names)) if node_names else None,
+        affinity=draw(pod_affinity) or None,
+    )
 
 
 @st.composite
 def clusters(draw: st.DrawFn) -> tuple[list[Json], list[Json], Json, int]:
     count = draw(st.integers(1, 6))
     names = [f"n{i}" for i in range(count)]
-    nodes: list[Json] = [{"metadata": {"name": name, "labels": draw(node_labels)}} for name in names]
+    nodes = [node(name, labels=draw(node_labels), hostname_label=False) for name in names]
     existing = draw(st.lists(pods(names), max_size=8, unique_by=lambda p: p["metadata"]["uid"]))
     incoming = draw(pods([]))
     weight = draw(st.integers(0, 100))

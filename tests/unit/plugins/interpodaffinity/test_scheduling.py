@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
-from tests.builders import node, pod
-from tests.unit.plugins.interpodaffinity.helpers import affinity, expr, selector, term, weighted
+from tests.unit.plugins.interpodaffinity.helpers import affinity, term, weighted
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import expr, node, pod, selector
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -19,15 +19,16 @@ def app(name: str) -> dict[str, Any]:
     return selector(expr("app", "In", name))
 
 
-def spread_pod(name: str) -> dict[str, Any]:
-    """A replica that refuses to share a node with another replica."""
-    return pod(name, uid=name, labels={"app": "web"}, affinity=affinity(anti_required=[term(app("web"), HOSTNAME)]))
+# A replica that refuses to share a node with another replica.
+REPLICA = affinity(anti_required=[term(app("web"), HOSTNAME)])
 
 
 async def test_required_anti_affinity_spreads_replicas_and_waits_for_a_new_node() -> None:
     scheduler, cluster, _ = make_scheduler(extra_plugins=PLUGINS)
     add_nodes(scheduler, cluster, [node(f"n{i}") for i in range(3)])
-    add_pods(scheduler, cluster, [spread_pod(f"web-{i}") for i in range(4)])
+    add_pods(
+        scheduler, cluster, [pod(f"web-{i}", uid=f"web-{i}", labels={"app": "web"}, affinity=REPLICA) for i in range(4)]
+    )
     await scheduler.run_until_idle()
     placed = [node_of(cluster, f"web-{i}") for i in range(4)]
     assert sorted(n for n in placed if n) == ["n0", "n1", "n2"]

@@ -13,23 +13,28 @@ from scheduler_core.framework import MAX_NODE_SCORE, CycleState, NodeScore, PodI
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.interpodaffinity.scoring import normalize, normalize_array
-from tests.unit.plugins.interpodaffinity.helpers import (
-    NAMESPACES,
-    Json,
-    affinity,
-    expr,
-    make_node,
-    plain_pod,
-    selector,
-    setup,
-    term,
-    weighted,
-)
+from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, affinity, setup, term, weighted
+from tests.wrappers import Json, expr, node, pod, selector
 
 MAX = MAX_NODE_SCORE
 CHINA = {"region": "China"}
 INDIA = {"region": "India"}
 AZ1 = {"az": "az1"}
+# node1, node2... labelled as named: the clusters the tables share.
+NODES_AZ1_CHINA = [node("node1", labels=AZ1, hostname_label=False), node("node2", labels=CHINA, hostname_label=False)]
+NODES_CHINA_CHINA = [
+    node("node1", labels=CHINA, hostname_label=False),
+    node("node2", labels=CHINA, hostname_label=False),
+]
+NODES_CHINA_INDIA = [
+    node("node1", labels=CHINA, hostname_label=False),
+    node("node2", labels=INDIA, hostname_label=False),
+]
+NODES_CHINA_INDIA_AZ1 = [
+    node("node1", labels=CHINA, hostname_label=False),
+    node("node2", labels=INDIA, hostname_label=False),
+    node("node3", labels=AZ1, hostname_label=False),
+]
 AZ2 = {"az": "az2"}
 CHINA_AZ1 = {"region": "China", "az": "az1"}
 S1 = {"security": "S1"}
@@ -68,14 +73,6 @@ INVALID_AFFINITY_LABELS = affinity(preferred=[weighted(8, term(security_in("{{.b
 INVALID_ANTI_AFFINITY_LABELS = affinity(anti_preferred=[weighted(5, term(security_in("{{.bad-value.}}"), "az"))])
 
 
-def nodes(*specs: tuple[str, dict[str, str]]) -> list[Json]:
-    return [make_node(name, labels) for name, labels in specs]
-
-
-def on(node: str, labels: dict[str, str] | None = None, aff: Json | None = None, namespace: str = "") -> Json:
-    return plain_pod(node, labels, namespace=namespace, aff=aff)
-
-
 def run_scores(
     plugin: InterPodAffinity, snapshot: Snapshot, pod: Json
 ) -> tuple[Status | None, list[NodeScore], CycleState]:
@@ -103,27 +100,31 @@ def run_scores(
 
 PREFERRED = [
     pytest.param(
-        plain_pod(labels=S1),
+        pod(labels=S1),
         [],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        NODES_CHINA_INDIA_AZ1,
         False,
         Status.skip(),
         None,
         id="all nodes are same priority as Affinity is nil",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=STAY_WITH_S1_IN_REGION),
-        [on("node1", S1), on("node2", S2), on("node3", S1)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(labels=S1, affinity=STAY_WITH_S1_IN_REGION),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S2), pod(node_name="node3", labels=S1)],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [MAX, 0, 0],
         id="Affinity: pod that matches topology key & pods in nodes will get high score comparing to others",
     ),
     pytest.param(
-        plain_pod(aff=STAY_WITH_S1_IN_REGION),
-        [on("node1", S1)],
-        nodes(("node1", CHINA), ("node2", CHINA_AZ1), ("node3", INDIA)),
+        pod(affinity=STAY_WITH_S1_IN_REGION),
+        [pod(node_name="node1", labels=S1)],
+        [
+            node("node1", labels=CHINA, hostname_label=False),
+            node("node2", labels=CHINA_AZ1, hostname_label=False),
+            node("node3", labels=INDIA, hostname_label=False),
+        ],
         False,
         None,
         [MAX, MAX, 0],
@@ -131,9 +132,22 @@ PREFERRED = [
         "match the affinity rules, have the same score",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=STAY_WITH_S2_IN_REGION),
-        [on("node1", S2), on("node1", S2), on("node2", S2), on("node3", S2), on("node4", S2), on("node5", S2)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", CHINA), ("node4", CHINA), ("node5", INDIA)),
+        pod(labels=S1, affinity=STAY_WITH_S2_IN_REGION),
+        [
+            pod(node_name="node1", labels=S2),
+            pod(node_name="node1", labels=S2),
+            pod(node_name="node2", labels=S2),
+            pod(node_name="node3", labels=S2),
+            pod(node_name="node4", labels=S2),
+            pod(node_name="node5", labels=S2),
+        ],
+        [
+            node("node1", labels=CHINA, hostname_label=False),
+            node("node2", labels=INDIA, hostname_label=False),
+            node("node3", labels=CHINA, hostname_label=False),
+            node("node4", labels=CHINA, hostname_label=False),
+            node("node5", labels=INDIA, hostname_label=False),
+        ],
         False,
         None,
         [MAX, 0, MAX, MAX, 0],
@@ -141,9 +155,9 @@ PREFERRED = [
         "more matches will get high score",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=AFFINITY3),
-        [on("node1", S1), on("node2", S2), on("node3", S1)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(labels=S1, affinity=AFFINITY3),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S2), pod(node_name="node3", labels=S1)],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [20, MAX, 0],
@@ -151,9 +165,12 @@ PREFERRED = [
         "match failures",
     ),
     pytest.param(
-        plain_pod(labels=S2),
-        [on("node1", S1, STAY_WITH_S1_IN_REGION), on("node2", S2, STAY_WITH_S2_IN_REGION)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(labels=S2),
+        [
+            pod(node_name="node1", labels=S1, affinity=STAY_WITH_S1_IN_REGION),
+            pod(node_name="node2", labels=S2, affinity=STAY_WITH_S2_IN_REGION),
+        ],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [0, MAX, 0],
@@ -161,45 +178,54 @@ PREFERRED = [
         "symmetry",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1"),
-        [on("node1", S1, AFFINITY_NAMESPACE_SELECTOR), on("node2", S2, STAY_WITH_S2_IN_REGION)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(namespace="subteam1.team1", labels=S1),
+        [
+            pod(node_name="node1", labels=S1, affinity=AFFINITY_NAMESPACE_SELECTOR),
+            pod(node_name="node2", labels=S2, affinity=STAY_WITH_S2_IN_REGION),
+        ],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [MAX, 0, 0],
         id="Affinity symmetry with namespace selector",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1"),
-        [on("node1", S1, ANTI_AFFINITY_NAMESPACE_SELECTOR), on("node2", S2, STAY_WITH_S2_IN_REGION)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(namespace="subteam1.team1", labels=S1),
+        [
+            pod(node_name="node1", labels=S1, affinity=ANTI_AFFINITY_NAMESPACE_SELECTOR),
+            pod(node_name="node2", labels=S2, affinity=STAY_WITH_S2_IN_REGION),
+        ],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [0, MAX, MAX],
         id="AntiAffinity symmetry with namespace selector",
     ),
     pytest.param(
-        plain_pod(labels=S1),
-        [on("node1", S1, HARD_AFFINITY), on("node2", S2, HARD_AFFINITY)],
-        nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1)),
+        pod(labels=S1),
+        [
+            pod(node_name="node1", labels=S1, affinity=HARD_AFFINITY),
+            pod(node_name="node2", labels=S2, affinity=HARD_AFFINITY),
+        ],
+        NODES_CHINA_INDIA_AZ1,
         False,
         None,
         [MAX, MAX, 0],
         id="Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=AWAY_FROM_S1_IN_AZ),
-        [on("node1", S1), on("node2", S2)],
-        nodes(("node1", AZ1), ("node2", CHINA)),
+        pod(labels=S1, affinity=AWAY_FROM_S1_IN_AZ),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S2)],
+        NODES_AZ1_CHINA,
         False,
         None,
         [0, MAX],
         id="Anti Affinity: pod that does not match existing pods in node will get high score",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=AWAY_FROM_S1_IN_AZ),
-        [on("node1", S1), on("node2", S1)],
-        nodes(("node1", AZ1), ("node2", CHINA)),
+        pod(labels=S1, affinity=AWAY_FROM_S1_IN_AZ),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S1)],
+        NODES_AZ1_CHINA,
         False,
         None,
         [0, MAX],
@@ -207,9 +233,9 @@ PREFERRED = [
         "comparing to others",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=AWAY_FROM_S1_IN_AZ),
-        [on("node1", S1), on("node1", S1), on("node2", S2)],
-        nodes(("node1", AZ1), ("node2", INDIA)),
+        pod(labels=S1, affinity=AWAY_FROM_S1_IN_AZ),
+        [pod(node_name="node1", labels=S1), pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S2)],
+        [node("node1", labels=AZ1, hostname_label=False), node("node2", labels=INDIA, hostname_label=False)],
         False,
         None,
         [0, MAX],
@@ -217,18 +243,21 @@ PREFERRED = [
         "unmatches will get high score",
     ),
     pytest.param(
-        plain_pod(labels=S2),
-        [on("node1", S1, AWAY_FROM_S2_IN_AZ), on("node2", S2, AWAY_FROM_S1_IN_AZ)],
-        nodes(("node1", AZ1), ("node2", AZ2)),
+        pod(labels=S2),
+        [
+            pod(node_name="node1", labels=S1, affinity=AWAY_FROM_S2_IN_AZ),
+            pod(node_name="node2", labels=S2, affinity=AWAY_FROM_S1_IN_AZ),
+        ],
+        [node("node1", labels=AZ1, hostname_label=False), node("node2", labels=AZ2, hostname_label=False)],
         False,
         None,
         [0, MAX],
         id="Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-        [on("node1", S1), on("node2", S1)],
-        nodes(("node1", CHINA), ("node2", AZ1)),
+        pod(labels=S1, affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", labels=S1)],
+        [node("node1", labels=CHINA, hostname_label=False), node("node2", labels=AZ1, hostname_label=False)],
         False,
         None,
         [MAX, 0],
@@ -236,17 +265,23 @@ PREFERRED = [
         "affinity & anti affinity",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        pod(labels=S1, affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
         [
-            on("node1", S1),
-            on("node1", S1),
-            on("node2", S1),
-            on("node3", S1),
-            on("node3", S1),
-            on("node4", S1),
-            on("node5", S1),
+            pod(node_name="node1", labels=S1),
+            pod(node_name="node1", labels=S1),
+            pod(node_name="node2", labels=S1),
+            pod(node_name="node3", labels=S1),
+            pod(node_name="node3", labels=S1),
+            pod(node_name="node4", labels=S1),
+            pod(node_name="node5", labels=S1),
         ],
-        nodes(("node1", CHINA_AZ1), ("node2", INDIA), ("node3", CHINA), ("node4", CHINA), ("node5", INDIA)),
+        [
+            node("node1", labels=CHINA_AZ1, hostname_label=False),
+            node("node2", labels=INDIA, hostname_label=False),
+            node("node3", labels=CHINA, hostname_label=False),
+            node("node4", labels=CHINA, hostname_label=False),
+            node("node5", labels=INDIA, hostname_label=False),
+        ],
         False,
         None,
         [MAX, 0, MAX, MAX, 0],
@@ -254,14 +289,19 @@ PREFERRED = [
         "pods have the same labels",
     ),
     pytest.param(
-        plain_pod(labels=S1, aff=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+        pod(labels=S1, affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
         [
-            on("node1", S1),
-            on("node2", S2),
-            on("node3", aff=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
-            on("node4", aff=AWAY_FROM_S1_IN_AZ),
+            pod(node_name="node1", labels=S1),
+            pod(node_name="node2", labels=S2),
+            pod(node_name="node3", affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            pod(node_name="node4", affinity=AWAY_FROM_S1_IN_AZ),
         ],
-        nodes(("node1", CHINA), ("node2", AZ1), ("node3", INDIA), ("node4", AZ2)),
+        [
+            node("node1", labels=CHINA, hostname_label=False),
+            node("node2", labels=AZ1, hostname_label=False),
+            node("node3", labels=INDIA, hostname_label=False),
+            node("node4", labels=AZ2, hostname_label=False),
+        ],
         False,
         None,
         [MAX, 0, MAX, 0],
@@ -269,89 +309,95 @@ PREFERRED = [
         "in both pod affinity & anti affinity & symmetry",
     ),
     pytest.param(
-        plain_pod(labels=S1),
-        [on("node1", S1), on("node2", aff=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ)],
-        nodes(("node1", CHINA), ("node2", CHINA)),
+        pod(labels=S1),
+        [pod(node_name="node1", labels=S1), pod(node_name="node2", affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ)],
+        NODES_CHINA_CHINA,
         False,
         None,
         [0, 0],
         id="Avoid panic when partial nodes in a topology don't have pods with affinity",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1", aff=AFFINITY_NAMESPACE_SELECTOR),
+        pod(namespace="subteam1.team1", labels=S1, affinity=AFFINITY_NAMESPACE_SELECTOR),
         [
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team2"),
-            on("node2", S1, namespace="subteam2.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team2"),
+            pod(node_name="node2", labels=S1, namespace="subteam2.team1"),
         ],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        NODES_CHINA_INDIA,
         False,
         None,
         [MAX, 0],
         id="Affinity with pods matching NamespaceSelector",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1", aff=AFFINITY_NAMESPACE_SELECTOR),
+        pod(namespace="subteam1.team1", labels=S1, affinity=AFFINITY_NAMESPACE_SELECTOR),
         [
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam2.team2"),
-            on("node2", S1, namespace="subteam2.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam2.team2"),
+            pod(node_name="node2", labels=S1, namespace="subteam2.team1"),
         ],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        NODES_CHINA_INDIA,
         False,
         None,
         [MAX, 0],
         id="Affinity with pods matching both NamespaceSelector and Namespaces fields",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1", aff=ANTI_AFFINITY_NAMESPACE_SELECTOR),
+        pod(namespace="subteam1.team1", labels=S1, affinity=ANTI_AFFINITY_NAMESPACE_SELECTOR),
         [
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team2"),
-            on("node2", S1, namespace="subteam2.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team2"),
+            pod(node_name="node2", labels=S1, namespace="subteam2.team1"),
         ],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        NODES_CHINA_INDIA,
         False,
         None,
         [0, MAX],
         id="Anti-affinity with pods matching NamespaceSelector",
     ),
     pytest.param(
-        plain_pod(labels=S1, namespace="subteam1.team1", aff=ANTI_AFFINITY_NAMESPACE_SELECTOR),
+        pod(namespace="subteam1.team1", labels=S1, affinity=ANTI_AFFINITY_NAMESPACE_SELECTOR),
         [
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam1.team1"),
-            on("node1", S1, namespace="subteam2.team2"),
-            on("node2", S1, namespace="subteam2.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam1.team1"),
+            pod(node_name="node1", labels=S1, namespace="subteam2.team2"),
+            pod(node_name="node2", labels=S1, namespace="subteam2.team1"),
         ],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        NODES_CHINA_INDIA,
         False,
         None,
         [0, MAX],
         id="Anti-affinity with pods matching both NamespaceSelector and Namespaces fields",
     ),
     pytest.param(
-        plain_pod(labels=S2),
-        [on("node1", S1, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ), on("node2", S2, STAY_WITH_S2_IN_REGION)],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        pod(labels=S2),
+        [
+            pod(node_name="node1", labels=S1, affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            pod(node_name="node2", labels=S2, affinity=STAY_WITH_S2_IN_REGION),
+        ],
+        NODES_CHINA_INDIA,
         True,
         Status.skip(),
         None,
         id="Ignore preferred terms of existing pods",
     ),
     pytest.param(
-        plain_pod(labels=S2),
-        [on("node1", S1, STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ), on("node2", S2, STAY_WITH_S2_IN_REGION)],
-        nodes(("node1", CHINA), ("node2", INDIA)),
+        pod(labels=S2),
+        [
+            pod(node_name="node1", labels=S1, affinity=STAY_WITH_S1_IN_REGION_AWAY_FROM_S2_IN_AZ),
+            pod(node_name="node2", labels=S2, affinity=STAY_WITH_S2_IN_REGION),
+        ],
+        NODES_CHINA_INDIA,
         False,
         None,
         [0, MAX],
         id="Do not ignore preferred terms of existing pods",
     ),
-    pytest.param(plain_pod(labels=S2), [], [], False, Status.skip(), None, id="No nodes to score"),
+    pytest.param(pod(labels=S2), [], [], False, Status.skip(), None, id="No nodes to score"),
 ]
 
 
@@ -380,8 +426,8 @@ def test_preferred_affinity(
     ],
 )
 def test_invalid_preferred_terms_fail_pre_score(aff: Json) -> None:
-    plugin, snapshot = setup([], nodes(("node1", CHINA), ("node2", CHINA)))
-    status, _, _ = run_scores(plugin, snapshot, plain_pod(aff=aff))
+    plugin, snapshot = setup([], NODES_CHINA_CHINA)
+    status, _, _ = run_scores(plugin, snapshot, pod(affinity=aff))
     assert status is not None
     assert status.code.upstream_name == "Error"
     assert 'Invalid value: "{{.bad-value.}}"' in status.message()
@@ -401,7 +447,7 @@ HARD_POD_AFFINITY = affinity(
         )
     ]
 )
-HARD_NODES = nodes(("node1", CHINA), ("node2", INDIA), ("node3", AZ1))
+HARD_NODES = NODES_CHINA_INDIA_AZ1
 
 
 @pytest.mark.parametrize(
@@ -419,17 +465,17 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(
 ) -> None:
     # Upstream's pods have namespace "" and its term lists ""; a pod without a namespace is in
     # "default" here (as the API server would put it), so the term lists "default" instead.
-    pods = [on("node1", aff=HARD_POD_AFFINITY), on("node2", aff=HARD_POD_AFFINITY)]
+    pods = [pod(node_name="node1", affinity=HARD_POD_AFFINITY), pod(node_name="node2", affinity=HARD_POD_AFFINITY)]
     plugin, snapshot = setup(pods, HARD_NODES, args=InterPodAffinityArgs(hard_pod_affinity_weight=weight))
-    status, scores, _ = run_scores(plugin, snapshot, plain_pod(labels=SERVICE_S1, namespace=namespace))
+    status, scores, _ = run_scores(plugin, snapshot, pod(namespace=namespace, labels=SERVICE_S1))
     assert status == want_status
     if status is None:
         assert [s.score for s in scores] == want_scores
 
 
 def test_score_without_pre_score_state_is_an_error() -> None:
-    plugin, snapshot = setup([], nodes(("node1", CHINA)))
-    score, status = plugin.score(CycleState(), PodInfo(plain_pod()), snapshot.list()[0])
+    plugin, snapshot = setup([], [node("node1", labels=CHINA, hostname_label=False)])
+    score, status = plugin.score(CycleState(), PodInfo(pod()), snapshot.list()[0])
     assert score == 0
     assert status is not None
     assert status.message() == f'failed to read "{PRE_SCORE_STATE_KEY}" from cycleState: not found'

@@ -22,19 +22,8 @@ from scheduler_core.framework.affinity import (
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
-from tests.unit.plugins.interpodaffinity.helpers import (
-    NAMESPACES,
-    FakeHandle,
-    MakePod,
-    affinity,
-    expr,
-    make_node,
-    node_infos,
-    plain_pod,
-    selector,
-    setup,
-    term,
-)
+from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, FakeHandle, affinity, node_infos, setup, term
+from tests.wrappers import expr, make_pod, node, pod, pod_info, selector
 
 # -- label selectors ------------------------------------------------------------------------------
 
@@ -107,11 +96,11 @@ def test_selector_errors(raw: Any, message: str) -> None:
 )
 def test_namespaces_from_term(raw: dict[str, Any], want: set[str]) -> None:
     """TestGetNamespacesFromPodAffinityTerm (kube-scheduler/framework/types_test.go)."""
-    assert namespaces_from_term(PodInfo(plain_pod(namespace="ns")), raw) == want
+    assert namespaces_from_term(PodInfo(pod(namespace="ns")), raw) == want
 
 
 def test_pod_without_affinity_has_no_terms_and_no_error() -> None:
-    terms = pod_terms(PodInfo(plain_pod()))
+    terms = pod_terms(PodInfo(pod()))
     assert not terms.required_affinity and not terms.preferred_anti_affinity
     assert terms.error() is None
 
@@ -119,7 +108,7 @@ def test_pod_without_affinity_has_no_terms_and_no_error() -> None:
 def test_a_bad_term_drops_its_whole_list_only() -> None:
     """GetAffinityTerms returns no terms when one fails; the other lists still parse."""
     pod = (
-        MakePod()
+        make_pod()
         .pod_affinity_in("a", "zone", ["ok"])
         .pod_affinity_in("a", "zone", ["{{bad}}"])
         .pod_anti_affinity_exists("b", "zone")
@@ -134,7 +123,7 @@ def test_a_bad_term_drops_its_whole_list_only() -> None:
 
 def test_errors_of_several_lists_aggregate() -> None:
     pod = (
-        MakePod().pod_affinity_in("a", "zone", ["{{bad}}"]).pod_anti_affinity("zone", selector(expr("b", "Bad"))).obj()
+        make_pod().pod_affinity_in("a", "zone", ["{{bad}}"]).pod_anti_affinity("zone", selector(expr("b", "Bad"))).obj()
     )
     assert pod_terms(PodInfo(pod)).error() == (
         '[requiredAffinityTerms: values[0][a]: Invalid value: "{{bad}}": '
@@ -149,8 +138,8 @@ def test_errors_of_several_lists_aggregate() -> None:
 
 def test_pre_filter_fails_on_a_bad_preferred_term() -> None:
     """PreFilter parses the whole pod (NewPodInfo): a bad preferred term fails it too."""
-    plugin, snapshot = setup([], [make_node("n", {"zone": "z"})])
-    pod = MakePod().pod_affinity_in("a", "zone", ["{{bad}}"], kind="preferred").obj()
+    plugin, snapshot = setup([], [node("n", labels={"zone": "z"}, hostname_label=False)])
+    pod = make_pod().pod_affinity_in("a", "zone", ["{{bad}}"], kind="preferred").obj()
     _, status = plugin.pre_filter(CycleState(), PodInfo(pod), snapshot.list())
     assert status is not None
     assert status.code is Status.unresolvable().code
@@ -161,7 +150,7 @@ def test_pre_filter_fails_on_a_bad_preferred_term() -> None:
 
 
 def test_merge_namespaces_unrolls_a_selector() -> None:
-    pod = PodInfo(plain_pod(namespace="x"))
+    pod = pod_info(namespace="x")
     raw = term(
         selector(expr("app", "Exists")),
         "zone",
@@ -199,13 +188,16 @@ def test_incoming_anti_affinity_namespace_selector(
     incoming_ns: str, existing_ns: str, namespace_selector: Any, want: bool
 ) -> None:
     """The incoming pod's selector is matched against the namespaces known to the handle."""
-    incoming = plain_pod(
+    incoming = pod(
         namespace=incoming_ns,
-        aff=affinity(
+        affinity=affinity(
             anti_required=[term(selector(expr("app", "Exists")), "zone", namespace_selector=namespace_selector)]
         ),
     )
-    plugin, snapshot = setup([plain_pod("n1", {"app": "a"}, namespace=existing_ns)], [make_node("n1", ZONE)])
+    plugin, snapshot = setup(
+        [pod(namespace=existing_ns, node_name="n1", labels={"app": "a"})],
+        [node("n1", labels=ZONE, hostname_label=False)],
+    )
     state = CycleState()
     _, status = plugin.pre_filter(state, PodInfo(incoming), snapshot.list())
     assert status is None
@@ -221,18 +213,18 @@ def test_incoming_anti_affinity_namespace_selector(
     ],
 )
 def test_existing_anti_affinity_reads_incoming_namespace_labels(incoming_ns: str, want_blocked: bool) -> None:
-    existing = plain_pod(
-        "n1",
+    existing = pod(
         namespace="other",
-        aff=affinity(
+        node_name="n1",
+        affinity=affinity(
             anti_required=[
                 term(selector(expr("app", "Exists")), "zone", namespace_selector=selector(expr("team", "In", "team1")))
             ]
         ),
     )
-    plugin, snapshot = setup([existing], [make_node("n1", ZONE)])
+    plugin, snapshot = setup([existing], [node("n1", labels=ZONE, hostname_label=False)])
     state = CycleState()
-    incoming = PodInfo(plain_pod(labels={"app": "x"}, namespace=incoming_ns))
+    incoming = PodInfo(pod(namespace=incoming_ns, labels={"app": "x"}))
     _, status = plugin.pre_filter(state, incoming, snapshot.list())
     if not want_blocked:
         assert status == Status.skip()
@@ -258,12 +250,12 @@ class CountingHandle(FakeHandle):
 
 
 def test_pod_without_affinity_skips_without_reading_namespaces() -> None:
-    pods = [plain_pod("n1", {"app": "a"}), plain_pod("n1", {"app": "b"})]
-    snapshot = Snapshot(node_infos(pods, [make_node("n1", ZONE)]))
+    pods = [pod(node_name="n1", labels={"app": "a"}), pod(node_name="n1", labels={"app": "b"})]
+    snapshot = Snapshot(node_infos(pods, [node("n1", labels=ZONE, hostname_label=False)]))
     handle = CountingHandle(snapshot, NAMESPACES)
     plugin = InterPodAffinity(None, cast(Handle, handle))
     state = CycleState()
-    incoming = PodInfo(plain_pod(labels={"app": "a"}))
+    incoming = PodInfo(pod(labels={"app": "a"}))
     assert plugin.pre_filter(state, incoming, snapshot.list()) == (None, Status.skip())
     assert plugin.pre_score(state, incoming, snapshot.list()) == Status.skip()
     assert handle.object_calls == 0

@@ -37,8 +37,3 @@ def preferred(*weighted: tuple[int, Json]) -> Json:
 
 def affinity(node_affinity: Json) -> Json:
     return {"nodeAffinity": node_affinity}
-
-
-def bare_node(name: str = "", labels: dict[str, str] | None = None) -> Json:
-    """A node with exactly these labels (the test builders add a hostname label)."""
-    return {"metadata": {"name": name, "labels": dict(labels or {})}}

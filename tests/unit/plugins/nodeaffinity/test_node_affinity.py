@@ -28,17 +28,8 @@ from scheduler_core.plugins.nodeaffinity.node_affinity import (
     ERR_REASON_ENFORCED,
     ERR_REASON_POD,
 )
-from tests.builders import pod_info
-from tests.unit.plugins.nodeaffinity.helpers import (
-    Json,
-    affinity,
-    bare_node,
-    expr,
-    name_in,
-    preferred,
-    required,
-    term,
-)
+from tests.unit.plugins.nodeaffinity.helpers import Json, affinity, expr, name_in, preferred, required, term
+from tests.wrappers import node, pod_info
 
 POD = Status.unresolvable(ERR_REASON_POD)
 SKIP = Status.skip()
@@ -60,7 +51,7 @@ def case(
     return pytest.param(
         node_selector,
         pod_affinity,
-        bare_node(node_name, labels),
+        node(node_name, labels=labels, hostname_label=False),
         want,
         want_pre_filter,
         want_result,
@@ -286,16 +277,16 @@ AFFINITY2 = preferred(
 )
 
 
-def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
-    return [bare_node(name, labels) for name, labels in named]
-
-
 @pytest.mark.parametrize(
     ("pod_affinity", "node_list", "expected", "added", "run_pre_score"),
     [
         pytest.param(
             None,
-            nodes(("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL3)),
+            [
+                node("node1", labels=LABEL1, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+                node("node3", labels=LABEL3, hostname_label=False),
+            ],
             [0, 0, 0],
             None,
             False,
@@ -303,7 +294,11 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             AFFINITY1,
-            nodes(("node1", LABEL4), ("node2", LABEL2), ("node3", LABEL3)),
+            [
+                node("node1", labels=LABEL4, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+                node("node3", labels=LABEL3, hostname_label=False),
+            ],
             [0, 0, 0],
             None,
             True,
@@ -311,7 +306,11 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             AFFINITY1,
-            nodes(("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL3)),
+            [
+                node("node1", labels=LABEL1, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+                node("node3", labels=LABEL3, hostname_label=False),
+            ],
             [MAX_NODE_SCORE, 0, 0],
             None,
             True,
@@ -319,7 +318,11 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             AFFINITY2,
-            nodes(("node1", LABEL1), ("node5", LABEL5), ("node2", LABEL2)),
+            [
+                node("node1", labels=LABEL1, hostname_label=False),
+                node("node5", labels=LABEL5, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+            ],
             [18, MAX_NODE_SCORE, 36],
             None,
             True,
@@ -327,7 +330,7 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             None,
-            nodes(("node1", LABEL1), ("node2", LABEL2)),
+            [node("node1", labels=LABEL1, hostname_label=False), node("node2", labels=LABEL2, hostname_label=False)],
             [MAX_NODE_SCORE, 0],
             AFFINITY1,
             True,
@@ -335,7 +338,11 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             AFFINITY1,
-            nodes(("node1", LABEL1), ("node2", LABEL2), ("node3", LABEL5)),
+            [
+                node("node1", labels=LABEL1, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+                node("node3", labels=LABEL5, hostname_label=False),
+            ],
             [40, 60, MAX_NODE_SCORE],
             preferred((3, term(expr("key", "In", "value")))),
             True,
@@ -343,7 +350,11 @@ def nodes(*named: tuple[str, dict[str, str]]) -> list[Json]:
         ),
         pytest.param(
             AFFINITY2,
-            nodes(("node1", LABEL1), ("node5", LABEL5), ("node2", LABEL2)),
+            [
+                node("node1", labels=LABEL1, hostname_label=False),
+                node("node5", labels=LABEL5, hostname_label=False),
+                node("node2", labels=LABEL2, hostname_label=False),
+            ],
             [18, MAX_NODE_SCORE, 36],
             None,
             False,
@@ -377,7 +388,9 @@ def test_score(
 
 def test_pre_score_skips_without_node_affinity() -> None:
     # TestNodeAffinityPriority/Skip is returned in PreScore when NodeAffinity is nil
-    status = NodeAffinity(None, None).pre_score(CycleState(), pod_info(), [NodeInfo(bare_node("node1", LABEL1))])
+    status = NodeAffinity(None, None).pre_score(
+        CycleState(), pod_info(), [NodeInfo(node("node1", labels=LABEL1, hostname_label=False))]
+    )
     assert status == Status.skip()
 
 
@@ -392,7 +405,7 @@ def test_pre_score_error_on_broken_affinity() -> None:
         "'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
     )
     # Without PreScore, Score reports the same error and the batch form defers to it.
-    _, score_status = NodeAffinity(None, None).score(CycleState(), pod, NodeInfo(bare_node("n")))
+    _, score_status = NodeAffinity(None, None).score(CycleState(), pod, NodeInfo(node("n", hostname_label=False)))
     assert score_status == status
     assert NodeAffinity(None, None).score_batch(CycleState(), pod, NodeColumns([]), np.arange(0)) is None
 
@@ -410,37 +423,47 @@ ENFORCED_FOO_BAR = required(term(expr("foo", "In", "bar")))
 @pytest.mark.parametrize(
     ("added", "old", "new", "want"),
     [
-        pytest.param(None, None, bare_node(), QueueingHint.SKIP, id="skip-queue-on-add"),
-        pytest.param(None, None, bare_node(labels=FOO_BAR), QueueingHint.QUEUE, id="queue-on-add"),
-        pytest.param(None, bare_node(), bare_node(), QueueingHint.SKIP, id="skip-unrelated-changes"),
+        pytest.param(None, None, node("", hostname_label=False), QueueingHint.SKIP, id="skip-queue-on-add"),
+        pytest.param(None, None, node("", labels=FOO_BAR, hostname_label=False), QueueingHint.QUEUE, id="queue-on-add"),
         pytest.param(
-            None, bare_node(), bare_node(labels={"k": "v"}), QueueingHint.SKIP, id="skip-unrelated-changes-on-labels"
+            None,
+            node("", hostname_label=False),
+            node("", hostname_label=False),
+            QueueingHint.SKIP,
+            id="skip-unrelated-changes",
         ),
         pytest.param(
             None,
-            bare_node(labels=FOO_BAR),
-            bare_node(labels={"k": "v"}),
+            node("", hostname_label=False),
+            node("", labels={"k": "v"}, hostname_label=False),
+            QueueingHint.SKIP,
+            id="skip-unrelated-changes-on-labels",
+        ),
+        pytest.param(
+            None,
+            node("", labels=FOO_BAR, hostname_label=False),
+            node("", labels={"k": "v"}, hostname_label=False),
             QueueingHint.SKIP,
             id="skip-labels-changes-on-node-from-suitable-to-unsuitable",
         ),
         pytest.param(
             None,
-            bare_node(),
-            bare_node(labels=FOO_BAR),
+            node("", hostname_label=False),
+            node("", labels=FOO_BAR, hostname_label=False),
             QueueingHint.QUEUE,
             id="queue-on-labels-change-makes-pod-schedulable",
         ),
         pytest.param(
             ENFORCED_FOO_BAR,
             None,
-            bare_node(),
+            node("", hostname_label=False),
             QueueingHint.SKIP,
             id="skip-queue-on-add-scheduler-enforced-node-affinity",
         ),
         pytest.param(
             ENFORCED_FOO_BAR,
             None,
-            bare_node(labels=FOO_BAR),
+            node("", labels=FOO_BAR, hostname_label=False),
             QueueingHint.QUEUE,
             id="queue-on-add-scheduler-enforced-node-affinity",
         ),
@@ -455,7 +478,11 @@ def test_hint_node_change(added: Json | None, old: object, new: object, want: Qu
     ("old", "new"),
     [
         pytest.param(None, "not-a-node", id="Test_isSchedulableAfterNodeChange/backoff-wrong-new-object"),
-        pytest.param("not-a-node", bare_node(), id="Test_isSchedulableAfterNodeChange/backoff-wrong-old-object"),
+        pytest.param(
+            "not-a-node",
+            node("", hostname_label=False),
+            id="Test_isSchedulableAfterNodeChange/backoff-wrong-old-object",
+        ),
     ],
 )
 def test_hint_wrong_object_raises(old: object, new: object) -> None:
@@ -466,7 +493,10 @@ def test_hint_wrong_object_raises(old: object, new: object) -> None:
 def test_hint_queues_on_parse_error() -> None:
     # Upstream returns (Queue, err) when the pod's affinity does not parse and no term matched.
     pod = pod_info(affinity=affinity(required(term(expr("foo", "Bogus", "bar")))))
-    assert NodeAffinity(None, None)._is_schedulable_after_node_change(pod, None, bare_node()) is QueueingHint.QUEUE
+    assert (
+        NodeAffinity(None, None)._is_schedulable_after_node_change(pod, None, node("", hostname_label=False))
+        is QueueingHint.QUEUE
+    )
 
 
 def test_events() -> None:

@@ -9,7 +9,8 @@ import pytest
 
 from scheduler_core.framework import NodeColumns, NodeInfo
 from scheduler_core.framework import node_selector as selector
-from tests.unit.plugins.nodeaffinity.helpers import Json, bare_node, expr, name_in, required, term
+from tests.unit.plugins.nodeaffinity.helpers import Json, expr, name_in, required, term
+from tests.wrappers import node, pod_info
 
 
 def match(terms: list[Json], node: Json) -> bool:
@@ -49,7 +50,7 @@ def match(terms: list[Json], node: Json) -> bool:
     ],
 )
 def test_label_requirements(requirement: Json, labels: dict[str, str], want: bool) -> None:
-    assert match([term(requirement)], bare_node("n", labels)) is want
+    assert match([term(requirement)], node("n", labels=labels, hostname_label=False)) is want
 
 
 @pytest.mark.parametrize(
@@ -65,17 +66,17 @@ def test_label_requirements(requirement: Json, labels: dict[str, str], want: boo
     ],
 )
 def test_field_requirements(fields: list[Json], node_name: str, want: bool) -> None:
-    assert match([term(fields=fields)], bare_node(node_name)) is want
+    assert match([term(fields=fields)], node(node_name, hostname_label=False)) is want
 
 
 def test_terms_are_ored_and_bad_or_empty_terms_select_nothing() -> None:
-    node = bare_node("n", {"a": "1"})
-    assert not match([], node)
-    assert not match([{}], node)
-    assert not match([term(expr("a", "Bogus"))], node)
-    assert match([term(expr("a", "Bogus")), term(expr("a", "In", "1"))], node)
-    assert match([term(expr("b", "Exists")), term(expr("a", "Exists"))], node)
-    assert not match([term(expr("a", "Exists"), expr("b", "Exists"))], node)
+    labelled = node("n", labels={"a": "1"}, hostname_label=False)
+    assert not match([], labelled)
+    assert not match([{}], labelled)
+    assert not match([term(expr("a", "Bogus"))], labelled)
+    assert match([term(expr("a", "Bogus")), term(expr("a", "In", "1"))], labelled)
+    assert match([term(expr("b", "Exists")), term(expr("a", "Exists"))], labelled)
+    assert not match([term(expr("a", "Exists"), expr("b", "Exists"))], labelled)
 
 
 def test_lazy_errors_surface_only_when_nothing_matched() -> None:
@@ -109,14 +110,13 @@ def test_preferred_terms_sum_weights_and_fail_as_a_whole() -> None:
     ]
     parsed = selector.parse_preferred_terms(terms)
     assert parsed.score({"a": "x", "b": "y"}, "n") == 7
-    info = NodeInfo(bare_node("n", {"b": "y"}))
+    info = NodeInfo(node("n", labels={"b": "y"}, hostname_label=False))
     assert parsed.scores(NodeColumns([info])).tolist() == [4]
     with pytest.raises(selector.SelectorError, match=r"^\[1\].matchExpressions\[0\].operator"):
         selector.parse_preferred_terms([*terms[:1], {"weight": 1, "preference": term(expr("a", "Near"))}])
 
 
 def test_pod_parse_is_memoised() -> None:
-    from tests.builders import pod_info
 
     pod = pod_info(node_selector={"a": "1"}, affinity={"nodeAffinity": required(term(expr("b", "Exists")))})
     first = selector.required_node_affinity(pod)
@@ -133,9 +133,9 @@ def test_null_terms_are_empty_terms() -> None:
 
 
 def test_name_mask_follows_a_renamed_row() -> None:
-    infos = [NodeInfo(bare_node("a")), NodeInfo(bare_node("b"))]
+    infos = [NodeInfo(node("a", hostname_label=False)), NodeInfo(node("b", hostname_label=False))]
     columns = NodeColumns(infos)
     parsed = selector.parse_term(term(fields=[name_in("c")]), "")
     assert parsed.mask(columns).tolist() == [False, False]
-    infos[0].set_node(bare_node("c"))
+    infos[0].set_node(node("c", hostname_label=False))
     assert parsed.mask(columns).tolist() == [True, False]

@@ -20,23 +20,10 @@ from scheduler_core.plugins.nodedeclaredfeatures.node_declared_features import (
     required_features,
 )
 from scheduler_core.plugins.registry import UPSTREAM_DEFAULT_PLUGINS, in_tree_registry
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 RESTART_RULE = {"action": "RestartAllContainers", "exitCodes": {"operator": "In", "values": [42]}}
-
-
-def restarting_pod(name: str = "p", uid: str | None = None) -> dict[str, Any]:
-    manifest = pod(name)
-    manifest["spec"]["containers"][0]["restartPolicyRules"] = [RESTART_RULE]
-    if uid is not None:
-        manifest["metadata"]["uid"] = uid
-    return manifest
-
-
-def host_network_userns_pod() -> dict[str, Any]:
-    manifest = pod("p")
-    manifest["spec"].update(hostNetwork=True, hostUsers=False)
-    return manifest
+RESTARTING = [{"name": "c0", "image": "pause", "restartPolicyRules": [RESTART_RULE]}]  # a pod's containers
 
 
 def declaring(name: str, *features: str) -> dict[str, Any]:
@@ -50,7 +37,7 @@ def declaring(name: str, *features: str) -> dict[str, Any]:
     ("spec", "want"),
     [
         pytest.param(pod("p")["spec"], frozenset(), id="no-requirements"),
-        pytest.param(restarting_pod()["spec"], {RESTART_ALL_CONTAINERS}, id="restart-all-containers-rule"),
+        pytest.param(pod(containers=RESTARTING)["spec"], {RESTART_ALL_CONTAINERS}, id="restart-all-containers-rule"),
         pytest.param(
             {"initContainers": [{"name": "i", "restartPolicyRules": [RESTART_RULE]}], "containers": []},
             {RESTART_ALL_CONTAINERS},
@@ -61,7 +48,9 @@ def declaring(name: str, *features: str) -> dict[str, Any]:
             frozenset(),
             id="other-rule-action",
         ),
-        pytest.param(host_network_userns_pod()["spec"], {USER_NAMESPACES_HOST_NETWORK}, id="host-network-userns"),
+        pytest.param(
+            pod(hostNetwork=True, hostUsers=False)["spec"], {USER_NAMESPACES_HOST_NETWORK}, id="host-network-userns"
+        ),
         pytest.param({"hostNetwork": True}, frozenset(), id="host-network-host-users"),
         pytest.param({"hostNetwork": True, "hostUsers": True}, frozenset(), id="host-network-explicit-host-users"),
     ],
@@ -84,23 +73,23 @@ def run(manifest: dict[str, Any], node_manifest: dict[str, Any]) -> tuple[Status
     ("the_pod", "the_node", "want_pre", "want_filter"),
     [
         pytest.param(pod("p"), declaring("n"), Status.skip(), None, id="pod-with-no-requirements-skips"),
-        pytest.param(restarting_pod(), declaring("n", RESTART_ALL_CONTAINERS), None, None, id="node-matches"),
+        pytest.param(pod(containers=RESTARTING), declaring("n", RESTART_ALL_CONTAINERS), None, None, id="node-matches"),
         pytest.param(
-            restarting_pod(),
+            pod(containers=RESTARTING),
             declaring("n", "SomethingElse"),
             None,
             Status.unresolvable(ERR_REASON_UNSATISFIED_REQUIREMENTS),
             id="node-does-not-match",
         ),
         pytest.param(
-            restarting_pod(),
+            pod(containers=RESTARTING),
             declaring("n", RESTART_ALL_CONTAINERS, USER_NAMESPACES_HOST_NETWORK),
             None,
             None,
             id="node-with-more-features",
         ),
         pytest.param(
-            restarting_pod(),
+            pod(containers=RESTARTING),
             declaring("n"),
             None,
             Status.unresolvable(ERR_REASON_UNSATISFIED_REQUIREMENTS),
@@ -115,7 +104,9 @@ def test_filter(
 
 
 def test_filter_without_pre_filter_state_is_an_error() -> None:
-    status = NodeDeclaredFeatures(None, None).filter(CycleState(), PodInfo(restarting_pod()), NodeInfo(declaring("n")))
+    status = NodeDeclaredFeatures(None, None).filter(
+        CycleState(), PodInfo(pod(containers=RESTARTING)), NodeInfo(declaring("n"))
+    )
     assert status == Status.as_error('error reading "PreFilterNodeDeclaredFeatures" from cycle-state: not found')
 
 
@@ -133,16 +124,27 @@ def test_filter_without_pre_filter_state_is_an_error() -> None:
     ],
 )
 def test_node_change_hint(old: dict[str, Any] | None, new: dict[str, Any], want: QueueingHint) -> None:
-    assert is_schedulable_after_node_change(PodInfo(restarting_pod()), old, new) == want
+    assert is_schedulable_after_node_change(PodInfo(pod(containers=RESTARTING)), old, new) == want
 
 
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
-        pytest.param(pod("p", uid="u1"), restarting_pod(uid="u1"), QueueingHint.QUEUE, id="requirement-added"),
-        pytest.param(restarting_pod(uid="u1"), pod("p", uid="u1"), QueueingHint.QUEUE, id="requirement-removed"),
-        pytest.param(restarting_pod(uid="u1"), restarting_pod(uid="u1"), QueueingHint.SKIP, id="no-change"),
-        pytest.param(pod("q", uid="u2"), restarting_pod("q", uid="u2"), QueueingHint.SKIP, id="another-pod"),
+        pytest.param(
+            pod("p", uid="u1"), pod(uid="u1", containers=RESTARTING), QueueingHint.QUEUE, id="requirement-added"
+        ),
+        pytest.param(
+            pod(uid="u1", containers=RESTARTING), pod("p", uid="u1"), QueueingHint.QUEUE, id="requirement-removed"
+        ),
+        pytest.param(
+            pod(uid="u1", containers=RESTARTING),
+            pod(uid="u1", containers=RESTARTING),
+            QueueingHint.SKIP,
+            id="no-change",
+        ),
+        pytest.param(
+            pod("q", uid="u2"), pod("q", uid="u2", containers=RESTARTING), QueueingHint.SKIP, id="another-pod"
+        ),
     ],
 )
 def test_pod_update_hint(old: dict[str, Any], new: dict[str, Any], want: QueueingHint) -> None:

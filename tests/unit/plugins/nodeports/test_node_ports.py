@@ -19,35 +19,7 @@ from scheduler_core.framework import (
 )
 from scheduler_core.plugins.nodeports import NodePorts
 from scheduler_core.plugins.nodeports.node_ports import ERR_REASON, fits
-from tests.builders import node, pod
-
-
-def ports_pod(*infos: str, node_name: str = "") -> dict[str, Any]:
-    """A pod whose container has host ports given as "PROTOCOL/IP/PORT" (upstream ``newPod``)."""
-    ports = []
-    for info in infos:
-        protocol, ip, port = info.split("/")
-        ports.append({"containerPort": int(port), "hostIP": ip, "hostPort": int(port), "protocol": protocol})
-    return pod(containers=[{"name": "c", "image": "pause", "ports": ports}], node_name=node_name)
-
-
-def node_with(*pods: dict[str, Any]) -> NodeInfo:
-    info = NodeInfo(node("m1"))
-    for p in pods:
-        info.add_pod(PodInfo(p))
-    return info
-
-
-def init_port_pod(sidecar: bool) -> dict[str, Any]:
-    init: dict[str, Any] = {
-        "name": "init",
-        "image": "pause",
-        "ports": [{"containerPort": 8001, "hostPort": 8001, "protocol": "TCP"}],
-    }
-    if sidecar:
-        init["restartPolicy"] = "Always"
-    return pod(init_containers=[init])
-
+from tests.wrappers import make_pod, node, node_info, pod
 
 UNSCHEDULABLE = Status.unschedulable(ERR_REASON)
 
@@ -56,80 +28,86 @@ UNSCHEDULABLE = Status.unschedulable(ERR_REASON)
     ("the_pod", "existing", "want_filter"),
     [
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8080"), ports_pod("UDP/127.0.0.1/9090"), None, id="TestNodePorts/other port"
+            make_pod().host_ports("UDP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("UDP/127.0.0.1/9090").obj(),
+            None,
+            id="TestNodePorts/other port",
         ),
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8080"),
-            ports_pod("UDP/127.0.0.1/8080"),
+            make_pod().host_ports("UDP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("UDP/127.0.0.1/8080").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/same udp port",
         ),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/8080"),
-            ports_pod("TCP/127.0.0.1/8080"),
+            make_pod().host_ports("TCP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("TCP/127.0.0.1/8080").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/same tcp port",
         ),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/8080"), ports_pod("TCP/127.0.0.2/8080"), None, id="TestNodePorts/different host ip"
+            make_pod().host_ports("TCP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("TCP/127.0.0.2/8080").obj(),
+            None,
+            id="TestNodePorts/different host ip",
         ),
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8080"),
-            ports_pod("TCP/127.0.0.1/8080"),
+            make_pod().host_ports("UDP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("TCP/127.0.0.1/8080").obj(),
             None,
             id="TestNodePorts/different protocol",
         ),
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"),
-            ports_pod("UDP/127.0.0.1/8080"),
+            make_pod().host_ports("UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("UDP/127.0.0.1/8080").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/second udp port conflict",
         ),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"),
-            ports_pod("TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081"),
+            make_pod().host_ports("TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080").obj(),
+            make_pod().host_ports("TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/first tcp port conflict",
         ),
         pytest.param(
-            ports_pod("TCP/0.0.0.0/8001"),
-            ports_pod("TCP/127.0.0.1/8001"),
+            make_pod().host_ports("TCP/0.0.0.0/8001").obj(),
+            make_pod().host_ports("TCP/127.0.0.1/8001").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/first tcp port conflict due to 0.0.0.0 hostIP",
         ),
         pytest.param(
-            ports_pod("TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"),
-            ports_pod("TCP/127.0.0.1/8001"),
+            make_pod().host_ports("TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001").obj(),
+            make_pod().host_ports("TCP/127.0.0.1/8001").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/TCP hostPort conflict due to 0.0.0.0 hostIP",
         ),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/8001"),
-            ports_pod("TCP/0.0.0.0/8001"),
+            make_pod().host_ports("TCP/127.0.0.1/8001").obj(),
+            make_pod().host_ports("TCP/0.0.0.0/8001").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/second tcp port conflict to 0.0.0.0 hostIP",
         ),
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8001"),
-            ports_pod("TCP/0.0.0.0/8001"),
+            make_pod().host_ports("UDP/127.0.0.1/8001").obj(),
+            make_pod().host_ports("TCP/0.0.0.0/8001").obj(),
             None,
             id="TestNodePorts/second different protocol",
         ),
         pytest.param(
-            ports_pod("UDP/127.0.0.1/8001"),
-            ports_pod("TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"),
+            make_pod().host_ports("UDP/127.0.0.1/8001").obj(),
+            make_pod().host_ports("TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/UDP hostPort conflict due to 0.0.0.0 hostIP",
         ),
         pytest.param(
-            init_port_pod(sidecar=True),
-            ports_pod("TCP/0.0.0.0/8001"),
+            make_pod().init_container(host_ports=(8001,), sidecar=True).obj(),
+            make_pod().host_ports("TCP/0.0.0.0/8001").obj(),
             UNSCHEDULABLE,
             id="TestNodePorts/TCP hostPort conflict from sidecar initContainer",
         ),
         pytest.param(
-            ports_pod("/" + "/8001"),
-            ports_pod("TCP/0.0.0.0/8001"),
+            make_pod().host_ports("/" + "/8001").obj(),
+            make_pod().host_ports("TCP/0.0.0.0/8001").obj(),
             UNSCHEDULABLE,
             id="empty ip and protocol mean 0.0.0.0 and TCP",
         ),
@@ -140,14 +118,17 @@ def test_filter(the_pod: dict[str, Any], existing: dict[str, Any], want_filter: 
     state = CycleState()
     p = PodInfo(the_pod)
     assert plugin.pre_filter(state, p, []) == (None, None)
-    assert plugin.filter(state, p, node_with(existing)) == want_filter
+    assert plugin.filter(state, p, node_info("m1", pods_on_node=[existing])) == want_filter
 
 
 @pytest.mark.parametrize(
     "the_pod",
     [
         pytest.param(pod(), id="TestNodePorts/skip filter"),
-        pytest.param(init_port_pod(sidecar=False), id="TestNodePorts/non-sidecar initContainer using hostPort"),
+        pytest.param(
+            make_pod().init_container(host_ports=(8001,), sidecar=False).obj(),
+            id="TestNodePorts/non-sidecar initContainer using hostPort",
+        ),
         pytest.param(
             pod(containers=[{"name": "c", "image": "x", "ports": [{"containerPort": 80}]}]),
             id="container port without host port",
@@ -225,19 +206,36 @@ def test_events() -> None:
 @pytest.mark.parametrize(
     ("the_pod", "existing", "expected"),
     [
-        pytest.param(ports_pod("TCP/127.0.0.1/80"), ["TCP/127.0.0.1/9090"], True, id="TestFits/non-conflicting ports"),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100"),
+            make_pod().host_ports("TCP/127.0.0.1/80").obj(),
+            ["TCP/127.0.0.1/9090"],
+            True,
+            id="TestFits/non-conflicting ports",
+        ),
+        pytest.param(
+            make_pod()
+            .host_ports("TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100")
+            .obj(),
             ["TCP/127.0.0.1/9090", "TCP/127.0.0.1/9191", "TCP/127.0.1.1/8080"],
             True,
             id="TestFits/multiple non-conflicting ports",
         ),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/80"), ["UDP/127.0.0.1/80"], True, id="TestFits/same ports on different protocols"
+            make_pod().host_ports("TCP/127.0.0.1/80").obj(),
+            ["UDP/127.0.0.1/80"],
+            True,
+            id="TestFits/same ports on different protocols",
         ),
-        pytest.param(ports_pod("TCP/127.0.0.1/80"), ["TCP/127.0.0.1/80"], False, id="TestFits/conflicting ports"),
         pytest.param(
-            ports_pod("TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100"),
+            make_pod().host_ports("TCP/127.0.0.1/80").obj(),
+            ["TCP/127.0.0.1/80"],
+            False,
+            id="TestFits/conflicting ports",
+        ),
+        pytest.param(
+            make_pod()
+            .host_ports("TCP/127.0.0.1/80", "TCP/127.0.1.1/80", "TCP/127.0.1.1/90", "TCP/127.0.1.1/100")
+            .obj(),
             ["TCP/127.0.0.1/9090", "TCP/127.0.1.1/90", "TCP/127.0.1.1/8080"],
             False,
             id="TestFits/multiple ports, some conflicting",
@@ -245,14 +243,14 @@ def test_events() -> None:
     ],
 )
 def test_fits(the_pod: dict[str, Any], existing: list[str], expected: bool) -> None:
-    assert fits(PodInfo(the_pod), node_with(ports_pod(*existing))) is expected
+    assert fits(PodInfo(the_pod), node_info("m1", pods_on_node=[make_pod().host_ports(*existing).obj()])) is expected
 
 
 def test_freed_port_after_pod_removal() -> None:
-    holder = PodInfo(ports_pod("TCP/0.0.0.0/8080"))
-    info = node_with()
+    holder = PodInfo(make_pod().host_ports("TCP/0.0.0.0/8080").obj())
+    info = node_info("m1")
     info.add_pod(holder)
-    wanting = PodInfo(ports_pod("TCP/10.0.0.1/8080"))
+    wanting = PodInfo(make_pod().host_ports("TCP/10.0.0.1/8080").obj())
     assert not fits(wanting, info)
     info.remove_pod(holder)
     assert fits(wanting, info)

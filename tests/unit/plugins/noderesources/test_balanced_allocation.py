@@ -16,8 +16,9 @@ from scheduler_core.plugins.noderesources import (
     NodeResourcesBalancedAllocationArgs,
 )
 from scheduler_core.plugins.noderesources.strategies import BalancedAllocation, balanced_resource_score
+from tests.wrappers import make_node, make_pod
 
-from .helpers import make_node, node_infos, scores, st_pod
+from .helpers import NOTHING, node_infos, scores
 
 GPU = "nvidia.com/gpu"
 CPU_AND_MEMORY = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})
@@ -36,8 +37,11 @@ def plugin(resources: Any = None) -> NodeResourcesBalancedAllocation:
     ("pod", "nodes", "pods", "resources", "pre_score", "want"),
     [
         pytest.param(
-            st_pod(*CPU_AND_MEMORY),
-            [make_node("node1", 4000, 10000), make_node("node2", 6000, 10000)],
+            make_pod().reqs(*CPU_AND_MEMORY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="4000m", memory="10000").obj(),
+                make_node().name("node2").capacity_only(cpu="6000m", memory="10000").obj(),
+            ],
             [],
             None,
             True,
@@ -45,53 +49,74 @@ def plugin(resources: Any = None) -> NodeResourcesBalancedAllocation:
             id="nothing scheduled, resources requested, differently sized nodes",
         ),
         pytest.param(
-            st_pod(*CPU_AND_MEMORY),
-            [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
-            [st_pod(*CPU_ONLY, node="node1"), st_pod(*CPU_AND_MEMORY, node="node2")],
+            make_pod().reqs(*CPU_AND_MEMORY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="10000m", memory="20000").obj(),
+                make_node().name("node2").capacity_only(cpu="10000m", memory="20000").obj(),
+            ],
+            [make_pod().reqs(*CPU_ONLY).node("node1").obj(), make_pod().reqs(*CPU_AND_MEMORY).node("node2").obj()],
             None,
             True,
             [73, 74],
             id="resources requested, pods scheduled with resources",
         ),
         pytest.param(
-            st_pod(*CPU_AND_MEMORY),
-            [make_node("node1", 10000, 20000), make_node("node2", 10000, 50000)],
-            [st_pod(*CPU_ONLY, node="node1"), st_pod(*CPU_AND_MEMORY, node="node2")],
+            make_pod().reqs(*CPU_AND_MEMORY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="10000m", memory="20000").obj(),
+                make_node().name("node2").capacity_only(cpu="10000m", memory="50000").obj(),
+            ],
+            [make_pod().reqs(*CPU_ONLY).node("node1").obj(), make_pod().reqs(*CPU_AND_MEMORY).node("node2").obj()],
             None,
             True,
             [73, 70],
             id="resources requested, pods scheduled with resources, differently sized nodes",
         ),
         pytest.param(
-            st_pod(*MEMORY_ONLY),
-            [make_node("node1", 3000, 5000), make_node("node2", 3000, 5000)],
-            [st_pod(*CPU_ONLY, node="node1")],
+            make_pod().reqs(*MEMORY_ONLY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="3000m", memory="5000").obj(),
+                make_node().name("node2").capacity_only(cpu="3000m", memory="5000").obj(),
+            ],
+            [make_pod().reqs(*CPU_ONLY).node("node1").obj()],
             None,
             True,
             [100, 50],
             id="resources requested, pods scheduled with resources, nodes to reach min/max score",
         ),
         pytest.param(
-            st_pod(*CPU_ONLY),
-            [make_node("node1", 6000, 10000), make_node("node2", 6000, 10000)],
-            [st_pod(*CPU_ONLY, node="node1"), st_pod(*CPU_AND_MEMORY, node="node2")],
+            make_pod().reqs(*CPU_ONLY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="6000m", memory="10000").obj(),
+                make_node().name("node2").capacity_only(cpu="6000m", memory="10000").obj(),
+            ],
+            [make_pod().reqs(*CPU_ONLY).node("node1").obj(), make_pod().reqs(*CPU_AND_MEMORY).node("node2").obj()],
             None,
             True,
             [62, 62],
             id="requested resources at node capacity",
         ),
         pytest.param(
-            st_pod({"memory": "0", GPU: "1"}),
-            [make_node("node1", 3500, 40000, {GPU: 8}), make_node("node2", 3500, 40000, {GPU: 8})],
-            [st_pod(*CPU_AND_MEMORY, node="node2"), st_pod(*CPU_AND_MEMORY_AND_GPU, node="node1")],
+            make_pod().req({"memory": "0", GPU: "1"}).obj(),
+            [
+                make_node().name("node1").capacity_only({GPU: "8"}, cpu="3500m", memory="40000").obj(),
+                make_node().name("node2").capacity_only({GPU: "8"}, cpu="3500m", memory="40000").obj(),
+            ],
+            [
+                make_pod().reqs(*CPU_AND_MEMORY).node("node2").obj(),
+                make_pod().reqs(*CPU_AND_MEMORY_AND_GPU).node("node1").obj(),
+            ],
             WITH_GPU,
             True,
             [75, 76],
             id="include scalar resource on a node for balanced resource allocation",
         ),
         pytest.param(
-            st_pod(*CPU_AND_MEMORY),
-            [make_node("node1", 3500, 40000, {GPU: 8}), make_node("node2", 3500, 40000)],
+            make_pod().reqs(*CPU_AND_MEMORY).obj(),
+            [
+                make_node().name("node1").capacity_only({GPU: "8"}, cpu="3500m", memory="40000").obj(),
+                make_node().name("node2").capacity_only(cpu="3500m", memory="40000").obj(),
+            ],
             [],
             WITH_GPU,
             True,
@@ -99,9 +124,12 @@ def plugin(resources: Any = None) -> NodeResourcesBalancedAllocation:
             id="node without the scalar resource should skip the scalar resource",
         ),
         pytest.param(
-            st_pod(*CPU_AND_MEMORY),
-            [make_node("node1", 10000, 20000), make_node("node2", 10000, 20000)],
-            [st_pod(*CPU_ONLY, node="node1"), st_pod(*CPU_AND_MEMORY, node="node2")],
+            make_pod().reqs(*CPU_AND_MEMORY).obj(),
+            [
+                make_node().name("node1").capacity_only(cpu="10000m", memory="20000").obj(),
+                make_node().name("node2").capacity_only(cpu="10000m", memory="20000").obj(),
+            ],
+            [make_pod().reqs(*CPU_ONLY).node("node1").obj(), make_pod().reqs(*CPU_AND_MEMORY).node("node2").obj()],
             None,
             False,
             [73, 74],
@@ -126,8 +154,13 @@ def test_balanced_allocation(
 
 def test_best_effort_pod_skips_in_pre_score() -> None:
     """ "nothing scheduled, nothing requested, skip in PreScore" (kubernetes#129138)."""
-    p, state, pod = plugin(), CycleState(), PodInfo(st_pod())
-    infos = node_infos([make_node("node1", 4000, 10000), make_node("node2", 4000, 10000)])
+    p, state, pod = plugin(), CycleState(), PodInfo(make_pod().req(NOTHING).obj())
+    infos = node_infos(
+        [
+            make_node().name("node1").capacity_only(cpu="4000m", memory="10000").obj(),
+            make_node().name("node2").capacity_only(cpu="4000m", memory="10000").obj(),
+        ]
+    )
     status = p.pre_score(state, pod, infos)
     assert status is not None and status.code is Code.SKIP
 
@@ -135,8 +168,13 @@ def test_best_effort_pod_skips_in_pre_score() -> None:
 def test_best_effort_pod_scores_zero_without_pre_score() -> None:
     """Plain requests, not the non-zero defaults: a pod without requests is best-effort, and
     Score without PreScore returns 0 for it, as upstream."""
-    p, state, pod = plugin(), CycleState(), PodInfo(st_pod(bare_containers=2))
-    infos = node_infos([make_node("node1", 4000, 10000), make_node("node2", 1000, 10000)])
+    p, state, pod = plugin(), CycleState(), PodInfo(make_pod().container().container().obj())
+    infos = node_infos(
+        [
+            make_node().name("node1").capacity_only(cpu="4000m", memory="10000").obj(),
+            make_node().name("node2").capacity_only(cpu="1000m", memory="10000").obj(),
+        ]
+    )
     assert p.pre_score(state, pod, infos) is not None
     assert scores(p, state, pod, infos) == [0, 0]
     batch = p.score_batch(state, pod, NodeColumns(infos), np.array([1], np.int64))

@@ -18,6 +18,7 @@ from scheduler_core.plugins.noderesources import (
     NodeResourcesFit,
     NodeResourcesFitArgs,
 )
+from tests.wrappers import make_node, make_pod
 
 GPU, MIG = "example.com/gpu", "nvidia.com/mig"
 RESOURCE_NAMES = ["cpu", "memory", "ephemeral-storage", GPU, MIG, "pods", "hugepages-2Mi"]
@@ -51,16 +52,12 @@ def requests(draw: st.DrawFn) -> dict[str, str]:
 
 @st.composite
 def pods(draw: st.DrawFn, node: str = "") -> dict[str, Any]:
-    containers = [
-        {"name": f"c{i}", "resources": {"requests": r}}
-        for i, r in enumerate(draw(st.lists(requests(), min_size=1, max_size=2)))
-    ]
-    spec: dict[str, Any] = {"containers": containers}
+    wrapper = make_pod().reqs(*draw(st.lists(requests(), min_size=1, max_size=2)))
     if draw(st.booleans()):
-        spec["initContainers"] = [{"name": "init", "resources": {"requests": draw(requests())}}]
+        wrapper.init_req(draw(requests()))
     if node:
-        spec["nodeName"] = node
-    return {"metadata": {"name": "p", "uid": f"u{draw(st.integers(0, 10**9))}"}, "spec": spec}
+        wrapper.node(node)
+    return wrapper.uid(f"u{draw(st.integers(0, 10**9))}").obj()
 
 
 @st.composite
@@ -84,10 +81,7 @@ def nodes(draw: st.DrawFn, index: int, pod: PodInfo) -> NodeInfo:
             )
             alloc[resource] = f"{amount}m" if resource == "cpu" else str(amount)
     alloc["pods"] = str(len(existing) + draw(st.sampled_from([0, 1, 1, 1, 3])))
-    info = NodeInfo({"metadata": {"name": name}, "status": {"allocatable": alloc}})
-    for p in existing:
-        info.add_pod(p)
-    return info
+    return make_node().name(name).capacity_only(alloc).info(*existing)
 
 
 @st.composite

@@ -30,8 +30,7 @@ from scheduler_core.plugins.noderesources.queueing import (
     is_schedulable_after_node_change,
 )
 from scheduler_core.runtime.handle import FrameworkHandle
-
-from .helpers import st_pod
+from tests.wrappers import make_node, make_pod
 
 GPU = "example.com/gpu"
 PLUGIN_GPU = "example.com/aaa"  # no DeviceClass maps it: a device plugin's
@@ -58,13 +57,6 @@ def fit(*classes: Mapping[str, Any], args: Mapping[str, Any] | None = None) -> N
     return NodeResourcesFit(NodeResourcesFitArgs.model_validate(args or {}), handle)
 
 
-def node(allocatable: Mapping[str, str], *pods: Mapping[str, Any]) -> NodeInfo:
-    info = NodeInfo({"metadata": {"name": "n"}, "status": {"allocatable": {"pods": "10", **allocatable}}})
-    for p in pods:
-        info.add_pod(PodInfo(p))
-    return info
-
-
 def run_filter(plugin: NodeResourcesFit, pod: Mapping[str, Any], info: NodeInfo) -> Status | None:
     state, pod_info = CycleState(), PodInfo(pod)
     assert plugin.pre_filter(state, pod_info, [info]) == (None, None)
@@ -83,46 +75,50 @@ def insufficient(resource: str) -> Status:
     [
         pytest.param(
             [GPU_CLASS],
-            st_pod({"cpu": "1m", "memory": "1", GPU: "1"}),
+            make_pod().req({"cpu": "1m", "memory": "1", GPU: "1"}).obj(),
             {"cpu": "1", "memory": "1Gi"},
             None,
             id="extended-resource-backed-by-DRA",
         ),
         pytest.param(
             [],
-            st_pod({"cpu": "1m", "memory": "1", GPU: "1"}),
+            make_pod().req({"cpu": "1m", "memory": "1", GPU: "1"}).obj(),
             {"cpu": "1", "memory": "1Gi"},
             insufficient(GPU),
             id="extended-resource-NOT-backed-by-DRA",
         ),
         pytest.param(
-            [GPU_CLASS], st_pod({GPU: "1"}), {GPU: "0"}, None, id="extended-resource-backed-by-DRA-zero-allocatable"
+            [GPU_CLASS],
+            make_pod().req({GPU: "1"}).obj(),
+            {GPU: "0"},
+            None,
+            id="extended-resource-backed-by-DRA-zero-allocatable",
         ),
         pytest.param(
             [GPU_CLASS],
-            st_pod({GPU: "2"}),
+            make_pod().req({GPU: "2"}).obj(),
             {GPU: "1"},
             insufficient(GPU),
             id="node-advertises-it-a-device-plugin-serves-it",
         ),
-        pytest.param([GPU_CLASS], st_pod({GPU: "1"}), {GPU: "1"}, None, id="node-advertises-enough"),
+        pytest.param([GPU_CLASS], make_pod().req({GPU: "1"}).obj(), {GPU: "1"}, None, id="node-advertises-enough"),
         pytest.param(
             [device_class("gpu.example.com")],
-            st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
+            make_pod().req({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}).obj(),
             {},
             None,
             id="implicit-extended-resource-name",
         ),
         pytest.param(
             [device_class("other")],
-            st_pod({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}),
+            make_pod().req({"deviceclass.resource.kubernetes.io/gpu.example.com": "1"}).obj(),
             {},
             insufficient("deviceclass.resource.kubernetes.io/gpu.example.com"),
             id="implicit-name-of-a-class-that-does-not-exist",
         ),
         pytest.param(
             [GPU_CLASS],
-            st_pod({GPU: "1", PLUGIN_GPU: "1"}),
+            make_pod().req({GPU: "1", PLUGIN_GPU: "1"}).obj(),
             {},
             insufficient(PLUGIN_GPU),
             id="one-backed-by-DRA-one-not",
@@ -132,19 +128,28 @@ def insufficient(resource: str) -> Status:
 def test_filter_leaves_dra_backed_resources_to_dynamic_resources(
     classes: list[dict[str, Any]], pod: dict[str, Any], allocatable: dict[str, str], want: Status | None
 ) -> None:
-    assert run_filter(fit(*classes), pod, node(allocatable)) == want
+    assert run_filter(fit(*classes), pod, make_node().name("n").capacity_only(allocatable, pods="10").info()) == want
 
 
 def test_dra_backed_resource_requested_by_pods_on_the_node_does_not_count() -> None:
     """Pods placed with DRA-backed devices add to the node's requested amount, which Fit never
     compares with an allocatable of zero."""
-    placed = st_pod({GPU: "4"}, node="n")
-    assert run_filter(fit(GPU_CLASS), st_pod({GPU: "1"}), node({}, placed)) is None
+    placed = make_pod().req({GPU: "4"}).node("n").obj()
+    assert (
+        run_filter(
+            fit(GPU_CLASS),
+            make_pod().req({GPU: "1"}).obj(),
+            make_node().name("n").capacity_only({}, pods="10").info(PodInfo(placed)),
+        )
+        is None
+    )
 
 
 def test_without_a_handle_nothing_is_delegated() -> None:
     plugin = NodeResourcesFit(NodeResourcesFitArgs(), None)
-    assert run_filter(plugin, st_pod({GPU: "1"}), node({})) == insufficient(GPU)
+    assert run_filter(
+        plugin, make_pod().req({GPU: "1"}).obj(), make_node().name("n").capacity_only({}, pods="10").info()
+    ) == insufficient(GPU)
 
 
 def test_ignored_resources_are_dropped_before_the_device_classes_are_read() -> None:
@@ -156,7 +161,14 @@ def test_ignored_resources_are_dropped_before_the_device_classes_are_read() -> N
         objects=lambda kind: reads.append(kind) or [],  # type: ignore[func-returns-value]
     )
     plugin = NodeResourcesFit(NodeResourcesFitArgs.model_validate({"ignoredResources": [GPU]}), handle)
-    assert run_filter(plugin, st_pod({"cpu": "1m", GPU: "1"}), node({"cpu": "1"})) is None
+    assert (
+        run_filter(
+            plugin,
+            make_pod().req({"cpu": "1m", GPU: "1"}).obj(),
+            make_node().name("n").capacity_only({"cpu": "1"}, pods="10").info(),
+        )
+        is None
+    )
     assert reads == []
 
 
@@ -232,11 +244,7 @@ def test_events_add_device_classes_when_they_can_be_read() -> None:
 def test_is_schedulable_after_device_class_event(
     requests: dict[str, str], old: dict[str, Any] | None, new: dict[str, Any], want: QueueingHint
 ) -> None:
-    assert is_schedulable_after_device_class_event(PodInfo(st_pod(requests)), old, new) == want
-
-
-def _node(allocatable: Mapping[str, str]) -> dict[str, Any]:
-    return {"metadata": {"name": "n"}, "status": {"allocatable": {"pods": "10", **allocatable}}}
+    assert is_schedulable_after_device_class_event(PodInfo(make_pod().req(requests).obj()), old, new) == want
 
 
 @pytest.mark.parametrize(
@@ -255,10 +263,26 @@ def test_node_change_of_a_pod_with_a_dra_backed_resource(
     """A node that does not advertise the resource fits it through DRA (``isFit`` and
     ``haveAnyRequestedResourcesIncreased`` with ``shouldDelegateResourceToDRA``)."""
     classes = DeviceClassResolver([GPU_CLASS])
-    pod = PodInfo(st_pod({GPU: "1"}))
-    assert is_schedulable_after_node_change(pod, _node(old), _node(new), lambda: classes) == want
-    assert is_schedulable_after_node_change(pod, None, _node({}), lambda: classes) == QueueingHint.QUEUE
-    assert is_schedulable_after_node_change(pod, None, _node({})) == QueueingHint.SKIP
+    pod = PodInfo(make_pod().req({GPU: "1"}).obj())
+    assert (
+        is_schedulable_after_node_change(
+            pod,
+            make_node().name("n").capacity_only(old, pods="10").obj(),
+            make_node().name("n").capacity_only(new, pods="10").obj(),
+            lambda: classes,
+        )
+        == want
+    )
+    assert (
+        is_schedulable_after_node_change(
+            pod, None, make_node().name("n").capacity_only({}, pods="10").obj(), lambda: classes
+        )
+        == QueueingHint.QUEUE
+    )
+    assert (
+        is_schedulable_after_node_change(pod, None, make_node().name("n").capacity_only({}, pods="10").obj())
+        == QueueingHint.SKIP
+    )
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,9 @@ from scheduler_core.plugins.noderesources.queueing import (
     is_schedulable_after_node_change,
     is_schedulable_after_pod_event,
 )
+from tests.wrappers import make_node, make_pod
 
-from .helpers import resource_pod, st_node, st_pod, usage
+from .helpers import NOTHING, usage
 
 A, B = "example.com/aaa", "example.com/bbb"
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
@@ -47,52 +48,58 @@ CPU1, CPU2 = {"cpu": "1"}, {"cpu": "2"}
     ("pod", "old", "new", "want"),
     [
         pytest.param(
-            st_pod(CPU1, name="pod1"),
-            st_pod(CPU1, name="pod2", node="fake"),
+            make_pod().name("pod1").req(CPU1).obj(),
+            make_pod().name("pod2").req(CPU1).node("fake").obj(),
             None,
             QUEUE,
             id="queue-on-other-pod-deleted",
         ),
-        pytest.param(st_pod(), st_pod(), None, SKIP, id="skip-queue-on-unscheduled-pod-deleted"),
         pytest.param(
-            st_pod(CPU1, uid="uid0"),
-            st_pod(CPU2, uid="uid1", nominated="fake"),
+            make_pod().req(NOTHING).obj(),
+            make_pod().req(NOTHING).obj(),
+            None,
+            SKIP,
+            id="skip-queue-on-unscheduled-pod-deleted",
+        ),
+        pytest.param(
+            make_pod().uid("uid0").req(CPU1).obj(),
+            make_pod().uid("uid1").req(CPU2).nominated_node_name("fake").obj(),
             None,
             QUEUE,
             id="queue-on-nominated-pod-deleted",
         ),
         pytest.param(
-            st_pod(CPU1, uid="uid0"),
-            st_pod(CPU2, uid="uid1"),
-            st_pod(CPU1, uid="uid1"),
+            make_pod().uid("uid0").req(CPU1).obj(),
+            make_pod().uid("uid1").req(CPU2).obj(),
+            make_pod().uid("uid1").req(CPU1).obj(),
             SKIP,
             id="skip-queue-on-other-unscheduled-pod",
         ),
         pytest.param(
-            st_pod(CPU1, uid="pod1"),
-            st_pod({"memory": "2"}, uid="pod2", node="fake"),
-            st_pod({"memory": "1"}, uid="pod2", node="fake"),
+            make_pod().uid("pod1").req(CPU1).obj(),
+            make_pod().uid("pod2").req({"memory": "2"}).node("fake").obj(),
+            make_pod().uid("pod2").req({"memory": "1"}).node("fake").obj(),
             SKIP,
             id="skip-queue-on-other-pod-unrelated-resource-scaled-down",
         ),
         pytest.param(
-            st_pod(CPU1, uid="pod1"),
-            st_pod(CPU2, uid="pod2", node="fake"),
-            st_pod(CPU1, uid="pod2", node="fake"),
+            make_pod().uid("pod1").req(CPU1).obj(),
+            make_pod().uid("pod2").req(CPU2).node("fake").obj(),
+            make_pod().uid("pod2").req(CPU1).node("fake").obj(),
             QUEUE,
             id="queue-on-other-pod-some-resource-scale-down",
         ),
         pytest.param(
-            st_pod(CPU1, uid="pod1"),
-            st_pod(CPU2, uid="pod1"),
-            st_pod(CPU1, uid="pod1"),
+            make_pod().uid("pod1").req(CPU1).obj(),
+            make_pod().uid("pod1").req(CPU2).obj(),
+            make_pod().uid("pod1").req(CPU1).obj(),
             QUEUE,
             id="queue-on-target-pod-some-resource-scale-down",
         ),
         pytest.param(
-            st_pod({A: "1"}, uid="pod1"),
-            st_pod({A: "2"}, uid="pod2", node="fake"),
-            st_pod({A: "1"}, uid="pod2", node="fake"),
+            make_pod().uid("pod1").req({A: "1"}).obj(),
+            make_pod().uid("pod2").req({A: "2"}).node("fake").obj(),
+            make_pod().uid("pod2").req({A: "1"}).node("fake").obj(),
             QUEUE,
             id="own: scalar resource scaled down",
         ),
@@ -116,73 +123,81 @@ def test_is_schedulable_after_pod_event(pod: dict[str, Any], old: Any, new: Any,
 def test_pod_event_with_wrong_objects_raises(old: Any, new: Any) -> None:
     """Upstream returns Queue with an error; the queue treats a raising hint as Queue."""
     with pytest.raises(TypeError):
-        is_schedulable_after_pod_event(PodInfo(st_pod()), old, new)
-
-
-def capacity(**resources: str) -> dict[str, Any]:
-    return st_node(capacity={k.replace("_", "-"): v for k, v in resources.items()})
-
-
-def ext(node_capacity: dict[str, str]) -> dict[str, Any]:
-    return st_node(capacity=node_capacity)
+        is_schedulable_after_pod_event(PodInfo(make_pod().req(NOTHING).obj()), old, new)
 
 
 @pytest.mark.parametrize(
     ("pod", "old", "new", "want"),
     [
         pytest.param(
-            resource_pod(usage(memory=2)),
+            make_pod().req(usage(memory=2)).obj(),
             None,
-            capacity(memory="1"),
+            make_node().capacity_only(pods="32", memory="1").obj(),
             SKIP,
             id="skip-queue-on-node-add-without-sufficient-resources",
         ),
         pytest.param(
-            resource_pod(usage(scalars={A: 1})),
+            make_pod().req(usage(scalars={A: 1})).obj(),
             None,
-            ext({B: "1"}),
+            make_node().capacity_only({B: "1"}, pods="32").obj(),
             SKIP,
             id="skip-queue-on-node-add-without-required-resource-type",
         ),
         pytest.param(
-            resource_pod(usage(memory=2, scalars={A: 1})),
+            make_pod().req(usage(memory=2, scalars={A: 1})).obj(),
             None,
-            ext({"memory": "4", A: "2"}),
+            make_node().capacity_only({"memory": "4", A: "2"}, pods="32").obj(),
             QUEUE,
             id="queue-on-node-add-with-sufficient-resources",
         ),
         pytest.param(
-            resource_pod(usage(memory=2, scalars={A: 1})),
-            ext({"memory": "2", A: "2"}),
-            ext({"memory": "2", A: "1", B: "2"}),
+            make_pod().req(usage(memory=2, scalars={A: 1})).obj(),
+            make_node().capacity_only({"memory": "2", A: "2"}, pods="32").obj(),
+            make_node().capacity_only({"memory": "2", A: "1", B: "2"}, pods="32").obj(),
             SKIP,
             id="skip-queue-on-node-unrelated-changes",
         ),
         pytest.param(
-            resource_pod(usage(memory=2, scalars={A: 1})),
-            ext({"memory": "2", A: "1"}),
-            ext({"memory": "2", A: "2"}),
+            make_pod().req(usage(memory=2, scalars={A: 1})).obj(),
+            make_node().capacity_only({"memory": "2", A: "1"}, pods="32").obj(),
+            make_node().capacity_only({"memory": "2", A: "2"}, pods="32").obj(),
             QUEUE,
             id="queue-on-pod-requested-resources-increase",
         ),
         pytest.param(
-            resource_pod(usage(memory=2, scalars={A: 1})),
-            ext({"memory": "4", A: "2"}),
-            ext({"memory": "1", A: "2"}),
+            make_pod().req(usage(memory=2, scalars={A: 1})).obj(),
+            make_node().capacity_only({"memory": "4", A: "2"}, pods="32").obj(),
+            make_node().capacity_only({"memory": "1", A: "2"}, pods="32").obj(),
             SKIP,
             id="skip-queue-on-node-changes-from-suitable-to-unsuitable",
         ),
         pytest.param(
-            resource_pod(usage(memory=2, scalars={A: 1})),
-            ext({"memory": "1", A: "2"}),
-            ext({"memory": "4", A: "2"}),
+            make_pod().req(usage(memory=2, scalars={A: 1})).obj(),
+            make_node().capacity_only({"memory": "1", A: "2"}, pods="32").obj(),
+            make_node().capacity_only({"memory": "4", A: "2"}, pods="32").obj(),
             QUEUE,
             id="queue-on-node-changes-from-unsuitable-to-suitable",
         ),
-        pytest.param(st_pod(CPU2), None, ext({"cpu": "1"}), SKIP, id="TestIsFit: insufficient resource"),
-        pytest.param(st_pod(CPU1), None, ext({"cpu": "2"}), QUEUE, id="TestIsFit: sufficient resource"),
         pytest.param(
-            st_pod({B: "1"}), None, ext({"cpu": "2"}), SKIP, id="own: ignoredResources do not apply (upstream Fits)"
+            make_pod().req(CPU2).obj(),
+            None,
+            make_node().capacity_only({"cpu": "1"}, pods="32").obj(),
+            SKIP,
+            id="TestIsFit: insufficient resource",
+        ),
+        pytest.param(
+            make_pod().req(CPU1).obj(),
+            None,
+            make_node().capacity_only({"cpu": "2"}, pods="32").obj(),
+            QUEUE,
+            id="TestIsFit: sufficient resource",
+        ),
+        pytest.param(
+            make_pod().req({B: "1"}).obj(),
+            None,
+            make_node().capacity_only({"cpu": "2"}, pods="32").obj(),
+            SKIP,
+            id="own: ignoredResources do not apply (upstream Fits)",
         ),
     ],
 )
@@ -196,12 +211,12 @@ def test_is_schedulable_after_node_change(pod: dict[str, Any], old: Any, new: An
     ("old", "new"),
     [
         pytest.param(None, "not-a-node", id="backoff-wrong-new-object"),
-        pytest.param("not-a-node", st_node(capacity={}), id="backoff-wrong-old-object"),
+        pytest.param("not-a-node", make_node().capacity_only({}, pods="32").obj(), id="backoff-wrong-old-object"),
     ],
 )
 def test_node_change_with_wrong_objects_raises(old: Any, new: Any) -> None:
     with pytest.raises(TypeError):
-        is_schedulable_after_node_change(PodInfo(st_pod()), old, new)
+        is_schedulable_after_node_change(PodInfo(make_pod().req(NOTHING).obj()), old, new)
 
 
 EPH = "ephemeral-storage"
@@ -257,6 +272,9 @@ EPH = "ephemeral-storage"
 def test_requested_resources_increased(
     pod: dict[str, str], old: dict[str, str], new: dict[str, str], want: bool
 ) -> None:
-    wanted = PodInfo(resource_pod(pod)).requests
-    before, after = NodeInfo(st_node(capacity=old)).allocatable, NodeInfo(st_node(capacity=new)).allocatable
+    wanted = PodInfo(make_pod().req(pod).obj()).requests
+    before, after = (
+        NodeInfo(make_node().capacity_only(old, pods="32").obj()).allocatable,
+        NodeInfo(make_node().capacity_only(new, pods="32").obj()).allocatable,
+    )
     assert _requested_resources_increased(wanted, before, after) is want

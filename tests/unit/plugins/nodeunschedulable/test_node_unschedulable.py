@@ -4,8 +4,6 @@ batch filter against the per-node one."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -25,16 +23,9 @@ from scheduler_core.plugins.nodeunschedulable.node_unschedulable import (
     ERR_REASON_UNSCHEDULABLE,
     TAINT_NODE_UNSCHEDULABLE,
 )
-from tests.builders import node, node_info, pod, pod_info
+from tests.wrappers import node, node_info, pod, pod_info
 
 UNSCHEDULABLE_TOLERATION = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"}
-
-
-def bare_node(*, unschedulable: bool = False, taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    spec: dict[str, Any] = {"unschedulable": unschedulable}
-    if taints:
-        spec["taints"] = taints
-    return {"metadata": {"name": ""}, "spec": spec}
 
 
 @pytest.mark.parametrize(
@@ -64,32 +55,24 @@ def bare_node(*, unschedulable: bool = False, taints: list[dict[str, str]] | Non
 )
 def test_filter(tolerations: list[dict[str, str]] | None, unschedulable: bool, want: Status | None) -> None:
     plugin = NodeUnschedulable(None, None)
-    got = plugin.filter(
-        CycleState(), pod_info(tolerations=tolerations), NodeInfo(bare_node(unschedulable=unschedulable))
-    )
+    got = plugin.filter(CycleState(), pod_info(tolerations=tolerations), NodeInfo(node(unschedulable=unschedulable)))
     assert got == want
 
 
 @pytest.mark.parametrize(
     ("old", "new", "want"),
     [
+        pytest.param(None, node(unschedulable=True), QueueingHint.SKIP, id="skip-queue-on-unschedulable-node-added"),
+        pytest.param(None, node(), QueueingHint.QUEUE, id="queue-on-schedulable-node-added"),
         pytest.param(
-            None, bare_node(unschedulable=True), QueueingHint.SKIP, id="skip-queue-on-unschedulable-node-added"
-        ),
-        pytest.param(None, bare_node(), QueueingHint.QUEUE, id="queue-on-schedulable-node-added"),
-        pytest.param(
-            bare_node(unschedulable=True),
-            bare_node(unschedulable=True, taints=[{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]),
+            node(unschedulable=True),
+            node(unschedulable=True, taints=[{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]),
             QueueingHint.SKIP,
             id="skip-unrelated-change",
         ),
-        pytest.param(
-            bare_node(unschedulable=True), bare_node(), QueueingHint.QUEUE, id="queue-on-unschedulable-field-change"
-        ),
-        pytest.param(bare_node(), bare_node(), QueueingHint.SKIP, id="schedulable node stays schedulable"),
-        pytest.param(
-            NodeInfo(bare_node(unschedulable=True)), NodeInfo(bare_node()), QueueingHint.QUEUE, id="NodeInfo objects"
-        ),
+        pytest.param(node(unschedulable=True), node(), QueueingHint.QUEUE, id="queue-on-unschedulable-field-change"),
+        pytest.param(node(), node(), QueueingHint.SKIP, id="schedulable node stays schedulable"),
+        pytest.param(NodeInfo(node(unschedulable=True)), NodeInfo(node()), QueueingHint.QUEUE, id="NodeInfo objects"),
     ],
 )
 def test_hint_node_change(old: object, new: object, want: QueueingHint) -> None:
@@ -100,7 +83,7 @@ def test_hint_node_change(old: object, new: object, want: QueueingHint) -> None:
     ("old", "new"),
     [
         pytest.param(None, "not-a-node", id="backoff-wrong-new-object"),
-        pytest.param("not-a-node", bare_node(unschedulable=True), id="backoff-wrong-old-object"),
+        pytest.param("not-a-node", node(unschedulable=True), id="backoff-wrong-old-object"),
     ],
 )
 def test_hint_node_change_wrong_object_raises(old: object, new: object) -> None:

@@ -27,8 +27,8 @@ from scheduler_core.plugins.nodevolumelimits.csi import (
     is_schedulable_after_pod_deleted,
     is_schedulable_after_pvc_added,
 )
-from tests.builders import node, pod
 from tests.unit.plugins.volumebinding.support import StorageHandle, claim_volume, csi_node, pv, pvc, storage_class
+from tests.wrappers import node, pod_info
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -39,34 +39,26 @@ NODE = "node-for-max-pd-test-1"
 EXCEEDED = Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
 
 
-def claims_pod(*claims: str, name: str = "p", node_name: str = "") -> PodInfo:
-    return PodInfo(pod(name, volumes=[claim_volume(c, f"v{i}") for i, c in enumerate(claims)], node_name=node_name))
-
-
-def volumes_pod(
-    *volumes: dict[str, Any], name: str = "p", namespace: str = "default", uid: str | None = None
-) -> PodInfo:
-    return PodInfo(pod(name, namespace, volumes=list(volumes), uid=uid))
-
-
-RUNNING = claims_pod(f"csi-{EBS}-3")
-PENDING = claims_pod("csi-4")
-UNBOUND_2 = claims_pod("csi-4")
-MISSING_PV = claims_pod("csi-6")
-NO_SC = claims_pod("csi-5")
-GCE_TWO = claims_pod(f"csi-{GCE}-1", f"csi-{GCE}-2")
-IN_TREE_ONE = claims_pod(f"csi-{AWS_IN_TREE}-0")
-IN_TREE_TWO = claims_pod(f"csi-{AWS_IN_TREE}-1", f"csi-{AWS_IN_TREE}-2")
-EBS_ONE = claims_pod(f"csi-{EBS}-0")
-EBS_TWO = claims_pod(f"csi-{EBS}-1", f"csi-{EBS}-2")
-NON_MIGRATABLE = claims_pod(f"csi-{HOSTPATH_IN_TREE}-0")
-INLINE = volumes_pod({"name": "i", "awsElasticBlockStore": {"volumeID": "aws-inline1"}})
-INLINE_SAME_ID = volumes_pod({"name": "i", "awsElasticBlockStore": {"volumeID": f"csi-{EBS}-1"}})
-EPHEMERAL = volumes_pod({"name": "xyz", "ephemeral": {}}, name="abc", namespace="test", uid="12345")
-EPHEMERAL_TWO = volumes_pod(
-    {"name": "x", "ephemeral": {}}, {"name": "y", "ephemeral": {}}, name="abc", namespace="test", uid="12345II"
+RUNNING = pod_info(volumes=[claim_volume(f"csi-{EBS}-3", "v0")])
+PENDING = pod_info(volumes=[claim_volume("csi-4", "v0")])
+UNBOUND_2 = pod_info(volumes=[claim_volume("csi-4", "v0")])
+MISSING_PV = pod_info(volumes=[claim_volume("csi-6", "v0")])
+NO_SC = pod_info(volumes=[claim_volume("csi-5", "v0")])
+GCE_TWO = pod_info(volumes=[claim_volume(f"csi-{GCE}-1", "v0"), claim_volume(f"csi-{GCE}-2", "v1")])
+IN_TREE_ONE = pod_info(volumes=[claim_volume(f"csi-{AWS_IN_TREE}-0", "v0")])
+IN_TREE_TWO = pod_info(volumes=[claim_volume(f"csi-{AWS_IN_TREE}-1", "v0"), claim_volume(f"csi-{AWS_IN_TREE}-2", "v1")])
+EBS_ONE = pod_info(volumes=[claim_volume(f"csi-{EBS}-0", "v0")])
+EBS_TWO = pod_info(volumes=[claim_volume(f"csi-{EBS}-1", "v0"), claim_volume(f"csi-{EBS}-2", "v1")])
+NON_MIGRATABLE = pod_info(volumes=[claim_volume(f"csi-{HOSTPATH_IN_TREE}-0", "v0")])
+INLINE = pod_info(volumes=[{"name": "i", "awsElasticBlockStore": {"volumeID": "aws-inline1"}}])
+INLINE_SAME_ID = pod_info(volumes=[{"name": "i", "awsElasticBlockStore": {"volumeID": f"csi-{EBS}-1"}}])
+EPHEMERAL = pod_info("abc", namespace="test", volumes=[{"name": "xyz", "ephemeral": {}}], uid="12345")
+EPHEMERAL_TWO = pod_info(
+    "abc", namespace="test", volumes=[{"name": "x", "ephemeral": {}}, {"name": "y", "ephemeral": {}}], uid="12345II"
 )
-CONFIGMAP_SECRET = volumes_pod({"name": "c", "configMap": {"name": "c"}}, {"name": "s", "secret": {"secretName": "s"}})
+CONFIGMAP_SECRET = pod_info(
+    volumes=[{"name": "c", "configMap": {"name": "c"}}, {"name": "s", "secret": {"secretName": "s"}}]
+)
 
 
 def ephemeral_claim(name: str, owner: str | None) -> dict[str, Any]:
@@ -263,7 +255,7 @@ def test_ephemeral_volumes(
         pytest.param(
             CONFIGMAP_SECRET, True, id="TestCSILimits/skip Filter when the pod only uses secrets and configmaps"
         ),
-        pytest.param(volumes_pod(), True, id="a pod without volumes"),
+        pytest.param(pod_info(volumes=[]), True, id="a pod without volumes"),
         pytest.param(EBS_ONE, False, id="TestCSILimits/don't skip Filter when the pod has pvcs"),
         pytest.param(EPHEMERAL, False, id="TestCSILimits/don't skip Filter when the pod has ephemeral volumes"),
         pytest.param(INLINE, False, id="TestCSILimits/don't skip Filter when the pod has inline migratable volumes"),
@@ -290,39 +282,60 @@ def test_events() -> None:
 @pytest.mark.parametrize(
     ("deleted", "expected"),
     [
-        pytest.param(claims_pod(f"csi-{EBS}-2", node_name="n"), QueueingHint.QUEUE, id="a deleted pod has a PVC"),
         pytest.param(
-            PodInfo(pod("d", node_name="n", volumes=[{"name": "i", "awsElasticBlockStore": {"volumeID": "x"}}])),
+            pod_info(volumes=[claim_volume(f"csi-{EBS}-2", "v0")], node_name="n"),
+            QueueingHint.QUEUE,
+            id="a deleted pod has a PVC",
+        ),
+        pytest.param(
+            pod_info("d", node_name="n", volumes=[{"name": "i", "awsElasticBlockStore": {"volumeID": "x"}}]),
             QueueingHint.QUEUE,
             id="a deleted pod has a inline migratable volume",
         ),
-        pytest.param(PodInfo(pod("d", node_name="n")), QueueingHint.SKIP, id="a deleted pod doesn't have any volume"),
-        pytest.param(claims_pod(f"csi-{EBS}-2"), QueueingHint.SKIP, id="a deleted pod is not scheduled."),
+        pytest.param(pod_info("d", node_name="n"), QueueingHint.SKIP, id="a deleted pod doesn't have any volume"),
+        pytest.param(
+            pod_info(volumes=[claim_volume(f"csi-{EBS}-2", "v0")]),
+            QueueingHint.SKIP,
+            id="a deleted pod is not scheduled.",
+        ),
     ],
 )
 def test_pod_deleted_hint(deleted: PodInfo, expected: QueueingHint) -> None:
     # TestCSILimitsQHint
-    assert is_schedulable_after_pod_deleted(claims_pod(f"csi-{EBS}-2"), deleted, None) is expected
+    assert (
+        is_schedulable_after_pod_deleted(pod_info(volumes=[claim_volume(f"csi-{EBS}-2", "v0")]), deleted, None)
+        is expected
+    )
 
 
 @pytest.mark.parametrize(
     ("the_pod", "added", "expected"),
     [
         pytest.param(
-            claims_pod("pvc-a"),
+            pod_info(volumes=[claim_volume("pvc-a", "v0")]),
             pvc("pvc-a", namespace="other"),
             QueueingHint.SKIP,
             id="a pod isn't in the same namespace",
         ),
-        pytest.param(claims_pod("pvc-a"), pvc("pvc-a"), QueueingHint.QUEUE, id="a pod is in the same namespace"),
         pytest.param(
-            volumes_pod({"name": "eph", "ephemeral": {}}, name="abc"),
+            pod_info(volumes=[claim_volume("pvc-a", "v0")]),
+            pvc("pvc-a"),
+            QueueingHint.QUEUE,
+            id="a pod is in the same namespace",
+        ),
+        pytest.param(
+            pod_info("abc", volumes=[{"name": "eph", "ephemeral": {}}]),
             pvc("abc-eph"),
             QueueingHint.QUEUE,
             id="a pod has an ephemeral volume related to an added PVC",
         ),
-        pytest.param(claims_pod("pvc-b"), pvc("pvc-a"), QueueingHint.SKIP, id="a pod doesn't have the same PVC"),
-        pytest.param(volumes_pod(), pvc("pvc-a"), QueueingHint.SKIP, id="a pod doesn't have any PVC attached"),
+        pytest.param(
+            pod_info(volumes=[claim_volume("pvc-b", "v0")]),
+            pvc("pvc-a"),
+            QueueingHint.SKIP,
+            id="a pod doesn't have the same PVC",
+        ),
+        pytest.param(pod_info(volumes=[]), pvc("pvc-a"), QueueingHint.SKIP, id="a pod doesn't have any PVC attached"),
     ],
 )
 def test_pvc_added_hint(the_pod: PodInfo, added: dict[str, Any], expected: QueueingHint) -> None:
@@ -342,7 +355,7 @@ def test_pvc_added_hint(the_pod: PodInfo, added: dict[str, Any], expected: Queue
 def test_csi_node_updated_hint(old: dict[str, int], new: dict[str, int], expected: QueueingHint) -> None:
     # TestCSILimitsAfterCSINodeUpdatedQHint
     hint = is_schedulable_after_csi_node_updated(
-        claims_pod("x"), csi_node("test-node", old), csi_node("test-node", new)
+        pod_info(volumes=[claim_volume("x", "v0")]), csi_node("test-node", old), csi_node("test-node", new)
     )
     assert hint is expected
 
@@ -354,4 +367,4 @@ def test_hints_raise_on_unexpected_objects() -> None:
         is_schedulable_after_csi_node_updated,
     ):
         with pytest.raises(TypeError):
-            hint(claims_pod("x"), "bad", "bad")
+            hint(pod_info(volumes=[claim_volume("x", "v0")]), "bad", "bad")

@@ -19,12 +19,6 @@ HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
 
 
-def make_node(name: str, labels: Mapping[str, str] | None = None, taints: list[Json] | None = None) -> Json:
-    """A node with exactly ``labels`` (no implicit hostname label, as upstream's builder)."""
-    spec: Json = {"taints": taints} if taints else {}
-    return {"metadata": {"name": name, "labels": dict(labels or {})}, "spec": spec, "status": {}}
-
-
 def spread(
     max_skew: int,
     key: str,
@@ -49,38 +43,6 @@ def spread(
     if match_label_keys is not None:
         c["matchLabelKeys"] = match_label_keys
     return c
-
-
-def make_pod(
-    name: str,
-    *,
-    labels: Mapping[str, str] | None = None,
-    node: str = "",
-    namespace: str = "default",
-    constraints: Sequence[Json] = (),
-    node_selector: Mapping[str, str] | None = None,
-    affinity: Json | None = None,
-    tolerations: list[Json] | None = None,
-    owner: Json | None = None,
-    terminating: bool = False,
-) -> Json:
-    meta: Json = {"name": name, "namespace": namespace, "uid": f"{namespace}/{name}", "labels": dict(labels or {})}
-    if owner is not None:
-        meta["ownerReferences"] = [owner]
-    if terminating:
-        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
-    spec: Json = {"containers": [{"name": "c", "image": "pause"}]}
-    if node:
-        spec["nodeName"] = node
-    if constraints:
-        spec["topologySpreadConstraints"] = list(constraints)
-    if node_selector:
-        spec["nodeSelector"] = dict(node_selector)
-    if affinity:
-        spec["affinity"] = affinity
-    if tolerations:
-        spec["tolerations"] = tolerations
-    return {"metadata": meta, "spec": spec}
 
 
 class FakeHandle:

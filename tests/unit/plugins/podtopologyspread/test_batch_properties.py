@@ -28,16 +28,8 @@ from scheduler_core.plugins.podtopologyspread.counting import count_pods_match_s
 from scheduler_core.plugins.podtopologyspread.filtering import PreFilterState
 from scheduler_core.plugins.podtopologyspread.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.podtopologyspread.scoring import PreScoreState
-from tests.unit.plugins.podtopologyspread.helpers import (
-    HOSTNAME,
-    ZONE,
-    build_snapshot,
-    make_node,
-    make_plugin,
-    make_pod,
-    rows_of,
-    spread,
-)
+from tests.unit.plugins.podtopologyspread.helpers import HOSTNAME, ZONE, build_snapshot, make_plugin, rows_of, spread
+from tests.wrappers import node, pod, pod_info
 
 NAMES = [f"n{i}" for i in range(8)]
 KEYS = [ZONE, HOSTNAME, "rack"]
@@ -67,17 +59,19 @@ def clusters(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, Any]
             labels["rack"] = rack
         if draw(st.booleans()):
             labels["foo"] = "1"
-        nodes.append(make_node(name, labels, taints=[TAINT] if draw(st.integers(0, 3)) == 0 else None))
+        nodes.append(
+            node(name, labels=labels, taints=[TAINT] if draw(st.integers(0, 3)) == 0 else None, hostname_label=False)
+        )
     pods = []
     for i in range(draw(st.integers(0, 24))):
         labels = draw(
             st.dictionaries(st.sampled_from(["app", "rev"]), st.sampled_from(["a", "b", "1", "2"]), max_size=2)
         )
         pods.append(
-            make_pod(
+            pod(
                 f"e{i}",
                 labels=labels,
-                node=draw(st.sampled_from(names)),
+                node_name=draw(st.sampled_from(names)),
                 namespace=draw(st.sampled_from(["default", "default", "other"])),
                 terminating=draw(st.integers(0, 5)) == 0,
             )
@@ -110,15 +104,13 @@ CONSTRAINT = st.builds(
 @st.composite
 def incoming(draw: st.DrawFn) -> PodInfo:
     labels = draw(st.dictionaries(st.sampled_from(["app", "rev"]), st.sampled_from(["a", "b", "1", "2"]), max_size=2))
-    return PodInfo(
-        make_pod(
-            "incoming",
-            labels=labels,
-            constraints=draw(st.lists(CONSTRAINT, max_size=3)),
-            node_selector={"foo": "1"} if draw(st.booleans()) else None,
-            tolerations=[{"key": "t", "operator": "Exists"}] if draw(st.booleans()) else None,
-            owner={"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True},
-        )
+    return pod_info(
+        "incoming",
+        labels=labels,
+        topologySpreadConstraints=list(draw(st.lists(CONSTRAINT, max_size=3))),
+        node_selector={"foo": "1"} if draw(st.booleans()) else None,
+        tolerations=[{"key": "t", "operator": "Exists"}] if draw(st.booleans()) else None,
+        owner_references=[{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "controller": True}],
     )
 
 
@@ -150,25 +142,25 @@ def reference_pre_score(
     """``initPreScoreState`` and ``processAllNode`` of upstream scoring.go, node by node."""
     ignored: set[str] = set()
     counts: list[dict[str, int]] = [{} for _ in constraints]
-    for node in candidates:
-        if require_all and not node_labels_match(node.labels, constraints):
-            ignored.add(node.name)
+    for info in candidates:
+        if require_all and not node_labels_match(info.labels, constraints):
+            ignored.add(info.name)
             continue
         for i, c in enumerate(constraints):
             if c.topology_key != LABEL_HOSTNAME:
-                counts[i].setdefault(node.labels.get(c.topology_key, ""), 0)
+                counts[i].setdefault(info.labels.get(c.topology_key, ""), 0)
     required = required_node_affinity(pod)
-    for node in all_nodes:
-        if require_all and not node_labels_match(node.labels, constraints):
+    for info in all_nodes:
+        if require_all and not node_labels_match(info.labels, constraints):
             continue
         for i, c in enumerate(constraints):
-            if c.node_affinity_policy == "Honor" and not required.match(node.labels, node.name):
+            if c.node_affinity_policy == "Honor" and not required.match(info.labels, info.name):
                 continue
-            if c.node_taints_policy == "Honor" and has_untolerated_taint(node.taints, pod.tolerations):
+            if c.node_taints_policy == "Honor" and has_untolerated_taint(info.taints, pod.tolerations):
                 continue
-            value = node.labels.get(c.topology_key, "")
+            value = info.labels.get(c.topology_key, "")
             if value in counts[i]:
-                counts[i][value] += count_pods_match_selector(node.pods, c.selector, pod.namespace)
+                counts[i][value] += count_pods_match_selector(info.pods, c.selector, pod.namespace)
     return ignored, counts
 
 

@@ -14,7 +14,8 @@ from scheduler_core.framework import labels as labelselector
 from scheduler_core.plugins.podtopologyspread.common import filter_constraints
 from scheduler_core.plugins.podtopologyspread.counting import MatchCounter, RowCounter, generations
 from scheduler_core.plugins.podtopologyspread.defaults import default_selector
-from tests.unit.plugins.podtopologyspread.helpers import FOO_SELECTOR, build_snapshot, make_node, make_pod, spread
+from tests.unit.plugins.podtopologyspread.helpers import FOO_SELECTOR, build_snapshot, spread
+from tests.wrappers import make_pod, node, pod, pod_info
 
 NS = "test"
 SERVICE = {"metadata": {"name": "test-service", "namespace": NS}, "spec": {"selector": {"podLabelKey": "podLabelVal"}}}
@@ -32,13 +33,6 @@ STATEFUL_SET = {
 }
 
 
-def owned_pod(owner: tuple[str, str, str] | None = None) -> PodInfo:
-    ref = None
-    if owner is not None:
-        ref = {"apiVersion": owner[0], "kind": owner[1], "name": owner[2], "controller": True}
-    return PodInfo(make_pod("test-pod", namespace=NS, labels={"podLabelKey": "podLabelVal"}, owner=ref))
-
-
 def objects_of(**kinds: list[dict[str, Any]]) -> Any:
     return lambda kind: kinds.get(kind, [])
 
@@ -46,45 +40,70 @@ def objects_of(**kinds: list[dict[str, Any]]) -> Any:
 @pytest.mark.parametrize(
     ("pod", "objects", "want"),
     [
-        pytest.param(owned_pod(), {}, {}, id="DefaultSelector for default case"),
         pytest.param(
-            owned_pod(),
+            make_pod().name("test-pod").namespace(NS).label("podLabelKey", "podLabelVal").info(),
+            {},
+            {},
+            id="DefaultSelector for default case",
+        ),
+        pytest.param(
+            make_pod().name("test-pod").namespace(NS).label("podLabelKey", "podLabelVal").info(),
             {"Service": [SERVICE]},
             {"podLabelKey": "podLabelVal"},
             id="DefaultSelector for no OwnerReference pod case",
         ),
         pytest.param(
-            owned_pod(("apps/v1", "ReplicaSet", "test-replicaset")),
+            make_pod()
+            .name("test-pod")
+            .namespace(NS)
+            .label("podLabelKey", "podLabelVal")
+            .owner("ReplicaSet", "test-replicaset", api_version="apps/v1")
+            .info(),
             {"Service": [SERVICE], "ReplicaSet": [REPLICA_SET]},
             {"podLabelKey": "podLabelVal", "replicaSetLabelKey": "replicaSetLabelVal"},
             id="DefaultSelector for ReplicaSet OwnerReference pod case",
         ),
         pytest.param(
-            owned_pod(("v1", "ReplicationController", "test-replicationcontroller")),
+            make_pod()
+            .name("test-pod")
+            .namespace(NS)
+            .label("podLabelKey", "podLabelVal")
+            .owner("ReplicationController", "test-replicationcontroller", api_version="v1")
+            .info(),
             {"Service": [SERVICE], "ReplicationController": [RC]},
             {"podLabelKey": "podLabelVal", "replicationLabelKey": "replicationLabelVal"},
             id="DefaultSelector for ReplicationController OwnerReference pod case",
         ),
         pytest.param(
-            owned_pod(("apps/v1", "StatefulSet", "test-statefulset")),
+            make_pod()
+            .name("test-pod")
+            .namespace(NS)
+            .label("podLabelKey", "podLabelVal")
+            .owner("StatefulSet", "test-statefulset", api_version="apps/v1")
+            .info(),
             {"Service": [SERVICE], "StatefulSet": [STATEFUL_SET]},
             {"podLabelKey": "podLabelVal", "statefulSetLabelKey": "statefulSetLabelVal"},
             id="DefaultSelector for StatefulSet OwnerReference pod case",
         ),
         pytest.param(
-            owned_pod(),
+            make_pod().name("test-pod").namespace(NS).label("podLabelKey", "podLabelVal").info(),
             {"Service": [{"metadata": {"name": "s", "namespace": NS}, "spec": {}}]},
             {},
             id="a Service with a nil selector selects nothing",
         ),
         pytest.param(
-            owned_pod(),
+            make_pod().name("test-pod").namespace(NS).label("podLabelKey", "podLabelVal").info(),
             {"Service": [{"metadata": {"name": "s", "namespace": NS}, "spec": {"selector": {}}}], "X": []},
             {},
             id="a Service with an empty selector selects the pod but adds nothing",
         ),
         pytest.param(
-            owned_pod(("apps/v1/extra", "ReplicaSet", "test-replicaset")),
+            make_pod()
+            .name("test-pod")
+            .namespace(NS)
+            .label("podLabelKey", "podLabelVal")
+            .owner("ReplicaSet", "test-replicaset", api_version="apps/v1/extra")
+            .info(),
             {"Service": [SERVICE], "ReplicaSet": [REPLICA_SET]},
             {"podLabelKey": "podLabelVal"},
             id="an owner apiVersion that does not parse",
@@ -101,7 +120,14 @@ def test_default_selector_keeps_a_replica_sets_expressions() -> None:
         "metadata": {"name": "rs", "namespace": NS},
         "spec": {"selector": {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["db"]}]}},
     }
-    pod = owned_pod(("apps/v1", "ReplicaSet", "rs"))
+    pod = (
+        make_pod()
+        .name("test-pod")
+        .namespace(NS)
+        .label("podLabelKey", "podLabelVal")
+        .owner("ReplicaSet", "rs", api_version="apps/v1")
+        .info()
+    )
     selector = default_selector(pod, objects_of(Service=[SERVICE], ReplicaSet=[rs]))
     assert selector.matches({"podLabelKey": "podLabelVal", "tier": "web"})
     assert not selector.matches({"podLabelKey": "podLabelVal", "tier": "db"})
@@ -205,8 +231,8 @@ def test_match_label_keys_leave_a_nil_selector_selecting_nothing() -> None:
 def test_counters_recount_only_changed_nodes() -> None:
     """Counts are memoised per node generation: adding a pod to one node updates it alone."""
     snapshot = build_snapshot(
-        [make_node("a"), make_node("b")],
-        [make_pod("p1", labels={"foo": ""}, node="a"), make_pod("p2", labels={"foo": ""}, node="b")],
+        [node("a", hostname_label=False), node("b", hostname_label=False)],
+        [pod("p1", labels={"foo": ""}, node_name="a"), pod("p2", labels={"foo": ""}, node_name="b")],
     )
     selector = labelselector.parse(FOO_SELECTOR)
     rows, per_node = RowCounter(), MatchCounter()
@@ -216,9 +242,9 @@ def test_counters_recount_only_changed_nodes() -> None:
     assert node_a is not None
     memo = per_node.counts_for(selector, "default")
     assert per_node.count(memo, node_a, selector, "default") == 1
-    node_a.add_pod(PodInfo(make_pod("p3", labels={"foo": ""}, node="a")))
-    node_a.add_pod(PodInfo(make_pod("p4", labels={"bar": ""}, node="a")))
-    node_a.add_pod(PodInfo(make_pod("p5", labels={"foo": ""}, node="a", namespace="other")))
+    node_a.add_pod(pod_info("p3", labels={"foo": ""}, node_name="a"))
+    node_a.add_pod(pod_info("p4", labels={"bar": ""}, node_name="a"))
+    node_a.add_pod(pod_info("p5", labels={"foo": ""}, node_name="a", namespace="other"))
     assert rows.counts(columns, generations(columns), selector, "default").tolist() == [2, 1]
     assert per_node.count(memo, node_a, selector, "default") == 2
     assert np.all(rows.counts(columns, generations(columns), labelselector.EVERYTHING, "default") == 0)

@@ -23,86 +23,80 @@ from tests.unit.plugins.podtopologyspread.helpers import (
     FOO_SELECTOR,
     build_snapshot,
     code_of,
-    make_node,
     make_plugin,
-    make_pod,
     run_filter,
     spread,
 )
+from tests.wrappers import node, pod, pod_info, pods_on
 
 DNS = "DoNotSchedule"
 OK = "Success"
 NO = "Unschedulable"
 NEVER = "UnschedulableAndUnresolvable"
 NO_SCHEDULE_TAINT = [{"key": "taint", "value": "", "effect": "NoSchedule"}]
-
-
-def four_nodes(**extra: dict[str, str]) -> list[dict[str, Any]]:
-    """node-a, node-b in zone1 and node-x, node-y in zone2, labelled ``node=<name>``."""
-    zones = {"node-a": "zone1", "node-b": "zone1", "node-x": "zone2", "node-y": "zone2"}
-    return [make_node(name, {"zone": zone, "node": name, **extra.get(name, {})}) for name, zone in zones.items()]
-
-
-def foo_pods(*placements: str, namespace: str = "default") -> list[dict[str, Any]]:
-    """One pod labelled ``foo`` per entry, on that node."""
-    return [make_pod(f"p{i}", labels={"foo": ""}, node=n, namespace=namespace) for i, n in enumerate(placements)]
-
-
-def foo_pod(*constraints: dict[str, Any], **kwargs: Any) -> PodInfo:
-    return PodInfo(make_pod("p", labels={"foo": ""}, constraints=constraints, **kwargs))
+FOO = {"foo": ""}
+ZONES = {"node-a": "zone1", "node-b": "zone1", "node-x": "zone2", "node-y": "zone2"}
+# node-a, node-b in zone1 and node-x, node-y in zone2, labelled ``node=<name>`` (and ``foo`` on all but node-y).
+FOUR_NODES = [node(n, labels={"zone": z, "node": n}, hostname_label=False) for n, z in ZONES.items()]
+FOO_NODES = [
+    node(n, labels={"zone": z, "node": n, **(FOO if n != "node-y" else {})}, hostname_label=False)
+    for n, z in ZONES.items()
+]
 
 
 FILTER_CASES = [
     pytest.param(
-        foo_pod(spread(1, "zone", DNS, FOO_SELECTOR)),
-        four_nodes(),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR)]),
+        FOUR_NODES,
         [],
         {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": OK},
         id="TestSingleConstraint/no existing pods",
     ),
     pytest.param(
-        foo_pod(spread(1, "zone", DNS, FOO_SELECTOR)),
-        four_nodes(),
-        foo_pods("node-a", "node-b", "node-x", "node-y", namespace="ns1"),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR)]),
+        FOUR_NODES,
+        pods_on("node-a", "node-b", "node-x", "node-y", namespace="ns1", labels=FOO),
         {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": OK},
         id="TestSingleConstraint/existing pods in a different namespace do not count",
     ),
     pytest.param(
-        foo_pod(spread(1, "zone", DNS, FOO_SELECTOR)),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR)]),
         [
-            make_node("node-a", {"zone": "zone1", "node": "node-a"}),
-            make_node("node-b", {"zon": "zone1", "node": "node-b"}),
-            make_node("node-x", {"zone": "zone2", "node": "node-x"}),
-            make_node("node-y", {"zone": "zone2", "node": "node-y"}),
+            node("node-a", labels={"zone": "zone1", "node": "node-a"}, hostname_label=False),
+            node("node-b", labels={"zon": "zone1", "node": "node-b"}, hostname_label=False),
+            node("node-x", labels={"zone": "zone2", "node": "node-x"}, hostname_label=False),
+            node("node-y", labels={"zone": "zone2", "node": "node-y"}, hostname_label=False),
         ],
-        foo_pods("node-a", "node-b", "node-x", "node-y"),
+        pods_on("node-a", "node-b", "node-x", "node-y", labels=FOO),
         {"node-a": OK, "node-b": NEVER, "node-x": NO, "node-y": NO},
         id="TestSingleConstraint/pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR)),
-        four_nodes(),
-        foo_pods("node-a", "node-a", "node-b", "node-y", "node-y", "node-y"),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)]),
+        FOUR_NODES,
+        pods_on("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/pods spread across nodes as 2/1/0/3, only node-x fits",
     ),
     pytest.param(
-        foo_pod(spread(2, "node", DNS, FOO_SELECTOR)),
-        four_nodes(),
-        foo_pods("node-a", "node-a", "node-b", "node-y", "node-y", "node-y"),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(2, "node", DNS, FOO_SELECTOR)]),
+        FOUR_NODES,
+        pods_on("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", labels=FOO),
         {"node-a": NO, "node-b": OK, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"bar": ""}, constraints=[spread(1, "node", DNS, FOO_SELECTOR)])),
-        four_nodes(),
-        foo_pods("node-a", "node-a", "node-b", "node-y", "node-y", "node-y"),
+        pod_info("p", labels={"bar": ""}, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)]),
+        FOUR_NODES,
+        pods_on("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", labels=FOO),
         {"node-a": NO, "node-b": OK, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
     ),
     pytest.param(
-        foo_pod(
-            spread(1, "node", DNS, FOO_SELECTOR),
+        pod_info(
+            "p",
+            labels=FOO,
+            topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)],
             affinity={
                 "nodeAffinity": {
                     "requiredDuringSchedulingIgnoredDuringExecution": {
@@ -113,104 +107,124 @@ FILTER_CASES = [
                 }
             },
         ),
-        four_nodes(),
-        foo_pods("node-a", "node-a", "node-b", "node-y", "node-y", "node-y"),
+        FOUR_NODES,
+        pods_on("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", labels=FOO),
         # node-b and node-x are out of the pod's affinity, so their domains are not counted
         # and the global minimum is node-a's 2 (NodeAffinity itself rejects them).
         {"node-a": OK, "node-b": OK, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR)),
-        [make_node("node-a", {"node": "node-a"}), make_node("node-b", {"node": "node-b"})],
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)]),
         [
-            make_pod("p-a", labels={"foo": ""}, node="node-a", terminating=True),
-            make_pod("p-b", labels={"foo": ""}, node="node-b"),
+            node("node-a", labels={"node": "node-a"}, hostname_label=False),
+            node("node-b", labels={"node": "node-b"}, hostname_label=False),
+        ],
+        [
+            pod("p-a", labels={"foo": ""}, node_name="node-a", terminating=True),
+            pod("p-b", labels={"foo": ""}, node_name="node-b"),
         ],
         {"node-a": OK, "node-b": NO},
         id="TestSingleConstraint/terminating Pods should be excluded",
     ),
     pytest.param(
-        foo_pod(spread(2, "node", DNS, FOO_SELECTOR, min_domains=4)),
-        [make_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
-        foo_pods("node-a", "node-a", "node-b", "node-b", "node-c"),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(2, "node", DNS, FOO_SELECTOR, min_domains=4)]),
+        [node(n, labels={"node": n}, hostname_label=False) for n in ("node-a", "node-b", "node-c")],
+        pods_on("node-a", "node-a", "node-b", "node-b", "node-c", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-c": OK},
         id="TestSingleConstraint/pods spread across nodes as 2/2/1, maxSkew is 2, "
         "and the number of domains < minDomains, then the third node fits",
     ),
     pytest.param(
-        foo_pod(spread(2, "node", DNS, FOO_SELECTOR, min_domains=2)),
-        [make_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
-        foo_pods("node-a", "node-a", "node-b", "node-b", "node-c"),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(2, "node", DNS, FOO_SELECTOR, min_domains=2)]),
+        [node(n, labels={"node": n}, hostname_label=False) for n in ("node-a", "node-b", "node-c")],
+        pods_on("node-a", "node-a", "node-b", "node-b", "node-c", labels=FOO),
         {"node-a": OK, "node-b": OK, "node-c": OK},
         id="TestSingleConstraint/pods spread across nodes as 2/2/1, maxSkew is 2, "
         "and the number of domains > minDomains, then the all nodes fit",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR), node_selector={"foo": ""}),
-        four_nodes(**{n: {"foo": ""} for n in ("node-a", "node-b", "node-x")}),
-        foo_pods("node-a", "node-b", "node-y"),
+        pod_info(
+            "p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)], node_selector={"foo": ""}
+        ),
+        FOO_NODES,
+        pods_on("node-a", "node-b", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": OK},
         id="TestSingleConstraint/NodeAffinityPolicy honored with labelSelectors",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR, node_affinity_policy="Ignore"), node_selector={"foo": ""}),
-        four_nodes(**{n: {"foo": ""} for n in ("node-a", "node-b", "node-x")}),
-        foo_pods("node-a", "node-b", "node-y"),
+        pod_info(
+            "p",
+            labels=FOO,
+            topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR, node_affinity_policy="Ignore")],
+            node_selector={"foo": ""},
+        ),
+        FOO_NODES,
+        pods_on("node-a", "node-b", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/NodeAffinityPolicy ignored with labelSelectors",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR, node_taints_policy="Honor")),
+        pod_info(
+            "p",
+            labels=FOO,
+            topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR, node_taints_policy="Honor")],
+        ),
         [
-            *four_nodes()[:3],
-            make_node("node-y", {"zone": "zone2", "node": "node-y"}, taints=NO_SCHEDULE_TAINT),
+            *FOUR_NODES[:3],
+            node("node-y", labels={"zone": "zone2", "node": "node-y"}, taints=NO_SCHEDULE_TAINT, hostname_label=False),
         ],
-        foo_pods("node-a", "node-b", "node-y"),
+        pods_on("node-a", "node-b", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": OK},
         id="TestSingleConstraint/NodeTaintsPolicy honored",
     ),
     pytest.param(
-        foo_pod(spread(1, "node", DNS, FOO_SELECTOR)),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)]),
         [
-            *four_nodes()[:3],
-            make_node("node-y", {"zone": "zone2", "node": "node-y"}, taints=NO_SCHEDULE_TAINT),
+            *FOUR_NODES[:3],
+            node("node-y", labels={"zone": "zone2", "node": "node-y"}, taints=NO_SCHEDULE_TAINT, hostname_label=False),
         ],
-        foo_pods("node-a", "node-b", "node-y"),
+        pods_on("node-a", "node-b", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": NO},
         id="TestSingleConstraint/NodeTaintsPolicy ignored",
     ),
     pytest.param(
-        foo_pod(spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, FOO_SELECTOR)),
-        four_nodes(),
-        foo_pods("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", "node-y"),
+        pod_info(
+            "p",
+            labels=FOO,
+            topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, FOO_SELECTOR)],
+        ),
+        FOUR_NODES,
+        pods_on("node-a", "node-a", "node-b", "node-y", "node-y", "node-y", "node-y", labels=FOO),
         {"node-a": NO, "node-b": NO, "node-x": NO, "node-y": NO},
         id="TestMultipleConstraints/two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
     ),
     pytest.param(
-        PodInfo(
-            make_pod(
-                "p",
-                labels={"foo": "", "bar": ""},
-                constraints=[spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, BAR_SELECTOR)],
-            )
+        pod_info(
+            "p",
+            labels={"foo": "", "bar": ""},
+            topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, BAR_SELECTOR)],
         ),
-        four_nodes(),
+        FOUR_NODES,
         [
-            make_pod("p-a", labels={"foo": ""}, node="node-a"),
-            make_pod("p-y", labels={"bar": ""}, node="node-y"),
+            pod("p-a", labels={"foo": ""}, node_name="node-a"),
+            pod("p-y", labels={"bar": ""}, node_name="node-y"),
         ],
         {"node-a": NO, "node-b": NO, "node-x": OK, "node-y": NO},
         id="TestMultipleConstraints/Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
     ),
     pytest.param(
-        foo_pod(spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, FOO_SELECTOR)),
+        pod_info(
+            "p",
+            labels=FOO,
+            topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "node", DNS, FOO_SELECTOR)],
+        ),
         [
-            *four_nodes()[:2],
-            make_node("node-x", {"zone": "zone2"}),
-            make_node("node-y", {"zone": "zone2", "node": "node-y"}),
+            *FOUR_NODES[:2],
+            node("node-x", labels={"zone": "zone2"}, hostname_label=False),
+            node("node-y", labels={"zone": "zone2", "node": "node-y"}, hostname_label=False),
         ],
-        foo_pods("node-a", "node-y"),
+        pods_on("node-a", "node-y", labels=FOO),
         {"node-a": NO, "node-b": OK, "node-x": NEVER, "node-y": NO},
         id="TestMultipleConstraints/two Constraints on zone and node, absence of label 'node' on node-x, "
         "spreads = [1/1, 1/0/0/1]",
@@ -230,10 +244,18 @@ def test_filter(
 def test_filter_reasons_are_upstreams() -> None:
     """A missing topology key is unresolvable (preemption cannot add labels); a skew is not."""
     snapshot = build_snapshot(
-        [make_node("node-a", {"zone": "zone1"}), make_node("node-b", {"zone": "zone2"}), make_node("node-c")],
-        foo_pods("node-a"),
+        [
+            node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+            node("node-b", labels={"zone": "zone2"}, hostname_label=False),
+            node("node-c", hostname_label=False),
+        ],
+        pods_on("node-a", labels=FOO),
     )
-    results = run_filter(make_plugin(snapshot), foo_pod(spread(1, "zone", DNS, FOO_SELECTOR)), snapshot)
+    results = run_filter(
+        make_plugin(snapshot),
+        pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR)]),
+        snapshot,
+    )
     assert results == {
         "node-a": Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH),
         "node-b": None,
@@ -248,39 +270,51 @@ def test_filter_reasons_are_upstreams() -> None:
 def test_constraints_are_checked_in_order() -> None:
     """The first failing constraint decides: a skew on the first one wins over a missing
     label for the second."""
-    snapshot = build_snapshot([make_node("node-a", {"zone": "zone1"}), make_node("node-b", {"zone": "zone2"})])
+    snapshot = build_snapshot(
+        [
+            node("node-a", labels={"zone": "zone1"}, hostname_label=False),
+            node("node-b", labels={"zone": "zone2"}, hostname_label=False),
+        ]
+    )
     state = CycleState()
     plugin = make_plugin(snapshot)
-    pod = foo_pod(spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "rack", DNS, FOO_SELECTOR))
+    pod = pod_info(
+        "p",
+        labels=FOO,
+        topologySpreadConstraints=[spread(1, "zone", DNS, FOO_SELECTOR), spread(1, "rack", DNS, FOO_SELECTOR)],
+    )
     assert plugin.pre_filter(state, pod, snapshot.list()) == (None, None)
     data = state.read_as(PRE_FILTER_STATE_KEY, PreFilterState)
     assert data.tp_value_to_match_num == [{}, {}]  # no node has every key
-    node = snapshot.get("node-a")
-    assert node is not None
-    assert plugin.filter(state, pod, node) == Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
+    info = snapshot.get("node-a")
+    assert info is not None
+    assert plugin.filter(state, pod, info) == Status.unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH)
     data.tp_value_to_match_num[0]["zone1"] = 5
     data.critical_paths[0] = CriticalPaths([["zone2", 0], ["zone1", 5]])
     data.tp_value_to_match_num[0]["zone2"] = 0
-    assert plugin.filter(state, pod, node) == Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
+    assert plugin.filter(state, pod, info) == Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
 
 
 def test_match_label_keys_are_added_to_the_selector() -> None:
     """MatchLabelKeysInPodTopologySpread (on in v1.36): pods of another revision do not count."""
-    nodes = [make_node("node-a", {"node": "node-a"}), make_node("node-b", {"node": "node-b"})]
+    nodes = [
+        node("node-a", labels={"node": "node-a"}, hostname_label=False),
+        node("node-b", labels={"node": "node-b"}, hostname_label=False),
+    ]
     existing = [
-        make_pod("old-1", labels={"foo": "", "rev": "1"}, node="node-a"),
-        make_pod("old-2", labels={"foo": "", "rev": "1"}, node="node-a"),
-        make_pod("new-1", labels={"foo": "", "rev": "2"}, node="node-b"),
+        pod("old-1", labels={"foo": "", "rev": "1"}, node_name="node-a"),
+        pod("old-2", labels={"foo": "", "rev": "1"}, node_name="node-a"),
+        pod("new-1", labels={"foo": "", "rev": "2"}, node_name="node-b"),
     ]
     snapshot = build_snapshot(nodes, existing)
-    keyed = PodInfo(
-        make_pod(
-            "p",
-            labels={"foo": "", "rev": "2"},
-            constraints=[spread(1, "node", DNS, FOO_SELECTOR, match_label_keys=["rev"])],
-        )
+    keyed = pod_info(
+        "p",
+        labels={"foo": "", "rev": "2"},
+        topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR, match_label_keys=["rev"])],
     )
-    plain = PodInfo(make_pod("q", labels={"foo": "", "rev": "2"}, constraints=[spread(1, "node", DNS, FOO_SELECTOR)]))
+    plain = pod_info(
+        "q", labels={"foo": "", "rev": "2"}, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)]
+    )
     plugin = make_plugin(snapshot)
     assert {n: code_of(s) for n, s in run_filter(plugin, keyed, snapshot).items()} == {"node-a": OK, "node-b": NO}
     assert {n: code_of(s) for n, s in run_filter(plugin, plain, snapshot).items()} == {"node-a": NO, "node-b": OK}
@@ -289,13 +323,16 @@ def test_match_label_keys_are_added_to_the_selector() -> None:
 def test_empty_selector_counts_no_pods_but_matches_the_pod_itself() -> None:
     """``labelSelector: {}`` is Everything: countPodsMatchSelector counts nothing for it, while
     the pod matches itself; a missing selector (Nothing) matches neither."""
-    nodes = [make_node("node-a", {"node": "node-a"}), make_node("node-b", {"node": "node-b"})]
-    snapshot = build_snapshot(nodes, foo_pods("node-a", "node-a"))
+    nodes = [
+        node("node-a", labels={"node": "node-a"}, hostname_label=False),
+        node("node-b", labels={"node": "node-b"}, hostname_label=False),
+    ]
+    snapshot = build_snapshot(nodes, pods_on("node-a", "node-a", labels=FOO))
     plugin = make_plugin(snapshot)
     selectors: tuple[dict[str, Any] | None, ...] = ({}, None)
     for selector in selectors:
         state = CycleState()
-        pod = foo_pod(spread(1, "node", DNS, selector))
+        pod = pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, selector)])
         assert plugin.pre_filter(state, pod, snapshot.list()) == (None, None)
         assert state.read_as(PRE_FILTER_STATE_KEY, PreFilterState).tp_value_to_match_num == [{"node-a": 0, "node-b": 0}]
 
@@ -303,12 +340,15 @@ def test_empty_selector_counts_no_pods_but_matches_the_pod_itself() -> None:
 @pytest.mark.parametrize(
     "pod",
     [
-        pytest.param(PodInfo(make_pod("p")), id="no constraints"),
-        pytest.param(foo_pod(spread(1, "zone", "ScheduleAnyway", FOO_SELECTOR)), id="only soft constraints"),
+        pytest.param(pod_info("p"), id="no constraints"),
+        pytest.param(
+            pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "zone", "ScheduleAnyway", FOO_SELECTOR)]),
+            id="only soft constraints",
+        ),
     ],
 )
 def test_pre_filter_skips_without_hard_constraints(pod: PodInfo) -> None:
-    snapshot = build_snapshot(four_nodes())
+    snapshot = build_snapshot(FOUR_NODES)
     state = CycleState()
     assert make_plugin(snapshot).pre_filter(state, pod, snapshot.list()) == (None, Status.skip())
     with pytest.raises(KeyError):
@@ -316,8 +356,12 @@ def test_pre_filter_skips_without_hard_constraints(pod: PodInfo) -> None:
 
 
 def test_pre_filter_reports_a_bad_selector_as_an_error() -> None:
-    pod = foo_pod(spread(1, "zone", DNS, {"matchExpressions": [{"key": "foo", "operator": "In"}]}))
-    snapshot = build_snapshot(four_nodes())
+    pod = pod_info(
+        "p",
+        labels=FOO,
+        topologySpreadConstraints=[spread(1, "zone", DNS, {"matchExpressions": [{"key": "foo", "operator": "In"}]})],
+    )
+    snapshot = build_snapshot(FOUR_NODES)
     _, status = make_plugin(snapshot).pre_filter(CycleState(), pod, snapshot.list())
     assert status is not None
     assert code_of(status) == "Error"
@@ -329,28 +373,33 @@ def test_pre_filter_reports_a_bad_selector_as_an_error() -> None:
 
 def test_filter_without_pre_filter_is_an_error() -> None:
     """Upstream TestPreFilterDisabled."""
-    snapshot = build_snapshot([make_node("node-a")])
-    node = snapshot.get("node-a")
-    assert node is not None
+    snapshot = build_snapshot([node("node-a", hostname_label=False)])
+    info = snapshot.get("node-a")
+    assert info is not None
     plugin = make_plugin(snapshot)
-    status = plugin.filter(CycleState(), PodInfo(make_pod("p")), node)
+    status = plugin.filter(CycleState(), pod_info("p"), info)
     assert status is not None and code_of(status) == "Error"
     assert status.message() == 'reading "PreFilterPodTopologySpread" from cycleState: not found'
-    assert plugin.filter_batch(CycleState(), PodInfo(make_pod("p")), snapshot.columns) is None
+    assert plugin.filter_batch(CycleState(), pod_info("p"), snapshot.columns) is None
 
 
 def test_add_and_remove_pod_update_a_clone_only() -> None:
     """AddPod/RemovePod (upstream TestPreFilterStateAddPod/RemovePod) change the state they
     are given; a clone taken before is untouched, as preemption's what-if runs need."""
-    snapshot = build_snapshot([make_node("node-a", {"node": "node-a"}), make_node("node-b", {"node": "node-b"})])
+    snapshot = build_snapshot(
+        [
+            node("node-a", labels={"node": "node-a"}, hostname_label=False),
+            node("node-b", labels={"node": "node-b"}, hostname_label=False),
+        ]
+    )
     plugin = make_plugin(snapshot)
-    pod = foo_pod(spread(1, "node", DNS, FOO_SELECTOR))
+    pod = pod_info("p", labels=FOO, topologySpreadConstraints=[spread(1, "node", DNS, FOO_SELECTOR)])
     state = CycleState()
     assert plugin.pre_filter(state, pod, snapshot.list()) == (None, None)
     before = state.clone()
     node_a = snapshot.get("node-a")
     assert node_a is not None
-    added = PodInfo(make_pod("p-a1", labels={"foo": ""}, node="node-a"))
+    added = pod_info("p-a1", labels={"foo": ""}, node_name="node-a")
     assert plugin.add_pod(state, pod, added, node_a) is None
     after = state.read_as(PRE_FILTER_STATE_KEY, PreFilterState)
     assert after.tp_value_to_match_num == [{"node-a": 1, "node-b": 0}]
@@ -359,10 +408,10 @@ def test_add_and_remove_pod_update_a_clone_only() -> None:
     assert plugin.filter(state, pod, node_a) == Status.unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH)
     assert plugin.remove_pod(state, pod, added, node_a) is None
     assert plugin.filter(state, pod, node_a) is None
-    other_ns = PodInfo(make_pod("q", labels={"foo": ""}, node="node-a", namespace="other"))
+    other_ns = pod_info("q", labels={"foo": ""}, node_name="node-a", namespace="other")
     assert plugin.add_pod(state, pod, other_ns, node_a) is None
     assert after.tp_value_to_match_num == [{"node-a": 0, "node-b": 0}]
-    assert plugin.add_pod(CycleState(), pod, added, NodeInfo(make_node("node-a"))) == Status.as_error(
+    assert plugin.add_pod(CycleState(), pod, added, NodeInfo(node("node-a", hostname_label=False))) == Status.as_error(
         'reading "PreFilterPodTopologySpread" from cycleState: not found'
     )
 

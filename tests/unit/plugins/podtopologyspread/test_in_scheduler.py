@@ -12,10 +12,11 @@ from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.report import render_json
 from scheduler_core.simulator.run import Simulation, simulate
-from tests.builders import node, pod
 from tests.unit.plugins.podtopologyspread.helpers import FOO_SELECTOR, ZONE, spread
+from tests.wrappers import node, pod
 
 ZONES = {"n0": "z1", "n1": "z1", "n2": "z2", "n3": "z2", "n4": "z3", "n5": "z3"}
+ZONED_NODES = [node(name, labels={ZONE: zone}) for name, zone in ZONES.items()]
 
 
 def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:
@@ -25,17 +26,13 @@ def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:
     return simulate(load_texts([("cluster.json", text)]), seed=3, registry=registry, batch=batch)
 
 
-def zoned_nodes() -> list[dict[str, Any]]:
-    return [node(name, labels={ZONE: zone}) for name, zone in ZONES.items()]
-
-
 def test_hard_zone_spread_balances_zones() -> None:
     """Six replicas, maxSkew 1 over three zones with one replica already in z1: 3/2/2."""
     constraint = spread(1, ZONE, "DoNotSchedule", FOO_SELECTOR)
     replicas = [pod(f"web-{i}", labels={"foo": ""}, topologySpreadConstraints=[constraint]) for i in range(6)]
     # A pre-existing replica in z1 tilts the count.
     existing = pod("old", labels={"foo": ""}, node_name="n0")
-    simulation = run(*zoned_nodes(), existing, *replicas)
+    simulation = run(*ZONED_NODES, existing, *replicas)
     placed = [report.node for report in simulation.pods]
     assert None not in placed
     per_zone = Counter(ZONES[name] for name in [*placed, "n0"] if name is not None)
@@ -48,7 +45,7 @@ def test_missing_topology_key_is_reported_as_upstream() -> None:
     stray = pod(
         "stray", labels={"foo": ""}, topologySpreadConstraints=[spread(1, "rack", "DoNotSchedule", FOO_SELECTOR)]
     )
-    (report,) = run(*zoned_nodes(), stray).pods
+    (report,) = run(*ZONED_NODES, stray).pods
     assert report.node is None
     # UnschedulableAndUnresolvable: preemption cannot add a label.
     assert report.message == (
@@ -86,7 +83,7 @@ def test_system_defaults_score_pods_selected_by_a_service() -> None:
     }
     replicas = [pod(f"web-{i}", labels={"app": "web"}) for i in range(3)]
     loner = pod("loner", labels={"app": "other"})
-    simulation = run(*zoned_nodes(), service, *replicas, loner)
+    simulation = run(*ZONED_NODES, service, *replicas, loner)
     by_name = {r.name: r for r in simulation.pods}
     for i in range(3):
         report = by_name[f"web-{i}"]
@@ -100,7 +97,7 @@ def test_batch_and_per_node_runs_agree() -> None:
     soft = spread(1, "kubernetes.io/hostname", "ScheduleAnyway", FOO_SELECTOR)
     hard = spread(2, ZONE, "DoNotSchedule", FOO_SELECTOR, min_domains=4)
     items = [
-        *zoned_nodes(),
+        *ZONED_NODES,
         node("bare"),
         service,
         pod("old-1", labels={"foo": ""}, node_name="n0"),

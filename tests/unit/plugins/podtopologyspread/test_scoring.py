@@ -22,29 +22,24 @@ from tests.unit.plugins.podtopologyspread.helpers import (
     HOSTNAME,
     ZONE,
     build_snapshot,
-    make_node,
     make_plugin,
-    make_pod,
     rows_of,
     run_score,
     spread,
 )
+from tests.wrappers import node, pod, pod_info, pods_on
 
 SA = "ScheduleAnyway"
 SYSTEM = {"defaultingType": "System"}
 
 
 def host(name: str, **labels: str) -> dict[str, Any]:
-    return make_node(name, {HOSTNAME: name, **labels})
-
-
-def pods_on(*placements: str, labels: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    return [make_pod(f"p{i}-{n}", labels=labels or {"foo": ""}, node=n) for i, n in enumerate(placements)]
+    return node(name, labels={HOSTNAME: name, **labels}, hostname_label=False)
 
 
 SCORE_CASES = [
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)])),
+        pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)]),
         [host("node-a"), host("node-b")],
         [],
         [],
@@ -52,36 +47,46 @@ SCORE_CASES = [
         id="TestPodTopologySpreadScore/one constraint on node, no existing pods",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)])),
+        pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)]),
         [host(n) for n in ("node-a", "node-b", "node-c", "node-d")],
         [],
-        pods_on("node-a", "node-a", "node-b", "node-d", "node-d", "node-d"),
+        pods_on("node-a", "node-a", "node-b", "node-d", "node-d", "node-d", labels={"foo": ""}),
         {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
         id="TestPodTopologySpreadScore/one constraint on node, all 4 nodes are candidates",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, None)])),
+        pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, None)]),
         [host(n) for n in ("node-a", "node-b", "node-c", "node-d")],
         [],
-        pods_on("node-a", "node-a", "node-b", "node-d", "node-d", "node-d"),
+        pods_on("node-a", "node-a", "node-b", "node-d", "node-d", "node-d", labels={"foo": ""}),
         {"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
         id="TestPodTopologySpreadScore/one constraint on node, null selector",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)])),
+        pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)]),
         [host(n) for n in ("node-a", "node-b", "node-x")],
         [host("node-y")],
-        pods_on("node-a", "node-a", "node-a", "node-a", "node-b", "node-b", "node-x", "node-y", "node-y", "node-y"),
+        pods_on(
+            "node-a",
+            "node-a",
+            "node-a",
+            "node-a",
+            "node-b",
+            "node-b",
+            "node-x",
+            "node-y",
+            "node-y",
+            "node-y",
+            labels={"foo": ""},
+        ),
         {"node-a": 33, "node-b": 83, "node-x": 100},
         id="TestPodTopologySpreadScore/one constraint on node, 3 out of 4 nodes are candidates",
     ),
     pytest.param(
-        PodInfo(
-            make_pod(
-                "p",
-                labels={"foo": "", "bar": ""},
-                constraints=[spread(1, "zone", SA, FOO_SELECTOR), spread(1, HOSTNAME, SA, BAR_SELECTOR)],
-            )
+        pod_info(
+            "p",
+            labels={"foo": "", "bar": ""},
+            topologySpreadConstraints=[spread(1, "zone", SA, FOO_SELECTOR), spread(1, HOSTNAME, SA, BAR_SELECTOR)],
         ),
         [
             host(n, zone=z)
@@ -89,27 +94,29 @@ SCORE_CASES = [
         ],
         [],
         [
-            make_pod("p-b1", labels={"bar": ""}, node="node-b"),
-            make_pod("p-x1", labels={"foo": ""}, node="node-x"),
-            make_pod("p-y1", labels={"foo": "", "bar": ""}, node="node-y"),
+            pod("p-b1", labels={"bar": ""}, node_name="node-b"),
+            pod("p-x1", labels={"foo": ""}, node_name="node-x"),
+            pod("p-y1", labels={"foo": "", "bar": ""}, node_name="node-y"),
         ],
         {"node-a": 100, "node-b": 60, "node-x": 40, "node-y": 0},
         id="TestPodTopologySpreadScore/two Constraints on zone and node, with different labelSelectors, "
         "some nodes have 0 pods",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)])),
+        pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)]),
         [host("node-a"), host("node-b")],
         [],
-        [make_pod("p-a", labels={"foo": ""}, node="node-a", terminating=True), *pods_on("node-b")],
+        [pod("p-a", labels={"foo": ""}, node_name="node-a", terminating=True), *pods_on("node-b", labels={"foo": ""})],
         {"node-a": 100, "node-b": 0},
         id="TestPodTopologySpreadScore/terminating Pods should be excluded",
     ),
     pytest.param(
-        PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(2, "node", SA, FOO_SELECTOR, min_domains=10)])),
-        [make_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
+        pod_info(
+            "p", labels={"foo": ""}, topologySpreadConstraints=[spread(2, "node", SA, FOO_SELECTOR, min_domains=10)]
+        ),
+        [node(n, labels={"node": n}, hostname_label=False) for n in ("node-a", "node-b", "node-c")],
         [],
-        pods_on("node-a", "node-a", "node-b", "node-b", "node-c"),
+        pods_on("node-a", "node-a", "node-b", "node-b", "node-c", labels={"foo": ""}),
         {"node-a": 75, "node-b": 75, "node-c": 100},
         id="TestPodTopologySpreadScore/minDomains has no effect when ScheduleAnyway",
     ),
@@ -133,9 +140,9 @@ def test_nodes_without_a_topology_key_score_zero() -> None:
     """A candidate missing a key is ignored (score 0) and does not count as a domain."""
     snapshot = build_snapshot(
         [host("node-a", zone="zone1"), host("node-b"), host("node-c", zone="zone2")],
-        pods_on("node-a", "node-b", "node-b"),
+        pods_on("node-a", "node-b", "node-b", labels={"foo": ""}),
     )
-    pod = PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, "zone", SA, FOO_SELECTOR)]))
+    pod = pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, "zone", SA, FOO_SELECTOR)])
     plugin = make_plugin(snapshot)
     state = CycleState()
     assert plugin.pre_score(state, pod, list(snapshot.list())) is None
@@ -158,10 +165,10 @@ def test_system_defaults_spread_by_hostname_when_nodes_have_no_zone() -> None:
     constraints; the Service selecting it gives the selector; nodes without a zone label are
     not ignored under the system defaults."""
     nodes = [host(n) for n in ("node-a", "node-b", "node-c", "node-d")]
-    existing = pods_on(*(["node-a"] * 4 + ["node-b"] * 3 + ["node-c"] * 2 + ["node-d"]))
+    existing = pods_on(*(["node-a"] * 4 + ["node-b"] * 3 + ["node-c"] * 2 + ["node-d"]), labels={"foo": ""})
     snapshot = build_snapshot(nodes, existing)
     plugin = make_plugin(snapshot, args=SYSTEM, objects={"Service": [SERVICE]})
-    pod = PodInfo(make_pod("p", labels={"foo": ""}))
+    pod = pod_info("p", labels={"foo": ""})
     state = CycleState()
     # The system defaults are all ScheduleAnyway: nothing to filter.
     assert plugin.pre_filter(state, pod, snapshot.list()) == (None, Status.skip())
@@ -172,9 +179,9 @@ def test_system_defaults_spread_by_hostname_when_nodes_have_no_zone() -> None:
 def test_system_defaults_weigh_hostname_then_zone() -> None:
     """hostname maxSkew 3 and zone maxSkew 5, summed in that order."""
     nodes = [host("node-a", **{ZONE: "z1"}), host("node-b", **{ZONE: "z1"}), host("node-c", **{ZONE: "z2"})]
-    snapshot = build_snapshot(nodes, pods_on("node-a", "node-a", "node-b"))
+    snapshot = build_snapshot(nodes, pods_on("node-a", "node-a", "node-b", labels={"foo": ""}))
     plugin = make_plugin(snapshot, args=SYSTEM, objects={"Service": [SERVICE]})
-    pod = PodInfo(make_pod("p", labels={"foo": ""}))
+    pod = pod_info("p", labels={"foo": ""})
     state = CycleState()
     assert plugin.pre_score(state, pod, list(snapshot.list())) is None
     data = state.read_as(PRE_SCORE_STATE_KEY, PreScoreState)
@@ -245,7 +252,7 @@ def test_default_constraints_need_a_selecting_object(
 ) -> None:
     snapshot = build_snapshot([host("node-a", **{ZONE: "z1"})])
     plugin = make_plugin(snapshot, args=SYSTEM, objects=objects)
-    pod = PodInfo(make_pod("p", labels={"foo": ""}, owner=pod_owner))
+    pod = pod_info("p", labels={"foo": ""}, owner_references=[pod_owner] if pod_owner else None)
     status = plugin.pre_score(CycleState(), pod, list(snapshot.list()))
     assert status == (None if want_scored else Status.skip())
 
@@ -255,12 +262,16 @@ def test_default_constraints_need_a_selecting_object(
     [
         pytest.param(
             {"defaultingType": "List"},
-            PodInfo(make_pod("p")),
+            pod_info("p"),
             id="TestPreScoreSkip/the pod doesn't have soft topology spread Constraints",
         ),
         pytest.param(
             {"defaultingType": "System"},
-            PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, "zone", "DoNotSchedule", FOO_SELECTOR)])),
+            pod_info(
+                "p",
+                labels={"foo": ""},
+                topologySpreadConstraints=[spread(1, "zone", "DoNotSchedule", FOO_SELECTOR)],
+            ),
             id="hard constraints only: the defaults do not apply",
         ),
     ],
@@ -273,14 +284,14 @@ def test_pre_score_skips(args: dict[str, Any], pod: PodInfo) -> None:
 
 def test_pre_score_skips_without_nodes() -> None:
     snapshot = build_snapshot([])
-    pod = PodInfo(make_pod("p", labels={"foo": ""}, constraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)]))
+    pod = pod_info("p", labels={"foo": ""}, topologySpreadConstraints=[spread(1, HOSTNAME, SA, FOO_SELECTOR)])
     assert make_plugin(snapshot).pre_score(CycleState(), pod, []) == Status.skip()
 
 
 def test_score_without_pre_score_is_an_error() -> None:
     snapshot = build_snapshot([host("node-a")])
     plugin = make_plugin(snapshot)
-    pod = PodInfo(make_pod("p"))
+    pod = pod_info("p")
     info = snapshot.get("node-a")
     assert info is not None
     message = 'error reading "PreScorePodTopologySpread" from cycleState: not found'
@@ -296,8 +307,8 @@ def test_normalize_maps_the_least_crowded_to_100() -> None:
     state = CycleState()
     state.write(PRE_SCORE_STATE_KEY, PreScoreState([], {"d"}, [], []))
     scores = [NodeScore("a", 3), NodeScore("b", 7), NodeScore("c", 5), NodeScore("d", 1)]
-    assert plugin.normalize_score(state, PodInfo(make_pod("p")), scores) is None
+    assert plugin.normalize_score(state, pod_info("p"), scores) is None
     assert [s.score for s in scores] == [100, 42, 71, 0]
     zeros = [NodeScore("a", 0), NodeScore("d", 0)]
-    assert plugin.normalize_score(state, PodInfo(make_pod("p")), zeros) is None
+    assert plugin.normalize_score(state, pod_info("p"), zeros) is None
     assert [s.score for s in zeros] == [100, 0]

@@ -23,13 +23,9 @@ from scheduler_core.framework import (
 )
 from scheduler_core.plugins.tainttoleration import TaintToleration
 from scheduler_core.plugins.tainttoleration.taint_toleration import ERR_REASON_NOT_MATCH
-from tests.builders import pod, pod_info
+from tests.wrappers import node, pod, pod_info
 
 Taints = list[dict[str, str]]
-
-
-def node_with_taints(name: str, taints: Taints) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {"taints": taints}}
 
 
 def taint(key: str, value: str, effect: str) -> dict[str, str]:
@@ -51,43 +47,43 @@ SSD = taint("disk-type", "ssd", PREFER)
         pytest.param(
             [toleration("foo", "bar", PREFER)],
             [
-                node_with_taints("nodeA", [taint("foo", "bar", PREFER)]),
-                node_with_taints("nodeB", [taint("foo", "blah", PREFER)]),
+                node("nodeA", taints=[taint("foo", "bar", PREFER)]),
+                node("nodeB", taints=[taint("foo", "blah", PREFER)]),
             ],
             [MAX_NODE_SCORE, 0],
             id="TestTaintTolerationScore/node with taints tolerated by the pod gets a higher score",
         ),
         pytest.param(
             [toleration("cpu-type", "arm64", PREFER), toleration("disk-type", "ssd", PREFER)],
-            [node_with_taints("nodeA", []), node_with_taints("nodeB", [ARM]), node_with_taints("nodeC", [ARM, SSD])],
+            [node("nodeA", taints=[]), node("nodeB", taints=[ARM]), node("nodeC", taints=[ARM, SSD])],
             [MAX_NODE_SCORE, MAX_NODE_SCORE, MAX_NODE_SCORE],
             id="TestTaintTolerationScore/all taints tolerated, same score whatever their count",
         ),
         pytest.param(
             [toleration("foo", "bar", PREFER)],
-            [node_with_taints("nodeA", []), node_with_taints("nodeB", [ARM]), node_with_taints("nodeC", [ARM, SSD])],
+            [node("nodeA", taints=[]), node("nodeB", taints=[ARM]), node("nodeC", taints=[ARM, SSD])],
             [MAX_NODE_SCORE, 50, 0],
             id="TestTaintTolerationScore/the more intolerable taints a node has, the lower score it gets",
         ),
         pytest.param(
             [toleration("cpu-type", "arm64", "NoSchedule"), toleration("disk-type", "ssd", "NoSchedule")],
             [
-                node_with_taints("nodeA", []),
-                node_with_taints("nodeB", [taint("cpu-type", "arm64", "NoSchedule")]),
-                node_with_taints("nodeC", [ARM, SSD]),
+                node("nodeA", taints=[]),
+                node("nodeB", taints=[taint("cpu-type", "arm64", "NoSchedule")]),
+                node("nodeC", taints=[ARM, SSD]),
             ],
             [MAX_NODE_SCORE, MAX_NODE_SCORE, 0],
             id="TestTaintTolerationScore/only PreferNoSchedule taints and tolerations are checked",
         ),
         pytest.param(
             [],
-            [node_with_taints("nodeA", []), node_with_taints("nodeB", [ARM])],
+            [node("nodeA", taints=[]), node("nodeB", taints=[ARM])],
             [MAX_NODE_SCORE, 0],
             id="TestTaintTolerationScore/Default behaviour No taints and tolerations",
         ),
         pytest.param(
             [{"key": "cpu-type", "operator": "Exists"}],
-            [node_with_taints("nodeA", [ARM]), node_with_taints("nodeB", [ARM, SSD])],
+            [node("nodeA", taints=[ARM]), node("nodeB", taints=[ARM, SSD])],
             [MAX_NODE_SCORE, 0],
             id="empty-effect toleration counts for PreferNoSchedule",
         ),
@@ -117,7 +113,7 @@ def test_score(tolerations: Taints, nodes: list[dict[str, Any]], expected: list[
 
 def test_score_without_pre_score_is_an_error() -> None:
     plugin = TaintToleration(None, None)
-    _, status = plugin.score(CycleState(), pod_info(), NodeInfo(node_with_taints("n", [])))
+    _, status = plugin.score(CycleState(), pod_info(), NodeInfo(node("n", taints=[])))
     assert status is not None and status.code is Code.ERROR
     assert plugin.score_batch(CycleState(), pod_info(), NodeColumns([]), np.arange(0, dtype=np.int64)) is None
 
@@ -188,7 +184,7 @@ UNTOLERATED = Status.unresolvable(ERR_REASON_NOT_MATCH)
 def test_filter(tolerations: Taints, taints: Taints, want: Status | None) -> None:
     plugin = TaintToleration(None, None)
     p = pod_info("pod1", tolerations=tolerations)
-    info = NodeInfo(node_with_taints("nodeA", taints))
+    info = NodeInfo(node("nodeA", taints=taints))
     assert plugin.filter(CycleState(), p, info) == want
     mask = plugin.filter_batch(CycleState(), p, NodeColumns([info]))
     assert mask is not None
@@ -196,7 +192,7 @@ def test_filter(tolerations: Taints, taints: Taints, want: Status | None) -> Non
 
 
 def test_filter_batch_without_taints_passes_every_node() -> None:
-    infos = [NodeInfo(node_with_taints(f"n{i}", [])) for i in range(5)]
+    infos = [NodeInfo(node(f"n{i}", taints=[])) for i in range(5)]
     mask = TaintToleration(None, None).filter_batch(CycleState(), pod_info(), NodeColumns(infos))
     assert mask is not None
     assert mask.tolist() == [True] * 5
@@ -211,37 +207,37 @@ USER2 = [toleration("dedicated", "user2", "NoSchedule")]
         pytest.param(
             USER2,
             None,
-            node_with_taints("nodeA", [taint("dedicated", "user1", "NoSchedule")]),
+            node("nodeA", taints=[taint("dedicated", "user1", "NoSchedule")]),
             QueueingHint.SKIP,
             id="TestIsSchedulableAfterNodeChange/skip-queue-on-untoleratedtaint-node-added",
         ),
         pytest.param(
             USER2,
             None,
-            node_with_taints("nodeA", [taint("dedicated", "user2", "NoSchedule")]),
+            node("nodeA", taints=[taint("dedicated", "user2", "NoSchedule")]),
             QueueingHint.QUEUE,
             id="TestIsSchedulableAfterNodeChange/queue-on-toleratedtaint-node-added",
         ),
         pytest.param(
             USER2,
-            node_with_taints("nodeA", [taint("dedicated", "user1", "NoSchedule")]),
-            node_with_taints(
-                "nodeA", [taint("dedicated", "user1", "NoSchedule"), taint("dedicated", "user3", "NoSchedule")]
+            node("nodeA", taints=[taint("dedicated", "user1", "NoSchedule")]),
+            node(
+                "nodeA", taints=[taint("dedicated", "user1", "NoSchedule"), taint("dedicated", "user3", "NoSchedule")]
             ),
             QueueingHint.SKIP,
             id="TestIsSchedulableAfterNodeChange/skip-unrelated-change",
         ),
         pytest.param(
             USER2,
-            node_with_taints("nodeA", [taint("dedicated", "user1", "NoSchedule")]),
-            node_with_taints("nodeA", [taint("dedicated", "user2", "NoSchedule")]),
+            node("nodeA", taints=[taint("dedicated", "user1", "NoSchedule")]),
+            node("nodeA", taints=[taint("dedicated", "user2", "NoSchedule")]),
             QueueingHint.QUEUE,
             id="TestIsSchedulableAfterNodeChange/queue-on-taint-change",
         ),
         pytest.param(
             USER2,
-            node_with_taints("nodeA", []),
-            node_with_taints("nodeA", [taint("dedicated", "user2", "NoSchedule")]),
+            node("nodeA", taints=[]),
+            node("nodeA", taints=[taint("dedicated", "user2", "NoSchedule")]),
             QueueingHint.SKIP,
             id="already tolerated before the update",
         ),
@@ -258,7 +254,7 @@ def test_hint_node_change(tolerations: Taints, old: object, new: object, want: Q
         pytest.param(None, "not-a-node", id="TestIsSchedulableAfterNodeChange/backoff-wrong-new-object"),
         pytest.param(
             "not-a-node",
-            node_with_taints("nodeA", [taint("dedicated", "user1", "NoSchedule")]),
+            node("nodeA", taints=[taint("dedicated", "user1", "NoSchedule")]),
             id="TestIsSchedulableAfterNodeChange/backoff-wrong-old-object",
         ),
     ],

@@ -8,8 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from scheduler_core.cache.snapshot import Snapshot
-from scheduler_core.framework import NodeInfo, PodInfo, SnapshotLister
-from tests.builders import node, pod
+from scheduler_core.framework import NodeInfo, SnapshotLister
 
 Obj = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"
@@ -181,16 +180,3 @@ def capacity(
 
 def claim_volume(claim: str, name: str = "") -> Obj:
     return {"name": name or claim, "persistentVolumeClaim": {"claimName": claim}}
-
-
-def volume_pod(name: str = "pod-a", *volumes: Obj, namespace: str = "default", node_name: str = "", **kw: Any) -> Obj:
-    """``makePod(name).withPVCVolume(...)``: a pod with the given volumes."""
-    return pod(name, namespace, volumes=list(volumes), node_name=node_name, **kw)
-
-
-def pvc_pod(name: str = "pod-a", *claims: str, namespace: str = "default", node_name: str = "") -> PodInfo:
-    return PodInfo(volume_pod(name, *(claim_volume(c) for c in claims), namespace=namespace, node_name=node_name))
-
-
-def labelled_node(name: str, labels: Mapping[str, str] | None = None) -> NodeInfo:
-    return NodeInfo(node(name, labels=dict(labels or {})))

@@ -21,7 +21,8 @@ from scheduler_core.plugins.volumebinding.args import VolumeBindingArgs
 from scheduler_core.plugins.volumebinding.prebind import Waiting
 from scheduler_core.simulator.apiserver import merge_patch
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.unit.plugins.volumebinding.support import labelled_node, pv, pvc, pvc_pod, storage_class
+from tests.unit.plugins.volumebinding.support import claim_volume, pv, pvc, storage_class
+from tests.wrappers import node_info, pod_info
 
 NODE = "node-a"
 NO_PROVISIONER = storage_class("local", provisioner="kubernetes.io/no-provisioner")
@@ -73,8 +74,11 @@ class StalledAPI(ClusterAPI):
 def setup(
     objects: Sequence[dict[str, Any]], *, stalled: bool = False, timeout: int = 600
 ) -> tuple[VolumeBinding, InMemoryCluster, PodInfo, FakeClock, Any]:
-    the_pod = pvc_pod("pod-a", *(o["metadata"]["name"] for o in objects if o["kind"] == "PersistentVolumeClaim"))
-    nodes = [labelled_node(NODE)]
+    the_pod = pod_info(
+        "pod-a",
+        volumes=[claim_volume(o["metadata"]["name"]) for o in objects if o["kind"] == "PersistentVolumeClaim"],
+    )
+    nodes = [node_info(NODE)]
     by_kind: dict[str, list[dict[str, Any]]] = {}
     for obj in objects:
         by_kind.setdefault(obj["kind"], []).append(obj)
@@ -93,7 +97,7 @@ def setup(
 
 def reserve(plugin: VolumeBinding, the_pod: PodInfo) -> CycleState:
     state = CycleState()
-    nodes = [labelled_node(NODE)]
+    nodes = [node_info(NODE)]
     assert plugin.pre_filter(state, the_pod, nodes)[1] is None
     assert plugin.filter(state, the_pod, nodes[0]) is None
     assert plugin.reserve(state, the_pod, NODE) is None
@@ -210,7 +214,7 @@ def test_write_conflict_fails_with_the_api_message_and_unreserve_frees_the_volum
     plugin, cluster, _, _, _ = setup(
         [NO_PROVISIONER, pvc("claim", "local"), pvc("other", "local"), pv("pv-1", "local", phase="Available")]
     )
-    one_claim = pvc_pod("pod-a", "claim")
+    one_claim = pod_info("pod-a", volumes=[claim_volume("claim")])
     state = reserve(plugin, one_claim)
     # Someone else writes the PV after Reserve read it.
     stored = find(cluster, "PersistentVolume", "pv-1")
@@ -225,4 +229,4 @@ def test_write_conflict_fails_with_the_api_message_and_unreserve_frees_the_volum
     assert isinstance(metrics, SchedulerMetrics)
     assert metrics.volume_stage_errors.labels("bind").value == 1  # binder.go BindPodVolumes
     plugin.unreserve(state, one_claim, NODE)
-    assert reserve(plugin, pvc_pod("pod-b", "other")) is not None  # the volume is free again
+    assert reserve(plugin, pod_info("pod-b", volumes=[claim_volume("other")])) is not None  # the volume is free again

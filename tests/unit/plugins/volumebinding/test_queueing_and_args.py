@@ -27,16 +27,11 @@ from tests.unit.plugins.volumebinding.support import (
     csi_driver,
     csi_node,
     pvc,
-    pvc_pod,
     storage_class,
-    volume_pod,
 )
+from tests.wrappers import pod, pod_info
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
-
-
-def ephemeral_pod(*names: str) -> PodInfo:
-    return PodInfo(volume_pod("pod-a", *({"name": n, "ephemeral": {}} for n in names)))
 
 
 def test_events() -> None:
@@ -78,49 +73,53 @@ def test_events() -> None:
 )
 def test_csi_node_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     # TestIsSchedulableAfterCSINodeChange
-    assert is_schedulable_after_csi_node_change(pvc_pod(), old, new) is expected
+    assert is_schedulable_after_csi_node_change(pod_info("pod-a", volumes=[]), old, new) is expected
 
 
 @pytest.mark.parametrize(
     ("the_pod", "old", "new", "expected"),
     [
         pytest.param(
-            PodInfo(volume_pod("pod-a", {"name": "e", "emptyDir": {}})),
+            PodInfo(pod("pod-a", volumes=[{"name": "e", "emptyDir": {}}])),
             pvc("pvc-b", "sc-a"),
             pvc("pvc-b", "sc-a"),
             SKIP,
             id="pod has no pvc or ephemeral volumes",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a", "pvc-b", namespace="ns-a"),
+            pod_info("pod-a", namespace="ns-a", volumes=[claim_volume("pvc-a"), claim_volume("pvc-b")]),
             None,
             pvc("pvc-b"),
             SKIP,
             id="pvc with the same name as the one used by the pod in a different namespace is modified",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a", "pvc-c"),
+            pod_info("pod-a", volumes=[claim_volume("pvc-a"), claim_volume("pvc-c")]),
             pvc("pvc-b"),
             pvc("pvc-b"),
             SKIP,
             id="pod has no pvc that is being modified",
         ),
         pytest.param(
-            ephemeral_pod("ephemeral-a", "ephemeral-c"),
+            pod_info(
+                "pod-a", volumes=[{"name": "ephemeral-a", "ephemeral": {}}, {"name": "ephemeral-c", "ephemeral": {}}]
+            ),
             pvc("pod-a-ephemeral-b"),
             pvc("pod-a-ephemeral-b"),
             SKIP,
             id="pod has no generic ephemeral volume that is being modified",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a", "pvc-b"),
+            pod_info("pod-a", volumes=[claim_volume("pvc-a"), claim_volume("pvc-b")]),
             pvc("pvc-b"),
             pvc("pvc-b"),
             QUEUE,
             id="pod has the pvc that is being modified",
         ),
         pytest.param(
-            ephemeral_pod("ephemeral-a", "ephemeral-b"),
+            pod_info(
+                "pod-a", volumes=[{"name": "ephemeral-a", "ephemeral": {}}, {"name": "ephemeral-b", "ephemeral": {}}]
+            ),
             pvc("pod-a-ephemeral-b"),
             pvc("pod-a-ephemeral-b"),
             QUEUE,
@@ -156,7 +155,7 @@ TOPOLOGY = [{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}]
 )
 def test_storage_class_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     # TestIsSchedulableAfterStorageClassChange
-    assert is_schedulable_after_storage_class_change(pvc_pod(), old, new) is expected
+    assert is_schedulable_after_storage_class_change(pod_info("pod-a", volumes=[]), old, new) is expected
 
 
 def cap(capacity_str: str = "", max_size: str = "") -> dict[str, Any]:
@@ -211,17 +210,17 @@ def cap(capacity_str: str = "", max_size: str = "") -> dict[str, Any]:
 )
 def test_csi_storage_capacity_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     # TestIsSchedulableAfterCSIStorageCapacityChange
-    assert is_schedulable_after_csi_storage_capacity_change(pvc_pod(), old, new) is expected
+    assert is_schedulable_after_csi_storage_capacity_change(pod_info("pod-a", volumes=[]), old, new) is expected
 
 
-CSI_POD = PodInfo(volume_pod("pod-a", {"name": "v", "csi": {"driver": "test-driver"}}))
+CSI_POD = PodInfo(pod("pod-a", volumes=[{"name": "v", "csi": {"driver": "test-driver"}}]))
 
 
 @pytest.mark.parametrize(
     ("the_pod", "old", "new", "expected"),
     [
         pytest.param(
-            PodInfo(volume_pod("pod-a", claim_volume("c"))),
+            PodInfo(pod("pod-a", volumes=[claim_volume("c")])),
             csi_driver("test-driver", True),
             csi_driver("test-driver", False),
             SKIP,
@@ -260,7 +259,7 @@ def test_csi_driver_hint(the_pod: PodInfo, old: Any, new: Any, expected: Queuein
 def test_hints_raise_on_unexpected_objects(hint: Any) -> None:
     # "unexpected objects are passed" / "type conversion error": an error queues the pod.
     with pytest.raises(TypeError):
-        hint(pvc_pod(), object(), object())
+        hint(pod_info("pod-a", volumes=[]), object(), object())
 
 
 # -- args ---------------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from scheduler_core.plugins.volumezone import VolumeZone
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
-from tests.builders import node, pod
-from tests.unit.plugins.volumebinding.support import csi_node, pv, pvc, storage_class
+from tests.unit.plugins.volumebinding.support import claim_volume, csi_node, pv, pvc, storage_class
+from tests.wrappers import node, pod
 
 HOSTNAME = "kubernetes.io/hostname"
 ZONE = "topology.kubernetes.io/zone"
@@ -31,10 +31,6 @@ def registry() -> dict[str, Any]:
 
 def run(*objects: dict[str, Any], batch: bool = True) -> Simulation:
     return simulate(load_texts([("cluster.yaml", yaml.safe_dump_all(objects))]), registry=registry(), batch=batch)
-
-
-def claim_pod(name: str, *claims: str, **kw: Any) -> dict[str, Any]:
-    return pod(name, volumes=[{"name": c, "persistentVolumeClaim": {"claimName": c}} for c in claims], **kw)
 
 
 def placements(sim: Simulation) -> dict[str, str | None]:
@@ -60,8 +56,8 @@ def test_local_volumes_place_pods_on_their_nodes_and_are_taken_once() -> None:
         local_pv("pv-n2", "n2"),
         local_claim("c1"),
         local_claim("c2"),
-        claim_pod("db1", "c1"),
-        claim_pod("db2", "c2"),
+        pod("db1", volumes=[claim_volume("c1")]),
+        pod("db2", volumes=[claim_volume("c2")]),
     )
     assert placements(sim) == {"db1": "n2", "db2": None}
     db2 = sim.pods[1]
@@ -80,9 +76,9 @@ def test_bound_claims_follow_their_volume_zone_and_node_affinity() -> None:
         affine,
         pvc("ca", "", bound_pv="pv-a", request="1Gi", access_modes=["ReadWriteOnce"]),
         pvc("cb", "", bound_pv="pv-b", request="1Gi", access_modes=["ReadWriteOnce"]),
-        claim_pod("in-a", "ca"),
-        claim_pod("in-b", "cb"),
-        claim_pod("nowhere", "ca", "cb"),
+        pod("in-a", volumes=[claim_volume("ca")]),
+        pod("in-b", volumes=[claim_volume("cb")]),
+        pod("nowhere", volumes=[claim_volume("ca"), claim_volume("cb")]),
     )
     assert placements(sim) == {"in-a": "na", "in-b": "nb", "nowhere": None}
     filtered = sim.pods[2].filtered
@@ -95,9 +91,9 @@ def test_missing_claim_and_rwop_conflict() -> None:
         node("n1"),
         pvc("solo", "", bound_pv="pv-solo", request="1Gi", access_modes=["ReadWriteOncePod"]),
         pv("pv-solo", "", capacity="1Gi", phase="Bound", access_modes=["ReadWriteOnce"]),
-        claim_pod("first", "solo"),
-        claim_pod("second", "solo"),
-        claim_pod("orphan", "missing"),
+        pod("first", volumes=[claim_volume("solo")]),
+        pod("second", volumes=[claim_volume("solo")]),
+        pod("orphan", volumes=[claim_volume("missing")]),
     )
     assert placements(sim) == {"first": "n1", "second": None, "orphan": None}
     assert "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode" in sim.pods[1].message
@@ -114,8 +110,8 @@ def test_csi_attach_limits() -> None:
         csi_node("n1", {"d.csi": 2}),
         *(csi_pv(i) for i in range(3)),
         *(pvc(f"c{i}", "", bound_pv=f"pv{i}", request="1Gi", access_modes=["ReadWriteOnce"]) for i in range(3)),
-        claim_pod("a", "c0", "c1"),
-        claim_pod("b", "c2"),
+        pod("a", volumes=[claim_volume("c0"), claim_volume("c1")]),
+        pod("b", volumes=[claim_volume("c2")]),
     )
     assert placements(sim) == {"a": "n1", "b": None}
     assert sim.pods[1].message.startswith("0/1 nodes are available: 1 node(s) exceed max volume count.")
@@ -138,7 +134,7 @@ def test_simulate_binds_claims_as_the_pv_controller_and_a_provisioner_would() ->
         local_pv("pv-n1", "n1"),
         local_claim("static"),
         pvc("dynamic", "fast", request="3Gi", access_modes=["ReadWriteOnce"]),
-        claim_pod("user", "static", "dynamic"),
+        pod("user", volumes=[claim_volume("static"), claim_volume("dynamic")]),
     )
     assert placements(sim) == {"user": "n1"}
     claims = {c["metadata"]["name"]: c for c in sim.cluster.objects("PersistentVolumeClaim")}

@@ -21,20 +21,17 @@ from scheduler_core.plugins.volumebinding.binder import (
     ERR_REASON_PV_NOT_EXIST,
 )
 from scheduler_core.plugins.volumebinding.volume_binding import _StateData
-from tests.builders import pod
 from tests.unit.plugins.volumebinding.support import (
     HOSTNAME,
     StorageHandle,
     capacity,
     claim_volume,
     csi_driver,
-    labelled_node,
     pv,
     pvc,
-    pvc_pod,
     storage_class,
-    volume_pod,
 )
+from tests.wrappers import node_info, pod, pod_info
 
 IMMEDIATE_SC = storage_class("immediate-sc", "Immediate")
 WAIT_SC = storage_class("wait-sc")
@@ -66,12 +63,6 @@ def zonal_pv(name: str, cap: str, zone: str) -> dict[str, Any]:
     )
 
 
-def zonal_node(name: str, zone: str) -> NodeInfo:
-    return labelled_node(
-        name, {"topology.kubernetes.io/region": f"region-{zone}", "topology.kubernetes.io/zone": f"zone-{zone}"}
-    )
-
-
 def plugin_for(
     objects: Sequence[Mapping[str, Any]], nodes: list[NodeInfo] | None = None
 ) -> tuple[VolumeBinding, StorageHandle]:
@@ -94,48 +85,48 @@ def run_filters(
     ("the_pod", "nodes", "objects", "want_pre_filter", "want_filter"),
     [
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", bound_pv="pv-a"), pv("pv-a", "wait-sc", phase="Available")],
             None,
             [None],
             id="TestVolumeBinding/all bound",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [],
             Status.unresolvable('persistentvolumeclaim "pvc-a" not found'),
             [],
             id="TestVolumeBinding/PVC does not exist",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a", "pvc-b"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a"), claim_volume("pvc-b")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", bound_pv="pv-a")],
             Status.unresolvable('persistentvolumeclaim "pvc-b" not found'),
             [],
             id="TestVolumeBinding/Part of PVCs do not exist",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "immediate-sc")],
             Status.unresolvable("pod has unbound immediate PersistentVolumeClaims"),
             [],
             id="TestVolumeBinding/immediate claims not bound",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc")],
             None,
             [BIND_CONFLICT],
             id="TestVolumeBinding/unbound claims no matches",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a", "pvc-b"),
-            [labelled_node("node-a", {"foo": "barbar"})],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a"), claim_volume("pvc-b")]),
+            [node_info("node-a", labels={"foo": "barbar"})],
             [
                 pvc("pvc-a", "wait-sc", bound_pv="pv-a"),
                 pvc("pvc-b", "wait-sc"),
@@ -146,24 +137,24 @@ def run_filters(
             id="TestVolumeBinding/bound and unbound unsatisfied",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", bound_pv="pv-a")],
             None,
             [Status.unresolvable(ERR_REASON_PV_NOT_EXIST)],
             id="TestVolumeBinding/pv not found",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", bound_pv="pv-a", phase="Lost")],
             Status.unresolvable('persistentvolumeclaim "pvc-a" bound to non-existent persistentvolume "pv-a"'),
             [],
             id="TestVolumeBinding/pv not found claim lost",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a"), labelled_node("node-b"), labelled_node("node-c")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a"), node_info("node-b"), node_info("node-c")],
             [
                 pvc("pvc-a", "wait-sc", request="50Gi"),
                 hostname_pv("pv-a-0", "wait-sc", "200Gi", "node-a"),
@@ -176,8 +167,8 @@ def run_filters(
             id="TestVolumeBinding/local volumes with close capacity are preferred",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-0", "pvc-1"),
-            [labelled_node("node-a"), labelled_node("node-b"), labelled_node("node-c")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-0"), claim_volume("pvc-1")]),
+            [node_info("node-a"), node_info("node-b"), node_info("node-c")],
             [
                 pvc("pvc-0", "wait-sc", request="50Gi"),
                 pvc("pvc-1", "wait-hdd-sc", request="100Gi"),
@@ -195,14 +186,32 @@ def run_filters(
             id="TestVolumeBinding/local volumes with close capacity are preferred (multiple pvcs)",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
             [
-                zonal_node("zone-a-node-a", "a"),
-                zonal_node("zone-a-node-b", "a"),
-                zonal_node("zone-b-node-a", "b"),
-                zonal_node("zone-b-node-b", "b"),
-                zonal_node("zone-c-node-a", "c"),
-                zonal_node("zone-c-node-b", "c"),
+                node_info(
+                    "zone-a-node-a",
+                    labels={"topology.kubernetes.io/region": "region-a", "topology.kubernetes.io/zone": "zone-a"},
+                ),
+                node_info(
+                    "zone-a-node-b",
+                    labels={"topology.kubernetes.io/region": "region-a", "topology.kubernetes.io/zone": "zone-a"},
+                ),
+                node_info(
+                    "zone-b-node-a",
+                    labels={"topology.kubernetes.io/region": "region-b", "topology.kubernetes.io/zone": "zone-b"},
+                ),
+                node_info(
+                    "zone-b-node-b",
+                    labels={"topology.kubernetes.io/region": "region-b", "topology.kubernetes.io/zone": "zone-b"},
+                ),
+                node_info(
+                    "zone-c-node-a",
+                    labels={"topology.kubernetes.io/region": "region-c", "topology.kubernetes.io/zone": "zone-c"},
+                ),
+                node_info(
+                    "zone-c-node-b",
+                    labels={"topology.kubernetes.io/region": "region-c", "topology.kubernetes.io/zone": "zone-c"},
+                ),
             ],
             [
                 pvc("pvc-a", "wait-sc", request="50Gi"),
@@ -216,8 +225,8 @@ def run_filters(
             id="TestVolumeBinding/zonal volumes with close capacity are preferred",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-dynamic"),
-            [labelled_node(n, {NODE_KEY: n}) for n in ("node-a", "node-b", "node-c")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-dynamic")]),
+            [node_info(n, labels={NODE_KEY: n}) for n in ("node-a", "node-b", "node-c")],
             [
                 pvc("pvc-dynamic", "wait-sc-with-storage-capacity", request="10Gi"),
                 capacity("node-a", "wait-sc-with-storage-capacity", {NODE_KEY: "node-a"}, "100Gi"),
@@ -229,8 +238,8 @@ def run_filters(
             id="TestVolumeBinding/storage capacity score",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-dynamic-0", "pvc-dynamic-1"),
-            [labelled_node("node-a", {NODE_KEY: "node-a"})],
+            pod_info("pod-a", volumes=[claim_volume("pvc-dynamic-0"), claim_volume("pvc-dynamic-1")]),
+            [node_info("node-a", labels={NODE_KEY: "node-a"})],
             [
                 pvc("pvc-dynamic-0", "wait-sc-with-storage-capacity", request="50Gi"),
                 pvc("pvc-dynamic-1", "wait-sc-with-storage-capacity", request="50Gi"),
@@ -241,8 +250,8 @@ def run_filters(
             id="TestVolumeBinding/dynamic provisioning with multiple PVCs of the same StorageClass",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-dynamic"),
-            [labelled_node(n, {NODE_KEY: n}) for n in ("node-a", "node-b")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-dynamic")]),
+            [node_info(n, labels={NODE_KEY: n}) for n in ("node-a", "node-b")],
             [
                 pvc("pvc-dynamic", "wait-sc-with-storage-capacity", request="60Gi"),
                 capacity("node-a", "wait-sc-with-storage-capacity", {NODE_KEY: "node-a"}, "100Gi", "50Gi"),
@@ -253,8 +262,8 @@ def run_filters(
             id="maximumVolumeSize is preferred to capacity",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a", {"zone": "z1"}), labelled_node("node-b", {"zone": "z2"})],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a", labels={"zone": "z1"}), node_info("node-b", labels={"zone": "z2"})],
             [
                 storage_class(
                     "topo-sc",
@@ -268,16 +277,16 @@ def run_filters(
             id="provisioning honours the class's allowed topologies",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [storage_class("np-sc", provisioner="kubernetes.io/no-provisioner"), pvc("pvc-a", "np-sc")],
             None,
             [BIND_CONFLICT],
             id="kubernetes.io/no-provisioner does not provision",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a"), labelled_node("node-b")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a"), node_info("node-b")],
             [
                 storage_class("dyn-sc", provisioner="csi.example.com"),
                 pvc("pvc-a", "dyn-sc", annotations={"volume.kubernetes.io/selected-node": "node-b"}),
@@ -287,24 +296,24 @@ def run_filters(
             id="a claim being provisioned fits only its selected node",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", deleting=True)],
             Status.unresolvable('persistentvolumeclaim "pvc-a" is being deleted'),
             [],
             id="deleting claim",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "no-such-class")],
             Status.unresolvable("pod has unbound immediate PersistentVolumeClaims"),
             [],
             id="a claim whose class is missing binds immediately",
         ),
         pytest.param(
-            pvc_pod("pod-a", "pvc-a"),
-            [labelled_node("node-a")],
+            pod_info("pod-a", volumes=[claim_volume("pvc-a")]),
+            [node_info("node-a")],
             [pvc("pvc-a", "wait-sc", volume_name="pv-a"), pv("pv-a", "wait-sc")],
             Status.unresolvable("pod has unbound immediate PersistentVolumeClaims"),
             [],
@@ -329,7 +338,7 @@ def test_pod_without_claims_is_skipped_without_reading_objects() -> None:
     # TestVolumeBinding/pod has not pvcs; and the cost: no object is listed.
     plugin, handle = plugin_for([])
     state = CycleState()
-    the_pod = PodInfo(volume_pod("pod-a", {"name": "scratch", "emptyDir": {}}))
+    the_pod = PodInfo(pod("pod-a", volumes=[{"name": "scratch", "emptyDir": {}}]))
     result, status = plugin.pre_filter(state, the_pod, [])
     assert result is None and status is not None and status.code is Code.SKIP
     assert handle.calls == []
@@ -402,9 +411,9 @@ def test_pod_without_claims_is_skipped_without_reading_objects() -> None:
     ],
 )
 def test_matching_volumes(claims: list[dict[str, Any]], pvs: list[dict[str, Any]], node_pvs: dict[str, str]) -> None:
-    nodes = [labelled_node("node-a")]
+    nodes = [node_info("node-a")]
     plugin, _ = plugin_for([*claims, *pvs], nodes)
-    the_pod = pvc_pod("pod-a", *(c["metadata"]["name"] for c in claims))
+    the_pod = pod_info("pod-a", volumes=[claim_volume(c["metadata"]["name"]) for c in claims])
     pre_filter, filters, state = run_filters(plugin, the_pod, nodes)
     assert pre_filter is None and filters == [None]
     assert plugin.reserve(state, the_pod, "node-a") is None
@@ -418,14 +427,17 @@ def test_matching_volumes(claims: list[dict[str, Any]], pvs: list[dict[str, Any]
 
 
 def test_reserve_takes_the_volume_for_later_pods_and_unreserve_gives_it_back() -> None:
-    nodes = [labelled_node("node-a")]
+    nodes = [node_info("node-a")]
     objects = [
         pvc("claim-1", "wait-sc", request="1Gi"),
         pvc("claim-2", "wait-sc", request="1Gi"),
         pv("only-pv", "wait-sc", capacity="1Gi", phase="Available"),
     ]
     plugin, _ = plugin_for(objects, nodes)
-    first, second = pvc_pod("first", "claim-1"), pvc_pod("second", "claim-2")
+    first, second = (
+        pod_info("first", volumes=[claim_volume("claim-1")]),
+        pod_info("second", volumes=[claim_volume("claim-2")]),
+    )
 
     _, filters, state = run_filters(plugin, first, nodes)
     assert filters == [None]
@@ -433,33 +445,33 @@ def test_reserve_takes_the_volume_for_later_pods_and_unreserve_gives_it_back() -
 
     assert run_filters(plugin, second, nodes)[1] == [BIND_CONFLICT]
     # The first pod's claim still finds its (assumed pre-bound) volume.
-    assert run_filters(plugin, pvc_pod("again", "claim-1"), nodes)[1] == [None]
+    assert run_filters(plugin, pod_info("again", volumes=[claim_volume("claim-1")]), nodes)[1] == [None]
 
     plugin.unreserve(state, first, "node-a")
     assert run_filters(plugin, second, nodes)[1] == [None]
 
 
 def test_assumed_provisioning_pins_the_claim_to_its_node() -> None:
-    nodes = [labelled_node("node-a"), labelled_node("node-b")]
+    nodes = [node_info("node-a"), node_info("node-b")]
     plugin, _ = plugin_for([storage_class("dyn", provisioner="csi.example.com"), pvc("shared", "dyn")], nodes)
-    first = pvc_pod("first", "shared")
+    first = pod_info("first", volumes=[claim_volume("shared")])
     _, filters, state = run_filters(plugin, first, nodes)
     assert filters == [None, None]
     assert plugin.reserve(state, first, "node-b") is None
-    assert run_filters(plugin, pvc_pod("second", "shared"), nodes)[1] == [BIND_CONFLICT, None]
+    assert run_filters(plugin, pod_info("second", volumes=[claim_volume("shared")]), nodes)[1] == [BIND_CONFLICT, None]
 
 
 def test_assumptions_expire_when_the_object_changes() -> None:
-    nodes = [labelled_node("node-a")]
+    nodes = [node_info("node-a")]
     volume = pv("only-pv", "wait-sc", capacity="1Gi", phase="Available", version="1")
     plugin, handle = plugin_for([pvc("c1", "wait-sc"), pvc("c2", "wait-sc"), volume], nodes)
-    first = pvc_pod("first", "c1")
+    first = pod_info("first", volumes=[claim_volume("c1")])
     _, _, state = run_filters(plugin, first, nodes)
     assert plugin.reserve(state, first, "node-a") is None
-    assert run_filters(plugin, pvc_pod("second", "c2"), nodes)[1] == [BIND_CONFLICT]
+    assert run_filters(plugin, pod_info("second", volumes=[claim_volume("c2")]), nodes)[1] == [BIND_CONFLICT]
     # The API now shows a newer, still available version: the assumption is dropped.
     handle.by_kind["PersistentVolume"] = [{**volume, "metadata": {"name": "only-pv", "resourceVersion": "2"}}]
-    assert run_filters(plugin, pvc_pod("second", "c2"), nodes)[1] == [None]
+    assert run_filters(plugin, pod_info("second", volumes=[claim_volume("c2")]), nodes)[1] == [None]
     assert len(plugin.binder.pv_cache) == 0
 
 
@@ -488,14 +500,14 @@ def test_generic_ephemeral_volumes(owner_uid: str | None, objects_present: bool,
         pod("pod-a", uid="pod-a-uid", volumes=[{"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}}])
     )
     objects = [pvc("pod-a-scratch", "wait-sc", bound_pv="pv-e", owner_uid=owner_uid), pv("pv-e", "wait-sc")]
-    plugin, _ = plugin_for(objects if objects_present else [], [labelled_node("node-a")])
+    plugin, _ = plugin_for(objects if objects_present else [], [node_info("node-a")])
     assert plugin.pre_filter(CycleState(), the_pod, [])[1] == want
 
 
 def test_pre_bind_without_filter_result_for_the_node_is_an_error() -> None:
-    nodes = [labelled_node("node-a")]
+    nodes = [node_info("node-a")]
     plugin, _ = plugin_for([pvc("c", "wait-sc"), pv("v", "wait-sc", capacity="1Gi")], nodes)
-    the_pod = pvc_pod("p", "c")
+    the_pod = pod_info("p", volumes=[claim_volume("c")])
     _, _, state = run_filters(plugin, the_pod, nodes)
     assert plugin.reserve(state, the_pod, "node-z") is None  # no volumes for that node: all bound
     assert asyncio.run(plugin.pre_bind(state, the_pod, "node-z")) is None
@@ -508,6 +520,6 @@ def test_pre_bind_without_filter_result_for_the_node_is_an_error() -> None:
 
 
 def test_other_volume_kinds_do_not_need_objects() -> None:
-    the_pod = PodInfo(volume_pod("p", claim_volume("c"), {"name": "cfg", "configMap": {"name": "x"}}))
-    plugin, _ = plugin_for([pvc("c", "wait-sc", bound_pv="v"), pv("v", "wait-sc")], [labelled_node("n")])
-    assert run_filters(plugin, the_pod, [labelled_node("n")])[:2] == (None, [None])
+    the_pod = PodInfo(pod("p", volumes=[claim_volume("c"), {"name": "cfg", "configMap": {"name": "x"}}]))
+    plugin, _ = plugin_for([pvc("c", "wait-sc", bound_pv="v"), pv("v", "wait-sc")], [node_info("n")])
+    assert run_filters(plugin, the_pod, [node_info("n")])[:2] == (None, [None])

@@ -25,8 +25,8 @@ from scheduler_core.plugins.volumerestrictions.volume_restrictions import (
     ERR_REASON_DISK_CONFLICT,
     ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT,
 )
-from tests.builders import node, pod
 from tests.unit.plugins.volumebinding.support import StorageHandle, claim_volume, pvc
+from tests.wrappers import make_node, pod, pod_info
 
 DISK_CONFLICT = Status.unschedulable(ERR_REASON_DISK_CONFLICT)
 RWOP_CONFLICT = Status.unschedulable(ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT)
@@ -43,17 +43,6 @@ ISCSI_2 = {"name": "v", "iscsi": {"targetPortal": "127.0.0.1:3260", "iqn": "iqn.
 NO_RESTRICTION = {"name": "volume with no restriction", "emptyDir": {}}
 
 
-def vol_pod(*volumes: dict[str, Any], name: str = "p", node_name: str = "") -> PodInfo:
-    return PodInfo(pod(name, volumes=list(volumes), node_name=node_name))
-
-
-def node_with(*pods: PodInfo, name: str = "node-1") -> NodeInfo:
-    info = NodeInfo(node(name))
-    for p in pods:
-        info.add_pod(p)
-    return info
-
-
 def run(
     the_pod: PodInfo, node_info: NodeInfo, objects: list[dict[str, Any]] | None = None
 ) -> tuple[Status | None, Status | None]:
@@ -68,13 +57,26 @@ def run(
 
 def disk_cases(kind: str, same: dict[str, Any], other: dict[str, Any]) -> list[Any]:
     return [
-        pytest.param(vol_pod(), node_with(), (SKIP, None), id=f"Test{kind}DiskConflicts/nothing"),
-        pytest.param(vol_pod(), node_with(vol_pod(same)), (SKIP, None), id=f"Test{kind}DiskConflicts/one state"),
         pytest.param(
-            vol_pod(same), node_with(vol_pod(same)), (None, DISK_CONFLICT), id=f"Test{kind}DiskConflicts/same state"
+            pod_info(), make_node().name("node-1").info(), (SKIP, None), id=f"Test{kind}DiskConflicts/nothing"
         ),
         pytest.param(
-            vol_pod(other), node_with(vol_pod(same)), (None, None), id=f"Test{kind}DiskConflicts/different state"
+            pod_info(),
+            make_node().name("node-1").info(pod_info(volumes=[same])),
+            (SKIP, None),
+            id=f"Test{kind}DiskConflicts/one state",
+        ),
+        pytest.param(
+            pod_info(volumes=[same]),
+            make_node().name("node-1").info(pod_info(volumes=[same])),
+            (None, DISK_CONFLICT),
+            id=f"Test{kind}DiskConflicts/same state",
+        ),
+        pytest.param(
+            pod_info(volumes=[other]),
+            make_node().name("node-1").info(pod_info(volumes=[same])),
+            (None, None),
+            id=f"Test{kind}DiskConflicts/different state",
         ),
     ]
 
@@ -84,8 +86,8 @@ def disk_cases(kind: str, same: dict[str, Any], other: dict[str, Any]) -> list[A
     [
         *disk_cases("GCE", GCE_FOO, GCE_BAR),
         pytest.param(
-            vol_pod(NO_RESTRICTION),
-            node_with(),
+            pod_info(volumes=[NO_RESTRICTION]),
+            make_node().name("node-1").info(),
             (SKIP, None),
             id="TestGCEDiskConflicts/pod with a volume that doesn't have restrictions",
         ),
@@ -93,20 +95,26 @@ def disk_cases(kind: str, same: dict[str, Any], other: dict[str, Any]) -> list[A
         *disk_cases("RBD", RBD_AB, RBD_CD),
         *disk_cases("ISCSI", ISCSI_1, ISCSI_2),
         pytest.param(
-            vol_pod({"name": "v", "gcePersistentDisk": {"pdName": "foo", "readOnly": True}}),
-            node_with(vol_pod({"name": "v", "gcePersistentDisk": {"pdName": "foo", "readOnly": True}})),
+            pod_info(volumes=[{"name": "v", "gcePersistentDisk": {"pdName": "foo", "readOnly": True}}]),
+            make_node()
+            .name("node-1")
+            .info(pod_info(volumes=[{"name": "v", "gcePersistentDisk": {"pdName": "foo", "readOnly": True}}])),
             (None, None),
             id="GCE PD read-only everywhere",
         ),
         pytest.param(
-            vol_pod({"name": "v", "awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}}),
-            node_with(vol_pod({"name": "v", "awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}})),
+            pod_info(volumes=[{"name": "v", "awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}}]),
+            make_node()
+            .name("node-1")
+            .info(pod_info(volumes=[{"name": "v", "awsElasticBlockStore": {"volumeID": "foo", "readOnly": True}}])),
             (None, DISK_CONFLICT),
             id="AWS EBS conflicts even read-only",
         ),
         pytest.param(
-            vol_pod({"name": "v", "rbd": {"monitors": ["b", "x"], "image": "bar"}}),
-            node_with(vol_pod({"name": "v", "rbd": {"monitors": ["a", "b"], "pool": "rbd", "image": "bar"}})),
+            pod_info(volumes=[{"name": "v", "rbd": {"monitors": ["b", "x"], "image": "bar"}}]),
+            make_node()
+            .name("node-1")
+            .info(pod_info(volumes=[{"name": "v", "rbd": {"monitors": ["a", "b"], "pool": "rbd", "image": "bar"}}])),
             (None, DISK_CONFLICT),
             id="RBD: one shared monitor, the defaulted pool",
         ),
@@ -121,19 +129,19 @@ RWOP_2 = pvc("claim-with-rwop-2", access_modes=["ReadWriteOncePod"])
 RWX = pvc("claim-with-rwx", access_modes=["ReadWriteMany"])
 
 
-def claim_pod(name: str, *claims: str, node_name: str = "node-1", namespace: str = "default") -> PodInfo:
-    return PodInfo(pod(name, namespace, volumes=[claim_volume(c) for c in claims], node_name=node_name))
-
-
-POD_WITH_ONE_PVC = claim_pod("pod-with-one-pvc", "claim-with-rwop-1")
-POD_WITH_TWO_PVCS = claim_pod("pod-with-two-pvcs", "claim-with-rwop-1", "claim-with-rwop-2")
-POD_WITH_RWX = claim_pod("pod-with-rwx", "claim-with-rwx")
+POD_WITH_ONE_PVC = pod_info("pod-with-one-pvc", volumes=[claim_volume("claim-with-rwop-1")], node_name="node-1")
+POD_WITH_TWO_PVCS = pod_info(
+    "pod-with-two-pvcs",
+    volumes=[claim_volume("claim-with-rwop-1"), claim_volume("claim-with-rwop-2")],
+    node_name="node-1",
+)
+POD_WITH_RWX = pod_info("pod-with-rwx", volumes=[claim_volume("claim-with-rwx")], node_name="node-1")
 
 
 @pytest.mark.parametrize(
     ("the_pod", "existing", "objects", "want"),
     [
-        pytest.param(vol_pod(), [], [], (SKIP, None), id="TestAccessModeConflicts/nothing"),
+        pytest.param(pod_info(), [], [], (SKIP, None), id="TestAccessModeConflicts/nothing"),
         pytest.param(
             POD_WITH_ONE_PVC,
             [],
@@ -149,21 +157,25 @@ POD_WITH_RWX = claim_pod("pod-with-rwx", "claim-with-rwx")
             id="TestAccessModeConflicts/no access mode conflict",
         ),
         pytest.param(
-            claim_pod("pod-with-one-conflict", "claim-with-rwop-1"),
+            pod_info("pod-with-one-conflict", volumes=[claim_volume("claim-with-rwop-1")], node_name="node-1"),
             [POD_WITH_ONE_PVC, POD_WITH_RWX],
             [RWOP_1, RWX],
             (None, RWOP_CONFLICT),
             id="TestAccessModeConflicts/access mode conflict, unschedulable",
         ),
         pytest.param(
-            claim_pod("pod-with-two-conflicts", "claim-with-rwop-1", "claim-with-rwop-2"),
+            pod_info(
+                "pod-with-two-conflicts",
+                volumes=[claim_volume("claim-with-rwop-1"), claim_volume("claim-with-rwop-2")],
+                node_name="node-1",
+            ),
             [POD_WITH_TWO_PVCS, POD_WITH_RWX],
             [RWOP_1, RWOP_2, RWX],
             (None, RWOP_CONFLICT),
             id="TestAccessModeConflicts/two conflicts, unschedulable",
         ),
         pytest.param(
-            claim_pod("other-ns", "claim-with-rwop-1", namespace="other"),
+            pod_info("other-ns", namespace="other", volumes=[claim_volume("claim-with-rwop-1")], node_name="node-1"),
             [POD_WITH_ONE_PVC],
             [RWOP_1, pvc("claim-with-rwop-1", namespace="other", access_modes=["ReadWriteOncePod"])],
             (SKIP, None),
@@ -177,24 +189,24 @@ def test_access_mode_conflicts(
     objects: list[dict[str, Any]],
     want: tuple[Status | None, Status | None],
 ) -> None:
-    assert run(the_pod, node_with(*existing), objects) == want
+    assert run(the_pod, make_node().name("node-1").info(*existing), objects) == want
 
 
 def test_rwop_conflict_applies_to_every_node() -> None:
-    user_node, other_node = node_with(POD_WITH_ONE_PVC, name="node-1"), node_with(name="node-2")
+    user_node, other_node = make_node().name("node-1").info(POD_WITH_ONE_PVC), make_node().name("node-2").info()
     handle = StorageHandle([RWOP_1], [user_node, other_node])
     plugin = VolumeRestrictions(None, cast(Handle, handle))
     state = CycleState()
-    the_pod = claim_pod("new", "claim-with-rwop-1", node_name="")
+    the_pod = pod_info("new", volumes=[claim_volume("claim-with-rwop-1")])
     assert plugin.pre_filter(state, the_pod, [user_node, other_node]) == (None, None)
     assert plugin.filter(state, the_pod, other_node) == RWOP_CONFLICT
 
 
 def test_add_and_remove_pod_track_rwop_users() -> None:
-    user_node = node_with(POD_WITH_ONE_PVC)
+    user_node = make_node().name("node-1").info(POD_WITH_ONE_PVC)
     plugin = VolumeRestrictions(None, cast(Handle, StorageHandle([RWOP_1], [user_node])))
     state = CycleState()
-    the_pod = claim_pod("new", "claim-with-rwop-1", node_name="")
+    the_pod = pod_info("new", volumes=[claim_volume("claim-with-rwop-1")])
     assert plugin.pre_filter(state, the_pod, [user_node]) == (None, None)
     what_if = state.clone()
     assert plugin.remove_pod(what_if, the_pod, POD_WITH_ONE_PVC, user_node) is None
@@ -206,13 +218,15 @@ def test_add_and_remove_pod_track_rwop_users() -> None:
 
 def test_pod_without_volumes_reads_nothing() -> None:
     handle = StorageHandle([RWOP_1])
-    status = VolumeRestrictions(None, cast(Handle, handle)).pre_filter(CycleState(), vol_pod(), [])[1]
+    status = VolumeRestrictions(None, cast(Handle, handle)).pre_filter(CycleState(), pod_info(), [])[1]
     assert status is not None and status.code is Code.SKIP
     assert handle.calls == []
 
 
 def test_filter_without_pre_filter_state() -> None:
-    status = VolumeRestrictions(None, cast(Handle, StorageHandle())).filter(CycleState(), vol_pod(), node_with())
+    status = VolumeRestrictions(None, cast(Handle, StorageHandle())).filter(
+        CycleState(), pod_info(), make_node().name("node-1").info()
+    )
     assert status is not None and status.code is Code.ERROR
     assert status.message() == 'cannot read "PreFilterVolumeRestrictions" from cycleState'
 
@@ -235,19 +249,35 @@ def test_events() -> None:
 @pytest.mark.parametrize(
     ("the_pod", "deleted", "expected"),
     [
-        pytest.param(vol_pod(GCE_FOO), vol_pod(GCE_FOO, node_name="n"), QueueingHint.QUEUE, id="same GCE disk"),
-        pytest.param(vol_pod(GCE_FOO), vol_pod(GCE_BAR, node_name="n"), QueueingHint.SKIP, id="different GCE disk"),
         pytest.param(
-            vol_pod(GCE_FOO),
+            pod_info(volumes=[GCE_FOO]),
+            pod_info(volumes=[GCE_FOO], node_name="n"),
+            QueueingHint.QUEUE,
+            id="same GCE disk",
+        ),
+        pytest.param(
+            pod_info(volumes=[GCE_FOO]),
+            pod_info(volumes=[GCE_BAR], node_name="n"),
+            QueueingHint.SKIP,
+            id="different GCE disk",
+        ),
+        pytest.param(
+            pod_info(volumes=[GCE_FOO]),
             PodInfo(pod("p", "other", volumes=[GCE_FOO])),
             QueueingHint.SKIP,
             id="a pod in another namespace",
         ),
         pytest.param(
-            claim_pod("p", "claim-with-rwop-1", node_name=""), POD_WITH_ONE_PVC, QueueingHint.QUEUE, id="same claim"
+            pod_info("p", volumes=[claim_volume("claim-with-rwop-1")]),
+            POD_WITH_ONE_PVC,
+            QueueingHint.QUEUE,
+            id="same claim",
         ),
         pytest.param(
-            claim_pod("p", "claim-with-rwop-1", node_name=""), POD_WITH_RWX, QueueingHint.SKIP, id="another claim"
+            pod_info("p", volumes=[claim_volume("claim-with-rwop-1")]),
+            POD_WITH_RWX,
+            QueueingHint.SKIP,
+            id="another claim",
         ),
     ],
 )
@@ -267,7 +297,7 @@ def test_pod_deleted_hint(the_pod: PodInfo, deleted: PodInfo, expected: Queueing
 def test_pvc_added_hint(new: dict[str, Any], expected: QueueingHint) -> None:
     # Test_isSchedulableAfterPersistentVolumeClaimChange
     hint = _hints()[(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD)]
-    assert hint(claim_pod("p", "claim-with-rwop-1", node_name=""), None, new) is expected
+    assert hint(pod_info("p", volumes=[claim_volume("claim-with-rwop-1")]), None, new) is expected
 
 
 @pytest.mark.parametrize(
@@ -275,4 +305,4 @@ def test_pvc_added_hint(new: dict[str, Any], expected: QueueingHint) -> None:
 )
 def test_hints_raise_on_unexpected_objects(key: tuple[EventResource, ActionType]) -> None:
     with pytest.raises(TypeError):
-        _hints()[key](vol_pod(), "not-an-object", "not-an-object")
+        _hints()[key](pod_info(), "not-an-object", "not-an-object")

@@ -17,8 +17,8 @@ from scheduler_core.plugins.volumezone.volume_zone import (
     LABEL_TOPOLOGY_REGION,
     LABEL_TOPOLOGY_ZONE,
 )
-from tests.builders import pod
-from tests.unit.plugins.volumebinding.support import StorageHandle, labelled_node, pv, pvc, pvc_pod, storage_class
+from tests.unit.plugins.volumebinding.support import StorageHandle, claim_volume, pv, pvc, storage_class
+from tests.wrappers import node_info, pod, pod_info
 
 BETA_ZONE, BETA_REGION = LABEL_FAILURE_DOMAIN_BETA_ZONE, LABEL_FAILURE_DOMAIN_BETA_REGION
 ZONE, REGION = LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_REGION
@@ -71,15 +71,15 @@ def run(
     objects: list[dict[str, Any]], claim: str | None, labels: dict[str, str]
 ) -> tuple[Status | None, Status | None]:
     plugin = VolumeZone(None, cast(Handle, StorageHandle(objects)))
-    the_pod = pvc_pod("pod_1", claim) if claim else PodInfo(pod("pod_1"))
+    the_pod = pod_info("pod_1", volumes=[claim_volume(claim)]) if claim else PodInfo(pod("pod_1"))
     state = CycleState()
     _, pre_filter = plugin.pre_filter(state, the_pod, [])
     if pre_filter is not None:
         # Upstream runs Filter anyway in these tests: without state it recomputes.
         if pre_filter.code is Code.SKIP:
             return pre_filter, None
-        return pre_filter, plugin.filter(CycleState(), the_pod, labelled_node("host1", labels))
-    return None, plugin.filter(state, the_pod, labelled_node("host1", labels))
+        return pre_filter, plugin.filter(CycleState(), the_pod, node_info("host1", labels=labels))
+    return None, plugin.filter(state, the_pod, node_info("host1", labels=labels))
 
 
 @pytest.mark.parametrize(
@@ -224,13 +224,25 @@ def _hint(plugin: VolumeZone, kind: str) -> Any:
 @pytest.mark.parametrize(
     ("the_pod", "old", "new", "expected"),
     [
-        pytest.param(pvc_pod("pod_1", "PVC_1"), None, pvc("PVC_1"), QUEUE, id="pod has the pvc"),
-        pytest.param(pvc_pod("pod_1", "PVC_1"), None, pvc("PVC_2"), SKIP, id="pvc irrelevant to the pod"),
         pytest.param(
-            pvc_pod("pod_1", "PVC_1"), None, pvc("PVC_1", namespace="other"), SKIP, id="same name in another namespace"
+            pod_info("pod_1", volumes=[claim_volume("PVC_1")]), None, pvc("PVC_1"), QUEUE, id="pod has the pvc"
         ),
         pytest.param(
-            pvc_pod("pod_1", "PVC_1"), pvc("PVC_1"), pvc("PVC_1", volume_name="v"), QUEUE, id="pvc of the pod updated"
+            pod_info("pod_1", volumes=[claim_volume("PVC_1")]), None, pvc("PVC_2"), SKIP, id="pvc irrelevant to the pod"
+        ),
+        pytest.param(
+            pod_info("pod_1", volumes=[claim_volume("PVC_1")]),
+            None,
+            pvc("PVC_1", namespace="other"),
+            SKIP,
+            id="same name in another namespace",
+        ),
+        pytest.param(
+            pod_info("pod_1", volumes=[claim_volume("PVC_1")]),
+            pvc("PVC_1"),
+            pvc("PVC_1", volume_name="v"),
+            QUEUE,
+            id="pvc of the pod updated",
         ),
     ],
 )
@@ -251,7 +263,7 @@ def test_pvc_hint(the_pod: PodInfo, old: Any, new: Any, expected: QueueingHint) 
 def test_storage_class_hint(new: Any, expected: QueueingHint) -> None:
     # TestIsSchedulableAfterStorageClassAdded
     plugin = VolumeZone(None, cast(Handle, StorageHandle()))
-    assert _hint(plugin, "StorageClass")(pvc_pod(), None, new) is expected
+    assert _hint(plugin, "StorageClass")(pod_info("pod-a", volumes=[]), None, new) is expected
 
 
 @pytest.mark.parametrize(
@@ -266,11 +278,11 @@ def test_storage_class_hint(new: Any, expected: QueueingHint) -> None:
 def test_pv_hint(old: Any, new: Any, expected: QueueingHint) -> None:
     # TestIsSchedulableAfterPersistentVolumeChange
     plugin = VolumeZone(None, cast(Handle, StorageHandle()))
-    assert _hint(plugin, "PersistentVolume")(pvc_pod(), old, new) is expected
+    assert _hint(plugin, "PersistentVolume")(pod_info("pod-a", volumes=[]), old, new) is expected
 
 
 @pytest.mark.parametrize("kind", ["PersistentVolumeClaim", "StorageClass", "PersistentVolume"])
 def test_hints_raise_on_unexpected_objects(kind: str) -> None:
     plugin = VolumeZone(None, cast(Handle, StorageHandle()))
     with pytest.raises(TypeError):
-        _hint(plugin, kind)(pvc_pod(), object(), object())
+        _hint(plugin, kind)(pod_info("pod-a", volumes=[]), object(), object())
