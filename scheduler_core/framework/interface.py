@@ -302,6 +302,3 @@ class PluginFactory(Protocol):
     def args_model(self) -> type[BaseModel] | None: ...
 
     def __call__(self, args: Any, handle: Handle) -> Plugin: ...
-
-
-PluginFactoryFn = Callable[[Any, Handle], Plugin]

@@ -23,7 +23,6 @@ PENDING                       the pod waits for something outside the scheduler;
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
 
 
 class Code(enum.IntEnum):
@@ -136,7 +135,3 @@ class Status:
 def is_success(status: Status | None) -> bool:
     """``None`` and a SUCCESS status are both success."""
     return status is None or status.code is Code.SUCCESS
-
-
-def merge_reasons(statuses: Iterable[Status]) -> list[str]:
-    return [reason for status in statuses for reason in status.reasons]

@@ -95,7 +95,6 @@ class Deleting:
 class Executor:
     def __init__(self, handle: Handle, plugin_name: str) -> None:
         self._handle = handle
-        self._plugin_name = plugin_name
         self.deleting = handle.shared(f"{plugin_name}/deleting", Deleting)
         # Preemptors whose preemption is under way, with the last victim once it is being preempted.
         self._preempting: dict[PodUID, _PendingVictim | None] = {}
