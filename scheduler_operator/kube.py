@@ -5,8 +5,7 @@
 events, the Lease, ``extender serve``, ``explain``): the HTTP status, the ``metav1.Status``
 reason and message, and the server's ``Retry-After``. A lost or broken connection is an
 ``OSError`` (:data:`CONNECTION_ERRORS`: ``ConnectionError``, ``TimeoutError``, socket and TLS
-errors); the transport raises its watches' aiohttp errors as ``ConnectionError`` so that no
-caller needs to know which client carried the request.
+errors), from a request and from a watch alike: both go through ``http1.Pool``.
 
 :func:`retry_delay` is the one retry policy of that layer: a 429, a 5xx or a lost connection
 is retried after 0.5, 1, 2 s (or the server's Retry-After, up to 5 s), :data:`ATTEMPTS`

@@ -5,7 +5,7 @@ rate limiter and no timeouts unless every call passes one. The operator's hot pa
 node watches, ``scheduler_operator.reflector``; binds, pod condition patches, preemption,
 events and custom-resource status, ``backend``, ``recorder``, ``writer``) goes through one
 :class:`Transport` instead, on the event loop: every request through ``http1.Pool`` (a lean
-HTTP/1.1 client), the watches' long streams through an ``aiohttp`` session; with
+HTTP/1.1 client), the watches' long streams included (``Pool.stream``); with
 
 * the credentials Kubernetes clients use (in-cluster service account, else ``KUBECONFIG``),
   read through the kubernetes client's own loaders so that token refresh and client
@@ -19,8 +19,7 @@ HTTP/1.1 client), the watches' long streams through an ``aiohttp`` session; with
 * retries with backoff on 429 (``Retry-After`` honoured), 5xx and connection errors, with
   ``kube.retry_delay``'s policy. An answer that stays an error raises ``kube.ApiError`` (status,
   ``metav1.Status`` reason and message, ``Retry-After``), from a request and from a watch alike;
-  a lost connection raises an ``OSError`` (``kube.CONNECTION_ERRORS``), the watches' aiohttp
-  errors included.
+  a lost connection raises an ``OSError`` (``kube.CONNECTION_ERRORS``).
 
 The Lease (``leader.py``) has a :class:`Transport` of its own, on a thread and event loop of its
 own: renewals never queue behind scheduling's writes, the rate limiter or a long cycle.
@@ -40,7 +39,6 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode
 
-import aiohttp
 from kubernetes import client
 
 from scheduler_operator import decoding, http1, kube
@@ -133,13 +131,6 @@ def _keepalive(sock: socket.socket) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
-def _socket_factory(addr_info: Any) -> socket.socket:
-    family, type_, proto, _, _ = addr_info
-    sock = socket.socket(family=family, type=type_, proto=proto)
-    _keepalive(sock)
-    return sock
-
-
 class Transport:
     def __init__(
         self,
@@ -155,8 +146,7 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self._max_connections = max_connections
         self._connect_timeout, self._read_timeout = request_timeout
-        self._session: aiohttp.ClientSession | None = None  # the watches' streams
-        self._pool: http1.Pool | None = None  # every other request
+        self._pool: http1.Pool | None = None  # every request, the watches' streams included
         self.sleep = sleep
         self.requests = 0
         self.retries = 0
@@ -166,22 +156,6 @@ class Transport:
         self.contact: Callable[[], None] = lambda: None
         # Around each attempt, once it is about to be sent: the Lease's fence (``fence.Fence.guard``)
         self.guard: Callable[[str, str], AbstractContextManager[None]] = lambda _method, _path: nullcontext()
-
-    def _open(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            connector = aiohttp.TCPConnector(
-                ssl=self.credentials.ssl,
-                limit=self._max_connections,
-                keepalive_timeout=60,
-                socket_factory=_socket_factory,
-            )
-            # No cookie jar (client-go's http.Client has none): aiohttp's default one would
-            # filter cookies for every request, and the API server sets none.
-            self._session = aiohttp.ClientSession(
-                connector=connector, skip_auto_headers=("User-Agent",),
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )  # fmt: skip
-        return self._session
 
     def _requests(self) -> http1.Pool:
         if self._pool is None:
@@ -203,12 +177,6 @@ class Transport:
         if content_type:
             headers["Content-Type"] = content_type
         return headers
-
-    def _stream_timeout(self, idle: float) -> aiohttp.ClientTimeout:
-        """A watch's: no total, the connect time-out, and ``idle`` seconds at most between reads."""
-        return aiohttp.ClientTimeout(
-            total=None, connect=self._connect_timeout, sock_connect=self._connect_timeout, sock_read=idle
-        )
 
     async def _once(
         self,
@@ -279,44 +247,25 @@ class Transport:
         self.on_failed_write(what)
 
     @asynccontextmanager
-    async def stream(
-        self, path: str, params: Mapping[str, str], *, idle_timeout: float
-    ) -> AsyncIterator[aiohttp.StreamReader]:
-        """A streaming GET (a watch): the body's reader; a read that waits ``idle_timeout``
-        seconds raises ``TimeoutError`` (the server sends a bookmark at least every minute)."""
+    async def stream(self, path: str, params: Mapping[str, str], *, idle_timeout: float) -> AsyncIterator[http1.Stream]:
+        """A streaming GET (a watch): the body's reader (``readany``); a read that waits
+        ``idle_timeout`` seconds raises ``TimeoutError`` (the server sends a bookmark at least
+        every minute). A watch that goes silent or breaks, before or after its headers, closes
+        every idle pooled connection too (``http1.Pool.stream``): they are likely dead as well,
+        and the re-list that follows must not wait out the read time-out on one of them."""
         await self.limiter.acquire()
         self.requests += 1
-        try:
-            async with self._open().get(
-                self.credentials.server + path, params=params, headers=self._headers(None),
-                timeout=self._stream_timeout(idle_timeout),
-            ) as response:  # fmt: skip
-                if response.status != HTTPStatus.OK:
-                    raw = await response.read()
-                    raise ApiError.of_answer(response.status, response.reason or "", raw, response.headers)
-                self.contact()
-                yield response.content
-        except (TimeoutError, OSError):
-            # A watch that went silent or broke, before or after its headers: the pooled
-            # connections to the same server are likely dead too (http1.Pool.drop_idle), and the
-            # re-list that follows must not wait out the read time-out on one of them.
-            self._drop_idle()
-            raise
-        except aiohttp.ClientError as error:  # aiohttp's own (a disconnect, a broken chunk): one family
-            self._drop_idle()
-            raise ConnectionError(f"watch of {path}: {type(error).__name__}: {error}") from error
-
-    def _drop_idle(self) -> None:
-        if self._pool is not None:
-            self._pool.drop_idle()
+        target = f"{path}?{urlencode(params)}" if params else path
+        async with self._requests().stream("GET", target, self._headers(None), idle_timeout=idle_timeout) as answer:
+            if answer.status != HTTPStatus.OK:
+                raise ApiError.of_answer(answer.status, answer.reason, await answer.read(), answer.headers)
+            self.contact()
+            yield answer
 
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
 
 def describe(error: BaseException) -> str:

@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 import pytest
+from multidict import CIMultiDict
 
 from scheduler_operator import http1
 
@@ -176,3 +177,87 @@ async def test_a_cancelled_request_drops_its_connection_only(raw: RawServer) -> 
         await task
     assert len(client._idle) == 1  # the other connection is still pooled
     await client.close()
+
+
+# -- streams (the watches) -------------------------------------------------------------------------
+
+WATCH = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
+    b'b\r\n{"type":1}\n\r\nb\r\n{"type":2}\n\r\n0\r\n\r\n'
+)
+
+
+async def test_a_stream_read_to_its_end_leaves_its_connection_to_the_pool(raw: RawServer) -> None:
+    raw.answers = [WATCH]
+    client = pool(raw)
+    async with client.stream("GET", "/api/v1/pods?watch=1", {}, idle_timeout=1.0) as answer:
+        assert (answer.status, answer.headers["content-type"]) == (200, "application/json")
+        assert await answer.read() == b'{"type":1}\n{"type":2}\n'  # the chunks' data, framing removed
+        assert await answer.readany() == b""
+    assert (await client.request("GET", "/api/v1/pods", {})).status == 200
+    assert raw.connections == 1
+    assert raw.requests[0].startswith(b"GET /api/v1/pods?watch=1 HTTP/1.1\r\n")
+    await client.close()
+
+
+async def test_a_stream_left_early_closes_its_connection(raw: RawServer) -> None:
+    # A 410 in the stream, or a cancel: the rest of the answer is unread, so the connection
+    # cannot carry another request.
+    raw.answers = [WATCH]
+    client = pool(raw)
+    with pytest.raises(LookupError):
+        async with client.stream("GET", "/api/v1/pods?watch=1", {}, idle_timeout=1.0) as answer:
+            await answer.readany()
+            raise LookupError("gone")
+    assert client._idle == []
+    await client.request("GET", "/api/v1/pods", {})
+    assert raw.connections == 2
+    await client.close()
+
+
+async def test_a_gzip_stream_is_decompressed_as_it_comes(raw: RawServer) -> None:
+    packed = gzip.compress(b'{"type":1}\n{"type":2}\n')
+    half = len(packed) // 2
+    raw.answers = [
+        b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n" % (half, packed[:half], len(packed) - half, packed[half:])
+    ]
+    client = pool(raw)
+    async with client.stream("GET", "/w", {}, idle_timeout=1.0) as answer:
+        assert await answer.read() == b'{"type":1}\n{"type":2}\n'
+    await client.close()
+
+
+async def test_a_silent_stream_times_out_and_every_idle_connection_is_dropped(raw: RawServer) -> None:
+    client = pool(raw)
+    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(2)))
+    raw.answers = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"]  # headers, then nothing
+    with pytest.raises(TimeoutError):
+        async with client.stream("GET", "/w", {}, idle_timeout=0.1) as answer:
+            await answer.readany()
+    assert client._idle == []
+    await client.close()
+
+
+async def test_a_stream_cut_off_is_a_connection_error(raw: RawServer) -> None:
+    raw.answers = [b'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 100\r\n\r\n{"type"']  # then closes
+    client = pool(raw)
+    with pytest.raises(ConnectionError):
+        async with client.stream("GET", "/w", {}, idle_timeout=1.0) as answer:
+            await answer.read()
+    await client.close()
+
+
+async def test_a_chunked_stream_is_parsed_whatever_the_reads_bring() -> None:
+    # One byte per read of the socket: every place a read can end, in a size line, in a chunk's
+    # data, in its CRLF, in the trailers.
+    reader = asyncio.StreamReader()
+    headers = CIMultiDict({"Transfer-Encoding": "chunked"})
+    stream = http1.Stream(reader, 200, "OK", headers, "GET", idle_timeout=1.0)
+    body = b'b;x=y\r\n{"type":1}\n\r\nB\r\n{"type":2}\n\r\n0\r\nTrailer: 1\r\n\r\n'
+    reading = asyncio.ensure_future(stream.read())
+    for byte in body:
+        reader.feed_data(bytes([byte]))
+        await asyncio.sleep(0)  # the reader takes what has come (no time passes)
+    assert await reading == b'{"type":1}\n{"type":2}\n'
+    assert stream.complete and stream.delimited
