@@ -536,6 +536,21 @@ def make_node_info(node: Json, pods: Iterable[Json] = ()) -> NodeInfo:
     return info
 
 
+def node_infos(nodes: Iterable[Json], pods: Iterable[Json] = ()) -> list[NodeInfo]:
+    """A snapshot's NodeInfos (upstream ``cache.NewSnapshot(pods, nodes)``): one per node, each
+    pod on the node its ``spec.nodeName`` names; a pod on a node name without a Node still gets
+    a NodeInfo (without a node, so without labels), an unassigned pod none."""
+    infos: dict[str, NodeInfo] = {}
+    for manifest in nodes:
+        info = NodeInfo(manifest)
+        infos[info.name] = info
+    for manifest in pods:
+        node_name = (manifest.get("spec") or {}).get("nodeName")
+        if node_name:
+            infos.setdefault(node_name, NodeInfo()).add_pod(PodInfo(manifest))
+    return list(infos.values())
+
+
 def _resources(named: Mapping[str, str], extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Keyword names as resource names (``ephemeral_storage`` is ``ephemeral-storage``), plus
     ``extra`` for names no keyword can spell (``{"nvidia.com/gpu": "1"}``)."""

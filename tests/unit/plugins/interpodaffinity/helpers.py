@@ -10,9 +10,9 @@ from collections.abc import Iterable, Sequence
 from typing import cast
 
 from scheduler_core.cache.snapshot import Snapshot
-from scheduler_core.framework import Handle, NodeInfo, PodInfo, SnapshotLister
+from scheduler_core.framework import Handle, NodeInfo, SnapshotLister
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs
-from tests.wrappers import Json
+from tests.wrappers import Json, node_infos
 
 _uid = itertools.count(1)
 
@@ -73,23 +73,6 @@ def affinity(
     return result
 
 
-def node_infos(pods: Iterable[Json], nodes: Iterable[Json]) -> list[NodeInfo]:
-    """``cache.NewSnapshot(pods, nodes)``: a pod on a node name without a Node still gets a
-    NodeInfo (without a node, so without labels)."""
-    infos: dict[str, NodeInfo] = {}
-    for manifest in nodes:
-        info = NodeInfo(manifest)
-        infos[info.name] = info
-    for manifest in pods:
-        node_name = (manifest.get("spec") or {}).get("nodeName")
-        if not node_name:
-            continue
-        if node_name not in infos:
-            infos[node_name] = NodeInfo()
-        infos[node_name].add_pod(PodInfo(manifest))
-    return list(infos.values())
-
-
 class FakeHandle:
     """The part of the Handle InterPodAffinity uses: the snapshot and the namespaces."""
 
@@ -111,7 +94,7 @@ def setup(
     namespaces: Sequence[Json] = NAMESPACES,
     args: InterPodAffinityArgs | None = None,
 ) -> tuple[InterPodAffinity, Snapshot]:
-    snapshot = Snapshot(node_infos(pods, nodes))
+    snapshot = Snapshot(node_infos(nodes, pods))
     plugin = InterPodAffinity(args or InterPodAffinityArgs(), cast(Handle, FakeHandle(snapshot, namespaces)))
     return plugin, snapshot
 

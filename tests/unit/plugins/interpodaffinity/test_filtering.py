@@ -27,8 +27,8 @@ from scheduler_core.plugins.interpodaffinity.plugin import (
     ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH,
     PRE_FILTER_STATE_KEY,
 )
-from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, affinity, node_infos, setup, term
-from tests.wrappers import Json, expr, make_pod, node, pod, selector
+from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, affinity, setup, term
+from tests.wrappers import Json, expr, make_pod, node, node_infos, pod, selector
 
 AFF = Status.unresolvable(ERR_REASON_AFFINITY_RULES_NOT_MATCH)
 ANTI = Status.unschedulable(ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
@@ -837,7 +837,7 @@ def test_filter_mask_agrees_with_the_per_node_checks(existing: dict[tuple[str, s
     state = PreFilterState(
         dict(existing), {}, {("zone", "z2"): 1, ("zone", "z3"): -1}, PodInfo(pod), (), (anti_term,), {}, False
     )
-    snapshot = Snapshot(node_infos([], MASK_NODES))
+    snapshot = Snapshot(node_infos(MASK_NODES))
     mask = filter_mask(state, snapshot.columns)
     for row, info in enumerate(snapshot.list()):
         expected = satisfies_pod_anti_affinity(state, info.labels) and satisfies_existing_pods_anti_affinity(

@@ -18,9 +18,9 @@ from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAf
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.interpodaffinity.scoring import PreScoreState
-from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, node_infos, setup
+from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, setup
 from tests.unit.plugins.interpodaffinity.test_properties import NAMESPACES, clusters, node_labels, pods
-from tests.wrappers import Json
+from tests.wrappers import Json, node_infos
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ScoreMap = dict[str, dict[str, int]]
@@ -142,7 +142,7 @@ def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Js
     """Pods come and go, node labels change and nodes leave between cycles; the index kept by
     one plugin instance still equals the walks."""
     nodes, existing, incoming_manifest, weight = cluster
-    infos = node_infos(existing, nodes)
+    infos = node_infos(nodes, existing)
     affinity: dict[str, int] = {}
     anti: dict[str, int] = {}
     _recount(infos, affinity, anti)

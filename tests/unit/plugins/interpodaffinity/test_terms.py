@@ -22,8 +22,8 @@ from scheduler_core.framework.affinity import (
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY
-from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, FakeHandle, affinity, node_infos, setup, term
-from tests.wrappers import expr, make_pod, node, pod, pod_info, selector
+from tests.unit.plugins.interpodaffinity.helpers import NAMESPACES, FakeHandle, affinity, setup, term
+from tests.wrappers import expr, make_pod, node, node_infos, pod, pod_info, selector
 
 # -- label selectors ------------------------------------------------------------------------------
 
@@ -251,7 +251,7 @@ class CountingHandle(FakeHandle):
 
 def test_pod_without_affinity_skips_without_reading_namespaces() -> None:
     pods = [pod(node_name="n1", labels={"app": "a"}), pod(node_name="n1", labels={"app": "b"})]
-    snapshot = Snapshot(node_infos(pods, [node("n1", labels=ZONE, hostname_label=False)]))
+    snapshot = Snapshot(node_infos([node("n1", labels=ZONE, hostname_label=False)], pods))
     handle = CountingHandle(snapshot, NAMESPACES)
     plugin = InterPodAffinity(None, cast(Handle, handle))
     state = CycleState()

@@ -1,12 +1,12 @@
 """Upstream noderesources tests' vocabulary, so that their table cases can be copied with their
-numbers: a container's requests as ``newResourcePod`` writes them (:func:`usage`), a snapshot,
-and a scorer that checks batch == per node. Pods and nodes are the kit's (``tests.wrappers``:
+numbers: a container's requests as ``newResourcePod`` writes them (:func:`usage`) and a scorer
+that checks batch == per node. Pods and nodes are the kit's (``tests.wrappers``:
 ``make_pod().req(usage(1, 1))``, ``make_node().capacity_only(...)`` as ``st.MakeNode().Capacity``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
@@ -26,16 +26,6 @@ def usage(
     reqs = {"cpu": f"{milli_cpu}m", "memory": str(memory), "pods": "0", "ephemeral-storage": str(ephemeral)}
     reqs.update({name: str(q) for name, q in (scalars or {}).items()})
     return reqs
-
-
-def node_infos(nodes: Sequence[Mapping[str, Any]], pods: Sequence[Mapping[str, Any]] = ()) -> list[NodeInfo]:
-    """A snapshot: each pod lands on the node named by its ``spec.nodeName``."""
-    infos = [NodeInfo(n) for n in nodes]
-    by_name = {info.name: info for info in infos}
-    for p in pods:
-        if p["spec"].get("nodeName"):  # as upstream's snapshot, unassigned pods are on no node
-            by_name[p["spec"]["nodeName"]].add_pod(PodInfo(p))
-    return infos
 
 
 class ScorePlugin(Protocol):

@@ -16,9 +16,9 @@ from scheduler_core.plugins.noderesources import (
     NodeResourcesBalancedAllocationArgs,
 )
 from scheduler_core.plugins.noderesources.strategies import BalancedAllocation, balanced_resource_score
-from tests.wrappers import make_node, make_pod
+from tests.wrappers import make_node, make_pod, node_infos
 
-from .helpers import NOTHING, node_infos, scores
+from .helpers import NOTHING, scores
 
 GPU = "nvidia.com/gpu"
 CPU_AND_MEMORY = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})

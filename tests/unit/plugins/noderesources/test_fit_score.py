@@ -13,9 +13,9 @@ import pytest
 
 from scheduler_core.framework import Code, CycleState, NodeColumns, PodInfo
 from scheduler_core.plugins.noderesources import NodeResourcesFit, NodeResourcesFitArgs
-from tests.wrappers import make_node, make_pod
+from tests.wrappers import make_node, make_pod, node_infos
 
-from .helpers import NOTHING, node_infos, scores
+from .helpers import NOTHING, scores
 
 EXT = "abc.com/xyz"
 DEFAULT = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
