@@ -23,7 +23,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from scheduler_core.schedule_one import ScheduleResult
+    from scheduler_core.algorithm import ScheduleResult
 
 ANNOTATION = "scheduling.crd-scheduler.io/explanation"
 ANNOTATE = "Annotate"

@@ -1,8 +1,9 @@
 """The scheduler loop: serial scheduling cycles, concurrent binding cycles.
 
 Upstream: ``pkg/scheduler/schedule_one.go`` (``ScheduleOne``, ``schedulingCycle``,
-``bindingCycle``, ``handleSchedulingFailure``); the event handlers, as upstream's
-``eventhandlers.go``, are in :mod:`scheduler_core.eventhandlers`.
+``handleSchedulingFailure``). The placement algorithm is :mod:`scheduler_core.algorithm`
+(``SchedulePod``), the binding cycle :mod:`scheduler_core.binding` (``bindingCycle``), and the
+event handlers, as upstream's ``eventhandlers.go``, :mod:`scheduler_core.eventhandlers`.
 
 A backend (the in-memory simulator, or the Kopf operator over the API server) feeds
 cluster events in (``on_object_*(kind, ...)``, ``on_node_*``, ``on_pod_*``) and profile
@@ -16,8 +17,7 @@ on the event loop while a pod is placed, so the cache's NodeInfos serve as the c
 without copying. A profile with extenders runs its cycles on a lane of its own (an asyncio
 task), so a slow extender holds only that profile's pods (docs/extenders.md). Binding cycles
 are asyncio tasks; they finish on the framework they started with even when a profile is
-reloaded meanwhile.
-Every cycle is fenced: what a plugin raises fails only that pod's cycle
+reloaded meanwhile. Every cycle is fenced: what a plugin raises fails only that pod's cycle
 (:mod:`scheduler_core.framework.faults`).
 """
 
@@ -28,10 +28,12 @@ import logging
 import random
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable, Mapping
-from typing import Any, Protocol, cast, runtime_checkable
+from typing import Any, Protocol, cast
 
 from scheduler_core import explanation
-from scheduler_core.cache import Cache, CacheError
+from scheduler_core.algorithm import Algorithm, ScheduleError, ScheduleResult
+from scheduler_core.binding import BindingCycles, raised, unreserve
+from scheduler_core.cache import Cache
 from scheduler_core.clock import Clock, RealClock, SettableClock
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.eventhandlers import EventHandlers
@@ -47,7 +49,6 @@ from scheduler_core.framework import (
 )
 from scheduler_core.framework import events as ev
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
-from scheduler_core.framework.faults import raised_status
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import QueuedPod, SchedulingQueue
@@ -61,7 +62,6 @@ from scheduler_core.runtime.build import ProfileError
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.runtime.waiting_pods import WaitingPods
-from scheduler_core.schedule_one import Algorithm, ScheduleError, ScheduleResult
 from scheduler_core.tenancy import ScopedClusterAPI
 
 log = logging.getLogger(__name__)
@@ -89,14 +89,6 @@ class Backend(Protocol):
         ...
 
 
-@runtime_checkable
-class ExtenderBindings(Protocol):
-    """Optional on a Backend that has no watch of its own (the simulator): told of each binding
-    an HTTP extender made, which the operator learns of from the pod watch instead."""
-
-    async def bound_by_extender(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None) -> None: ...
-
-
 class Observer(Protocol):
     """Receives every attempt's outcome: the explanation of a placement or a failure."""
 
@@ -114,8 +106,9 @@ class Observer(Protocol):
 
 
 class Scheduler(EventHandlers):
-    """Scheduling cycles and binding cycles (this module), fed by the cluster's events
-    (:class:`~scheduler_core.eventhandlers.EventHandlers`), with the queue's periodic flushes."""
+    """Scheduling cycles (this module) and binding cycles (:mod:`scheduler_core.binding`), fed by
+    the cluster's events (:class:`~scheduler_core.eventhandlers.EventHandlers`), with the queue's
+    periodic flushes."""
 
     def __init__(
         self,
@@ -158,7 +151,10 @@ class Scheduler(EventHandlers):
         self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
         self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
         self._reporting = False
-        self._binding: set[asyncio.Task[None]] = set()
+        # Binding cycles in flight (scheduler_core.binding).
+        self._binding = BindingCycles(
+            cache=self.cache, queue=self.queue, backend=backend, bound=self._bound, failed=self._cycle_rejected
+        )
         self._lanes: dict[str, asyncio.Future[None]] = {}  # profile -> its extender lane's task
         self._lane_pods: dict[str, deque[QueuedPodInfo]] = {}  # profile -> the pods its lane has yet to run
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
@@ -466,8 +462,9 @@ class Scheduler(EventHandlers):
                 await asyncio.sleep(0)
                 continue
             advance = _advancer(self.clock)
-            if (self._binding or self._background) and (advance is None or not self._all_wait_at_permit()):
-                await asyncio.wait(self._binding | self._background, return_when=asyncio.FIRST_COMPLETED)
+            binding = self._binding.tasks
+            if (binding or self._background) and (advance is None or not self._all_wait_at_permit()):
+                await asyncio.wait(binding | self._background, return_when=asyncio.FIRST_COMPLETED)
                 continue
             wake = _earliest(self.queue.next_wakeup(), self._permit_deadline())
             if wake is None or advance is None:
@@ -660,35 +657,21 @@ class Scheduler(EventHandlers):
                 if fwk.annotate:  # the Bind plugin hands them to ClusterAPI.bind: one write
                     state.binding_annotations = {explanation.ANNOTATION: explanation.summarize(result)}
         except Exception as exc:
-            status = self._raised(fwk, exc, f"reserve/permit of {pod.key}")
+            status = raised(fwk, exc, f"reserve/permit of {pod.key}")
         if status is not None:
             # Nothing of this attempt stays: not the Permit wait, not the reservations, not
             # the assumed pod (upstream's Unreserve then ForgetPod).
             fwk.handle.waiting_pods.remove(assumed.uid)
-            self._unreserve(fwk, state, assumed, host)
+            unreserve(fwk, state, assumed, host)
             self.cache.forget_pod(assumed)
             self._cycle_rejected(fwk, qpi, status, host, result)
             return
-        task = asyncio.ensure_future(self._binding_cycle(fwk, state, qpi, assumed, result))
-        self._binding.add(task)
-        task.add_done_callback(self._binding.discard)
-
-    def _raised(self, fwk: Framework, exc: Exception, what: str) -> Status:
-        """Log what a plugin (or our code) raised while running ``what``; its Error status."""
-        log.error("%s failed", what, exc_info=exc)
-        return raised_status(exc, fwk.plugins.values())
-
-    def _unreserve(self, fwk: Framework, state: CycleState, pod: PodInfo, host: str) -> None:
-        """Unreserve, fenced: it rolls an attempt back, so a raising plugin is logged only."""
-        try:
-            fwk.run_unreserve(state, pod, host)
-        except Exception as exc:
-            self._raised(fwk, exc, f"unreserve of {pod.key}")
+        self._binding.start(fwk, state, qpi, assumed, result)
 
     def _plugin_raised(self, fwk: Framework, qpi: QueuedPodInfo, exc: Exception) -> None:
         """A plugin raised instead of returning a Status: upstream's SchedulerError for this pod
         (requeued with backoff), never the end of the loop (``handleSchedulingFailure``)."""
-        status = self._raised(fwk, exc, f"scheduling cycle of {qpi.pod_info.key}")
+        status = raised(fwk, exc, f"scheduling cycle of {qpi.pod_info.key}")
         try:
             self._failure(fwk, qpi, status, None, None, CLEAR_NOMINATION)
         except Exception:
@@ -731,34 +714,8 @@ class Scheduler(EventHandlers):
         else:
             self._failure(fwk, qpi, status, None, result, CLEAR_NOMINATION)
 
-    async def _binding_cycle(
-        self, fwk: Framework, state: CycleState, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult
-    ) -> None:
-        host = result.suggested_host
-        try:
-            status = await fwk.wait_on_permit(assumed)
-            if status is None:
-                self.queue.done(assumed.uid)
-                status = await fwk.run_pre_bind(state, assumed, host)
-            if status is None:
-                status = await self._bind(fwk, state, assumed, host)
-        except Exception as exc:  # a plugin raising must not lose the pod
-            status = self._raised(fwk, exc, f"binding cycle of {assumed.key}")
-        if status is not None:
-            self._unreserve(fwk, state, assumed, host)
-            try:
-                self.cache.forget_pod(assumed)
-            except CacheError as error:
-                # The watch already confirmed the pod (bound by another scheduler meanwhile):
-                # upstream logs "scheduler cache ForgetPod failed" (schedule_one.go
-                # handleBindingCycleError) and goes on.
-                log.error("scheduler cache ForgetPod failed: %s", error)
-            except Exception:
-                log.exception("forget of %s failed", assumed.key)
-            else:
-                self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, assumed, None)
-            self._cycle_rejected(fwk, qpi, status, host, result)
-            return
+    def _bound(self, fwk: Framework, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult) -> None:
+        """The binding cycle bound ``assumed``: the attempt ends scheduled."""
         self._unassigned.pop(assumed.uid, None)
         self._last_rejectors.pop(assumed.uid, None)
         self.scheduled_count += 1
@@ -770,6 +727,7 @@ class Scheduler(EventHandlers):
         if isinstance(qpi, QueuedPod) and qpi.was_flushed_from_unschedulable:
             self.metrics.scheduled_after_flush.inc()
         if self.observer is not None:
+            host = result.suggested_host
             self.observer.attempt(
                 assumed,
                 fwk,
@@ -779,21 +737,6 @@ class Scheduler(EventHandlers):
                 result=result,
                 diagnosis=result.diagnosis,
             )
-        try:
-            self.backend.report_scheduled(assumed, host)
-            await fwk.run_post_bind(state, assumed, host)
-        except Exception as exc:  # the pod is bound: PostBind is informational (upstream)
-            self._raised(fwk, exc, f"post-bind of {assumed.key}")
-
-    async def _bind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status | None:
-        """Upstream ``bind``: an interested binder extender first, else the Bind plugins."""
-        if fwk.handle.extenders:
-            by_extender, status = await extender_cycle.bind(fwk.handle.extenders, assumed, host)
-            if by_extender:
-                if status is None and isinstance(self.backend, ExtenderBindings):
-                    await self.backend.bound_by_extender(assumed, host, state.binding_annotations)
-                return status
-        return await fwk.run_bind(state, assumed, host)
 
     def _failure(
         self,

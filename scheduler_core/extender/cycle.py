@@ -41,18 +41,18 @@ from typing import Any
 
 import numpy as np
 
-from scheduler_core.extender.client import ExtenderError, HTTPExtender
-from scheduler_core.extender.wire import MAX_EXTENDER_PRIORITY
-from scheduler_core.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, PodInfo, SnapshotLister, Status
-from scheduler_core.framework.diagnosis import Diagnosis, FitError
-from scheduler_core.runtime.framework import Framework, ScoreOutcome
-from scheduler_core.schedule_one import (
+from scheduler_core.algorithm import (
     NO_NODES_AVAILABLE,
     Algorithm,
     RowView,
     ScheduleError,
     ScheduleResult,
 )
+from scheduler_core.extender.client import ExtenderError, HTTPExtender
+from scheduler_core.extender.wire import MAX_EXTENDER_PRIORITY
+from scheduler_core.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, PodInfo, SnapshotLister, Status
+from scheduler_core.framework.diagnosis import Diagnosis, FitError
+from scheduler_core.runtime.framework import Framework, ScoreOutcome
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ Filter and Score have a batch form over the snapshot's columns; plugins without 
 node. Error messages are upstream's ("running PreFilter plugin %q: ...").
 
 Every extension point's run is timed into ``scheduler_framework_extension_point_duration_seconds``
-(the Filter pass by its caller, :mod:`scheduler_core.schedule_one`, as upstream times it in
+(the Filter pass by its caller, :mod:`scheduler_core.algorithm`, as upstream times it in
 ``findNodesThatPassFilters``); each plugin call is timed into
 ``scheduler_plugin_execution_duration_seconds`` only in the cycles sampled for it
 (``CycleState.record_plugin_metrics``), as upstream's ``runXPlugin`` functions do.

@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_core.algorithm import ScheduleResult
 from scheduler_core.framework import PodInfo
 from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.runtime.framework import Framework
-from scheduler_core.schedule_one import ScheduleResult
 
 SCHEDULED = "Scheduled"
 UNSCHEDULABLE = "Unschedulable"

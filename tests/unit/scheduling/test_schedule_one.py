@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from scheduler_core.algorithm import num_feasible_nodes_to_find
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.framework.diagnosis import FitError
-from scheduler_core.schedule_one import num_feasible_nodes_to_find
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.builders import node, pod

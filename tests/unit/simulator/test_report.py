@@ -9,10 +9,10 @@ from typing import cast
 import numpy as np
 import pytest
 
+from scheduler_core.algorithm import ScheduleResult
 from scheduler_core.framework import NodeInfo, PodInfo, Status
 from scheduler_core.framework.diagnosis import Diagnosis
 from scheduler_core.runtime.framework import Framework, ScoreOutcome
-from scheduler_core.algorithm import ScheduleResult
 from scheduler_core.simulator import PodReport, Recorder, render_json, render_table
 from scheduler_core.simulator.report import top_scores
 from tests.wrappers import node, pod
