@@ -24,6 +24,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -37,6 +38,7 @@ Counts = dict[TopologyPair, int]
 GroupKey = tuple[str, frozenset[tuple[str, str]]]
 _GROUP_MEMO = "interpodaffinity.group"
 _GENERATION = operator.attrgetter("generation")
+K = TypeVar("K")
 
 
 def group_key(pod: PodInfo) -> GroupKey:
@@ -73,12 +75,12 @@ class _NodeEntry:
     soft: list[tuple[tuple[AffinityTerm, int], TopologyPair]] = field(default_factory=list)
 
 
-def _bump(table: dict[TopologyPair, int], pair: TopologyPair, sign: int) -> None:
-    count = table.get(pair, 0) + sign
+def _bump(table: dict[K, int], key: K, change: int) -> None:
+    count = table.get(key, 0) + change
     if count:
-        table[pair] = count
+        table[key] = count
     else:
-        table.pop(pair, None)
+        table.pop(key, None)
 
 
 class PodIndex:
@@ -90,10 +92,11 @@ class PodIndex:
         self._mark = -1  # the generation counter's value at the last refresh
         self._entries: dict[NodeInfo, _NodeEntry] = {}
         self._groups: dict[GroupKey, _Group] = {}
-        # Existing pods' terms -> {pair: pods}; soft terms keyed with their signed weight.
+        # Existing pods' terms -> {pair: pods} (PreFilter), and {value of the term's topology
+        # key: pods} (PreScore); soft terms keyed with their signed weight.
         self._anti: dict[AffinityTerm, Counts] = {}
-        self._hard: dict[AffinityTerm, Counts] = {}
-        self._soft: dict[tuple[AffinityTerm, int], Counts] = {}
+        self._hard: dict[AffinityTerm, dict[str, int]] = {}
+        self._soft: dict[tuple[AffinityTerm, int], dict[str, int]] = {}
 
     # -- upkeep --------------------------------------------------------------------------
 
@@ -131,12 +134,19 @@ class PodIndex:
         self._generations = generations
 
     def _apply(self, info: NodeInfo, entry: _NodeEntry, sign: int) -> None:
+        labels = entry.labels
         for key, count in entry.groups.items():
             group = self._groups.get(key)
             if group is None:
                 group = self._groups[key] = _Group(entry.reps[key])
-            group.by_value.clear()
-            group.by_pair.clear()
+            # The group's counts per topology value follow the node's change in place: one
+            # binding changes one node, and rebuilding them over every node of the group,
+            # for every pod, was most of SchedulingPreferredPodAntiAffinity's cycle.
+            for topology_key, values in group.by_value.items():
+                value = labels.get(topology_key)
+                if value is not None:
+                    _bump(values, value, sign * count)
+                    _bump(group.by_pair[topology_key], (topology_key, value), sign * count)
             total = group.by_node.get(info, 0) + sign * count
             if total:
                 group.by_node[info] = total
@@ -149,24 +159,22 @@ class PodIndex:
             if not self._anti[term]:
                 del self._anti[term]
         for term, pair in entry.hard:
-            _bump(self._hard.setdefault(term, {}), pair, sign)
+            _bump(self._hard.setdefault(term, {}), pair[1], sign)
             if not self._hard[term]:
                 del self._hard[term]
         for weighted, pair in entry.soft:
-            _bump(self._soft.setdefault(weighted, {}), pair, sign)
+            _bump(self._soft.setdefault(weighted, {}), pair[1], sign)
             if not self._soft[weighted]:
                 del self._soft[weighted]
 
     def _group_pairs(self, group: _Group, key: str) -> Counts:
         """:meth:`_group_values` keyed by topology pair, kept with it."""
-        pairs = group.by_pair.get(key)
-        if pairs is None:
-            pairs = group.by_pair[key] = {
-                (key, value): count for value, count in self._group_values(group, key).items()
-            }
-        return pairs
+        self._group_values(group, key)
+        return group.by_pair[key]
 
     def _group_values(self, group: _Group, key: str) -> dict[str, int]:
+        """The group's pods per value of topology ``key``: built on first use, then kept up to
+        date by :meth:`_apply` (with the same counts keyed by pair)."""
         values = group.by_value.get(key)
         if values is None:
             values = {}
@@ -175,6 +183,7 @@ class PodIndex:
                 if value is not None:
                     values[value] = values.get(value, 0) + count
             group.by_value[key] = values
+            group.by_pair[key] = {(key, value): count for value, count in values.items()}
         return values
 
     # -- PreFilter -----------------------------------------------------------------------
@@ -214,12 +223,12 @@ class PodIndex:
         """The existing pods' required affinity (at the hard weight) and preferred terms that
         select ``incoming``."""
         if hard_pod_affinity_weight > 0:
-            for term, pairs in self._hard.items():
+            for term, values in self._hard.items():
                 if term.matches(incoming, ns_labels):
-                    out.add_pairs(pairs, hard_pod_affinity_weight)
-        for (term, weight), pairs in self._soft.items():
+                    out.add_values(term.topology_key, values, hard_pod_affinity_weight)
+        for (term, weight), values in self._soft.items():
             if term.matches(incoming, ns_labels):
-                out.add_pairs(pairs, weight)
+                out.add_values(term.topology_key, values, weight)
 
     def incoming_terms_scores(
         self,

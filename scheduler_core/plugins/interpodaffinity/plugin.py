@@ -275,7 +275,7 @@ class InterPodAffinity:
         self._index.existing_terms_scores(pod, ns_labels, self._args.hard_pod_affinity_weight, sink)
         if not sink.hit:
             return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, PreScoreState(sink.scores, pod, ns_labels))
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(sink.parts, pod, ns_labels))
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
@@ -294,7 +294,7 @@ class InterPodAffinity:
         data = _pre_score_state(state)
         if data is None:
             return _not_found("failed to read", PRE_SCORE_STATE_KEY)
-        if not data.topology_score:
+        if not data.parts:
             return None
         for node_score, value in zip(scores, scoring.normalize([s.score for s in scores]), strict=True):
             node_score.score = value
@@ -304,7 +304,7 @@ class InterPodAffinity:
         data = _pre_score_state(state)
         if data is None:
             return _not_found("failed to read", PRE_SCORE_STATE_KEY)
-        if data.topology_score:
+        if data.parts:
             scoring.normalize_array(scores)
         return None
 
