@@ -114,6 +114,9 @@ class _StateData:
     scalars: dict[str, int] = field(default_factory=dict)  # the pod's, when DRA backs one of them
     classes: DeviceClassResolver | None = None
     node_claims: dict[str, extended.NodeClaim] = field(default_factory=dict)  # Filter's, by node
+    # Filter's special claim (or the reason) by what a node offers of the pod's scalars: nodes
+    # alike share one claim object, so the allocator validates its requests once per cycle
+    extended_by_offer: dict[tuple[int | None, ...], extended.NodeClaim | str] = field(default_factory=dict)
     available_on: dict[int, Any] = field(default_factory=dict)  # claim index -> node selector
     allocator: Allocator | None = None
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -382,9 +385,16 @@ class DynamicResources:
         index = data.extended_index
         if index is None or data.classes is None:
             return extended.NodeClaim(None)
-        found = extended.node_claim(
-            data.claims[index], data.user_claims, pod.pod, data.scalars, node.allocatable.scalar_resources, data.classes
-        )
+        allocatable = node.allocatable.scalar_resources
+        # node_claim reads the node only through these: whether it offers each of the pod's
+        # scalars, and how many
+        offer = tuple(map(allocatable.get, data.scalars))
+        found = data.extended_by_offer.get(offer)
+        if found is None:
+            found = extended.node_claim(
+                data.claims[index], data.user_claims, pod.pod, data.scalars, allocatable, data.classes
+            )
+            data.extended_by_offer[offer] = found
         return Status.unresolvable(found) if isinstance(found, str) else found
 
     # -- PostFilter ------------------------------------------------------------------------------------

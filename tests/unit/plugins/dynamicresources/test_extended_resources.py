@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from scheduler_core.framework.extended_resources import DeviceClassResolver
 from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, patch_pod_status
-from scheduler_core.plugins.dynamicresources import DynamicResources
+from scheduler_core.plugins.dynamicresources import DynamicResources, extended
+from scheduler_core.plugins.dynamicresources.dynamic_resources import STATE_KEY
 from scheduler_core.plugins.dynamicresources.extended import requests_and_mappings
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator import InputError, load_texts, simulate
@@ -480,3 +481,26 @@ def test_a_failed_delete_at_unreserve_is_logged(caplog: pytest.LogCaptureFixture
     setup.drain()
     name = created["metadata"]["name"]
     assert f"delete of resourceclaim default/{name} failed: update resourceclaim default/{name}:" in caplog.text
+
+
+def test_filter_makes_the_special_claim_once_per_kind_of_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node's claim depends on the node only through what it offers of the pod's scalar
+    resources: nodes alike share one (made once, so the allocator validates its requests once
+    per cycle); a node whose device plugin serves the resource gets none."""
+    made: list[dict[str, int]] = []
+    original = extended.node_claim
+
+    def counted(*args: Any) -> Any:
+        made.append(dict(args[4]))
+        return original(*args)
+
+    monkeypatch.setattr(extended, "node_claim", counted)
+    setup = Setup(devices=2)
+    setup.nodes = [NodeInfo(node("n1")), NodeInfo(k8s_node("n2", **{GPU: "2"})), NodeInfo(node("n3"))]
+    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    state, statuses = setup.cycle(info)
+    assert statuses == [None, None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")]
+    assert made == [{}, {GPU: 2}]
+    node_claims = state.read_optional(STATE_KEY, object).node_claims  # type: ignore[attr-defined]
+    assert sorted(node_claims) == ["n1"]
+    assert node_claims["n1"].claim["spec"]["devices"]["requests"] == [_request("container-0-request-0", "gpu", 1)]
