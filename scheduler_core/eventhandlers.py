@@ -2,8 +2,9 @@
 
 Upstream ``pkg/scheduler/eventhandlers.go`` (``addNodeToCache``, ``updatePodInSchedulingQueue``,
 ``addAllEventHandlers``...). A backend (the in-memory simulator, or the operator's informer
-stores) hands every watch event to the :class:`~scheduler_core.scheduler.Scheduler`: nodes and
-pods through ``on_node_*``/``on_pod_*``, every other kind through ``on_object_*(kind, ...)``,
+stores) hands every watch event to the :class:`~scheduler_core.scheduler.Scheduler`, which
+hands it to the :class:`EventHandlers` it owns: nodes and pods through
+``on_node_*``/``on_pod_*``, every other kind through ``on_object_*(kind, ...)``,
 which turns a change of a kind plugins register events for (the storage kinds) into a cluster
 event for the queue, and ignores the kinds plugins only read (``Handle.objects``). No backend
 talks to the queue or the cache directly: a pod deleted while no watch ran goes to
@@ -49,25 +50,46 @@ STORAGE_EVENT_RESOURCES: Mapping[str, ev.EventResource] = {
 
 
 class EventHandlers:
-    """The event-handling half of :class:`~scheduler_core.scheduler.Scheduler`."""
+    """The cluster's events into the cache and the queue; owned by the
+    :class:`~scheduler_core.scheduler.Scheduler`, whose ``on_*`` methods hand them here.
 
-    backend: Backend
-    cache: Cache
-    queue: SchedulingQueue
-    profiles: ProfileSet
-    metrics: SchedulerMetrics
-    _unassigned: dict[str, PodInfo]
-    _held: dict[str, str]
-    _reporting: bool  # only a scheduling replica (the leader) writes to pods
-    _unscheduled_pod_add: bool  # a served profile's plugin registers Pod/Add (gangs)
-    _pod_gone: Callable[[str], None]  # told the uid of each pod deleted or bound
+    ``unassigned`` is every pending pod, ours or not (by uid); ``held``, the reason each held
+    pod was told (by uid). ``unscheduled_pod_add`` is set by the scheduler when a served
+    profile's plugin registers Pod/Add (gangs)."""
 
-    def _report_held(self) -> None:
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        cache: Cache,
+        queue: SchedulingQueue,
+        profiles: ProfileSet,
+        metrics: SchedulerMetrics,
+        pod_gone: Callable[[str], None],
+    ) -> None:
+        """``pod_gone``: told the uid of each pod deleted or bound."""
+        self.backend = backend
+        self.cache = cache
+        self.queue = queue
+        self.profiles = profiles
+        self.metrics = metrics
+        self.unassigned: dict[str, PodInfo] = {}
+        self.held: dict[str, str] = {}
+        self.unscheduled_pod_add = False
+        self._reporting = False  # only a scheduling replica (the leader) writes to pods
+        self._pod_gone = pod_gone
+
+    def report_held(self) -> None:
         """Start reporting: tell every held pod why it waits."""
         self._reporting = True
-        for pod in list(self._unassigned.values()):
+        for pod in list(self.unassigned.values()):
             if not self.profiles.handles(pod):
-                self._sort_pending(pod)
+                self.sort_pending(pod)
+
+    def stop_reporting(self) -> None:
+        """No longer the leader: a new one (maybe this one again) tells the held pods afresh."""
+        self._reporting = False
+        self.held.clear()
 
     # -- any kind ------------------------------------------------------------------------------
     def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
@@ -106,7 +128,7 @@ class EventHandlers:
         self.metrics.event_handled(event.label, self.metrics.timer() - start)
 
     # -- pending pods whose profile does not serve -----------------------------------------
-    def _sort_pending(self, pod: PodInfo) -> None:
+    def sort_pending(self, pod: PodInfo) -> None:
         """Queue a pending pod its profile serves; hold (and say why) one whose profile does not."""
         handled = self.profiles.handles(pod) and not _terminal(pod)
         queued = self.queue.contains(pod)
@@ -116,9 +138,9 @@ class EventHandlers:
             self.queue.delete(pod)
         reason = None if handled else self.profiles.held_reason(pod)
         if reason is None:
-            self._held.pop(pod.uid, None)
-        elif self._reporting and self._held.get(pod.uid) != reason:
-            self._held[pod.uid] = reason
+            self.held.pop(pod.uid, None)
+        elif self._reporting and self.held.get(pod.uid) != reason:
+            self.held[pod.uid] = reason
             self.backend.report_failure(pod, REASON_PROFILE_NOT_SERVING, truncate_message(reason), None)
 
     # -- nodes and pods ------------------------------------------------------------------------
@@ -205,17 +227,17 @@ class EventHandlers:
                 self._cache_call(self.cache.add_pod, info)
                 self.queue.assigned_pod_added(info)
             return
-        self._unassigned[info.uid] = info
+        self.unassigned[info.uid] = info
         if self.profiles.handles(info) and not _terminal(info):
             self.queue.add(info)
         elif not _terminal(info):
-            self._sort_pending(info)
-        if self._unscheduled_pod_add:
+            self.sort_pending(info)
+        if self.unscheduled_pod_add:
             self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
     def _pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         uid = (old.get("metadata") or {}).get("uid")
-        known = self._unassigned.get(uid) if uid else None
+        known = self.unassigned.get(uid) if uid else None
         old_info = known if known is not None and known.pod is old else PodInfo(old)
         new_info = PodInfo(new, like=old_info)
         if old_info.node_name:
@@ -230,14 +252,14 @@ class EventHandlers:
             return
         if new_info.node_name:
             # Bound (by us or by someone else): out of the queue, into the cache.
-            self._unassigned.pop(new_info.uid, None)
-            self._held.pop(new_info.uid, None)
+            self.unassigned.pop(new_info.uid, None)
+            self.held.pop(new_info.uid, None)
             self.queue.delete(old_info)
             if not _terminal(new_info):
                 self._cache_call(self.cache.add_pod, new_info)
                 self.queue.assigned_pod_added(new_info)
             return
-        self._unassigned[new_info.uid] = new_info
+        self.unassigned[new_info.uid] = new_info
         if self.cache.is_assumed_pod(new_info):
             return
         if self.profiles.handles(new_info) and not _terminal(new_info):
@@ -245,7 +267,7 @@ class EventHandlers:
         else:
             self.queue.delete(new_info)
             if not _terminal(new_info):
-                self._sort_pending(new_info)
+                self.sort_pending(new_info)
 
     def _pod_delete(self, pod: Mapping[str, Any]) -> None:
         info = PodInfo(pod)
@@ -254,8 +276,8 @@ class EventHandlers:
                 self._cache_call(self.cache.remove_pod, info)
                 self.queue.move_all_to_active_or_backoff(ev.ASSIGNED_POD_DELETE, info, None)
             return
-        self._unassigned.pop(info.uid, None)
-        self._held.pop(info.uid, None)
+        self.unassigned.pop(info.uid, None)
+        self.held.pop(info.uid, None)
         self.queue.delete(info)
         for _, fwk in self.profiles:
             waiting = fwk.handle.waiting_pods.get(info.uid)

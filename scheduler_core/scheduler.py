@@ -105,10 +105,10 @@ class Observer(Protocol):
     ) -> None: ...
 
 
-class Scheduler(EventHandlers):
+class Scheduler:
     """Scheduling cycles (this module) and binding cycles (:mod:`scheduler_core.binding`), fed by
-    the cluster's events (:class:`~scheduler_core.eventhandlers.EventHandlers`), with the queue's
-    periodic flushes."""
+    the cluster's events (``on_*``, handled by its :class:`~scheduler_core.eventhandlers.EventHandlers`),
+    with the queue's periodic flushes."""
 
     def __init__(
         self,
@@ -128,7 +128,6 @@ class Scheduler(EventHandlers):
         """``pod_gone``: told the uid of each pod deleted or bound (the operator's backend then
         forgets what it kept to report on the pod)."""
         self.backend = backend
-        self._pod_gone = pod_gone or _nothing
         self.clock = clock or RealClock()
         self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
         self.cache = Cache()
@@ -148,9 +147,14 @@ class Scheduler(EventHandlers):
         self._sort_less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = self._fifo
         self._sort_plugin = ""  # the QueueSort plugin's name, for its error
         self._sort_failed: set[str] = set()  # QueueSort plugins that raised (logged once)
-        self._unassigned: dict[str, PodInfo] = {}  # every pending pod, ours or not (by uid)
-        self._held: dict[str, str] = {}  # uid -> why its profile does not serve (as reported)
-        self._reporting = False
+        self.events = EventHandlers(
+            backend=backend,
+            cache=self.cache,
+            queue=self.queue,
+            profiles=self.profiles,
+            metrics=self.metrics,
+            pod_gone=pod_gone or _nothing,
+        )
         # Binding cycles in flight (scheduler_core.binding).
         self._binding = BindingCycles(
             cache=self.cache, queue=self.queue, backend=backend, bound=self._bound, failed=self._cycle_rejected
@@ -159,7 +163,6 @@ class Scheduler(EventHandlers):
         self._lane_pods: dict[str, deque[QueuedPodInfo]] = {}  # profile -> the pods its lane has yet to run
         self._background: set[asyncio.Task[None]] = set()  # plugins' work, e.g. evictions
         self._wakeup = asyncio.Event()
-        self._unscheduled_pod_add = False  # a served profile's plugin registers Pod/Add (gangs)
         self._last_rejectors: dict[str, set[str]] = {}  # run_until_idle: who rejected a pod last
         self._attempt_started: dict[str, float] = {}  # uid -> the attempt's start (metrics.timer)
         self.scheduled_count = 0
@@ -196,13 +199,44 @@ class Scheduler(EventHandlers):
     def _held_samples(self) -> list[tuple[tuple[str, ...], float]]:
         """Pending pods whose profile does not serve, by that profile (scheduler_pending_pods' gated)."""
         held: list[tuple[tuple[str, ...], float]] = []
-        for pod in self._unassigned.values():
+        for pod in self.events.unassigned.values():
             if pod.phase in ("Succeeded", "Failed") or self.profiles.handles(pod):
                 continue
             key = self.profiles.key_for_pod(pod)
             if key is not None and self.profiles.held_reason(pod) is not None:
                 held.append(((str(key),), 1.0))
         return sm.count_by(values for values, _ in held)
+
+    # -- cluster events in (scheduler_core.eventhandlers) ------------------------------------
+    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self.events.on_object_add(kind, obj)
+
+    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.events.on_object_update(kind, old, new)
+
+    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+        self.events.on_object_delete(kind, obj)
+
+    def on_node_add(self, node: Mapping[str, Any]) -> None:
+        self.events.on_node_add(node)
+
+    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+        self.events.on_node_update(old, new)
+
+    def on_node_delete(self, node: Mapping[str, Any]) -> None:
+        self.events.on_node_delete(node)
+
+    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
+        self.events.on_pod_add(pod)
+
+    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        self.events.on_pod_update(old, new)
+
+    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
+        self.events.on_pod_delete(pod)
+
+    def on_pod_vanished(self, pod: Mapping[str, Any]) -> None:
+        self.events.on_pod_vanished(pod)
 
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
@@ -340,11 +374,11 @@ class Scheduler(EventHandlers):
 
         # Upstream raises UnscheduledPodAdd under its GangScheduling gate: here whenever a
         # served profile has a plugin asking for it (a new gang member may complete a gang).
-        self._unscheduled_pod_add = any(_registers_unscheduled_pod_add(f) for _, f in self.profiles)
+        self.events.unscheduled_pod_add = any(_registers_unscheduled_pod_add(f) for _, f in self.profiles)
         # Pods may now belong to another profile (or to none): re-sort the affected pending ones.
-        for pod in list(self._unassigned.values()):
+        for pod in list(self.events.unassigned.values()):
             if affected(pod):
-                self._sort_pending(pod)
+                self.events.sort_pending(pod)
         self.queue.move_all_to_active_or_backoff(ev.FORCE_ACTIVATE, None, None, pre_check=affected)
         self._wakeup.set()
 
@@ -364,7 +398,7 @@ class Scheduler(EventHandlers):
         unschedulable pool every 30 s meanwhile (upstream ``PriorityQueue.Run``)."""
         stopper = asyncio.ensure_future(stop.wait())
         flusher = asyncio.ensure_future(self._flush_unschedulable(stop))
-        self._report_held()
+        self.events.report_held()
         try:
             while not stop.is_set():
                 self.last_turn = self.clock.now()
@@ -383,8 +417,7 @@ class Scheduler(EventHandlers):
             for lane in list(self._lanes.values()):
                 lane.cancel()
             await asyncio.gather(*self._lanes.values(), return_exceptions=True)
-            self._reporting = False
-            self._held.clear()  # a new leader (maybe this one again) tells them afresh
+            self.events.stop_reporting()
             stopper.cancel()
             flusher.cancel()
             for _, fwk in self.profiles:
@@ -409,7 +442,7 @@ class Scheduler(EventHandlers):
         try:
             while lane:
                 qpi = lane.popleft()
-                current = self._unassigned.get(qpi.pod_info.uid)
+                current = self.events.unassigned.get(qpi.pod_info.uid)
                 if current is None or current.node_name:
                     self.queue.done(qpi.pod_info.uid)  # deleted or bound while it waited in the lane
                     continue
@@ -439,7 +472,7 @@ class Scheduler(EventHandlers):
         thrashing for room) is parked with the unschedulable pods, where their events may
         try it again; one failing with errors is dropped from the queue.
         """
-        self._report_held()
+        self.events.report_held()
         attempts: dict[str, int] = {}  # this run's attempts per pod
         while True:
             qpi = self.queue.pop()
@@ -542,7 +575,7 @@ class Scheduler(EventHandlers):
         extender lanes, the serial loop), so the host chosen on the snapshot of the cycle's
         start may be full now: PreFilter and Filter again on the current cache for that host."""
         pod = qpi.pod_info
-        current = self._unassigned.get(pod.uid)
+        current = self.events.unassigned.get(pod.uid)
         if current is None or current.node_name or current.deletion_timestamp:
             self.queue.done(pod.uid)  # deleted or bound elsewhere while the extenders answered
             self._attempt_started.pop(pod.uid, None)
@@ -716,7 +749,7 @@ class Scheduler(EventHandlers):
 
     def _bound(self, fwk: Framework, qpi: QueuedPodInfo, assumed: PodInfo, result: ScheduleResult) -> None:
         """The binding cycle bound ``assumed``: the attempt ends scheduled."""
-        self._unassigned.pop(assumed.uid, None)
+        self.events.unassigned.pop(assumed.uid, None)
         self._last_rejectors.pop(assumed.uid, None)
         self.scheduled_count += 1
         # schedule_one.go bindingCycle: the attempt, its count and the SLI from the first entry in activeQ.
@@ -759,7 +792,7 @@ class Scheduler(EventHandlers):
             )  # fmt: skip
         if qpi.unschedulable_plugins:
             self._last_rejectors[pod.uid] = set(qpi.unschedulable_plugins)
-        current = self._unassigned.get(pod.uid)
+        current = self.events.unassigned.get(pod.uid)
         if current is not None and not current.node_name:
             qpi.pod_info = current
             self.queue.add_unschedulable_if_not_present(qpi, self.queue.scheduling_cycle())
