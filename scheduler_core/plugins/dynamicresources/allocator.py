@@ -24,6 +24,9 @@ upstream, but PreBind does not wait for them).
 
 ``allocate`` answers the allocation results (one per claim), ``None`` when the claims do not fit
 on the node, or raises :class:`AllocationError` (upstream's error; Filter makes it an Error).
+``find`` answers the same as a :class:`Found`, whose results are built when first asked for:
+Filter runs on every node, but only the chosen node's results are read (and, with a
+``firstAvailable`` request, every feasible node's for Score).
 """
 
 from __future__ import annotations
@@ -263,7 +266,13 @@ class Allocator:
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
     ) -> list[dict[str, Any]] | None:
-        return _Allocation(self, labels, node_name, claims).run()
+        found = self.find(labels, node_name, claims)
+        return None if found is None else found.results()
+
+    def find(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> Found | None:
+        """The devices for ``claims`` on the node, or None when they do not fit."""
+        allocation = _Allocation(self, labels, node_name, claims)
+        return Found(allocation) if allocation.run() else None
 
     def prepared(self, claims: Sequence[Object]) -> _Prepared | None:
         """The node-independent preparation of ``claims`` made earlier in this cycle, if any."""
@@ -271,6 +280,25 @@ class Allocator:
         if prepared is None or len(prepared.claims) != len(claims) or not all(map(is_, prepared.claims, claims)):
             return None
         return prepared
+
+
+class Found:
+    """A search that succeeded: the allocation results (one per claim), built on first use. Its
+    node selectors are built at once, as they may raise :class:`AllocationError`; the rest
+    reads only what the search left, which nothing changes afterwards."""
+
+    __slots__ = ("_allocation", "_results", "_selectors")
+
+    def __init__(self, allocation: _Allocation) -> None:
+        self._allocation = allocation
+        self._selectors = [allocation._node_selector(i) for i in range(len(allocation.claims))]
+        self._results: list[dict[str, Any]] | None = None
+
+    def results(self) -> list[dict[str, Any]]:
+        if self._results is None:
+            allocation = self._allocation
+            self._results = [allocation._result(i, self._selectors[i]) for i in range(len(allocation.claims))]
+        return self._results
 
 
 def _asks_for_all(claims: Sequence[Object]) -> bool:
@@ -298,7 +326,7 @@ class _Allocation:
         self.chosen: dict[tuple[int, int], int] = {}
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
-    def run(self) -> list[dict[str, Any]] | None:
+    def run(self) -> bool:
         prepared = self.owner.prepared(self.claims)
         if prepared is None:
             if _asks_for_all(self.claims):  # the requests depend on the node's devices
@@ -320,9 +348,9 @@ class _Allocation:
             self.constraints = [[{**c, "value": None, "count": 0} for c in cs] for cs in prepared.constraints]
         if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
             raise AllocationError("invalid resource pools were encountered")
-        if not self._allocate_claim(0):
-            return None
-        return [self._result(i) for i in range(len(self.claims))]
+        request = self._only_request()
+        found = self._allocate_in_order(request) if request is not None else None
+        return self._allocate_claim(0) if found is None else found
 
     def _prepare(self) -> None:
         for claim in self.claims:
@@ -404,6 +432,45 @@ class _Allocation:
         return req
 
     # -- the search (``allocateOne``) ------------------------------------------------------------------
+    def _only_request(self) -> _Request | None:
+        """The request, when the claims make one request with one alternative, a count, no
+        admin access and no constraint: then no device taken limits which other can be, unless
+        it consumes shared counters, and the search takes the first ones it can, in order."""
+        if len(self.requests) != 1 or len(self.requests[0]) != 1 or self.constraints[0]:
+            return None
+        alternatives = self.requests[0][0]
+        if len(alternatives) != 1 or alternatives[0].all_devices is not None or alternatives[0].admin:
+            return None
+        return alternatives[0]
+
+    def _allocate_in_order(self, request: _Request) -> bool | None:
+        """What :meth:`_allocate_request` finds for the only request, without its recursion:
+        the first ``count`` devices not in use, selected and not tainted, in the search's order;
+        None (nothing taken) at a device consuming shared counters, left to the search."""
+        if request.count > ALLOCATION_RESULTS_MAX_SIZE:
+            return False
+        self.chosen[(0, 0)] = 0
+        if request.count <= 0:
+            return True
+        taken = self.results[0]
+        allocated = self.owner._allocated
+        for pool in self.pools:
+            if pool.incomplete or pool.invalid:
+                continue
+            for s, devices in zip(pool.slices, pool.devices, strict=True):
+                for device_id, device in devices:
+                    if device_id in allocated:
+                        continue
+                    if not self._selectable(0, request, pool, s, device) or _taint_prevents(device, request.spec):
+                        continue
+                    if device.get("consumesCounters"):
+                        taken.clear()
+                        return None
+                    taken.append(_Result(request.name, device_id, device, s, False))
+                    if len(taken) == request.count:
+                        return True
+        return False
+
     def _allocate_claim(self, claim_index: int) -> bool:
         if claim_index >= len(self.claims):
             return True
@@ -615,7 +682,7 @@ class _Allocation:
                 counter_set[name] = counter_set.get(name, Fraction(0)) + sign * value
 
     # -- the result --------------------------------------------------------------------------------------
-    def _result(self, claim_index: int) -> dict[str, Any]:
+    def _result(self, claim_index: int, selector: dict[str, Any] | None) -> dict[str, Any]:
         claim = self.claims[claim_index]
         results = []
         for r in self.results[claim_index]:
@@ -645,7 +712,6 @@ class _Allocation:
         allocation: dict[str, Any] = {"devices": {"results": results}}
         if config:
             allocation["devices"]["config"] = config
-        selector = self._node_selector(claim_index)
         if selector is not None:
             allocation["nodeSelector"] = selector
         return allocation

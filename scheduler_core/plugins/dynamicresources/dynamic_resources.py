@@ -79,6 +79,7 @@ from scheduler_core.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
     DeviceID,
+    Found,
     SelectorResults,
     SliceIndex,
 )
@@ -119,7 +120,7 @@ class _StateData:
     extended_by_offer: dict[tuple[int | None, ...], extended.NodeClaim | str] = field(default_factory=dict)
     available_on: dict[int, Any] = field(default_factory=dict)  # claim index -> node selector
     allocator: Allocator | None = None
-    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    node_allocations: dict[str, Found] = field(default_factory=dict)  # Filter's, by node
     allocations: dict[int, dict[str, Any]] = field(default_factory=dict)  # claim index -> Reserve's pick
     unavailable: set[int] = field(default_factory=set)
 
@@ -361,17 +362,17 @@ class DynamicResources:
         if node_claim.claim is None and not data.user_claims:
             return None  # only extended resources, all from device plugins here: Fit checked them
         unavailable = [i for i, sel in data.available_on.items() if not sel.match(node.labels, node.name)]
-        result: list[dict[str, Any]] | None = None
+        result: Found | None = None
         if data.allocator is not None:
             to_allocate = [
                 node_claim.claim if i == data.extended_index and node_claim.claim is not None else data.claims[i]
                 for i in data.to_allocate()
             ]
             try:
-                result = data.allocator.allocate(node.labels, node.name, to_allocate)
+                result = data.allocator.find(node.labels, node.name, to_allocate)
             except AllocationError as error:
                 return Status.as_error(str(error))
-            if result is None or len(result) != len(to_allocate):
+            if result is None:
                 return Status.unresolvable(ERR_CANNOT_ALLOCATE)
         if unavailable:
             data.unavailable.update(unavailable)
@@ -442,10 +443,10 @@ class DynamicResources:
         data = _state(state)
         if data is None:
             return 0, Status.as_error("not found")
-        allocations = data.node_allocations.get(node.name)
-        if not data.claims or allocations is None:
+        found = data.node_allocations.get(node.name)
+        if not data.claims or found is None:
             return 0, None
-        return compute_score(data.claims, allocations), None
+        return compute_score(data.claims, found.results()), None
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
@@ -471,7 +472,8 @@ class DynamicResources:
         indices = data.to_allocate()
         if not data.claims or not indices or data.allocator is None:
             return None
-        allocations = data.node_allocations.get(node_name)
+        found = data.node_allocations.get(node_name)
+        allocations = found.results() if found is not None else None
         if not allocations:
             if all(i == data.extended_index for i in indices):
                 return None  # only the special claim, and the node's device plugins serve it all

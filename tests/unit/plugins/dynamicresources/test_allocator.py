@@ -7,12 +7,13 @@ allocatortesting/allocator_testing.go`` (``TestAllocator``).
 from __future__ import annotations
 
 from typing import Any
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
+from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, _Allocation
 
 DRIVER = "driver-a"
 NODE = "node-1"
@@ -255,3 +256,50 @@ def test_one_allocator_answers_each_node_on_its_own() -> None:
     for node in ("node-1", "node-2"):
         with pytest.raises(AllocationError, match="could not retrieve device class missing"):
             allocator.allocate({}, node, other)
+
+
+def _device(i: int, x: int, tainted: bool, partition: bool) -> dict[str, Any]:
+    device = dev(f"d{i}", x=x)
+    if tainted:
+        device["taints"] = [{"key": "example.com/broken", "effect": "NoSchedule"}]
+    if partition:
+        device["consumesCounters"] = [{"counterSet": "gpu", "counters": {"memory": {"value": "4Gi"}}}]
+    return device
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    devices=st.lists(st.tuples(st.integers(0, 1), st.booleans(), st.booleans(), st.booleans()), max_size=8),
+    count=st.integers(min_value=1, max_value=4),
+    selected=st.booleans(),
+    tolerated=st.booleans(),
+)
+def test_one_request_is_taken_in_order_as_the_search_takes_it(
+    devices: list[tuple[int, bool, bool, bool]], count: int, selected: bool, tolerated: bool
+) -> None:
+    """A claim of one request skips the recursive search (``_allocate_in_order``); whatever the
+    devices (in use, tainted, not selected, consuming shared counters), it finds what the search
+    finds."""
+    shared = {"metadata": {"name": "a-counters"}, "spec": {"driver": DRIVER, "nodeName": NODE,
+              "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 2},
+              "sharedCounters": [{"name": "gpu", "counters": {"memory": {"value": "8Gi"}}}]}}  # fmt: skip
+    slices = [shared, slice_("s", *(_device(i, *d[:3]) for i, d in enumerate(devices)), count=2)]
+    allocated = {(DRIVER, "pool-1", f"d{i}") for i, d in enumerate(devices) if d[3]}
+    request = req(count=count, selector='device.attributes["driver-a"].x == 1' if selected else None)
+    if tolerated:
+        request["exactly"]["tolerations"] = [{"key": "example.com/broken", "operator": "Exists"}]
+    in_order = run(slices, [claim(request)], allocated)
+    with patch.object(_Allocation, "_only_request", return_value=None):
+        assert run(slices, [claim(request)], allocated) == in_order
+
+
+def test_results_are_built_for_the_nodes_asked_only() -> None:
+    slices = [slice_(f"s{n}", dev("d1"), pool=f"p{n}", node=f"node-{n}") for n in range(3)]
+    allocator = Allocator({"class-a": CLASS}, slices, set())
+    with patch.object(_Allocation, "_result", autospec=True, side_effect=_Allocation._result) as built:
+        found = [allocator.find({}, f"node-{n}", [claim(req())]) for n in range(3)]
+        assert built.call_count == 0
+        assert found[1] is not None
+        assert [r["pool"] for r in found[1].results()[0]["devices"]["results"]] == ["p1"]
+        assert found[1].results() is found[1].results()
+        assert built.call_count == 1
