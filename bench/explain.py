@@ -16,6 +16,7 @@ the timed part is ``crd-scheduler explain``'s own: the list calls (``snapshot.ta
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import time
@@ -78,8 +79,7 @@ def live(kubeconfig: str, pod: str, home: str) -> dict[str, Any]:
 
     namespace, name = pod.split("/", 1)
     started = time.perf_counter()
-    with snapshot.api_client(kubeconfig) as api:
-        cluster = snapshot.take(api, home_namespace=home)
+    cluster = asyncio.run(snapshot.take(snapshot.credentials(kubeconfig), home_namespace=home))
     taken = time.perf_counter()
     explanation = explain(cluster, namespace, name, home_namespace=home)
     done = time.perf_counter()

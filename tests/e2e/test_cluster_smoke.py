@@ -6,6 +6,7 @@ test moves them. The last tests check the dev cluster itself: loopback only, reu
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -20,7 +21,10 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 
-from scheduler_operator.kube import bind_pod
+from scheduler_core.framework import PodInfo
+from scheduler_operator.backend import binding
+from scheduler_operator.kube import ApiError
+from scheduler_operator.transport import Credentials, Transport
 from tests import wrappers
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
 
@@ -79,18 +83,37 @@ def test_pod_for_an_unhandled_scheduler_stays_pending(core: Any, namespace: str,
     assert pod.spec.service_account_name == "default"
 
 
+def bind_pod(api: client.ApiClient, namespace: str, name: str, uid: str, node: str) -> int:
+    """pods/binding as the operator's and the extender's binders send it (UID precondition,
+    through the transport, not retried): the HTTP status of the answer."""
+    pod = PodInfo({"metadata": {"name": name, "namespace": namespace, "uid": uid}})
+
+    async def post() -> int:
+        transport = Transport(Credentials.of(api.configuration))
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}/binding"
+        try:
+            await transport.request("POST", path, body=binding(pod, node, None), retry=False, decode=False)
+        except ApiError as error:
+            return error.status
+        finally:
+            await transport.close()
+        return 201
+
+    return asyncio.run(post())
+
+
 def test_binding_sets_node_name_once(
     api: client.ApiClient, core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     first, second = make_node(), make_node()
     uid = _pending_pod(core, namespace, "bound").metadata.uid
 
-    assert bind_pod(api, namespace, "bound", uid, first) is True
+    assert bind_pod(api, namespace, "bound", uid, first) == 201
     pod = core.read_namespaced_pod("bound", namespace)
     assert pod.spec.node_name == first
     assert {(c.type, c.status) for c in pod.status.conditions} >= {("PodScheduled", "True")}
 
-    assert bind_pod(api, namespace, "bound", uid, second) is False
+    assert bind_pod(api, namespace, "bound", uid, second) == 409
     assert core.read_namespaced_pod("bound", namespace).spec.node_name == first
 
 
@@ -100,15 +123,14 @@ def test_binding_checks_the_pod_uid(
     node = make_node()
     _pending_pod(core, namespace, "recreated")
 
-    assert bind_pod(api, namespace, "recreated", str(uuid.uuid4()), node) is False
+    assert bind_pod(api, namespace, "recreated", str(uuid.uuid4()), node) == 409
     assert core.read_namespaced_pod("recreated", namespace).spec.node_name is None
 
 
-def test_binding_a_missing_pod_raises(api: client.ApiClient, namespace: str, make_node: Callable[..., str]) -> None:
-    with pytest.raises(ApiException) as error:
-        bind_pod(api, namespace, "absent", str(uuid.uuid4()), make_node())
-
-    assert error.value.status == 404
+def test_binding_a_missing_pod_is_not_found(
+    api: client.ApiClient, namespace: str, make_node: Callable[..., str]
+) -> None:
+    assert bind_pod(api, namespace, "absent", str(uuid.uuid4()), make_node()) == 404
 
 
 def test_watch_sees_a_pod_added_then_modified(core: Any, namespace: str) -> None:

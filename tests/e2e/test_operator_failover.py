@@ -8,7 +8,7 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from kubernetes import client
 
 from scheduler_operator.leader import KubeLeaseLock, LeaderElector
 from scheduler_operator.options import ElectionConfig
+from scheduler_operator.transport import Credentials
 from tests.e2e import Cluster
 from tests.e2e.faults import marked, start_marked
 from tests.e2e.operator_support import (
@@ -37,16 +38,32 @@ pytestmark = pytest.mark.e2e
 QUICK = ElectionConfig(lease_duration=2.0, renew_deadline=1.5, retry_period=0.5)
 
 
-def _elector(api: client.ApiClient, namespace: str, identity: str) -> LeaderElector:
-    return LeaderElector(KubeLeaseLock(api, namespace, "test-lease", timeout=5), identity, QUICK)
+Elector = Callable[..., LeaderElector]
+
+
+@pytest.fixture
+async def elector(api: client.ApiClient, namespace: str) -> AsyncIterator[Elector]:
+    """Candidates for the test's Lease, each with the operator's lock (a transport of its own)."""
+    locks: list[KubeLeaseLock] = []
+
+    def make(identity: str, config: ElectionConfig = QUICK) -> LeaderElector:
+        lock = KubeLeaseLock.connect(Credentials.of(api.configuration), namespace, "test-lease", timeout=5)
+        locks.append(lock)
+        return LeaderElector(lock, identity, config)
+
+    yield make
+    for lock in locks:
+        await lock.close()
 
 
 def _lease(api: client.ApiClient, namespace: str) -> Any:
     return client.CoordinationV1Api(api).read_namespaced_lease("test-lease", namespace).spec
 
 
-async def test_lease_is_taken_only_when_free_or_expired(api: client.ApiClient, namespace: str) -> None:
-    a, b = _elector(api, namespace, "a"), _elector(api, namespace, "b")
+async def test_lease_is_taken_only_when_free_or_expired(
+    api: client.ApiClient, namespace: str, elector: Elector
+) -> None:
+    a, b = elector("a"), elector("b")
 
     assert await a.try_acquire_or_renew() is True  # creates the Lease
     first = _lease(api, namespace)
@@ -68,20 +85,20 @@ async def test_lease_is_taken_only_when_free_or_expired(api: client.ApiClient, n
 
 
 async def test_a_fractional_lease_duration_is_written_in_whole_seconds_and_kept_exactly(
-    api: client.ApiClient, namespace: str
+    api: client.ApiClient, namespace: str, elector: Elector
 ) -> None:
     """client-go: ``LeaseDurationSeconds: int(LeaseDuration / time.Second)`` in the object, the
     exact duration for its own timing (issue 26: a fractional duration was said to be truncated)."""
     config = ElectionConfig(lease_duration=2.5, renew_deadline=1.5, retry_period=0.5)
-    a = LeaderElector(KubeLeaseLock(api, namespace, "test-lease", timeout=5), "a", config)
+    a = elector("a", config)
 
     assert await a.try_acquire_or_renew() is True
 
     assert _lease(api, namespace).lease_duration_seconds == 2
 
 
-async def test_release_hands_over_at_once(api: client.ApiClient, namespace: str) -> None:
-    a, b = _elector(api, namespace, "a"), _elector(api, namespace, "b")
+async def test_release_hands_over_at_once(api: client.ApiClient, namespace: str, elector: Elector) -> None:
+    a, b = elector("a"), elector("b")
     assert await a.try_acquire_or_renew() is True
     assert await b.try_acquire_or_renew() is False
 
@@ -94,8 +111,10 @@ async def test_release_hands_over_at_once(api: client.ApiClient, namespace: str)
     assert _lease(api, namespace).lease_transitions == 1
 
 
-async def test_candidates_racing_for_a_free_lease_elect_one(api: client.ApiClient, namespace: str) -> None:
-    candidates = [_elector(api, namespace, f"c{i}") for i in range(4)]
+async def test_candidates_racing_for_a_free_lease_elect_one(
+    api: client.ApiClient, namespace: str, elector: Elector
+) -> None:
+    candidates = [elector(f"c{i}") for i in range(4)]
 
     won = await asyncio.gather(*(c.try_acquire_or_renew() for c in candidates))
 
@@ -103,8 +122,10 @@ async def test_candidates_racing_for_a_free_lease_elect_one(api: client.ApiClien
     assert _lease(api, namespace).holder_identity == candidates[won.index(True)].identity
 
 
-async def test_leader_stops_at_once_when_another_holds_the_lease(api: client.ApiClient, namespace: str) -> None:
-    a = _elector(api, namespace, "a")
+async def test_leader_stops_at_once_when_another_holds_the_lease(
+    api: client.ApiClient, namespace: str, elector: Elector
+) -> None:
+    a = elector("a")
     await a.acquire()
     holding = asyncio.ensure_future(a.hold())
     await asyncio.sleep(0.1)
