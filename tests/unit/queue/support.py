@@ -15,7 +15,6 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.queue import SchedulingQueue
-from tests.wrappers import pod_info
 
 PROFILE = "crd-scheduler"
 
@@ -37,11 +36,6 @@ def make_queue(
     q = SchedulingQueue(clock, priority_less, **kwargs)
     q.set_profile(PROFILE, pre_enqueue=pre_enqueue, hints=hints or {})
     return q, clock
-
-
-def pod(name: str, **kwargs: Any) -> PodInfo:
-    kwargs.setdefault("uid", f"uid-{name}")
-    return pod_info(name, **kwargs)
 
 
 def names(pods: Sequence[PodInfo]) -> list[str]:

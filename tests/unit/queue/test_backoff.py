@@ -7,8 +7,9 @@ import pytest
 
 from scheduler_core.framework import NODE_ADD
 from scheduler_core.queue import SchedulingQueue, calculate_backoff_duration
+from tests.wrappers import pod_info
 
-from .support import fail, make_queue, names, pod, pop_and_fail, register
+from .support import fail, make_queue, names, pop_and_fail, register
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ def _fail_and_move(q: SchedulingQueue, *plugins: str) -> None:
 )
 def test_backoff_per_unschedulable_failure_without_windows(failures: int, expected_backoff: float) -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)}, pop_from_backoff=False)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     for _ in range(failures - 1):
         _fail_and_move(q, "P")
         clock.set(q.next_wakeup() or 0.0)
@@ -81,7 +82,7 @@ def test_backoff_expiry_is_truncated_to_one_second_windows(fail_at: float, expec
     # KEP-5142: expiry truncated to the window; a pod in the current window still backs off.
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
     clock.set(fail_at)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     _fail_and_move(q, "P")
     assert q.next_wakeup() == expected_wakeup
     clock.set(expected_wakeup - 0.001)
@@ -94,7 +95,7 @@ def test_backoff_expiry_is_truncated_to_one_second_windows(fail_at: float, expec
 
 def test_errors_back_off_on_their_own_count_and_take_precedence() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)}, pop_from_backoff=False)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     for _ in range(3):  # unschedulable_count = 3 -> would be 4 s
         _fail_and_move(q, "P")
         clock.set(q.next_wakeup() or 0.0)
@@ -113,7 +114,7 @@ def test_errors_back_off_on_their_own_count_and_take_precedence() -> None:
 
 def test_plugin_rejection_resets_the_error_count() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)}, pop_from_backoff=False)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q)  # error 1
     clock.set(q.next_wakeup() or 0.0)
     q.flush_backoff_completed()
@@ -123,7 +124,7 @@ def test_plugin_rejection_resets_the_error_count() -> None:
 
 def test_max_backoff_zero_disables_backoff() -> None:
     q, _ = make_queue(hints={"P": register(NODE_ADD)}, max_backoff=0.0)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     _fail_and_move(q, "P")
     assert names(q.pending()["active"]) == ["a"]
     assert q.next_wakeup() is None
@@ -131,7 +132,7 @@ def test_max_backoff_zero_disables_backoff() -> None:
 
 def test_pod_that_completed_backoff_in_the_pool_goes_straight_to_active() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     clock.advance(30)
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)

@@ -19,8 +19,9 @@ from scheduler_core.framework import (
     QueueingHintFn,
 )
 from scheduler_core.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
+from tests.wrappers import pod_info
 
-from .support import hint_always, make_queue, names, pod, pop_and_fail, register
+from .support import hint_always, make_queue, names, pop_and_fail, register
 
 NODE_LABEL = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
 
@@ -40,7 +41,7 @@ def _raises(_pod: PodInfo, _old: Any, _new: Any) -> QueueingHint:
 )
 def test_hint_decides_whether_the_event_moves_the_pod(hint: QueueingHintFn | None, expected_queue: str) -> None:
     q, _ = make_queue(hints={"P": register(NODE_ADD, hint)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert names(q.pending()[expected_queue]) == ["a"]
@@ -71,7 +72,7 @@ def test_hint_decides_whether_the_event_moves_the_pod(hint: QueueingHintFn | Non
 )
 def test_registered_event_matching(registered: ClusterEvent, event: ClusterEvent, moves: bool) -> None:
     q, clock = make_queue(hints={"P": register(registered)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     clock.advance(20)  # backoff over: a move goes to activeQ
     q.move_all_to_active_or_backoff(event, None, None)
@@ -94,7 +95,7 @@ def test_only_the_rejector_plugins_hints_are_asked() -> None:
             "Other": register(NODE_ADD, recording(QueueingHint.QUEUE, "Other")),
         }
     )
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert calls == ["P"]
@@ -109,7 +110,7 @@ def test_hints_see_the_pod_and_both_objects() -> None:
         return QueueingHint.QUEUE
 
     q, _ = make_queue(hints={"P": register(NODE_LABEL, hint)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     old_node, new_node = {"metadata": {"name": "n", "labels": {}}}, {"metadata": {"name": "n", "labels": {"a": "b"}}}
     q.move_all_to_active_or_backoff(NODE_LABEL, old_node, new_node)
@@ -127,7 +128,7 @@ def test_node_event_objects_are_converted_once_per_event() -> None:
 
     q, _ = make_queue(hints={"P": register(NODE_LABEL, hint)})
     for name in ("a", "b"):
-        q.add(pod(name))
+        q.add(pod_info(name, uid=f"uid-{name}"))
         pop_and_fail(q, "P")
     q.move_all_to_active_or_backoff(NODE_LABEL, None, {"metadata": {"name": "n"}})
     assert sorted(name for name, _, _ in seen) == ["a", "b"]
@@ -141,8 +142,8 @@ def test_node_event_objects_are_converted_once_per_event() -> None:
 )
 def test_wildcard_events_move_every_pod_whatever_the_hints(event: ClusterEvent) -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD, hint_always(QueueingHint.SKIP))})
-    q.add(pod("a"))
-    q.add(pod("b"))
+    q.add(pod_info("a", uid="uid-a"))
+    q.add(pod_info("b", uid="uid-b"))
     pop_and_fail(q, "P")
     pop_and_fail(q, "NoRegistrations")
     clock.advance(20)
@@ -152,7 +153,7 @@ def test_wildcard_events_move_every_pod_whatever_the_hints(event: ClusterEvent) 
 
 def test_a_wildcard_event_naming_a_pod_moves_only_that_pod() -> None:
     q, clock = make_queue()
-    a, b = pod("a"), pod("b")
+    a, b = pod_info("a", uid="uid-a"), pod_info("b", uid="uid-b")
     q.add(a)
     clock.advance(0.001)
     q.add(b)
@@ -181,7 +182,7 @@ def test_pending_plugins_requeue_immediately(
         for name in ("P", "Wait")
     }
     q, _ = make_queue(hints=hints)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, *unschedulable, pending=pending)
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert names(q.pending()[expected_queue]) == ["a"]
@@ -189,7 +190,7 @@ def test_pending_plugins_requeue_immediately(
 
 def test_pod_of_an_unknown_profile_is_requeued_on_any_event_of_interest() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a", scheduler_name="gone"))
+    q.add(pod_info("a", uid="uid-a", scheduler_name="gone"))
     pop_and_fail(q, "X")
     clock.advance(20)
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -198,9 +199,9 @@ def test_pod_of_an_unknown_profile_is_requeued_on_any_event_of_interest() -> Non
 
 def test_pre_check_filters_the_pods_considered() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     clock.advance(0.001)
-    q.add(pod("b"))
+    q.add(pod_info("b", uid="uid-b"))
     pop_and_fail(q, "P")
     pop_and_fail(q, "P")
     clock.advance(20)

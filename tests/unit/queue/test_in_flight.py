@@ -16,8 +16,9 @@ from scheduler_core.framework import (
 )
 from scheduler_core.queue import QueuedPod
 from scheduler_core.queue.active import ActiveQueue
+from tests.wrappers import pod_info
 
-from .support import fail, hint_always, make_queue, names, pod, priority_less, register
+from .support import fail, hint_always, make_queue, names, priority_less, register
 
 
 @pytest.mark.parametrize(
@@ -33,7 +34,7 @@ def test_events_during_the_attempt_are_replayed_on_failure(
     event_during_attempt: ClusterEvent | None, hint: QueueingHint, expected_queue: str
 ) -> None:
     q, _ = make_queue(hints={"P": register(NODE_ADD, hint_always(hint))})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = q.pop()
     assert qpi is not None
     if event_during_attempt is not None:
@@ -45,9 +46,9 @@ def test_events_during_the_attempt_are_replayed_on_failure(
 
 def test_an_event_before_the_pop_is_not_replayed() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     clock.advance(0.001)
-    q.add(pod("b"))
+    q.add(pod_info("b", uid="uid-b"))
     first = q.pop()
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)  # only "a" is in flight
     second = q.pop()
@@ -59,9 +60,9 @@ def test_an_event_before_the_pop_is_not_replayed() -> None:
 
 def test_an_event_is_seen_by_every_pod_in_flight() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     clock.advance(0.001)
-    q.add(pod("b"))
+    q.add(pod_info("b", uid="uid-b"))
     first, second = q.pop(), q.pop()
     assert first is not None and second is not None
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -72,7 +73,7 @@ def test_an_event_is_seen_by_every_pod_in_flight() -> None:
 
 def test_an_error_goes_to_backoff_whatever_happened() -> None:
     q, _ = make_queue(hints={"P": register(NODE_ADD, hint_always(QueueingHint.SKIP))})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = q.pop()
     assert qpi is not None
     fail(q, qpi)
@@ -81,7 +82,7 @@ def test_an_error_goes_to_backoff_whatever_happened() -> None:
 
 def test_a_pending_rejection_requeued_in_flight_skips_backoff() -> None:
     q, _ = make_queue(hints={"Wait": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = q.pop()
     assert qpi is not None
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -92,11 +93,11 @@ def test_a_pending_rejection_requeued_in_flight_skips_backoff() -> None:
 def test_an_update_of_the_pod_in_flight_is_replayed() -> None:
     label_update = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL)
     q, _ = make_queue(hints={"P": register(label_update)})
-    old = pod("a")
+    old = pod_info("a", uid="uid-a")
     q.add(old)
     qpi = q.pop()
     assert qpi is not None
-    q.update(old, pod("a", labels={"team": "x"}))
+    q.update(old, pod_info("a", uid="uid-a", labels={"team": "x"}))
     assert q.pending() == {"active": [], "backoff": [], "unschedulable": []}
     fail(q, qpi, "P")
     assert names(q.pending()["backoff"]) == ["a"]
@@ -104,7 +105,7 @@ def test_an_update_of_the_pod_in_flight_is_replayed() -> None:
 
 def test_activating_a_pod_in_flight_requeues_it_when_it_fails() -> None:
     q, _ = make_queue()
-    p = pod("a")
+    p = pod_info("a", uid="uid-a")
     q.add(p)
     qpi = q.pop()
     assert qpi is not None
@@ -115,7 +116,7 @@ def test_activating_a_pod_in_flight_requeues_it_when_it_fails() -> None:
 
 def test_add_unschedulable_ignores_a_pod_already_queued_but_ends_its_attempt() -> None:
     q, _ = make_queue()
-    p = pod("a")
+    p = pod_info("a", uid="uid-a")
     q.add(p)
     qpi = q.pop()
     assert qpi is not None
@@ -128,7 +129,7 @@ def test_add_unschedulable_ignores_a_pod_already_queued_but_ends_its_attempt() -
 
 def test_a_pod_already_in_flight_is_discarded_when_popped_again() -> None:
     q, _ = make_queue()
-    p = pod("a")
+    p = pod_info("a", uid="uid-a")
     q.add(p)
     assert q.pop() is not None
     q.add(p)
@@ -138,7 +139,7 @@ def test_a_pod_already_in_flight_is_discarded_when_popped_again() -> None:
 
 def test_done_prunes_events_no_pod_in_flight_can_see() -> None:
     active = ActiveQueue(priority_less)
-    first, second = QueuedPod(pod_info=pod("a")), QueuedPod(pod_info=pod("b"))
+    first, second = QueuedPod(pod_info=pod_info("a", uid="uid-a")), QueuedPod(pod_info=pod_info("b", uid="uid-b"))
     assert active.move_to_in_flight(first)
     active.add_event_if_any_in_flight(None, None, NODE_ADD)
     assert active.move_to_in_flight(second)

@@ -9,12 +9,13 @@ import pytest
 
 from scheduler_core.framework import PodInfo
 from scheduler_core.queue import Nominator
+from tests.wrappers import pod_info
 
-from .support import make_queue, names, pod
+from .support import make_queue, names
 
 
 def nominated(name: str, node: str = "", **kwargs: Any) -> PodInfo:
-    info = pod(name, **kwargs)
+    info = pod_info(name, **kwargs, uid=f"uid-{name}")
     if node:
         manifest = dict(info.pod)
         manifest["status"] = {"nominatedNodeName": node}
@@ -24,9 +25,9 @@ def nominated(name: str, node: str = "", **kwargs: Any) -> PodInfo:
 
 def test_pods_for_a_node_come_in_nomination_order() -> None:
     n = Nominator()
-    n.add_nominated_pod(pod("low", priority=1), "n1")
-    n.add_nominated_pod(pod("high", priority=9), "n1")
-    n.add_nominated_pod(pod("elsewhere"), "n2")
+    n.add_nominated_pod(pod_info("low", uid="uid-low", priority=1), "n1")
+    n.add_nominated_pod(pod_info("high", uid="uid-high", priority=9), "n1")
+    n.add_nominated_pod(pod_info("elsewhere", uid="uid-elsewhere"), "n2")
     assert names(n.nominated_pods_for_node("n1")) == ["low", "high"]
     assert names(n.nominated_pods_for_node("n2")) == ["elsewhere"]
     assert n.nominated_pods_for_node("n3") == []
@@ -34,7 +35,7 @@ def test_pods_for_a_node_come_in_nomination_order() -> None:
 
 def test_nominated_node_names_are_the_nodes_with_a_nominated_pod() -> None:
     n = Nominator()
-    a, b = pod("a"), pod("b")
+    a, b = pod_info("a", uid="uid-a"), pod_info("b", uid="uid-b")
     n.add_nominated_pod(a, "n1")
     n.add_nominated_pod(b, "n2")
     assert sorted(n.nominated_node_names()) == ["n1", "n2"]
@@ -60,7 +61,7 @@ def test_nominating_modes(status_node: str, override: str | None, expected_node:
 
 def test_a_pod_is_nominated_to_one_node_at_most() -> None:
     n = Nominator()
-    p = pod("a")
+    p = pod_info("a", uid="uid-a")
     n.add_nominated_pod(p, "n1")
     n.add_nominated_pod(p, "n2")
     assert n.nominated_pods_for_node("n1") == []
@@ -69,9 +70,9 @@ def test_a_pod_is_nominated_to_one_node_at_most() -> None:
 
 def test_update_keeps_an_in_memory_nomination_the_update_does_not_mention() -> None:
     n = Nominator()
-    old = pod("a")
+    old = pod_info("a", uid="uid-a")
     n.add_nominated_pod(old, "n1")
-    new = pod("a", labels={"x": "y"})
+    new = pod_info("a", uid="uid-a", labels={"x": "y"})
     n.update_nominated_pod(old, new)
     assert n.nominated_pods_for_node("n1") == [new]
 
@@ -94,11 +95,11 @@ def test_update_follows_a_nomination_change(old_node: str, new_node: str, expect
 
 
 def test_the_pod_lister_vetoes_gone_or_bound_pods() -> None:
-    bound = pod("bound", node_name="n9")
-    current = {"alive": pod("alive"), "bound": bound}
+    bound = pod_info("bound", uid="uid-bound", node_name="n9")
+    current = {"alive": pod_info("alive", uid="uid-alive"), "bound": bound}
     n = Nominator(pod_lister=lambda p: current.get(p.name))
     for name in ("alive", "bound", "gone"):
-        n.add_nominated_pod(pod(name), "n1")
+        n.add_nominated_pod(pod_info(name, uid=f"uid-{name}"), "n1")
     assert names(n.nominated_pods_for_node("n1")) == ["alive"]
 
 
@@ -116,8 +117,8 @@ def test_the_queue_keeps_the_nominator_in_step() -> None:
 
 def test_nominated_pods_resolve_to_the_freshest_queued_version() -> None:
     q, _ = make_queue()
-    q.add(pod("a"))
-    q.nominator.add_nominated_pod(pod("a"), "n1")
-    newer = pod("a", labels={"v": "2"})
-    q.update(pod("a"), newer)
+    q.add(pod_info("a", uid="uid-a"))
+    q.nominator.add_nominated_pod(pod_info("a", uid="uid-a"), "n1")
+    newer = pod_info("a", uid="uid-a", labels={"v": "2"})
+    q.update(pod_info("a", uid="uid-a"), newer)
     assert q.nominator.nominated_pods_for_node("n1")[0] is newer

@@ -8,8 +8,9 @@ import pytest
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import NODE_ADD, QueuedPodInfo
 from scheduler_core.queue import SchedulingQueue
+from tests.wrappers import pod_info
 
-from .support import fail, make_queue, names, pod, pop_and_fail, register
+from .support import fail, make_queue, names, pop_and_fail, register
 
 
 @pytest.mark.parametrize(
@@ -23,7 +24,7 @@ from .support import fail, make_queue, names, pod, pop_and_fail, register
 def test_active_queue_pops_by_less(pods: list[tuple[str, int]], expected: list[str]) -> None:
     q, clock = make_queue()
     for name, priority in pods:
-        q.add(pod(name, priority=priority))
+        q.add(pod_info(name, uid=f"uid-{name}", priority=priority))
         clock.advance(0.001)
     popped = [q.pop() for _ in pods]
     assert [p.pod.name for p in popped if p is not None] == expected
@@ -32,8 +33,8 @@ def test_active_queue_pops_by_less(pods: list[tuple[str, int]], expected: list[s
 
 def test_pop_marks_in_flight_and_counts_cycles_and_attempts() -> None:
     q, _ = make_queue()
-    q.add(pod("a"))
-    q.add(pod("b"))
+    q.add(pod_info("a", uid="uid-a"))
+    q.add(pod_info("b", uid="uid-b"))
     assert q.scheduling_cycle() == 0
     first = q.pop()
     assert first is not None
@@ -48,7 +49,7 @@ def test_pop_marks_in_flight_and_counts_cycles_and_attempts() -> None:
 
 def test_pop_clears_the_rejector_plugins_of_the_previous_attempt() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P", pending=["Q"])
     clock.advance(20)
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -59,8 +60,8 @@ def test_pop_clears_the_rejector_plugins_of_the_previous_attempt() -> None:
 
 def _two_in_backoff(pop_from_backoff: bool) -> tuple[SchedulingQueue, FakeClock]:
     q, clock = make_queue(hints={"P": register(NODE_ADD)}, pop_from_backoff=pop_from_backoff)
-    q.add(pod("low", priority=1))
-    q.add(pod("high", priority=9))
+    q.add(pod_info("low", uid="uid-low", priority=1))
+    q.add(pod_info("high", uid="uid-high", priority=9))
     high, low = q.pop(), q.pop()
     assert high is not None and low is not None
     fail(q, low, "P")
@@ -90,7 +91,7 @@ def test_without_pop_from_backoff_backoff_pods_wait_and_order_by_expiry() -> Non
 
 def test_errored_pods_are_never_popped_early() -> None:
     q, clock = make_queue()
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q)
     assert names(q.pending()["backoff"]) == ["a"]
     assert q.pop() is None
@@ -102,7 +103,7 @@ def test_errored_pods_are_never_popped_early() -> None:
 def test_set_less_reorders_pending_pods() -> None:
     q, clock = make_queue()
     for name, priority in [("a", 1), ("b", 2), ("c", 3)]:
-        q.add(pod(name, priority=priority))
+        q.add(pod_info(name, uid=f"uid-{name}", priority=priority))
         clock.advance(1)
 
     def lowest_first(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
@@ -116,7 +117,7 @@ def test_set_less_reorders_pending_pods() -> None:
 def test_len_counts_every_sub_queue_but_not_in_flight() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
     for name in "abcd":
-        q.add(pod(name))
+        q.add(pod_info(name, uid=f"uid-{name}"))
         clock.advance(0.001)
     pop_and_fail(q, "P")  # a -> unschedulable
     pop_and_fail(q)  # b -> backoff (error)

@@ -16,8 +16,9 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.queue import QueuedPod
+from tests.wrappers import pod_info
 
-from .support import Gate, hint_always, make_queue, names, pod, pop_and_fail, register, sorted_names
+from .support import Gate, hint_always, make_queue, names, pop_and_fail, register, sorted_names
 
 GATES_ELIMINATED = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)
 WILDCARD_ALL = ClusterEvent(EventResource.WILDCARD, ActionType.ALL)
@@ -34,20 +35,16 @@ class SchedulingGatesLike:
         return None
 
 
-def _gated_pod(name: str = "a") -> PodInfo:
-    return pod(name, schedulingGates=[{"name": "example.com/wait"}])
-
-
 def _ungated(p: PodInfo) -> PodInfo:
-    return pod(p.name, uid=p.uid)
+    return pod_info(p.name, uid=p.uid)
 
 
 def test_gated_pod_waits_in_the_pool_with_its_gating_plugin() -> None:
     q, _ = make_queue(pre_enqueue=[SchedulingGatesLike()])
-    q.add(_gated_pod())
+    q.add(pod_info("a", uid="uid-a", schedulingGates=[{"name": "example.com/wait"}]))
     assert names(q.pending()["unschedulable"]) == ["a"]
     assert q.pop() is None
-    record = q.get(_gated_pod())
+    record = q.get(pod_info("a", uid="uid-a", schedulingGates=[{"name": "example.com/wait"}]))
     assert isinstance(record, QueuedPod)
     assert (record.gated, record.gating_plugin, record.unschedulable_plugins) == (
         True,
@@ -69,7 +66,7 @@ def test_removing_the_gates_ungates_through_the_hint(hint: QueueingHint, expecte
         pre_enqueue=[SchedulingGatesLike()],
         hints={"SchedulingGates": register(GATES_ELIMINATED, hint_always(hint))},
     )
-    gated = _gated_pod()
+    gated = pod_info("a", uid="uid-a", schedulingGates=[{"name": "example.com/wait"}])
     q.add(gated)
     q.update(gated, _ungated(gated))
     assert names(q.pending()[expected_queue]) == ["a"]
@@ -84,16 +81,16 @@ def test_a_label_update_does_not_match_the_gates_eliminated_registration() -> No
         pre_enqueue=[SchedulingGatesLike()],
         hints={"SchedulingGates": register(GATES_ELIMINATED)},
     )
-    gated = _gated_pod()
+    gated = pod_info("a", uid="uid-a", schedulingGates=[{"name": "example.com/wait"}])
     q.add(gated)
-    q.update(gated, pod("a", uid=gated.uid, labels={"x": "y"}, schedulingGates=[{"name": "example.com/wait"}]))
+    q.update(gated, pod_info("a", uid=gated.uid, labels={"x": "y"}, schedulingGates=[{"name": "example.com/wait"}]))
     assert names(q.pending()["unschedulable"]) == ["a"]
 
 
 def test_events_of_other_plugins_do_not_rerun_pre_enqueue_for_gated_pods() -> None:
     gate = Gate(closed={"a"})
     q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(GATES_ELIMINATED), "P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     assert gate.calls == ["a"]
     gate.closed.clear()
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -114,8 +111,8 @@ def test_an_event_looks_only_at_the_gated_pods_it_may_move(event: ClusterEvent, 
     # SchedulingGatedPodsWithPodAffinityImpactForThroughput at a few pods a second.
     gate = Gate(closed={"gated"})
     q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(GATES_ELIMINATED), "P": register(NODE_ADD)})
-    q.add(pod("gated"))
-    q.add(pod("tried"))
+    q.add(pod_info("gated", uid="uid-gated"))
+    q.add(pod_info("tried", uid="uid-tried"))
     pop_and_fail(q, "P")
     seen: list[str] = []
 
@@ -131,7 +128,7 @@ def test_an_event_of_the_gating_plugin_reruns_pre_enqueue() -> None:
     gate = Gate(closed={"a"})
     node_event = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
     q, _ = make_queue(pre_enqueue=[gate], hints={"Gate": register(node_event)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     q.move_all_to_active_or_backoff(node_event, None, None)
     assert gate.calls == ["a", "a"]
     assert names(q.pending()["unschedulable"]) == ["a"]  # still closed
@@ -143,7 +140,7 @@ def test_an_event_of_the_gating_plugin_reruns_pre_enqueue() -> None:
 def test_the_unschedulable_timeout_reruns_pre_enqueue_for_gated_pods() -> None:
     gate = Gate(closed={"a"})
     q, clock = make_queue(pre_enqueue=[gate])
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     gate.closed.clear()
     clock.advance(301)
     q.flush_unschedulable_leftover()
@@ -160,7 +157,7 @@ def test_the_gating_plugin_runs_first_on_reevaluation() -> None:
 
     first, second = Recording("First"), Recording("Second", closed={"a"})
     q, clock = make_queue(pre_enqueue=[first, second])
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     assert order == ["First", "Second"]
     second.closed.clear()
     clock.advance(301)
@@ -177,27 +174,27 @@ def test_a_pre_enqueue_plugin_that_raises_gates_the_pod() -> None:
             raise RuntimeError("boom")
 
     q, _ = make_queue(pre_enqueue=[Broken()])
-    q.add(pod("a"))
-    record = q.get(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
+    record = q.get(pod_info("a", uid="uid-a"))
     assert record is not None and record.gating_plugin == "Broken"
 
 
 def test_with_pop_from_backoff_pre_enqueue_runs_when_entering_backoff() -> None:
     gate = Gate()
     q, _ = make_queue(pre_enqueue=[gate], hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     gate.closed.add("a")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)  # backing off -> PreEnqueue now
     assert names(q.pending()["unschedulable"]) == ["a"]
-    record = q.get(pod("a"))
+    record = q.get(pod_info("a", uid="uid-a"))
     assert record is not None and record.gating_plugin == "Gate"
 
 
 def test_without_pop_from_backoff_pre_enqueue_runs_when_leaving_backoff() -> None:
     gate = Gate()
     q, clock = make_queue(pre_enqueue=[gate], hints={"P": register(NODE_ADD)}, pop_from_backoff=False)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     gate.closed.add("a")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
@@ -217,12 +214,12 @@ def test_profiles_have_their_own_pre_enqueue_plugins() -> None:
     q, _ = make_queue(profile_of=profile_of)
     q.set_profile("home/default", pre_enqueue=[], hints={})
     q.set_profile("team-a/gated", pre_enqueue=[Gate(closed={"a", "b"})], hints={})
-    q.add(pod("a", namespace="team-a"))
-    q.add(pod("b", namespace="team-b"))
+    q.add(pod_info("a", uid="uid-a", namespace="team-a"))
+    q.add(pod_info("b", uid="uid-b", namespace="team-b"))
     assert names(q.pending()["unschedulable"]) == ["a"]
     assert names(q.pending()["active"]) == ["b"]
     q.remove_profile("team-a/gated")
-    q.add(pod("c", namespace="team-a"))
+    q.add(pod_info("c", uid="uid-c", namespace="team-a"))
     assert sorted_names(q.pending()["active"]) == ["b", "c"]
 
 
@@ -235,8 +232,8 @@ def test_hints_are_those_of_the_profile_a_pod_resolves_to() -> None:
     q, _ = make_queue(profile_of=profile_of)
     q.set_profile("home/default", pre_enqueue=[], hints={"P": [ClusterEventWithHint(NODE_ADD)]})
     q.set_profile("team-a/quiet", pre_enqueue=[], hints={})
-    q.add(pod("a", namespace="team-a"))
-    q.add(pod("b", namespace="team-b"))
+    q.add(pod_info("a", uid="uid-a", namespace="team-a"))
+    q.add(pod_info("b", uid="uid-b", namespace="team-b"))
     pop_and_fail(q, "P")
     pop_and_fail(q, "P")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)

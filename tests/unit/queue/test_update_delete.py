@@ -10,21 +10,22 @@ import pytest
 from scheduler_core.framework import NODE_ADD, ActionType, ClusterEvent, EventResource, PodInfo
 from scheduler_core.queue import SchedulingQueue
 from scheduler_core.queue.pod_events import pod_scheduling_properties_change
+from tests.wrappers import pod_info
 
-from .support import make_queue, names, pod, pop_and_fail, register
+from .support import make_queue, names, pop_and_fail, register
 
 
 def _into_active(q: SchedulingQueue) -> None:
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
 
 
 def _into_backoff(q: SchedulingQueue) -> None:
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q)  # Error -> backoffQ
 
 
 def _into_unschedulable(q: SchedulingQueue) -> None:
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
 
 
@@ -40,9 +41,9 @@ def test_delete_removes_the_pod_from_any_sub_queue(place: Callable[[SchedulingQu
     q, _ = make_queue()
     place(q)
     assert names(q.pending()[queue]) == ["a"]
-    q.delete(pod("a"))
+    q.delete(pod_info("a", uid="uid-a"))
     assert len(q) == 0
-    assert q.get(pod("a")) is None
+    assert q.get(pod_info("a", uid="uid-a")) is None
 
 
 @pytest.mark.parametrize(("place", "queue"), PLACES)
@@ -53,11 +54,11 @@ def test_delete_of_an_old_uid_keeps_the_pod_re_created_under_its_name(
     UID) announces before the old one's delete (a re-list): the delete keeps the new pod."""
     q, _ = make_queue()
     place(q)  # the new pod "a" (uid-a) waits in ``queue``
-    q.delete(pod("a", uid="old-a"))
+    q.delete(pod_info("a", uid="old-a"))
     assert names(q.pending()[queue]) == ["a"]
-    found = q.get(pod("a"))
+    found = q.get(pod_info("a", uid="uid-a"))
     assert found is not None and found.pod_info.uid == "uid-a"
-    assert q.get(pod("a", uid="old-a")) is None
+    assert q.get(pod_info("a", uid="old-a")) is None
 
 
 @pytest.mark.parametrize(("place", "queue"), PLACES[:2])
@@ -66,10 +67,10 @@ def test_update_in_active_or_backoff_replaces_the_pod_in_place(
 ) -> None:
     q, _ = make_queue()
     place(q)
-    before = q.get(pod("a"))
+    before = q.get(pod_info("a", uid="uid-a"))
     assert before is not None
-    q.update(pod("a"), pod("a", labels={"v": "2"}))
-    after = q.get(pod("a"))
+    q.update(pod_info("a", uid="uid-a"), pod_info("a", uid="uid-a", labels={"v": "2"}))
+    after = q.get(pod_info("a", uid="uid-a"))
     assert after is before
     assert after.pod.labels == {"v": "2"}
     assert names(q.pending()[queue]) == ["a"]
@@ -77,10 +78,10 @@ def test_update_in_active_or_backoff_replaces_the_pod_in_place(
 
 def test_update_in_active_reorders_by_the_new_priority() -> None:
     q, clock = make_queue()
-    q.add(pod("a", priority=1))
+    q.add(pod_info("a", uid="uid-a", priority=1))
     clock.advance(1)
-    q.add(pod("b", priority=5))
-    q.update(pod("a", priority=1), pod("a", priority=10))
+    q.add(pod_info("b", uid="uid-b", priority=5))
+    q.update(pod_info("a", uid="uid-a", priority=1), pod_info("a", uid="uid-a", priority=10))
     head = q.pop()
     assert head is not None and head.pod.name == "a"
 
@@ -90,38 +91,40 @@ def test_update_in_active_reorders_by_the_new_priority() -> None:
     [
         pytest.param(
             ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL),
-            pod("a", labels={"x": "1"}),
+            pod_info("a", uid="uid-a", labels={"x": "1"}),
             "backoff",
             id="label-update-hinted",
         ),
         pytest.param(
             ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL),
-            pod("a", tolerations=[{"key": "k", "operator": "Exists"}]),
+            pod_info("a", uid="uid-a", tolerations=[{"key": "k", "operator": "Exists"}]),
             "unschedulable",
             id="toleration-update-not-registered",
         ),
         pytest.param(
             ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS),
-            pod("a", tolerations=[{"key": "k", "operator": "Exists"}]),
+            pod_info("a", uid="uid-a", tolerations=[{"key": "k", "operator": "Exists"}]),
             "backoff",
             id="toleration-update-hinted",
         ),
         pytest.param(
             ClusterEvent(EventResource.POD, ActionType.UPDATE),
-            pod("a", cpu="50m"),
+            pod_info("a", uid="uid-a", cpu="50m"),
             "backoff",
             id="scale-down-matches-general-update",
         ),
-        pytest.param(NODE_ADD, pod("a", labels={"x": "1"}), "unschedulable", id="node-event-irrelevant"),
+        pytest.param(
+            NODE_ADD, pod_info("a", uid="uid-a", labels={"x": "1"}), "unschedulable", id="node-event-irrelevant"
+        ),
     ],
 )
 def test_update_of_an_unschedulable_pod_asks_the_hints(
     registered: ClusterEvent, new_pod: PodInfo, expected_queue: str
 ) -> None:
     q, _ = make_queue(hints={"P": register(registered)})
-    q.add(pod("a", cpu="100m"))
+    q.add(pod_info("a", uid="uid-a", cpu="100m"))
     pop_and_fail(q, "P")
-    q.update(pod("a", cpu="100m"), new_pod)
+    q.update(pod_info("a", uid="uid-a", cpu="100m"), new_pod)
     assert names(q.pending()[expected_queue]) == ["a"]
     record = q.get(new_pod)
     assert record is not None and record.pod is new_pod
@@ -129,33 +132,55 @@ def test_update_of_an_unschedulable_pod_asks_the_hints(
 
 def test_update_of_an_unknown_pod_adds_it() -> None:
     q, _ = make_queue()
-    q.update(pod("a"), pod("a", labels={"x": "1"}))
+    q.update(pod_info("a", uid="uid-a"), pod_info("a", uid="uid-a", labels={"x": "1"}))
     assert names(q.pending()["active"]) == ["a"]
 
 
 @pytest.mark.parametrize(
     ("old", "new", "expected"),
     [
-        pytest.param(pod("a"), pod("a"), [ActionType.UPDATE], id="nothing-relevant"),
-        pytest.param(pod("a"), pod("a", labels={"k": "v"}), [ActionType.UPDATE_POD_LABEL], id="labels"),
-        pytest.param(pod("a", cpu="1"), pod("a", cpu="500m"), [ActionType.UPDATE_POD_SCALE_DOWN], id="scale-down"),
-        pytest.param(pod("a", cpu="1"), pod("a"), [ActionType.UPDATE_POD_SCALE_DOWN], id="request-removed"),
-        pytest.param(pod("a", cpu="500m"), pod("a", cpu="1"), [ActionType.UPDATE], id="scale-up-is-plain"),
         pytest.param(
-            pod("a", schedulingGates=[{"name": "g"}]),
-            pod("a"),
+            pod_info("a", uid="uid-a"), pod_info("a", uid="uid-a"), [ActionType.UPDATE], id="nothing-relevant"
+        ),
+        pytest.param(
+            pod_info("a", uid="uid-a"),
+            pod_info("a", uid="uid-a", labels={"k": "v"}),
+            [ActionType.UPDATE_POD_LABEL],
+            id="labels",
+        ),
+        pytest.param(
+            pod_info("a", uid="uid-a", cpu="1"),
+            pod_info("a", uid="uid-a", cpu="500m"),
+            [ActionType.UPDATE_POD_SCALE_DOWN],
+            id="scale-down",
+        ),
+        pytest.param(
+            pod_info("a", uid="uid-a", cpu="1"),
+            pod_info("a", uid="uid-a"),
+            [ActionType.UPDATE_POD_SCALE_DOWN],
+            id="request-removed",
+        ),
+        pytest.param(
+            pod_info("a", uid="uid-a", cpu="500m"),
+            pod_info("a", uid="uid-a", cpu="1"),
+            [ActionType.UPDATE],
+            id="scale-up-is-plain",
+        ),
+        pytest.param(
+            pod_info("a", uid="uid-a", schedulingGates=[{"name": "g"}]),
+            pod_info("a", uid="uid-a"),
             [ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED],
             id="gates-eliminated",
         ),
         pytest.param(
-            pod("a", schedulingGates=[{"name": "g"}, {"name": "h"}]),
-            pod("a", schedulingGates=[{"name": "g"}]),
+            pod_info("a", uid="uid-a", schedulingGates=[{"name": "g"}, {"name": "h"}]),
+            pod_info("a", uid="uid-a", schedulingGates=[{"name": "g"}]),
             [ActionType.UPDATE],
             id="one-gate-left",
         ),
         pytest.param(
-            pod("a"),
-            pod("a", labels={"k": "v"}, tolerations=[{"operator": "Exists"}]),
+            pod_info("a", uid="uid-a"),
+            pod_info("a", uid="uid-a", labels={"k": "v"}, tolerations=[{"operator": "Exists"}]),
             [ActionType.UPDATE_POD_LABEL, ActionType.UPDATE_POD_TOLERATIONS],
             id="labels-and-tolerations",
         ),
@@ -168,7 +193,9 @@ def test_pod_scheduling_properties_change(old: PodInfo, new: PodInfo, expected: 
 
 
 def test_an_assigned_pod_update_raises_assigned_pod_events() -> None:
-    events = pod_scheduling_properties_change(pod("a", node_name="n1", labels={"k": "v"}), pod("a", node_name="n1"))
+    events = pod_scheduling_properties_change(
+        pod_info("a", uid="uid-a", node_name="n1", labels={"k": "v"}), pod_info("a", uid="uid-a", node_name="n1")
+    )
     assert events == [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)]
 
 
@@ -178,28 +205,28 @@ def test_activate_moves_from_backoff_or_unschedulable_to_active(
 ) -> None:
     q, _ = make_queue()
     place(q)
-    q.activate([pod("a")])
+    q.activate([pod_info("a", uid="uid-a")])
     assert names(q.pending()["active"]) == ["a"]
 
 
 def test_activate_ignores_unknown_pods() -> None:
     q, _ = make_queue()
-    q.activate([pod("ghost")])
+    q.activate([pod_info("ghost", uid="uid-ghost")])
     assert len(q) == 0
 
 
 @pytest.mark.parametrize(("place", "queue"), PLACES)
 def test_contains_sees_every_sub_queue(place: Callable[[SchedulingQueue], None], queue: str) -> None:
     q, _ = make_queue()
-    assert not q.contains(pod("a"))
+    assert not q.contains(pod_info("a", uid="uid-a"))
     place(q)
-    assert q.contains(pod("a"))
+    assert q.contains(pod_info("a", uid="uid-a"))
 
 
 def test_contains_sees_pods_in_flight_until_done() -> None:
     q, _ = make_queue()
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = q.pop()
-    assert qpi is not None and q.contains(pod("a"))
+    assert qpi is not None and q.contains(pod_info("a", uid="uid-a"))
     q.done(qpi.pod.uid)
-    assert not q.contains(pod("a"))
+    assert not q.contains(pod_info("a", uid="uid-a"))

@@ -7,8 +7,9 @@ import asyncio
 
 from scheduler_core.clock import FakeClock
 from scheduler_core.framework import NODE_ADD
+from tests.wrappers import pod_info
 
-from .support import make_queue, names, pod, pop_and_fail, register
+from .support import make_queue, names, pop_and_fail, register
 
 
 async def _started(task: asyncio.Task[object]) -> None:
@@ -19,7 +20,7 @@ async def _started(task: asyncio.Task[object]) -> None:
 
 async def test_wait_pop_returns_at_once_when_a_pod_is_queued() -> None:
     q, _ = make_queue()
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = await q.wait_pop()
     assert qpi is not None and qpi.pod.name == "a"
 
@@ -28,14 +29,14 @@ async def test_wait_pop_wakes_on_add() -> None:
     q, _ = make_queue()
     waiter: asyncio.Task[object] = asyncio.create_task(q.wait_pop())
     await _started(waiter)
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     qpi = await asyncio.wait_for(waiter, 5)
     assert qpi is not None and qpi.pod.name == "a"  # type: ignore[attr-defined]
 
 
 async def test_wait_pop_wakes_on_a_move_to_active() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)})
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
     waiter: asyncio.Task[object] = asyncio.create_task(q.wait_pop())
     await _started(waiter)
@@ -46,7 +47,7 @@ async def test_wait_pop_wakes_on_a_move_to_active() -> None:
 
 async def test_wait_pop_wakes_when_backoff_is_flushed() -> None:
     q, clock = make_queue(clock=FakeClock(1000.0))
-    q.add(pod("a"))
+    q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q)  # Error: errored pods are not popped early
     waiter: asyncio.Task[object] = asyncio.create_task(q.wait_pop())
     await _started(waiter)
@@ -65,8 +66,8 @@ async def test_wait_pop_returns_none_when_closed() -> None:
 
 async def test_run_flushes_on_the_injected_schedule() -> None:
     q, clock = make_queue(hints={"P": register(NODE_ADD)}, max_in_unschedulable=0.5)
-    q.add(pod("parked", priority=2))
-    q.add(pod("errored", priority=1))
+    q.add(pod_info("parked", uid="uid-parked", priority=2))
+    q.add(pod_info("errored", uid="uid-errored", priority=1))
     pop_and_fail(q, "P")  # parked: in the pool until the 30 s leftover flush
     pop_and_fail(q)  # errored: backoffQ, 1 s, flushed by a 1 s tick
     seen: dict[float, tuple[list[str], list[str]]] = {}
