@@ -15,6 +15,10 @@ changed claims are read again.
 A store has one claim per namespace and name and one per uid. Input that breaks that (a
 hand-built list) is indexed as :meth:`DynamicResources._claims_by_key` always did, the last
 claim of a key winning, and its allocated devices are computed from every claim each time.
+
+The special claims of extended resources backed by DRA are indexed by the pod that controls
+them, so PreFilter finds a pod's claim from an earlier cycle (``findExtendedResourceClaim``)
+without reading every claim.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
+
+from scheduler_core.framework.extended_resources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
 Claim = Mapping[str, Any]
@@ -41,6 +47,14 @@ def allocation_of(claim: Claim) -> Any:
     return (claim.get("status") or {}).get("allocation")
 
 
+def extended_claim_owners(claim: Claim) -> tuple[str, ...]:
+    """The uids of the controllers of a claim annotated as a pod's extended-resource claim."""
+    meta = claim.get("metadata") or {}
+    if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        return ()
+    return tuple(str(o.get("uid")) for o in meta.get("ownerReferences") or () if o.get("controller"))
+
+
 def devices_of(allocation: Mapping[str, Any]) -> list[DeviceID]:
     """The devices an allocation holds (admin access ones excepted: they take no device)."""
     return [
@@ -56,7 +70,8 @@ class ClaimIndex:
 
     def __init__(self) -> None:
         self._claims: list[Claim] = []  # as last refreshed, in store order
-        self._by_id: dict[int, tuple[Claim, tuple[str, str], str, list[DeviceID]]] = {}
+        self._by_id: dict[int, tuple[Claim, tuple[str, str], str, list[DeviceID], tuple[str, ...]]] = {}
+        self._extended: dict[str, list[Claim]] = {}  # controller uid -> extended-resource claims
         self.by_key: dict[tuple[str, str], Claim] = {}
         self.by_uid: dict[str, Claim] = {}
         self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it
@@ -87,7 +102,13 @@ class ClaimIndex:
             removed = [self._by_id[i][0] for i in self._by_id.keys() - ids.keys()]
         self._claims = current
         for claim in removed:
-            _, key, uid, devices = self._by_id.pop(id(claim))
+            _, key, uid, devices, owners = self._by_id.pop(id(claim))
+            for owner in owners:
+                left_claims = [c for c in self._extended[owner] if c is not claim]
+                if left_claims:
+                    self._extended[owner] = left_claims
+                else:
+                    del self._extended[owner]
             if self.by_key.get(key) is claim:
                 del self.by_key[key]
             if self.by_uid.get(uid) is claim:
@@ -104,7 +125,10 @@ class ClaimIndex:
             key, uid = claim_key(claim), claim_uid(claim)
             allocation = allocation_of(claim)
             devices = devices_of(allocation) if allocation else []
-            self._by_id[id(claim)] = (claim, key, uid, devices)
+            owners = extended_claim_owners(claim)
+            self._by_id[id(claim)] = (claim, key, uid, devices, owners)
+            for owner in owners:
+                self._extended.setdefault(owner, []).append(claim)
             self.by_key[key] = claim
             self.by_uid[uid] = claim
             for device in devices:
@@ -114,6 +138,18 @@ class ClaimIndex:
         if not self._unique:  # the last of each key wins, as a dict built in store order
             self.by_key = {claim_key(c): c for c in current}
             self.by_uid = {claim_uid(c): c for c in current}
+
+    def extended_claims(self, pod_uid: str) -> Iterable[Claim]:
+        """The claims annotated as extended-resource claims whose controller has ``pod_uid``, in
+        :attr:`by_key`'s order, where ``findExtendedResourceClaim`` looks (with duplicate keys
+        or uids: every claim of :attr:`by_key`)."""
+        found = self._extended.get(pod_uid, [])
+        if not self._unique:
+            return self.by_key.values()
+        if len(found) <= 1:
+            return found
+        ids = {id(c) for c in found}
+        return [c for c in self.by_key.values() if id(c) in ids]
 
     def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: the devices of every allocation, stored or in flight.

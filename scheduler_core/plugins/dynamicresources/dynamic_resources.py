@@ -302,7 +302,7 @@ class DynamicResources:
         data.user_claims = len(data.claims)
         if data.scalars:
             # preFilterExtendedResources: the special claim goes last, from an earlier cycle or new
-            found = extended.find_claim(pod, stored.values())
+            found = extended.find_claim(pod, self._tracker.claims.extended_claims(pod.uid))
             data.claims.append(found if found is not None else extended.special_claim(pod))
         if not data.claims:
             return None, Status.skip()

@@ -3,6 +3,8 @@
 The reference is the scan DynamicResources made per pod before the index (the claims by
 namespace and name, the last of a key winning; ``ListAllAllocatedDevices`` over them), run on
 random sequences of store writes, including input no store makes (duplicate keys and uids).
+A pod's special claim of extended resources is looked up among its own (by controller uid) as
+it was among every claim.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from scheduler_core.framework import PodInfo
+from scheduler_core.plugins.dynamicresources import extended
 from scheduler_core.plugins.dynamicresources.claim_index import (
     ClaimIndex,
     DeviceID,
@@ -46,7 +50,14 @@ def allocation(devices: list[tuple[int, bool]]) -> dict[str, Any]:
 
 def claim(name: int, uid: int, devices: list[tuple[int, bool]] | None) -> dict[str, Any]:
     status = {"allocation": allocation(devices)} if devices is not None else {}
-    return {"metadata": {"name": f"c{name}", "namespace": "ns", "uid": f"u{uid}"}, "status": status}
+    meta: dict[str, Any] = {"name": f"c{name}", "namespace": "ns", "uid": f"u{uid}"}
+    if name % 3:  # an extended-resource claim of pod p0 or p1 (or of neither: not controller)
+        meta["annotations"] = {"resource.kubernetes.io/extended-resource-claim": "true"}
+        meta["ownerReferences"] = [{"name": f"p{uid % 2}", "uid": f"pod-{uid % 2}", "controller": uid % 5 != 4}]
+    return {"metadata": meta, "status": status}
+
+
+PODS = [PodInfo({"metadata": {"name": f"p{i}", "namespace": "ns", "uid": f"pod-{i}"}}) for i in range(2)]
 
 
 DEVICES = st.none() | st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=3)
@@ -89,6 +100,8 @@ def test_the_index_agrees_with_a_scan_of_every_claim(steps: list[Any], unique: b
         index.refresh(list(store))
         by_key, allocated = reference(store, expected_in_flight)
         assert index.by_key == by_key
+        for pod in PODS:
+            assert extended.find_claim(pod, index.extended_claims(pod.uid)) is extended.find_claim(pod, by_key.values())
         assert index.allocated_devices(in_flight) == allocated
         assert in_flight == expected_in_flight
 
