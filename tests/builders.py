@@ -1,5 +1,5 @@
-"""Moved to :mod:`tests.wrappers`, the one test kit; this name stays until the last importers
-(tests/unit/scheduling, being edited beside) import the kit."""
+"""Moved to :mod:`tests.wrappers`, the one test kit; this name stays only for ``bench/tenancy.py``
+(edited beside), its last importer."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.report import render_json
 from scheduler_core.simulator.run import simulate
-from tests.builders import node, pod
+from tests.wrappers import node, pod
 
 ZONES = ["a", "b", "c"]
 TAINTS = [

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler
+from tests.wrappers import node, pod
 
 CLAIM = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "data", "namespace": "default"},
          "spec": {"storageClassName": "none"}}  # fmt: skip

@@ -8,8 +8,8 @@ import pytest
 
 from scheduler_core.explanation import ANNOTATION
 from scheduler_core.simulator import simulate
-from tests.builders import node, pod
 from tests.unit.simulator.support import load, profile
+from tests.wrappers import node, pod
 
 TAINT = {"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}
 

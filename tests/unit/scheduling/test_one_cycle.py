@@ -15,8 +15,8 @@ import pytest
 
 from scheduler_core.framework import CycleState, NodeToStatus, PodInfo, PostFilterResult, Status
 from scheduler_core.framework.extension_points import plugin_problems
-from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import node, pod
 
 # An extender with no verb: the profile calls extenders, and none of them is ever asked anything.
 SILENT_EXTENDER = {"urlPrefix": "http://127.0.0.1:9/silent"}

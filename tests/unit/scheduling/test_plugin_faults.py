@@ -23,8 +23,8 @@ from scheduler_core.queue.heap import KeyedHeap
 from scheduler_core.runtime.build import ProfileError
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.builders import node, pod
 from tests.unit.scheduling.support import HOME, add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import node, pod
 
 NAME = "Raiser"
 BAD, GOOD = "bad", "good"

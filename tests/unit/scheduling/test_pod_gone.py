@@ -20,8 +20,8 @@ from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.builders import node, pod
 from tests.unit.scheduling.support import HOME, add_nodes, add_pods, node_of
+from tests.wrappers import node, pod
 
 
 def gone_scheduler() -> tuple[Scheduler, InMemoryCluster, list[str]]:

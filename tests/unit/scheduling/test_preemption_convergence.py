@@ -30,18 +30,6 @@ def events(cluster: InMemoryCluster, name: str) -> list[tuple[str, str]]:
     return [(e.reason, e.message) for e in cluster.events_for("default", name)]
 
 
-def nodes(count: int) -> list[dict[str, Any]]:
-    return [make_node().name(f"node-{i}").capacity(cpu="4", memory="32Gi").obj() for i in range(count)]
-
-
-def low_pods(count_nodes: int) -> list[dict[str, Any]]:
-    return [
-        make_pod().name(f"low-{n}-{i}").uid(f"low-{n}-{i}").req(cpu="900m").node(f"node-{n}").obj()
-        for n in range(count_nodes)
-        for i in range(4)
-    ]
-
-
 def preemptors(count: int) -> list[dict[str, Any]]:
     return [make_pod().name(f"high-{i}").uid(f"high-{i}").priority(10).req(cpu="3").obj() for i in range(count)]
 
@@ -106,8 +94,15 @@ class GracefulCluster(CountingCluster):
 async def filled(cluster: InMemoryCluster, count: int) -> Scheduler:
     """A scheduler over ``cluster`` with ``count`` nodes, each full of low-priority pods."""
     scheduler, _, _ = make_scheduler(cluster=cluster)
-    add_nodes(scheduler, cluster, nodes(count))
-    add_pods(scheduler, cluster, low_pods(count))
+    add_nodes(
+        scheduler, cluster, [make_node().name(f"node-{n}").capacity(cpu="4", memory="32Gi").obj() for n in range(count)]
+    )
+    low = make_pod().req(cpu="900m")
+    add_pods(
+        scheduler,
+        cluster,
+        [low.name(f"low-{n}-{i}").uid(f"low-{n}-{i}").node(f"node-{n}").obj() for n in range(count) for i in range(4)],
+    )
     await scheduler.run_until_idle()
     return scheduler
 

@@ -17,7 +17,7 @@ from scheduler_core.plugins.defaultpreemption import DefaultPreemption
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.simulator.manifests import load_texts
 from scheduler_core.simulator.run import Simulation, simulate
-from tests.wrappers import make_node, make_pod
+from tests.wrappers import make_pod, node, pod
 
 
 def priority_class(name: str, value: int) -> dict[str, Any]:
@@ -25,15 +25,6 @@ def priority_class(name: str, value: int) -> dict[str, Any]:
 
 
 CLASSES = [priority_class("low", 100), priority_class("mid", 500), priority_class("high", 1000)]
-
-
-def node(name: str, cpu: str = "2") -> dict[str, Any]:
-    return make_node().name(name).capacity(cpu=cpu, memory="8Gi").obj()
-
-
-def pod(name: str, cls: str, cpu: str, node_name: str | None = None, app: str = "x", **spec: Any) -> dict[str, Any]:
-    wrapper = make_pod().name(name).uid(name).label("app", app).priority_class(cls).req(cpu=cpu).spec(**spec)
-    return (wrapper.node(node_name) if node_name else wrapper).obj()
 
 
 DB_PDB = {
@@ -73,19 +64,19 @@ def events(sim: Simulation, name: str) -> list[tuple[str, str]]:
 def test_high_priority_pod_preempts_the_right_victims_and_binds_to_its_nominated_node() -> None:
     sim = run(
         CLASSES,
-        node("node-a"),
-        node("node-b"),
-        node("node-c"),
+        node("node-a", cpu="2", memory="8Gi"),
+        node("node-b", cpu="2", memory="8Gi"),
+        node("node-c", cpu="2", memory="8Gi"),
         # node-a: evicting would break the db PodDisruptionBudget.
-        pod("db-1", "low", "1", "node-a", app="db"),
-        pod("db-2", "low", "1", "node-a", app="db"),
+        pod("db-1", uid="db-1", labels={"app": "db"}, priorityClassName="low", cpu="1", node_name="node-a"),
+        pod("db-2", uid="db-2", labels={"app": "db"}, priorityClassName="low", cpu="1", node_name="node-a"),
         # node-b: evicting web is enough; the more important cache is reprieved.
-        pod("web", "low", "1", "node-b"),
-        pod("cache", "mid", "500m", "node-b"),
+        pod("web", uid="web", labels={"app": "x"}, priorityClassName="low", cpu="1", node_name="node-b"),
+        pod("cache", uid="cache", labels={"app": "x"}, priorityClassName="mid", cpu="500m", node_name="node-b"),
         # node-c: nothing of lower priority.
-        pod("critical", "high", "2", "node-c"),
+        pod("critical", uid="critical", labels={"app": "x"}, priorityClassName="high", cpu="2", node_name="node-c"),
         DB_PDB,
-        pod("urgent", "high", "1500m"),
+        pod("urgent", uid="urgent", labels={"app": "x"}, priorityClassName="high", cpu="1500m"),
     )
     (report,) = sim.pods
     assert (report.name, report.status, report.node) == ("urgent", "Scheduled", "node-b")
@@ -114,11 +105,11 @@ def test_several_victims_are_evicted_before_the_pod_is_retried() -> None:
     RecordingPreemption.held = []
     sim = run(
         CLASSES,
-        node("node-a"),
-        pod("w1", "low", "700m", "node-a"),
-        pod("w2", "low", "700m", "node-a"),
-        pod("w3", "mid", "600m", "node-a"),
-        pod("urgent", "high", "2"),
+        node("node-a", cpu="2", memory="8Gi"),
+        pod("w1", uid="w1", labels={"app": "x"}, priorityClassName="low", cpu="700m", node_name="node-a"),
+        pod("w2", uid="w2", labels={"app": "x"}, priorityClassName="low", cpu="700m", node_name="node-a"),
+        pod("w3", uid="w3", labels={"app": "x"}, priorityClassName="mid", cpu="600m", node_name="node-a"),
+        pod("urgent", uid="urgent", labels={"app": "x"}, priorityClassName="high", cpu="2"),
         plugin=RecordingPreemption,
     )
     (report,) = sim.pods
@@ -131,9 +122,9 @@ def test_several_victims_are_evicted_before_the_pod_is_retried() -> None:
 def test_preemption_policy_never_keeps_the_pod_pending() -> None:
     sim = run(
         CLASSES,
-        node("node-a"),
-        pod("web", "low", "2", "node-a"),
-        pod("polite", "high", "1", preemptionPolicy="Never"),
+        node("node-a", cpu="2", memory="8Gi"),
+        pod("web", uid="web", labels={"app": "x"}, priorityClassName="low", cpu="2", node_name="node-a"),
+        pod("polite", uid="polite", labels={"app": "x"}, priorityClassName="high", cpu="1", preemptionPolicy="Never"),
     )
     (report,) = sim.pods
     assert (report.status, report.node) == ("Unschedulable", None)
@@ -145,7 +136,12 @@ def test_preemption_policy_never_keeps_the_pod_pending() -> None:
 
 
 def test_no_victims_message_is_upstreams() -> None:
-    sim = run(CLASSES, node("node-a"), pod("big", "high", "2", "node-a"), pod("also-big", "high", "1"))
+    sim = run(
+        CLASSES,
+        node("node-a", cpu="2", memory="8Gi"),
+        pod("big", uid="big", labels={"app": "x"}, priorityClassName="high", cpu="2", node_name="node-a"),
+        pod("also-big", uid="also-big", labels={"app": "x"}, priorityClassName="high", cpu="1"),
+    )
     (report,) = sim.pods
     assert report.message == (
         "0/1 nodes are available: 1 Insufficient cpu. "
@@ -169,7 +165,7 @@ def test_a_preemptor_held_when_its_requeueing_deletion_came_is_retried_when_its_
     RecordingPreemption.held = []
     sim = run(
         CLASSES,
-        node("node-a"),
+        node("node-a", cpu="2", memory="8Gi"),
         started(
             make_pod()
             .name("ported")
@@ -181,7 +177,9 @@ def test_a_preemptor_held_when_its_requeueing_deletion_came_is_retried_when_its_
             .obj(),
             0,
         ),
-        started(pod("plain", "low", "1", "node-a"), 1),
+        started(
+            pod("plain", uid="plain", labels={"app": "x"}, priorityClassName="low", cpu="1", node_name="node-a"), 1
+        ),
         make_pod().name("urgent").uid("urgent").priority_class("high").req(cpu="2").host_port(8080).obj(),
         plugin=RecordingPreemption,
     )

@@ -16,8 +16,8 @@ import pytest
 from scheduler_core.framework import PodInfo, Status
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, make_scheduler
+from tests.wrappers import node, pod
 
 OLD = pod("without-label", uid="old")
 NEW = pod("without-label", uid="new")

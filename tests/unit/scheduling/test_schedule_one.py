@@ -15,8 +15,8 @@ from scheduler_core.framework import CycleState, PodInfo, Status
 from scheduler_core.framework.diagnosis import FitError
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.builders import node, pod
 from tests.unit.scheduling.support import add_nodes, add_pods, make_scheduler, node_of
+from tests.wrappers import node, pod
 
 
 @pytest.mark.parametrize(
