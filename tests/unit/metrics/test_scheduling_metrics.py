@@ -15,8 +15,6 @@ from scheduler_core.runtime.build import ProfileError
 from tests.promtext import Family, parse
 from tests.unit.scheduling.support import HOME, add_nodes, add_pods, make_scheduler
 from tests.unit.scheduling.test_preemption_e2e_sim import CLASSES
-from tests.unit.scheduling.test_preemption_e2e_sim import node as preemption_node
-from tests.unit.scheduling.test_preemption_e2e_sim import pod as preemption_pod
 from tests.unit.scheduling.test_preemption_e2e_sim import run as simulate_preemption
 from tests.wrappers import make_pod, node, pod
 
@@ -148,10 +146,10 @@ async def test_a_gated_pod_is_pending_in_gated_and_counts_for_its_gate() -> None
 def test_preemption_attempts_and_victims() -> None:
     sim = simulate_preemption(
         CLASSES,
-        preemption_node("node-a"),
-        preemption_pod("low-1", "low", "1", "node-a"),
-        preemption_pod("low-2", "low", "1", "node-a"),
-        preemption_pod("urgent", "high", "2"),
+        node("node-a", cpu="2", memory="8Gi"),
+        pod("low-1", uid="low-1", priorityClassName="low", cpu="1", node_name="node-a"),
+        pod("low-2", uid="low-2", priorityClassName="low", cpu="1", node_name="node-a"),
+        pod("urgent", uid="urgent", priorityClassName="high", cpu="2"),
     )
     assert [(r.name, r.status) for r in sim.pods] == [("urgent", "Scheduled")]
     families = scrape(sim.scheduler.metrics)
