@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from scheduler_core.names import DEFAULT_SCHEDULER_NAME
+
 # Bounds on list lengths (maxItems in the CRDs): far above any real profile, far below what
 # would make a profile expensive to build or to store.
 MAX_PLUGINS = 64
@@ -229,7 +231,7 @@ class SchedulerProfileSpec(_Model):
     """A scheduling profile: which plugins run at which extension points, with which args."""
 
     scheduler_name: str = Field(
-        default="crd-scheduler",
+        default=DEFAULT_SCHEDULER_NAME,
         min_length=1,
         description="Pods opt in to this profile with spec.schedulerName equal to this.",
     )
