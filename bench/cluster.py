@@ -62,10 +62,11 @@ import urllib3
 import yaml
 from kubernetes import client, config
 
+from scheduler_core.names import GROUP, PROFILE_PLURAL, VERSION
+
 ROOT = Path(__file__).resolve().parent.parent
 DEV_CLUSTER = ROOT / "scripts" / "dev-cluster"
 CRDS = (ROOT / "crds" / "schedulerprofiles.yaml", ROOT / "crds" / "pluginconfigs.yaml")
-GROUP, VERSION = "scheduling.crd-scheduler.io", "v1alpha1"
 KUBE_SCHEDULER_QPS = 5000
 TIMEOUT = 600.0
 
@@ -341,7 +342,7 @@ class Bench:
             "apiVersion": f"{GROUP}/{VERSION}", "kind": "SchedulerProfile",
             "metadata": {"name": "default"}, "spec": {"schedulerName": scheduler_name},
         }  # fmt: skip
-        custom.create_namespaced_custom_object(GROUP, VERSION, home, "schedulerprofiles", body)
+        custom.create_namespaced_custom_object(GROUP, VERSION, home, PROFILE_PLURAL, body)
         return home, scheduler_name
 
     def operator_argv(self, home: str) -> list[str]:

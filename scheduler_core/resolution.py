@@ -23,13 +23,12 @@ from typing import Any, Protocol
 from pydantic import ValidationError
 
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
+from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.profiles import ProfileKey, apply_plugin_configs
 from scheduler_core.runtime.build import ProfileError, format_validation_error, validate_args
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.tenancy import check_args_bounds
 
-PROFILE_KIND = "SchedulerProfile"
-PLUGIN_CONFIG_KIND = "PluginConfig"
 _PLUGIN_CONFIG_PATH = re.compile(r"^pluginConfig\[(\d+)\]\.?(.*)$")
 
 Problem = tuple[str, str]  # (field path, reason)

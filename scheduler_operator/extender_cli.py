@@ -16,10 +16,9 @@ from pydantic import ValidationError
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.extender.service import ExtenderService
+from scheduler_core.names import PROFILE_KIND
 from scheduler_core.runtime.build import ProfileError, format_validation_error
 from scheduler_core.runtime.registry import default_registry
-
-PROFILE_KIND = "SchedulerProfile"
 
 
 class UsageError(ValueError):

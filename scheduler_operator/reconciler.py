@@ -330,11 +330,11 @@ class Reconciler:
                 parsed.append(resolution.NamedConfig(name, config_spec))
         merged, blames = resolution.apply(self.scheduler, key, spec, labels, parsed, created=_created(body))
         for b in blames:
-            if b.kind == resolution.PLUGIN_CONFIG_KIND:
+            if b.kind == PLUGIN_CONFIG_KIND:
                 self._config_blames.setdefault(key, {}).setdefault(b.name, []).append(f"{b.field}: {b.reason}")
         problems = [
             f"{PLUGIN_CONFIG_KIND} {key.namespace}/{b.name}: {b.field}: {b.reason}"
-            if b.kind == resolution.PLUGIN_CONFIG_KIND else f"{b.field}: {b.reason}"
+            if b.kind == PLUGIN_CONFIG_KIND else f"{b.field}: {b.reason}"
             for b in blames
         ]  # fmt: skip
         return problems, merged.model_dump(by_alias=True, exclude_defaults=True, mode="json")

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import PodInfo
+from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
-from scheduler_core.resolution import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
 from scheduler_core.simulator.report import TOTAL, PodReport

@@ -23,7 +23,7 @@ from scheduler_core import resolution
 from scheduler_core.clock import FakeClock
 from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
 from scheduler_core.framework import PodInfo
-from scheduler_core.names import PROFILE_KIND
+from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
@@ -208,7 +208,7 @@ def apply_profiles(
         _, blames = resolution.apply(scheduler, profile.key, profile.spec, profile.labels, named)
         by_name = {c.name: c for c in configs}
         for blame in blames:
-            config = by_name.get(blame.name) if blame.kind == resolution.PLUGIN_CONFIG_KIND else None
+            config = by_name.get(blame.name) if blame.kind == PLUGIN_CONFIG_KIND else None
             if config is not None:
                 problems.append(Problem(config.source, config.what, blame.field, blame.reason))
             else:

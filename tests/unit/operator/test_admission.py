@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 import yaml
 
+from scheduler_core.names import API_VERSION
 from scheduler_core.runtime.registry import default_registry
 from scheduler_operator.admission import review
 from scheduler_operator.cli import main
-
-API_VERSION = "scheduling.crd-scheduler.io/v1alpha1"
 
 
 def _profile(name: str, spec: dict[str, Any] | None, namespace: str = "team-a") -> dict[str, Any]:
