@@ -84,9 +84,11 @@ def parse_quantity(text: str | int | float) -> Fraction:
         if not exp or len(exp.group(1)) > 20 or not -(2**63) <= int(exp.group(1)) < 2**63:
             raise QuantityError(f"unable to parse quantity's suffix in {text!r}")
         exponent = (int(exp.group(1)) + 2**31) % 2**32 - 2**31  # Go's int32(parsed)
-        if value and exponent > _MAX_EXPONENT:
+        if not value:
+            pass  # zero at any exponent: 10**2147483647 is never computed
+        elif exponent > _MAX_EXPONENT:
             value = HUGE
-        elif value and exponent < -_MAX_EXPONENT:
+        elif exponent < -_MAX_EXPONENT:
             value = _NANO
         else:
             value *= Fraction(10) ** exponent
