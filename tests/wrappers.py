@@ -86,6 +86,10 @@ class PodWrapper:
         self._meta["uid"] = uid
         return self
 
+    def resource_version(self, version: str) -> Self:
+        self._meta["resourceVersion"] = version
+        return self
+
     def label(self, key: str, value: str) -> Self:
         self._meta.setdefault("labels", {})[key] = value
         return self
@@ -173,6 +177,22 @@ class PodWrapper:
     def containers(self, containers: list[Json]) -> Self:
         """``spec.containers`` as given, for fields no other method sets."""
         self._spec["containers"] = copy.deepcopy(containers)
+        return self
+
+    def init_containers(self, containers: list[Json]) -> Self:
+        """``spec.initContainers`` as given."""
+        self._spec["initContainers"] = copy.deepcopy(containers)
+        return self
+
+    def resource_claim(self, name: str, *, claim: str = "", template: str = "") -> Self:
+        """One more ``spec.resourceClaims`` entry, naming a ResourceClaim or a template
+        (upstream ``PodResourceClaims``)."""
+        entry: Json = {"name": name}
+        if claim:
+            entry["resourceClaimName"] = claim
+        if template:
+            entry["resourceClaimTemplateName"] = template
+        self._spec.setdefault("resourceClaims", []).append(entry)
         return self
 
     def req(self, extra: Mapping[str, str] | None = None, **requests: str) -> Self:

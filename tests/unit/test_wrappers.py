@@ -47,6 +47,24 @@ def test_obj_is_a_copy_and_defaults_give_one_container() -> None:
     assert wrapper.obj()["spec"]["schedulerName"] == "crd-scheduler"
 
 
+def test_pod_wrapper_sets_resource_version_init_containers_and_claims() -> None:
+    init = [{"name": "i", "image": "busybox", "restartPolicy": "Always"}]
+    pod = (
+        make_pod()
+        .resource_version("7")
+        .init_containers(init)
+        .resource_claim("gpu", claim="my-claim")
+        .resource_claim("dev", template="one")
+        .obj()
+    )
+    assert pod["metadata"]["resourceVersion"] == "7"
+    assert pod["spec"]["initContainers"] == init and pod["spec"]["initContainers"] is not init
+    assert pod["spec"]["resourceClaims"] == [
+        {"name": "gpu", "resourceClaimName": "my-claim"},
+        {"name": "dev", "resourceClaimTemplateName": "one"},
+    ]
+
+
 def test_node_wrapper_sets_capacity_allocatable_taints_and_pods() -> None:
     pod = make_pod().req(cpu="1").node("n1").info()
     node = make_node().name("n1").capacity(cpu="8", ephemeral_storage="10Gi").taint("k", "v").label("zone", "a")
