@@ -28,7 +28,6 @@ from scheduler_core.framework import labels as selector
 from scheduler_core.framework.labels import Selector, SelectorError
 from scheduler_core.framework.types import PodInfo
 
-_MEMO = "framework.affinity_terms"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 PREFERRED = "preferredDuringSchedulingIgnoredDuringExecution"
 
@@ -104,10 +103,9 @@ def pod_terms(pod: PodInfo) -> PodTerms:
     """The pod's parsed terms, memoised on the PodInfo (affinity is immutable)."""
     if not pod.has_affinity:
         return NO_TERMS
-    terms = pod.extra.get(_MEMO)
+    terms = pod.pod_terms
     if terms is None:
-        terms = pod.extra[_MEMO] = _parse(pod)
-    assert isinstance(terms, PodTerms)
+        terms = pod.pod_terms = _parse(pod)
     return terms
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -40,11 +40,6 @@ LT = "Lt"
 _OPERATORS = (IN, NOT_IN, EXISTS, DOES_NOT_EXIST, GT, LT)
 _FIELD_OPERATORS = (IN, NOT_IN)
 NODE_NAME_FIELD = "metadata.name"
-
-# PodInfo.extra keys for the memoised parse of a pod's node affinity.
-_REQUIRED_MEMO = "nodeaffinity.required"
-_PREFERRED_MEMO = "nodeaffinity.preferred"
-_UNSET = object()
 
 
 class SelectorError(ValueError):
@@ -215,6 +210,10 @@ class PreferredTerms:
         return total
 
 
+# PodInfo.node_affinity_preferred when the pod has no preferred terms.
+_NO_PREFERRED_TERMS = PreferredTerms(())
+
+
 @dataclass(frozen=True, slots=True)
 class RequiredNodeAffinity:
     """A pod's ``nodeSelector`` and required node affinity, both of which must match."""
@@ -372,8 +371,8 @@ def _node_affinity(pod: PodInfo) -> Mapping[str, Any]:
 
 def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
     """``GetRequiredNodeAffinity(pod)``, memoised on the pod."""
-    memo = pod.extra.get(_REQUIRED_MEMO)
-    if isinstance(memo, RequiredNodeAffinity):
+    memo = pod.node_affinity_required
+    if memo is not None:
         return memo
     node_selector = None
     if pod.node_selector:
@@ -381,21 +380,21 @@ def required_node_affinity(pod: PodInfo) -> RequiredNodeAffinity:
     required = _node_affinity(pod).get("requiredDuringSchedulingIgnoredDuringExecution")
     affinity = None if required is None else parse_node_selector(required)
     result = RequiredNodeAffinity(node_selector, affinity)
-    pod.extra[_REQUIRED_MEMO] = result
+    pod.node_affinity_required = result
     return result
 
 
 def preferred_node_affinity(pod: PodInfo) -> PreferredTerms | None:
     """The pod's preferred terms (``None`` when the field is absent); raises
     :class:`SelectorError` when they do not parse. Memoised on the pod."""
-    memo = pod.extra.get(_PREFERRED_MEMO, _UNSET)
-    if memo is _UNSET:
+    memo = pod.node_affinity_preferred
+    if memo is None:
         preferred = _node_affinity(pod).get("preferredDuringSchedulingIgnoredDuringExecution")
         try:
-            memo = None if preferred is None else parse_preferred_terms(preferred)
+            memo = _NO_PREFERRED_TERMS if preferred is None else parse_preferred_terms(preferred)
         except SelectorError as error:
             memo = str(error)
-        pod.extra[_PREFERRED_MEMO] = memo
+        pod.node_affinity_preferred = memo
     if isinstance(memo, str):
         raise SelectorError(memo)
-    return cast(PreferredTerms | None, memo)
+    return None if memo is _NO_PREFERRED_TERMS else memo

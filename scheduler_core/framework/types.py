@@ -22,6 +22,8 @@ from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 if TYPE_CHECKING:
     from scheduler_core.framework.affinity import PodTerms
     from scheduler_core.framework.columns import NodeColumns
+    from scheduler_core.framework.labels import SelectorError
+    from scheduler_core.framework.node_selector import PreferredTerms, RequiredNodeAffinity
     from scheduler_core.framework.status import Code, Status
 
 NodeName = NewType("NodeName", str)
@@ -130,13 +132,17 @@ class PodInfo:
 
     __slots__ = (
         "affinity",
+        "container_only_requests",
         "creation_timestamp",
         "deletion_timestamp",
-        "extra",
         "host_ports",
+        "images",
+        "label_group",
         "labels",
         "name",
         "namespace",
+        "node_affinity_preferred",
+        "node_affinity_required",
         "node_name",
         "node_selector",
         "nominated_node_name",
@@ -144,10 +150,13 @@ class PodInfo:
         "non_zero_memory",
         "phase",
         "pod",
+        "pod_group_created",
+        "pod_terms",
         "priority",
         "requests",
         "scheduler_name",
         "scheduling_gates",
+        "spread_constraints",
         "tolerations",
         "uid",
     )
@@ -185,8 +194,21 @@ class PodInfo:
         self.creation_timestamp: str = meta.get("creationTimestamp") or ""
         self.deletion_timestamp: str | None = meta.get("deletionTimestamp")
         self.phase: str = (pod.get("status") or {}).get("phase") or ""
-        # Plugins may memoise parsed forms of the pod here, keyed by their own name.
-        self.extra: dict[str, Any] = {}
+        # Parsed forms of the pod, memoised on first use by the code that reads them (the
+        # manifest is immutable; a changed pod is a new PodInfo). None: not computed yet.
+        self.pod_terms: PodTerms | None = None  # affinity_terms (framework.affinity.pod_terms)
+        self.node_affinity_required: RequiredNodeAffinity | None = None  # node_selector
+        # node_selector.preferred_node_affinity: the terms, _NO_PREFERRED_TERMS when the field
+        # is absent, or the parse error's message.
+        self.node_affinity_preferred: PreferredTerms | str | None = None
+        self.label_group: tuple[str, frozenset[tuple[str, str]]] | None = None  # InterPodAffinity
+        self.images: tuple[tuple[str, ...], int] | None = None  # ImageLocality: names, containers
+        self.pod_group_created: float | None = None  # Coscheduling: the PodGroup's creation time
+        # NodeResources scoring: container-only requests, keyed by the strategy's resources.
+        self.container_only_requests: dict[str, tuple[int, ...]] | None = None
+        # PodTopologySpread: the pod's parsed constraints (or their error), keyed by action;
+        # the values are the plugin's Constraint objects.
+        self.spread_constraints: dict[str, tuple[object, ...] | SelectorError] | None = None
 
     @property
     def key(self) -> str:

@@ -170,8 +170,8 @@ class Coscheduling:
         name = group_name(pod)
         if not name:
             return fallback
-        memo = pod.extra.get(NAME)
-        if isinstance(memo, float):
+        memo = pod.pod_group_created
+        if memo is not None:
             return memo
         group = podgroup.find(self._handle.objects(podgroup.KIND), pod.namespace, name)
         if group is None:
@@ -179,7 +179,7 @@ class Coscheduling:
         created = group.created
         if created is None:
             created = self._first_seen.setdefault(group.full_name, fallback)
-        pod.extra[NAME] = created
+        pod.pod_group_created = created
         return created
 
     # -- PreFilter -------------------------------------------------------------------------

@@ -43,8 +43,6 @@ MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
 
-_EXTRA_KEY = NAME  # PodInfo.extra memo: (normalised image names, number of containers)
-
 
 def normalized_image_name(name: str) -> str:
     """The CRI name of an image: ``:latest`` added when the reference has no tag or digest
@@ -73,7 +71,7 @@ def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
 def _pod_images(pod: PodInfo) -> tuple[tuple[str, ...], int]:
     """The pod's normalised image names in upstream order (init containers, containers,
     image volumes) and its number of containers (image volumes do not count)."""
-    memo = pod.extra.get(_EXTRA_KEY)
+    memo = pod.images
     if memo is None:
         spec: Mapping[str, Any] = pod.pod.get("spec") or {}
         init = spec.get("initContainers") or ()
@@ -83,9 +81,8 @@ def _pod_images(pod: PodInfo) -> tuple[tuple[str, ...], int]:
             image = volume.get("image")
             if image is not None:
                 images.append(normalized_image_name(image.get("reference") or ""))
-        memo = pod.extra[_EXTRA_KEY] = (tuple(images), len(init) + len(containers))
-    result: tuple[tuple[str, ...], int] = memo
-    return result
+        memo = pod.images = (tuple(images), len(init) + len(containers))
+    return memo
 
 
 def sum_image_scores(node: NodeInfo, images: Sequence[str], total_num_nodes: int) -> int:

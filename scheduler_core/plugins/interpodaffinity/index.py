@@ -36,16 +36,14 @@ from scheduler_core.plugins.interpodaffinity.scoring import ScoreSink
 TopologyPair = tuple[str, str]
 Counts = dict[TopologyPair, int]
 GroupKey = tuple[str, frozenset[tuple[str, str]]]
-_GROUP_MEMO = "interpodaffinity.group"
 _GENERATION = operator.attrgetter("generation")
 K = TypeVar("K")
 
 
 def group_key(pod: PodInfo) -> GroupKey:
-    key = pod.extra.get(_GROUP_MEMO)
+    key = pod.label_group
     if key is None:
-        key = pod.extra[_GROUP_MEMO] = (pod.namespace, frozenset(pod.labels.items()))
-    assert isinstance(key, tuple)
+        key = pod.label_group = (pod.namespace, frozenset(pod.labels.items()))
     return key
 
 

@@ -43,7 +43,6 @@ _KIND_CPU, _KIND_MEMORY, _KIND_EPHEMERAL, _KIND_OTHER = range(4)
 _KINDS = {CPU: _KIND_CPU, MEMORY: _KIND_MEMORY, EPHEMERAL_STORAGE: _KIND_EPHEMERAL}
 
 RESOURCES_NOT_FOUND = "resources not found"
-_CONTAINER_ONLY_KEY = "noderesources/container-only-requests"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,15 +88,17 @@ class ResourceAllocationScorer:
         return tuple(values)
 
     def _container_only_requests(self, pod: PodInfo) -> tuple[int, ...]:
-        key = f"{_CONTAINER_ONLY_KEY}/{self.use_requested}/{[r.name for r in self.resources]}"
-        memo = pod.extra.get(key)
+        key = f"{self.use_requested}/{[r.name for r in self.resources]}"
+        memos = pod.container_only_requests
+        if memos is None:
+            memos = pod.container_only_requests = {}
+        memo = memos.get(key)
         if memo is None:
             exact = framework_pod_requests(pod.pod, non_missing=not self.use_requested, pod_level=False)
             total = Resource()
             total.add_fractions(exact)
-            memo = pod.extra[key] = tuple(total.get(resource.name) for resource in self.resources)
-        values: tuple[int, ...] = memo
-        return values
+            memo = memos[key] = tuple(total.get(resource.name) for resource in self.resources)
+        return memo
 
     # -- one node -----------------------------------------------------------------------
     def score(self, node: NodeInfo, pod_requests: Sequence[int]) -> tuple[int, Status | None]:

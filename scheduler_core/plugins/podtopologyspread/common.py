@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from scheduler_core.framework import (
     NO_EXECUTE,
@@ -43,8 +43,6 @@ SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
-
-_MEMO = "podtopologyspread.constraints."
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,17 +122,19 @@ def filter_constraints(
 
 def own_constraints(pod: PodInfo, action: str) -> list[Constraint]:
     """The pod's own constraints for ``action``, memoised on the pod (errors too)."""
-    key = _MEMO + action
-    memo = pod.extra.get(key)
+    memos = pod.spread_constraints
+    if memos is None:
+        memos = pod.spread_constraints = {}
+    memo = memos.get(action)
     if memo is None:
         try:
             memo = tuple(filter_constraints(pod_constraints_raw(pod), pod.labels, action))
         except labelselector.SelectorError as error:
             memo = error
-        pod.extra[key] = memo
+        memos[action] = memo
     if isinstance(memo, labelselector.SelectorError):
         raise memo
-    return list(memo)
+    return cast(list[Constraint], list(memo))
 
 
 def node_labels_match(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:

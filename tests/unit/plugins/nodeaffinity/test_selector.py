@@ -125,6 +125,27 @@ def test_pod_parse_is_memoised() -> None:
     assert not first.match({"a": "2", "b": ""}, "n")
 
 
+def test_preferred_parse_is_memoised_in_its_three_outcomes() -> None:
+    # Absent terms read as None, an empty list as empty terms, a bad term as the same error,
+    # on the first call and on the memoised second one.
+    absent = pod_info(affinity={"nodeAffinity": {}})
+    empty = pod_info(affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}})
+    bad = pod_info(
+        affinity={
+            "nodeAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": term(expr("a", "Near"))}
+                ]
+            }
+        }
+    )
+    for _ in range(2):
+        assert selector.preferred_node_affinity(absent) is None
+        assert selector.preferred_node_affinity(empty) == selector.PreferredTerms(())
+        with pytest.raises(selector.SelectorError, match=r"^\[0\].matchExpressions\[0\].operator"):
+            selector.preferred_node_affinity(bad)
+
+
 def test_null_terms_are_empty_terms() -> None:
     # JSON nulls in the term lists decode to empty terms upstream: they select nothing.
     parsed = selector.parse_node_selector({"nodeSelectorTerms": [None]})
