@@ -55,11 +55,10 @@ POD_SPECS: dict[str, dict[str, Any]] = {
 }
 
 
-def make_pod(name: str, node: str = "", **overrides: Any) -> PodInfo:
-    """Pod ``name`` (UID ``uid-<name>``) assigned to ``node``, with the spec of :data:`POD_SPECS`
-    for its name without trailing digits (``a2`` is another ``a``)."""
-    spec = {**POD_SPECS.get(name.rstrip("0123456789"), {}), **overrides}
-    return PodInfo(wrappers.pod(name, uid=f"uid-{name}", node_name=node or None, **spec))
+def pod_spec(name: str, **overrides: Any) -> dict[str, Any]:
+    """The kit's keywords for pod ``name``: UID ``uid-<name>`` and the spec of
+    :data:`POD_SPECS` for its name without trailing digits (``a2`` is another ``a``)."""
+    return {"uid": f"uid-{name}", **POD_SPECS.get(name.rstrip("0123456789"), {}), **overrides}
 
 
 def zone_labels(zone: str) -> dict[str, str]:
@@ -73,40 +72,41 @@ def zone_labels(zone: str) -> dict[str, str]:
     return labels
 
 
-def make_node(name: str, zone: str = "", cpu: str = "4", **kwargs: Any) -> dict[str, Any]:
-    return wrappers.node(name, cpu=cpu, labels=zone_labels(zone), **kwargs)
-
-
 def new_cache(*nodes: str) -> tuple[Cache, FakeClock]:
     clock = FakeClock()
     cache = Cache()
     for name in nodes:
-        cache.add_node(make_node(name))
+        cache.add_node(wrappers.node(name))
     return cache, clock
 
 
 def run(cache: Cache, clock: FakeClock, step: Step) -> None:
     """Apply one step. Pods are named as in :data:`POD_SPECS`."""
     op, *args = step
-    if op == "node+":
-        cache.add_node(make_node(*args))
-    elif op == "node~":
-        name = args[0]
-        old = cache.get_node(name)
-        cache.update_node(old.node if old else None, make_node(*args))
+    if op in ("node+", "node~"):
+        name, zone, cpu = (*args, *("", "", "4")[len(args) :])  # zone and cpu are optional
+        node = wrappers.node(name, cpu=cpu, labels=zone_labels(zone))
+        if op == "node+":
+            cache.add_node(node)
+        else:
+            old = cache.get_node(name)
+            cache.update_node(old.node if old else None, node)
     elif op == "node-":
         cache.remove_node(args[0])
     elif op == "assume":
-        cache.assume_pod(make_pod(args[0]).with_node(args[1]))
+        cache.assume_pod(wrappers.pod_info(args[0], **pod_spec(args[0])).with_node(args[1]))
     elif op == "forget":
-        cache.forget_pod(make_pod(args[0], args[1]))
+        cache.forget_pod(wrappers.pod_info(args[0], node_name=args[1], **pod_spec(args[0])))
     elif op == "add":
-        cache.add_pod(make_pod(*args[:2]))
-    elif op == "update":
-        pod, node, cpu = args
-        cache.update_pod(make_pod(pod, node), make_pod(pod, node, cpu=cpu))
+        cache.add_pod(wrappers.pod_info(args[0], node_name=args[1], **pod_spec(args[0])))
     elif op == "remove":
-        cache.remove_pod(make_pod(args[0], args[1]))
+        cache.remove_pod(wrappers.pod_info(args[0], node_name=args[1], **pod_spec(args[0])))
+    elif op == "update":
+        name, node_name, cpu = args
+        cache.update_pod(
+            wrappers.pod_info(name, node_name=node_name, **pod_spec(name)),
+            wrappers.pod_info(name, node_name=node_name, **pod_spec(name, cpu=cpu)),
+        )
     elif op == "tick":
         clock.advance(args[0])
     else:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from scheduler_core.cache import new_snapshot
-from tests.unit.cache.steps import check_consistent, make_node, make_pod, new_cache, run
+from tests import wrappers
+from tests.unit.cache.steps import check_consistent, new_cache, pod_spec, run, zone_labels
 
 
 def test_dump_shows_nodes_placeholders_and_assumed_pods() -> None:
@@ -33,8 +34,16 @@ def test_dump_shows_nodes_placeholders_and_assumed_pods() -> None:
 
 def test_new_snapshot_places_pods_and_leaves_out_unknown_nodes() -> None:
     snapshot = new_snapshot(
-        [make_node("a1", "r/a"), make_node("a2", "r/a"), make_node("b1", "r/b")],
-        [make_pod("p", "a2"), make_pod("x", "b1"), make_pod("q", "elsewhere")],
+        [
+            wrappers.node("a1", labels=zone_labels("r/a")),
+            wrappers.node("a2", labels=zone_labels("r/a")),
+            wrappers.node("b1", labels=zone_labels("r/b")),
+        ],
+        [
+            wrappers.pod_info("p", node_name="a2", **pod_spec("p")),
+            wrappers.pod_info("x", node_name="b1", **pod_spec("x")),
+            wrappers.pod_info("q", node_name="elsewhere", **pod_spec("q")),
+        ],
     )
     assert [i.name for i in snapshot.list()] == ["a1", "b1", "a2"]
     a2 = snapshot.get("a2")

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Mapping
 import pytest
 
 from scheduler_core.cache import Cache, Snapshot
-from tests.unit.cache.steps import Step, check_consistent, make_node, new_cache, run
+from tests import wrappers
+from tests.unit.cache.steps import Step, check_consistent, new_cache, run, zone_labels
 
 NODES = [
     pytest.param(
@@ -111,7 +112,9 @@ def test_update_node_rewrites_the_row_in_place() -> None:
     cache, clock = new_cache("n1", "n2")
     snapshot = cache.update_snapshot()
     run(cache, clock, ("add", "p", "n1"))
-    cache.update_node(None, make_node("n1", cpu="8", unschedulable=True, taints=[{"key": "k", "effect": "NoSchedule"}]))
+    cache.update_node(
+        None, wrappers.node("n1", cpu="8", unschedulable=True, taints=[{"key": "k", "effect": "NoSchedule"}])
+    )
     assert cache.update_snapshot() is snapshot
     info = snapshot.get("n1")
     assert info is not None
@@ -141,7 +144,7 @@ def test_rebuild_detaches_the_old_columns() -> None:
 def test_snapshot_lists_nodes_round_robin_over_zones() -> None:
     cache = Cache()
     for name, zone in [("a1", "r/a"), ("a2", "r/a"), ("a3", "r/a"), ("b1", "r/b"), ("c1", "r/c"), ("c2", "r/c")]:
-        cache.add_node(make_node(name, zone))
+        cache.add_node(wrappers.node(name, labels=zone_labels(zone)))
     snapshot = cache.update_snapshot()
     assert [i.name for i in snapshot.list()] == ["a1", "b1", "c1", "a2", "c2", "a3"]
     assert snapshot.columns.names == ["a1", "b1", "c1", "a2", "c2", "a3"]
@@ -230,8 +233,8 @@ def test_affinity_lists_are_rederived_only_when_a_node_flips() -> None:
 def test_image_states_are_shared_across_nodes() -> None:
     cache, _ = new_cache()
     image = {"names": ["registry/app:1", "registry/app@sha256:abc"], "sizeBytes": 500}
-    cache.add_node(make_node("n1", images=[image]))
-    cache.add_node(make_node("n2", images=[image, {"names": ["other:1"], "sizeBytes": 7}]))
+    cache.add_node(wrappers.node("n1", images=[image]))
+    cache.add_node(wrappers.node("n2", images=[image, {"names": ["other:1"], "sizeBytes": 7}]))
     n1 = cache.get_node("n1")
     assert n1 is not None
     state = n1.image_states["registry/app:1"]
@@ -240,7 +243,7 @@ def test_image_states_are_shared_across_nodes() -> None:
     assert "other:1" not in n1.image_states
     cache.remove_node("n2")
     assert state.num_nodes == 1
-    cache.update_node(None, make_node("n1"))  # the image is gone from n1 too
+    cache.update_node(None, wrappers.node("n1"))  # the image is gone from n1 too
     assert n1.image_states == {}
     assert cache.dump()["images"] == 0
 

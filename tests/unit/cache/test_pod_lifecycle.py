@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from scheduler_core.cache import Cache, CacheError
-from tests.unit.cache.steps import Step, check_consistent, make_pod, new_cache, run
+from tests import wrappers
+from tests.unit.cache.steps import Step, check_consistent, new_cache, pod_spec, run
 
 GI = 1024**3
 MI = 1024**2
@@ -22,7 +23,7 @@ AGGREGATES = {"p": (500, GI, 500, GI), "q": (0, 0, 100, 200 * MI)}
 
 def where(cache: Cache, pod: str) -> str:
     """``assumed@n1``, ``added@n1`` or ``absent``."""
-    cached = cache.get_pod(make_pod(pod))
+    cached = cache.get_pod(wrappers.pod_info(pod, **pod_spec(pod)))
     if cached is None:
         return "absent"
     return f"{'assumed' if cache.is_assumed_pod(cached) else 'added'}@{cached.node_name}"
@@ -97,8 +98,8 @@ def test_lifecycle(unused: float, steps: list[tuple[Step, str]]) -> None:
 
 def test_add_replaces_the_assumed_copy_with_the_cluster_pod() -> None:
     cache, _ = new_cache("n1")
-    cache.assume_pod(make_pod("p").with_node("n1"))
-    bound = make_pod("p", "n1", labels={"bound": "yes"})
+    cache.assume_pod(wrappers.pod_info("p", **pod_spec("p")).with_node("n1"))
+    bound = wrappers.pod_info("p", node_name="n1", **pod_spec("p", labels={"bound": "yes"}))
     cache.add_pod(bound)
     assert cache.get_pod(bound) is bound
     info = cache.get_node("n1")
@@ -227,5 +228,5 @@ def test_errors_leave_the_cache_unchanged(setup: list[Step], step: Step, message
 def test_assume_requires_a_node_name() -> None:
     cache, _ = new_cache("n1")
     with pytest.raises(CacheError, match=r"^pod uid-p\(default/p\) has no node name"):
-        cache.assume_pod(make_pod("p"))
+        cache.assume_pod(wrappers.pod_info("p", **pod_spec("p")))
     assert cache.pod_count() == 0

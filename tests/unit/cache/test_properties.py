@@ -18,9 +18,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.clock import FakeClock
-from scheduler_core.framework import PodInfo
 from tests import wrappers
-from tests.unit.cache.steps import REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, check_consistent, make_node
+from tests.unit.cache.steps import REQUIRED_AFFINITY, REQUIRED_ANTI_AFFINITY, check_consistent, zone_labels
 
 NODE_NAMES = st.sampled_from(["n0", "n1", "n2", "n3", "n4"])
 ZONES = st.sampled_from(["", "r/a", "r/b", "s/a", "/c"])
@@ -36,10 +35,6 @@ SPECS: list[dict[str, Any]] = [
     {"memory": "64Mi", "host_ports": [8080]},
 ]
 POD_SPECS = st.sampled_from(range(len(SPECS)))
-
-
-def pod_info(name: str, node: str, spec: int) -> PodInfo:
-    return PodInfo(wrappers.pod(name, uid=f"uid-{name}", node_name=node or None, **SPECS[spec]))
 
 
 @dataclass
@@ -61,7 +56,7 @@ class CacheMachine(RuleBasedStateMachine):
     # -- nodes ---------------------------------------------------------------------------
     @rule(name=NODE_NAMES, zone=ZONES, cpu=st.sampled_from(["1", "4"]), gpu=st.booleans(), relist=st.booleans())
     def add_or_update_node(self, name: str, zone: str, cpu: str, gpu: bool, relist: bool) -> None:
-        node = make_node(name, zone, cpu, extra={"example.com/gpu": "2"} if gpu else None)
+        node = wrappers.node(name, cpu=cpu, labels=zone_labels(zone), extra={"example.com/gpu": "2"} if gpu else None)
         if relist:
             self.cache.add_node(node)
         else:
@@ -84,7 +79,7 @@ class CacheMachine(RuleBasedStateMachine):
     # -- pods ----------------------------------------------------------------------------
     @rule(name=POD_NAMES, node=NODE_NAMES, spec=POD_SPECS)
     def assume(self, name: str, node: str, spec: int) -> None:
-        pod = pod_info(name, "", spec).with_node(node)
+        pod = wrappers.pod_info(name, uid=f"uid-{name}", **SPECS[spec]).with_node(node)
         if name in self.pods:
             with pytest.raises(CacheError):
                 self.cache.assume_pod(pod)
@@ -95,7 +90,7 @@ class CacheMachine(RuleBasedStateMachine):
     @rule(name=POD_NAMES)
     def forget(self, name: str) -> None:
         model = self.pods.get(name)
-        pod = pod_info(name, model.node if model else "n0", 0)
+        pod = wrappers.pod_info(name, uid=f"uid-{name}", node_name=model.node if model else "n0")
         if model is None or not model.assumed:
             with pytest.raises(CacheError):
                 self.cache.forget_pod(pod)
@@ -106,33 +101,37 @@ class CacheMachine(RuleBasedStateMachine):
     @rule(name=POD_NAMES, node=NODE_NAMES, spec=POD_SPECS)
     def add(self, name: str, node: str, spec: int) -> None:
         model = self.pods.get(name)
+        pod = wrappers.pod_info(name, uid=f"uid-{name}", node_name=node, **SPECS[spec])
         if model is not None and not model.assumed:
             with pytest.raises(CacheError):
-                self.cache.add_pod(pod_info(name, node, spec))
+                self.cache.add_pod(pod)
             return
-        self.cache.add_pod(pod_info(name, node, spec))
+        self.cache.add_pod(pod)
         self.pods[name] = ModelPod(node, assumed=False)
 
     @rule(name=POD_NAMES, spec=POD_SPECS)
     def update(self, name: str, spec: int) -> None:
         model = self.pods.get(name)
         node = model.node if model else "n0"
-        old = self.cache.get_pod(pod_info(name, node, 0)) or pod_info(name, node, 0)
+        bare = wrappers.pod_info(name, uid=f"uid-{name}", node_name=node)
+        old = self.cache.get_pod(bare) or bare
+        new = wrappers.pod_info(name, uid=f"uid-{name}", node_name=node, **SPECS[spec])
         if model is None or model.assumed:
             with pytest.raises(CacheError):
-                self.cache.update_pod(old, pod_info(name, node, spec))
+                self.cache.update_pod(old, new)
             return
-        self.cache.update_pod(old, pod_info(name, node, spec))
+        self.cache.update_pod(old, new)
 
     @rule(name=POD_NAMES, forget_node=st.booleans())
     def remove(self, name: str, forget_node: bool) -> None:
         model = self.pods.get(name)
         node = "" if forget_node or model is None else model.node
+        pod = wrappers.pod_info(name, uid=f"uid-{name}", node_name=node)
         if model is None:
             with pytest.raises(CacheError):
-                self.cache.remove_pod(pod_info(name, node, 0))
+                self.cache.remove_pod(pod)
             return
-        self.cache.remove_pod(pod_info(name, node, 0))
+        self.cache.remove_pod(pod)
         del self.pods[name]
 
     @rule(seconds=st.sampled_from([1.0, 300.0]))
@@ -157,7 +156,7 @@ class CacheMachine(RuleBasedStateMachine):
         assert self.cache.node_count() == len(set(self.nodes) | {m.node for m in self.pods.values()})
         assert self.cache.pod_count() == len(self.pods)
         for name, model in self.pods.items():
-            cached = self.cache.get_pod(pod_info(name, "", 0))
+            cached = self.cache.get_pod(wrappers.pod_info(name, uid=f"uid-{name}"))
             assert cached is not None and cached.node_name == model.node
             assert self.cache.is_assumed_pod(cached) is model.assumed
             holder = self.cache.get_node(model.node)
