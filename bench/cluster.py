@@ -104,7 +104,7 @@ def process_memory_mib(pid: int, field: str) -> float:
     raise ValueError(f"no {field} in /proc/{pid}/status")
 
 
-BOUND_LINE = "scheduler_operator.backend: bound "
+BOUND_LINE = "scheduler_operator.control.backend: bound "
 
 
 def operator_binds(log_path: Path, bound: int, wait: float = 5.0) -> int:

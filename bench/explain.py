@@ -75,7 +75,7 @@ def in_process(nodes: int, pods_per_node: int) -> dict[str, Any]:
 
 
 def live(kubeconfig: str, pod: str, home: str) -> dict[str, Any]:
-    from scheduler_operator import snapshot
+    from scheduler_operator.cli import snapshot
 
     namespace, name = pod.split("/", 1)
     started = time.perf_counter()

@@ -39,7 +39,7 @@ def _serve(nodes: int, port_out: Any) -> None:
     from scheduler_core.extender.service import ExtenderService
     from scheduler_core.runtime.registry import default_registry
     from scheduler_core.simulator.backend import InMemoryCluster
-    from scheduler_operator.extender_server import make_app
+    from scheduler_operator.control.extender_server import make_app
 
     async def main() -> None:
         registry = default_registry()

@@ -89,7 +89,7 @@ def _stack(clock: Any = None) -> tuple[Any, Any]:
     from scheduler_core.runtime.registry import default_registry
     from scheduler_core.scheduler import Scheduler
     from scheduler_core.simulator.backend import InMemoryCluster
-    from scheduler_operator.reconciler import Reconciler
+    from scheduler_operator.control.reconciler import Reconciler
 
     registry = default_registry()
     backend = InMemoryCluster()

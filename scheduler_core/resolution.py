@@ -1,7 +1,7 @@
 """Profile and PluginConfig resolution, with the problem attributed to the object at fault.
 
 The one place where a SchedulerProfile's spec, its namespace's PluginConfigs and the tenant
-policy become a serving framework, used by the operator (``scheduler_operator.reconciler``) and
+policy become a serving framework, used by the operator (``scheduler_operator.control.reconciler``) and
 ``simulate`` (``scheduler_core.simulator.run``) alike, so both refuse and accept the same
 profiles with the same messages:
 

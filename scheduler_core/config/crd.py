@@ -55,7 +55,7 @@ class UnsupportedSchema(ValueError):
     """A model uses a construct that has no faithful structural-schema form."""
 
 
-# The status the operator writes (scheduler_operator/status.py). Optional fields are nullable so
+# The status the operator writes (scheduler_operator/control/status.py). Optional fields are nullable so
 # that a writer may clear them. No room for Kopf's own bookkeeping: the operator's handlers are
 # event handlers only, which store no progress, so unknown status fields are pruned like others.
 

@@ -1,7 +1,7 @@
 """``explain``: why one pod goes (or went) where it does, on a snapshot of a live cluster.
 
 The snapshot (a :class:`~scheduler_core.simulator.manifests.Cluster`, read by
-``scheduler_operator.snapshot``) is simulated with the very loop ``simulate`` runs, the
+``scheduler_operator.cli.snapshot``) is simulated with the very loop ``simulate`` runs, the
 live profiles only (``live=True``: no built-in default, as in the operator) and one pending
 pod, the one asked about: other pending pods are left out, so the answer is this pod's own
 cycle against the nodes as they are. A pod already bound is taken off its node first and

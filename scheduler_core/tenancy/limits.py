@@ -5,7 +5,7 @@ free-form (``x-kubernetes-preserve-unknown-fields``) in the CRDs, with ``maxProp
 the top; everything else about them is unbounded tenant input. They are bounded here, before
 any plugin sees them: a PluginConfig or a profile whose args break a limit is ``Valid=False``
 naming the limit. A body too deep to decode at all never reaches this check: the operator's
-tolerant decoder (``scheduler_operator.decoding``) replaces the too-deep part, which is then
+tolerant decoder (``scheduler_operator.io.decoding``) replaces the too-deep part, which is then
 deeper than :attr:`ArgsLimits.max_depth` here.
 """
 

@@ -31,9 +31,9 @@ from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.extender.service import ExtenderService
 from scheduler_core.runtime.registry import Registry, default_registry
-from scheduler_operator.extender_server import KubeBinder, serve
-from scheduler_operator.kube import KubeconfigSource
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.extender_server import KubeBinder, serve
+from scheduler_operator.io.kube import KubeconfigSource
+from scheduler_operator.io.transport import Credentials, Transport
 from tests.e2e import Cluster
 from tests.unit.extender.label_plugins import PROFILE, RefuseLabel, ScoreByLabel
 from tests.unit.extender.peer import Peer, tls_pair

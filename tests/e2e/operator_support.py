@@ -234,7 +234,7 @@ class OperatorProcess:
     ) -> None:
         self.identity = identity or unique("op")
         self.port = free_port()
-        self.metrics_port = free_port()  # /metrics, /healthz, /readyz (scheduler_operator.serving)
+        self.metrics_port = free_port()  # /metrics, /healthz, /readyz (scheduler_operator.control.serving)
         self.url = f"http://127.0.0.1:{self.metrics_port}"
         self.log_path = log_dir / f"{self.identity}.log"
         argv = [

@@ -31,7 +31,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from scheduler_operator.admission import PLUGIN_CONFIG_HANDLER, PROFILE_HANDLER
+from scheduler_operator.control.admission import PLUGIN_CONFIG_HANDLER, PROFILE_HANDLER
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 from tests.e2e import eventually
 from tests.e2e.operator_support import (

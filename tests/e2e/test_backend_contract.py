@@ -1,6 +1,6 @@
 """One contract, two backends: the same cases against the in-memory cluster of ``simulate``
 (``scheduler_core.simulator.backend.InMemoryCluster``) and the Kubernetes backend of the
-operator (``scheduler_operator.backend.KubeBackend``) on the real API server.
+operator (``scheduler_operator.control.backend.KubeBackend``) on the real API server.
 
 The simulator is the API server's twin (as httpx's in-memory transport is the network's), so
 what plugins see through ``ClusterAPI`` must not depend on which one runs: binding sets
@@ -11,7 +11,7 @@ updates write what they say and fail on a stale resourceVersion with the API ser
 ``create``/``update``/``patch``/``delete`` verbs).
 One known difference is left out on purpose: binding a pod that is already bound under the same
 UID is an error in memory, but success for the operator (another replica bound it during a
-failover; see ``scheduler_operator/backend.py``).
+failover; see ``scheduler_operator/control/backend.py``).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from scheduler_core.framework.writes import (
 )
 from scheduler_core.plugins.volumebinding.prebind import claim_ref_write, selected_node_write
 from scheduler_core.simulator.backend import InMemoryCluster
-from scheduler_operator.backend import KubeBackend
-from scheduler_operator.calls import Lanes
-from scheduler_operator.recorder import EventRecorder
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.backend import KubeBackend
+from scheduler_operator.control.recorder import EventRecorder
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Credentials, Transport
 from tests.wrappers import make_pod
 
 

@@ -22,9 +22,9 @@ from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 
 from scheduler_core.framework import PodInfo
-from scheduler_operator.backend import binding
-from scheduler_operator.kube import ApiError
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.backend import binding
+from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.transport import Credentials, Transport
 from tests import wrappers
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.double_serving import DOUBLE_SERVED_PODS
+from scheduler_operator.control.double_serving import DOUBLE_SERVED_PODS
 from scheduler_operator.resources import PROFILE_PLURAL
 from tests.e2e import eventually
 from tests.e2e.extender_support import kube_scheduler

@@ -24,10 +24,10 @@ from kubernetes import client, config
 
 from scheduler_core.framework import ClusterAPI, PodInfo
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, Written, patch_pod_status
-from scheduler_operator.backend import KubeBackend
-from scheduler_operator.calls import Lanes
-from scheduler_operator.recorder import EventRecorder
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.backend import KubeBackend
+from scheduler_operator.control.recorder import EventRecorder
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Credentials, Transport
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import RBAC_FILE, make_pod
 

@@ -20,7 +20,7 @@ import pytest
 from kubernetes import client
 
 from bench.tenancy import STORM_PLUGIN, StatusWatch, storm_args
-from scheduler_operator.reconciler import REBUILD_MAX_DELAY, REBUILD_QUIET
+from scheduler_operator.control.reconciler import REBUILD_MAX_DELAY, REBUILD_QUIET
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import Env, condition_of, environment, install_crds, plugin_config, profile

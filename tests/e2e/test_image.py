@@ -106,7 +106,7 @@ def test_run_binds_a_pod_as_the_operator_service_account(image: Image, env: Env)
 
 def test_run_serves_https_with_its_default_self_signed_pair(image: Image, env: Env) -> None:
     """``run``'s defaults, as the Deployment starts it: /healthz over HTTPS with a self-signed
-    pair made in memory (scheduler_operator/serving.py), with what the image has installed."""
+    pair made in memory (scheduler_operator/control/serving.py), with what the image has installed."""
     assert env.cluster.operator_kubeconfig is not None
     port = free_port()
     operator = ImageOperator(image, env.cluster.operator_kubeconfig, env.home, env.tmp, "--secure-port", str(port))

@@ -25,12 +25,12 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_operator.fence import Fence, FencedError
-from scheduler_operator.kube import KubeconfigSource
-from scheduler_operator.leader import KubeLeaseLock, LeaderElector, LeaseKeeper
-from scheduler_operator.options import ElectionConfig
+from scheduler_operator.control.fence import Fence, FencedError
+from scheduler_operator.control.leader import KubeLeaseLock, LeaderElector, LeaseKeeper
+from scheduler_operator.control.options import ElectionConfig
+from scheduler_operator.io.kube import KubeconfigSource
+from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
-from scheduler_operator.transport import Credentials, Transport
 from tests.e2e import Cluster
 from tests.e2e.faults import (
     HttpProxy,

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_operator.leader import KubeLeaseLock, LeaderElector
-from scheduler_operator.options import ElectionConfig
-from scheduler_operator.transport import Credentials
+from scheduler_operator.control.leader import KubeLeaseLock, LeaderElector
+from scheduler_operator.control.options import ElectionConfig
+from scheduler_operator.io.transport import Credentials
 from tests.e2e import Cluster
 from tests.e2e.faults import marked, start_marked
 from tests.e2e.operator_support import (

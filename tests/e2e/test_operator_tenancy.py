@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_operator import decoding
+from scheduler_operator.io import decoding
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import (

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_operator.informer import Store, uid_of
-from scheduler_operator.reflector import Reflector, Resource
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.io.transport import Credentials, Transport
+from scheduler_operator.watch.informer import Store, uid_of
+from scheduler_operator.watch.reflector import Reflector, Resource
 from tests.wrappers import make_pod
 
 PODS = Resource("Pod", "", "v1", "pods")

@@ -1,6 +1,6 @@
 """A report (event, status) about an object whose namespace is being deleted is refused by the
 API server with a 403 that names the cause; the operator drops it quietly rather than logging a
-Forbidden warning (scheduler_operator.calls), since the object goes with its namespace."""
+Forbidden warning (scheduler_operator.io.calls), since the object goes with its namespace."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_operator.calls import Lanes
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Credentials, Transport
 from tests.e2e import eventually
 
 pytestmark = pytest.mark.e2e
@@ -40,14 +40,14 @@ async def test_a_report_into_a_terminating_namespace_is_dropped_without_a_warnin
     transport = Transport(Credentials.of(api.configuration))  # as the operator sends its reports
     try:
         lanes = Lanes()
-        with caplog.at_level(logging.DEBUG, logger="scheduler_operator.calls"):
+        with caplog.at_level(logging.DEBUG, logger="scheduler_operator.io.calls"):
 
             async def report() -> None:
                 await transport.request("POST", f"/api/v1/namespaces/{namespace}/events", body=_event(namespace))
 
             lanes.report("event Probe for p", report)
             await lanes.drain()
-        messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "scheduler_operator.calls"]
+        messages = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "scheduler_operator.io.calls"]
         assert messages == [("DEBUG", "event Probe for p skipped: its namespace is being deleted")]
     finally:
         await transport.close()

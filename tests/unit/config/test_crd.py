@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from scheduler_core.config import crd
 from scheduler_core.config.crd import PLUGIN_CONFIG, SCHEDULER_PROFILE, UnsupportedSchema, structural_schema
-from scheduler_operator import status
+from scheduler_operator.control import status
 
 ROOT = Path(__file__).resolve().parents[3]
 FORBIDDEN_KEYS = {"$ref", "$defs", "anyOf", "allOf", "oneOf", "not", "title", "const", "uniqueItems"}
@@ -265,7 +265,7 @@ SERVED: dict[str, list[dict[str, object]]] = {
     ],
 )  # fmt: skip
 def test_the_operators_status_fits_the_schema(kind: crd.Kind, written: dict[str, Any]) -> None:
-    # The contract with scheduler_operator/status.py: what it writes, the status model (the
+    # The contract with scheduler_operator/control/status.py: what it writes, the status model (the
     # source of the status schema) accepts and reads back unchanged.
     parsed = kind.status.model_validate(written)
 

@@ -10,8 +10,8 @@ from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.defaults import default_plugins
 from scheduler_core.extender.service import ExtenderService
 from scheduler_core.runtime.registry import Registry, default_registry
-from scheduler_operator.extender_server import SCHEDULED_PODS, KubeBinder, reflectors
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.extender_server import SCHEDULED_PODS, KubeBinder, reflectors
+from scheduler_operator.io.transport import Credentials, Transport
 from tests.unit.extender.label_plugins import PROFILE, RefuseLabel, ScoreByLabel
 from tests.wrappers import node, pod
 

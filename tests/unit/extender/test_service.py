@@ -19,7 +19,7 @@ from scheduler_core.extender.service import ExtenderService, to_extender_score
 from scheduler_core.framework.writes import PODS, RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.runtime.registry import Registry, default_registry
 from scheduler_core.simulator.backend import InMemoryCluster
-from scheduler_operator.extender_server import KubeBinder, make_app
+from scheduler_operator.control.extender_server import KubeBinder, make_app
 from tests.promtext import parse
 from tests.unit.extender.label_plugins import PROFILE, REFUSE_LABEL, SCORE_LABEL, RefuseLabel, ScoreByLabel
 from tests.wrappers import node, pod

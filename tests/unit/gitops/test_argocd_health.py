@@ -11,7 +11,7 @@ import pytest
 import yaml
 from lupa import lua51  # Lua 5.1, as Argo CD runs health checks; in the dev lock
 
-from scheduler_operator.status import plugin_config_status, profile_status
+from scheduler_operator.control.status import plugin_config_status, profile_status
 
 ROOT = Path(__file__).resolve().parents[3]
 SNIPPET = ROOT / "examples" / "gitops" / "argocd-cm-health.yaml"

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.io.transport import Credentials, Transport
 
 
 class Injector:

@@ -11,8 +11,8 @@ import yaml
 
 from scheduler_core.names import API_VERSION
 from scheduler_core.runtime.registry import default_registry
-from scheduler_operator.admission import review
 from scheduler_operator.cli import main
+from scheduler_operator.control.admission import review
 
 
 def _profile(name: str, spec: dict[str, Any] | None, namespace: str = "team-a") -> dict[str, Any]:

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.backend import nomination_patch, scheduled_condition
-from scheduler_operator.calls import Lane, Lanes
+from scheduler_operator.control.backend import nomination_patch, scheduled_condition
+from scheduler_operator.io.calls import Lane, Lanes
 from tests.wrappers import make_pod
 
 UNSCHED = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": "0/3 nodes",

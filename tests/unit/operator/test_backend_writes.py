@@ -13,13 +13,13 @@ import pytest
 
 from scheduler_core.framework import Code
 from scheduler_core.framework.writes import preempt
-from scheduler_operator import app
-from scheduler_operator.backend import KubeBackend
-from scheduler_operator.calls import Lanes
-from scheduler_operator.options import Options
-from scheduler_operator.recorder import EventRecorder, SpamFilter
-from scheduler_operator.transport import Transport
-from scheduler_operator.writer import StatusWriter
+from scheduler_operator.control import app
+from scheduler_operator.control.backend import KubeBackend
+from scheduler_operator.control.options import Options
+from scheduler_operator.control.recorder import EventRecorder, SpamFilter
+from scheduler_operator.control.writer import StatusWriter
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Transport
 from tests.unit.operator.conftest import Injector
 from tests.wrappers import make_pod
 

@@ -20,13 +20,13 @@ from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
-from scheduler_operator import collector
-from scheduler_operator.calls import Lanes
-from scheduler_operator.reconciler import COLLECT_AFTER_REBUILDS, Reconciler
-from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.control import collector
+from scheduler_operator.control.reconciler import COLLECT_AFTER_REBUILDS, Reconciler
+from scheduler_operator.control.recorder import EventRecorder
+from scheduler_operator.control.writer import StatusWriter
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import PROFILE_PLURAL
-from scheduler_operator.transport import Credentials, Transport
-from scheduler_operator.writer import StatusWriter
 from tests.unit.operator.test_reconciler import HOME, config, profile
 
 LATENCY = 0.1  # the API server's answer to a status PATCH, in fake seconds

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler_operator.cli import EXIT_BAD_INPUT, _serving_options, build_parser, main
-from scheduler_operator.options import ServingOptions
+from scheduler_operator.cli.command import EXIT_BAD_INPUT, _serving_options, build_parser, main
+from scheduler_operator.control.options import ServingOptions
 
 
 def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:

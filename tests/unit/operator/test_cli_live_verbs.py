@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_operator.cli import EXIT_BAD_INPUT, main
+from scheduler_operator.cli.command import EXIT_BAD_INPUT, main
 
 ROOT = Path(__file__).resolve().parents[3]
 

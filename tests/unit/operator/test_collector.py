@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from scheduler_operator import collector
+from scheduler_operator.control import collector
 
 
 @pytest.fixture

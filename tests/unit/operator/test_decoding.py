@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from scheduler_core.tenancy import check_args_bounds
-from scheduler_operator import decoding
+from scheduler_operator.io import decoding
 
 
 def deep(levels: int) -> dict[str, Any]:

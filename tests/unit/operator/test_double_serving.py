@@ -14,7 +14,7 @@ import pytest
 from scheduler_core.metrics.registry import Registry
 from scheduler_core.names import DEFAULT_SCHEDULER_NAME, UPSTREAM_DEFAULT_SCHEDULER_NAME
 from scheduler_core.profiles import ProfileKey, ProfileSet
-from scheduler_operator.double_serving import (
+from scheduler_operator.control.double_serving import (
     DOUBLE_SERVED_PODS,
     DoubleServing,
     Episode,

@@ -9,9 +9,9 @@ import threading
 import pytest
 
 from scheduler_core.metrics.registry import Registry
-from scheduler_operator.fence import Fence, FencedError, api_resource
-from scheduler_operator.io_metrics import IOMetrics
-from scheduler_operator.transport import Credentials, Transport
+from scheduler_operator.control.fence import Fence, FencedError, api_resource
+from scheduler_operator.control.io_metrics import IOMetrics
+from scheduler_operator.io.transport import Credentials, Transport
 
 DEADLINE = 10.0
 

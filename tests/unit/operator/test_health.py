@@ -8,8 +8,8 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
-from scheduler_operator.health import HealthState, report
-from scheduler_operator.serving import make_app
+from scheduler_operator.control.health import HealthState, report
+from scheduler_operator.control.serving import make_app
 from tests.promtext import parse
 
 

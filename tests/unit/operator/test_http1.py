@@ -1,4 +1,4 @@
-"""The operator's HTTP/1.1 pool (``scheduler_operator.http1``) against a raw loopback server that
+"""The operator's HTTP/1.1 pool (``scheduler_operator.io.http1``) against a raw loopback server that
 answers as told: framing, reuse, and what it does with connections that break or go silent."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pytest
 from multidict import CIMultiDict
 
-from scheduler_operator import http1
+from scheduler_operator.io import http1
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.informer import Body, Store, name_of, uid_of
+from scheduler_operator.watch.informer import Body, Store, name_of, uid_of
 
 
 def obj(name: str, uid: str, rv: str, **extra: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The Kopf internals that ``scheduler_operator.decoding.install_in_kopf`` replaces, pinned.
+"""The Kopf internals that ``scheduler_operator.io.decoding.install_in_kopf`` replaces, pinned.
 
 The patch swaps two names of Kopf's private ``kopf._cogs.clients.api`` module: ``get`` (for a
 tolerant ``response.json``) and its ``json`` (for a tolerant ``json.loads`` in the watch
@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from scheduler_operator import decoding
+from scheduler_operator.io import decoding
 
 
 def _kopf_api_module() -> ast.Module:
     spec = importlib.util.find_spec("kopf._cogs.clients.api")
-    assert spec is not None and spec.origin, "kopf._cogs.clients.api is gone: scheduler_operator/decoding.py"
+    assert spec is not None and spec.origin, "kopf._cogs.clients.api is gone: scheduler_operator/io/decoding.py"
     return ast.parse(Path(spec.origin).read_text())
 
 
@@ -33,7 +33,7 @@ def _function(module: ast.Module, name: str) -> ast.AsyncFunctionDef:
     for node in module.body:
         if isinstance(node, ast.AsyncFunctionDef) and node.name == name:
             return node
-    pytest.fail(f"kopf._cogs.clients.api.{name} is no longer an async function: scheduler_operator/decoding.py")
+    pytest.fail(f"kopf._cogs.clients.api.{name} is no longer an async function: scheduler_operator/io/decoding.py")
 
 
 def _parameters(fn: ast.AsyncFunctionDef) -> list[str]:

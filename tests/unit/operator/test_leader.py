@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from scheduler_operator.leader import LeaderElector, LeaseRecord, desired_record, held_by_other
-from scheduler_operator.options import ElectionConfig
+from scheduler_operator.control.leader import LeaderElector, LeaseRecord, desired_record, held_by_other
+from scheduler_operator.control.options import ElectionConfig
 
 NOW = "2026-01-01T00:00:10.000000Z"
 EARLIER = "2026-01-01T00:00:00.000000Z"

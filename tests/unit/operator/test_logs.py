@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from scheduler_operator import logs
-from scheduler_operator.cli import build_parser
+from scheduler_operator.cli import logs
+from scheduler_operator.cli.command import build_parser
 
 
 @pytest.fixture
@@ -30,7 +30,7 @@ def test_json_lines_carry_ts_level_msg_and_the_pod_node_profile(
     restore_logging: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     logs.configure("json", "INFO")
-    log = logging.getLogger("scheduler_operator.backend")
+    log = logging.getLogger("scheduler_operator.control.backend")
     log.info("bound %s node=%s", "ns/p", "n1", extra={"pod": "ns/p", "node": "n1", "uid": "u1"})
     log.debug("not at INFO")
     try:
@@ -41,7 +41,7 @@ def test_json_lines_carry_ts_level_msg_and_the_pod_node_profile(
     first, second = (json.loads(line) for line in lines)
     assert isinstance(first.pop("ts"), float)
     assert first == {
-        "level": "info", "msg": "bound ns/p node=n1", "logger": "scheduler_operator.backend",
+        "level": "info", "msg": "bound ns/p node=n1", "logger": "scheduler_operator.control.backend",
         "pod": "ns/p", "node": "n1", "uid": "u1",
     }  # fmt: skip
     assert second["level"] == "error" and second["profile"] == "crd-scheduler/default"

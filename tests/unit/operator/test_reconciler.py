@@ -15,13 +15,13 @@ from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import InMemoryCluster
-from scheduler_operator.calls import Lanes
-from scheduler_operator.double_serving import DoubleServing
-from scheduler_operator.reconciler import Reconciler
-from scheduler_operator.recorder import EventRecorder
+from scheduler_operator.control.double_serving import DoubleServing
+from scheduler_operator.control.reconciler import Reconciler
+from scheduler_operator.control.recorder import EventRecorder
+from scheduler_operator.control.writer import StatusWriter
+from scheduler_operator.io.calls import Lanes
+from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
-from scheduler_operator.transport import Credentials, Transport
-from scheduler_operator.writer import StatusWriter
 from tests import wrappers
 from tests.unit.operator.test_double_serving import KUBE, T0, WEB, Clock, scheduled
 
@@ -390,7 +390,7 @@ def test_a_home_profile_change_announces_nothing_on_tenant_profiles_that_did_not
     assert events[-1][:3] == ("own", "Normal", "Reloaded")
 
 
-# -- another scheduler serving a profile's name (scheduler_operator.double_serving) --------------
+# -- another scheduler serving a profile's name (scheduler_operator.control.double_serving) --------------
 TAKEOVER = {"schedulerName": "default-scheduler"}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from scheduler_operator.recorder import MAX_NOTE_LENGTH, SpamFilter, event_body
+from scheduler_operator.control.recorder import MAX_NOTE_LENGTH, SpamFilter, event_body
 
 POD = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "team", "uid": "u1"}}
 AT = datetime(2026, 3, 4, 5, 6, 7, 890123, tzinfo=UTC)

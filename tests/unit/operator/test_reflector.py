@@ -11,11 +11,11 @@ from typing import Any, cast
 import pytest
 
 from scheduler_core.framework import PodInfo
-from scheduler_operator.informer import Body, Store, uid_of
-from scheduler_operator.kube import ApiError
-from scheduler_operator.reflector import Gone, Reflector, Resource, Wakeup
-from scheduler_operator.transport import Credentials, Transport
-from scheduler_operator.views import LAST_APPLIED, object_view, pod_view
+from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.transport import Credentials, Transport
+from scheduler_operator.watch.informer import Body, Store, uid_of
+from scheduler_operator.watch.reflector import Gone, Reflector, Resource, Wakeup
+from scheduler_operator.watch.views import LAST_APPLIED, object_view, pod_view
 from tests.wrappers import make_node, make_pod
 
 
@@ -170,8 +170,8 @@ def test_the_object_view_drops_managed_fields_only() -> None:
 def test_an_assumed_pod_deleted_in_a_watch_gap_leaves_the_cache() -> None:
     """The pod was assumed and bound, then deleted, all while no watch ran: the store's last
     body has no node, the re-list lacks the pod, and its capacity must come back."""
-    from scheduler_operator.app import Operator
-    from scheduler_operator.options import Options
+    from scheduler_operator.control.app import Operator
+    from scheduler_operator.control.options import Options
 
     transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
     operator = Operator(Options(identity="t"), transport=transport)

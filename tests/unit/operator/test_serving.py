@@ -17,9 +17,9 @@ from aiohttp.test_utils import TestClient, TestServer
 from cryptography import x509
 
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
-from scheduler_operator.health import HealthState
-from scheduler_operator.options import SecureServingOptions
-from scheduler_operator.serving import (
+from scheduler_operator.control.health import HealthState
+from scheduler_operator.control.options import SecureServingOptions
+from scheduler_operator.control.serving import (
     SUBJECT_ACCESS_REVIEWS,
     TOKEN_REVIEWS,
     DelegatedAuth,

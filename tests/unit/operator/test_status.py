@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.status import merge_patch, needs_write, plugin_config_status, profile_status
+from scheduler_operator.control.status import merge_patch, needs_write, plugin_config_status, profile_status
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, 3, 9, 0, tzinfo=UTC)

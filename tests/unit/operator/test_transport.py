@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.kube import ApiError
-from scheduler_operator.transport import TokenBucket, Transport
+from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.transport import TokenBucket, Transport
 from tests.unit.operator.conftest import Injector
 
 

@@ -1,0 +1,55 @@
+"""The options and the snapshot shared by the verbs that read a live cluster (read-only).
+
+``explain`` and ``simulate --from-cluster`` take credentials as kubectl does and the operator's
+home namespace (whose profiles apply cluster-wide). The snapshot is taken here, once; a failure
+to reach the server or to read its objects is a clear ``error:`` line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+
+from kubernetes import config
+
+from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, Cluster, InputError
+from scheduler_operator.cli import snapshot
+from scheduler_operator.cli.output import errors
+from scheduler_operator.io.kube import ApiError
+
+HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
+EXIT_UNREACHABLE = 4
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kubeconfig", default=None, metavar="FILE", help="kubeconfig (KUBECONFIG, ~/.kube/config)")
+    parser.add_argument("--context", default=None, metavar="NAME", help="kubeconfig context (the current one)")
+    parser.add_argument(
+        "--home-namespace", default=os.environ.get(HOME_NAMESPACE_ENV) or DEFAULT_HOME_NAMESPACE, metavar="NS",
+        help=f"the operator's home namespace, whose profiles apply cluster-wide (env {HOME_NAMESPACE_ENV}; "
+        f"{DEFAULT_HOME_NAMESPACE})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="N", help="seed of the random choice among equally scored nodes (0)"
+    )
+
+
+def take(args: argparse.Namespace) -> Cluster | int:
+    """The snapshot, or the exit code after saying why there is none."""
+    try:
+        credentials = snapshot.credentials(args.kubeconfig, args.context)
+    except (config.ConfigException, OSError) as exc:
+        print(f"error: credentials: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    try:
+        return asyncio.run(snapshot.take(credentials, home_namespace=args.home_namespace))
+    except InputError as exc:
+        return errors(exc)
+    except ApiError as exc:
+        print(f"error: {credentials.server}: {exc.status} {exc.reason}", file=sys.stderr)
+        return EXIT_UNREACHABLE
+    except OSError as exc:  # kube.CONNECTION_ERRORS: a lost connection, a time-out, TLS
+        print(f"error: {credentials.server}: {exc}", file=sys.stderr)
+        return EXIT_UNREACHABLE

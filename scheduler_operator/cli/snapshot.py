@@ -1,0 +1,108 @@
+"""A read-only snapshot of a live cluster, for ``explain`` and ``simulate --from-cluster``.
+
+Credentials as kubectl finds them (``--kubeconfig``, else ``KUBECONFIG``, else
+``~/.kube/config``, with ``--context``; in a pod, its service account). Only list calls are
+made (GET, paginated), through the operator's HTTP layer (``scheduler_operator.io.transport``: its
+timeouts, retries and error type): nodes, pods, the SchedulerProfiles and PluginConfigs,
+PriorityClasses and every kind the operator watches for its plugins
+(``resources.OBJECT_KINDS``). The objects go through the simulator's manifest checks and
+defaulting (``load_lists``) as a file would, so the in-memory cluster the scheduler then runs
+on is the one ``simulate`` uses.
+
+A kind the identity may not list (403) or the server does not serve (404, e.g. the CRDs not
+installed) is left out with a warning: the snapshot is then what that identity can see. Objects
+are decoded as deep as the API server accepts them (Go's encoding/json stops at 10,000 levels;
+Python's decoder at its recursion limit, 1,000 by default); a value nested deeper still would be
+replaced by ``decoding.TOO_DEEP``.
+"""
+
+from __future__ import annotations
+
+import sys
+from http import HTTPStatus
+from typing import Any
+
+from kubernetes import client, config
+
+from scheduler_core.simulator import Cluster, load_lists
+from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.transport import Credentials, Transport
+from scheduler_operator.resources import (
+    GROUP,
+    OBJECT_KINDS,
+    PLUGIN_CONFIG_KIND,
+    PLUGIN_CONFIG_PLURAL,
+    PROFILE_KIND,
+    PROFILE_PLURAL,
+    VERSION,
+)
+from scheduler_operator.watch.reflector import Resource
+
+LIST_PAGE = 500
+JSON_DEPTH = 12_000  # above the API server's own nesting limit
+
+
+def credentials(kubeconfig: str | None = None, context: str | None = None) -> Credentials:
+    """kubectl's credentials: a kubeconfig (flag, env, home), else in-cluster."""
+    configuration = client.Configuration()
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=kubeconfig, context=context, client_configuration=configuration
+        )
+    except config.ConfigException:
+        if kubeconfig or context:
+            raise
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    return Credentials.of(configuration)
+
+
+def _kinds() -> list[tuple[str, str]]:
+    """(kind, collection path) of every list the snapshot makes."""
+    kinds = [
+        ("Node", Resource("Node", "", "v1", "nodes").path),
+        ("Pod", Resource("Pod", "", "v1", "pods").path),
+        (PROFILE_KIND, Resource(PROFILE_KIND, GROUP, VERSION, PROFILE_PLURAL).path),
+        (PLUGIN_CONFIG_KIND, Resource(PLUGIN_CONFIG_KIND, GROUP, VERSION, PLUGIN_CONFIG_PLURAL).path),
+        ("PriorityClass", Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses").path),
+    ]
+    kinds += [(kind.kind, Resource(kind.kind, kind.group, kind.version, kind.plural).path) for kind in OBJECT_KINDS]
+    return kinds
+
+
+async def list_all(transport: Transport) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
+    """Every object by kind, and a warning per kind that could not be listed."""
+    lists: dict[str, list[dict[str, Any]]] = {}
+    warnings: list[str] = []
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, JSON_DEPTH))
+    try:
+        for kind, path in _kinds():
+            try:
+                lists[kind] = await transport.list_items(path, limit=LIST_PAGE)
+            except ApiError as error:
+                if error.status not in (HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND):
+                    raise
+                why = "forbidden for this identity" if error.status == HTTPStatus.FORBIDDEN else "not served"
+                warnings.append(f"{kind}: cannot list ({why}); the snapshot has none")
+    finally:
+        sys.setrecursionlimit(limit)
+    return lists, warnings
+
+
+async def take(credentials: Credentials, *, home_namespace: str) -> Cluster:
+    """The live cluster as the simulator's :class:`Cluster` (raises ``InputError`` for objects
+    the manifest checks refuse, naming them; ``ApiError`` or an ``OSError`` when the server
+    cannot be read)."""
+    transport = Transport(credentials)
+    try:
+        lists, warnings = await list_all(transport)
+    finally:
+        await transport.close()
+    cluster = load_lists(f"cluster {credentials.server}", lists, home_namespace=home_namespace, stored=True)
+    cluster.warnings[:0] = warnings
+    for profile in lists.get(PROFILE_KIND) or []:
+        meta, conditions = profile.get("metadata") or {}, (profile.get("status") or {}).get("conditions")
+        if isinstance(conditions, list):
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+            cluster.profile_conditions[key] = [c for c in conditions if isinstance(c, dict)]
+    return cluster

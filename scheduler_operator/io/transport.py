@@ -1,0 +1,275 @@
+"""One async HTTP layer for the operator's traffic to the API server: watches, lists and writes.
+
+The official ``kubernetes`` client is synchronous, decodes into models, has no client-side
+rate limiter and no timeouts unless every call passes one. The operator's hot path (the pod and
+node watches, ``scheduler_operator.watch.reflector``; binds, pod condition patches, preemption,
+events and custom-resource status, ``backend``, ``recorder``, ``writer``) goes through one
+:class:`Transport` instead, on the event loop: every request through ``http1.Pool`` (a lean
+HTTP/1.1 client), the watches' long streams included (``Pool.stream``); with
+
+* the credentials Kubernetes clients use (in-cluster service account, else ``KUBECONFIG``),
+  read through the kubernetes client's own loaders so that token refresh and client
+  certificates behave as they do there;
+* a timeout on every request (``kube.REQUEST_TIMEOUT``: connect, then read) and TCP keepalive
+  on every connection, so a silently dead peer is noticed by the kernel as well as by the read
+  timeout; watches get a server-side ``timeoutSeconds`` and a client-side idle timeout;
+* client-side QPS and burst (:class:`TokenBucket`), kube-scheduler's ``clientConnection``
+  (defaults 50 and 100: ``pkg/scheduler/apis/config/v1/defaults.go`` of v1.36.3), taken
+  before each request is sent, as client-go's rate limiter;
+* retries with backoff on 429 (``Retry-After`` honoured), 5xx and connection errors, with
+  ``kube.retry_delay``'s policy. An answer that stays an error raises ``kube.ApiError`` (status,
+  ``metav1.Status`` reason and message, ``Retry-After``), from a request and from a watch alike;
+  a lost connection raises an ``OSError`` (``kube.CONNECTION_ERRORS``).
+
+The Lease (``leader.py``) has a :class:`Transport` of its own, on a thread and event loop of its
+own: renewals never queue behind scheduling's writes, the rate limiter or a long cycle.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import ssl
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlencode
+
+from kubernetes import client
+
+from scheduler_operator.io import decoding, http1, kube
+from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_QPS
+from scheduler_operator.io.kube import ApiError
+
+log = logging.getLogger(__name__)
+
+CONTENT_JSON = "application/json"
+KEEPALIVE_IDLE = 30  # seconds before the first TCP keepalive probe
+KEEPALIVE_INTERVAL = 10
+KEEPALIVE_COUNT = 3
+
+
+class TokenBucket:
+    """client-go's ``flowcontrol.NewTokenBucketRateLimiter(qps, burst)``: ``burst`` requests at
+    once, then ``qps`` a second. ``qps <= 0`` means no limit (client-go: a negative QPS)."""
+
+    def __init__(
+        self,
+        qps: float,
+        burst: int,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        if qps > 0 and burst < 1:
+            raise ValueError("burst must be at least 1 when qps is positive")
+        self.qps = qps
+        self.burst = burst
+        self._clock = clock
+        self._sleep = sleep
+        self._tokens = float(burst)
+        self._last = clock()
+
+    async def acquire(self) -> None:
+        if self.qps <= 0:
+            return
+        now = self._clock()
+        self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
+        self._last = now
+        self._tokens -= 1.0  # reserve now; wait for the debt to be paid (FIFO by arrival)
+        if self._tokens < 0:
+            await self._sleep(-self._tokens / self.qps)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """Where the API server is and how to authenticate, from a kubernetes ``Configuration``."""
+
+    server: str
+    ssl: ssl.SSLContext | bool
+    token: Callable[[], str | None]
+
+    @classmethod
+    def load(cls, source: kube.KubeconfigSource = kube.IN_CLUSTER_ELSE_KUBECONFIG) -> Credentials:
+        """From ``source`` (in-cluster, else ``KUBECONFIG``, by default): ``kube.load_configuration``."""
+        return cls.of(kube.load_configuration(source))
+
+    @classmethod
+    def of(cls, configuration: client.Configuration) -> Credentials:
+        context: ssl.SSLContext | bool
+        if str(configuration.host).startswith("https"):
+            context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
+            if configuration.cert_file:
+                context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+            if not configuration.verify_ssl:
+                context.check_hostname = False
+                context.verify_mode = ssl.CERT_NONE
+        else:
+            context = False
+
+        def token() -> str | None:
+            # The client's own auth settings: they refresh an in-cluster token when it rotates.
+            setting = configuration.auth_settings().get("BearerToken")
+            value = setting.get("value") if setting else None
+            return str(value) if value else None
+
+        return cls(str(configuration.host).rstrip("/"), context, token)
+
+
+def _keepalive(sock: socket.socket) -> None:
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (
+        ("TCP_KEEPIDLE", KEEPALIVE_IDLE),
+        ("TCP_KEEPINTVL", KEEPALIVE_INTERVAL),
+        ("TCP_KEEPCNT", KEEPALIVE_COUNT),
+    ):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+class Transport:
+    def __init__(
+        self,
+        credentials: Credentials,
+        *,
+        qps: float = DEFAULT_QPS,
+        burst: int = DEFAULT_BURST,
+        max_connections: int = 64,
+        request_timeout: tuple[float, float] = kube.REQUEST_TIMEOUT,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.credentials = credentials
+        self.limiter = TokenBucket(qps, burst)
+        self._max_connections = max_connections
+        self._connect_timeout, self._read_timeout = request_timeout
+        self._pool: http1.Pool | None = None  # every request, the watches' streams included
+        self.sleep = sleep
+        self.requests = 0
+        self.retries = 0
+        self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
+        self.on_failed_write: Callable[[str], None] = lambda _what: None  # metrics (io_metrics)
+        # Called on every answer of the server (readiness: "the API was reachable recently").
+        self.contact: Callable[[], None] = lambda: None
+        # Around each attempt, once it is about to be sent: the Lease's fence (``fence.Fence.guard``)
+        self.guard: Callable[[str, str], AbstractContextManager[None]] = lambda _method, _path: nullcontext()
+
+    def _requests(self) -> http1.Pool:
+        if self._pool is None:
+            self._pool = http1.Pool(
+                self.credentials.server,
+                self.credentials.ssl,
+                max_connections=self._max_connections,
+                connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout,
+                prepare_socket=_keepalive,
+            )
+        return self._pool
+
+    def _headers(self, content_type: str | None) -> dict[str, str]:
+        headers = {"Accept": CONTENT_JSON, "User-Agent": "crd-scheduler"}
+        token = self.credentials.token()
+        if token:
+            headers["Authorization"] = token
+        if content_type:
+            headers["Content-Type"] = content_type
+        return headers
+
+    async def _once(
+        self,
+        method: str,
+        path: str,
+        params: Mapping[str, str] | None,
+        body: Any,
+        content_type: str | None,
+        decode: bool,
+    ) -> Any:
+        await self.limiter.acquire()
+        self.requests += 1
+        data = decoding.dumps(body) if body is not None else None
+        target = f"{path}?{urlencode(params)}" if params else path
+        with self.guard(method, path):
+            answer = await self._requests().request(
+                method, target, self._headers(content_type if data is not None else None), data
+            )
+        if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:
+            raise ApiError.of_answer(answer.status, answer.reason, answer.body, answer.headers)
+        self.contact()
+        return decoding.loads_api(answer.body) if answer.body and decode else None
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        body: Any = None,
+        content_type: str = CONTENT_JSON,
+        retry: bool = True,
+        decode: bool = True,
+    ) -> Any:
+        """The decoded JSON answer of ``method path``; retried as ``kube.retry_delay`` says.
+
+        ``decode=False``: the answer's body is not decoded (None is returned) once its HTTP
+        status says success; for writes whose answer nobody reads (a binding's ``Status``, a
+        created Event). An error's body is read either way (``kube.ApiError.of_answer``)."""
+        attempt = 0
+        while True:
+            try:
+                return await self._once(method, path, params, body, content_type, decode)
+            except Exception as error:
+                delay = kube.retry_delay(attempt, error) if retry else None
+                if delay is None:
+                    raise
+                self.retries += 1
+                log.warning("%s %s failed (%s); retrying in %.1f s", method, path, describe(error), delay)
+                await self.sleep(delay)
+                attempt += 1
+
+    async def list_items(self, path: str, *, limit: int = 500) -> list[Any]:
+        """Every item of the collection at ``path``, page by page (``limit``/``continue``)."""
+        items: list[Any] = []
+        params = {"limit": str(limit)}
+        while True:
+            page = await self.request("GET", path, params=params)
+            items.extend(page.get("items") or [])
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return items
+            params = {"limit": str(limit), "continue": str(token)}
+
+    def count_failure(self, what: str) -> None:
+        """A write that finally failed: counted by what it was (it is logged by the caller)."""
+        self.failed_writes[what] = self.failed_writes.get(what, 0) + 1
+        self.on_failed_write(what)
+
+    @asynccontextmanager
+    async def stream(self, path: str, params: Mapping[str, str], *, idle_timeout: float) -> AsyncIterator[http1.Stream]:
+        """A streaming GET (a watch): the body's reader (``readany``); a read that waits
+        ``idle_timeout`` seconds raises ``TimeoutError`` (the server sends a bookmark at least
+        every minute). A watch that goes silent or breaks, before or after its headers, closes
+        every idle pooled connection too (``http1.Pool.stream``): they are likely dead as well,
+        and the re-list that follows must not wait out the read time-out on one of them."""
+        await self.limiter.acquire()
+        self.requests += 1
+        target = f"{path}?{urlencode(params)}" if params else path
+        async with self._requests().stream("GET", target, self._headers(None), idle_timeout=idle_timeout) as answer:
+            if answer.status != HTTPStatus.OK:
+                raise ApiError.of_answer(answer.status, answer.reason, await answer.read(), answer.headers)
+            self.contact()
+            yield answer
+
+    async def close(self) -> None:
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+
+def describe(error: BaseException) -> str:
+    """An error in one line: ``HTTP 503 Service Unavailable``, ``TimeoutError``..."""
+    if isinstance(error, ApiError):
+        return f"HTTP {error.status} {error.reason}".strip()
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
