@@ -205,7 +205,6 @@ REMAINING: frozenset[tuple[str, str]] = frozenset(
         ("tests/unit/plugins/dynamicresources/test_extended_resources.py", "k8s_node"),
         ("tests/unit/plugins/dynamicresources/test_extended_resources.py", "pod"),
         ("tests/unit/plugins/dynamicresources/test_extension_points.py", "node"),
-        ("tests/unit/plugins/dynamicresources/test_extension_points.py", "pod"),
         ("tests/unit/plugins/nodeaffinity/test_batch.py", "clusters"),
     }
 )

@@ -16,10 +16,16 @@ from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator.backend import InMemoryCluster
+from tests.wrappers import make_pod
 
 DRIVER = "gpu.example.com"
 GPU_CLASS = {"metadata": {"name": "gpu"},
              "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}  # fmt: skip
+
+
+# Pods pa and pb, each with the claim of its letter (cycle(PA.obj())).
+PA = make_pod().name("pa").uid("uid-pa").resource_claim("gpu", claim="a")
+PB = make_pod().name("pb").uid("uid-pb").resource_claim("gpu", claim="b")
 
 
 def node(name: str) -> dict[str, Any]:
@@ -38,12 +44,6 @@ def claim(name: str, **status: Any) -> dict[str, Any]:
     request = {"name": "gpu", "exactly": {"deviceClassName": "gpu"}}
     return {"metadata": {"name": name, "namespace": "default"},
             "spec": {"devices": {"requests": [request]}}, "status": status}  # fmt: skip
-
-
-def pod(name: str, claim_name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
-            "spec": {"containers": [{"name": "c"}],
-                     "resourceClaims": [{"name": "gpu", "resourceClaimName": claim_name}]}}  # fmt: skip
 
 
 class Setup:
@@ -83,10 +83,10 @@ def devices_of(allocation: dict[str, Any]) -> list[str]:
 def test_a_reserved_allocation_is_in_flight_until_prebind_lands() -> None:
     # Two pods in a row, the second scheduled before the first's PreBind: never the same device.
     setup = Setup([claim("a"), claim("b")], devices=2)
-    state_a, pod_a, fit_a = setup.cycle(pod("pa", "a"))
+    state_a, pod_a, fit_a = setup.cycle(PA.obj())
     assert fit_a == ["n1"]
     assert setup.plugin.reserve(state_a, pod_a, "n1") is None
-    state_b, pod_b, fit_b = setup.cycle(pod("pb", "b"))
+    state_b, pod_b, fit_b = setup.cycle(PB.obj())
     assert fit_b == ["n1"]
     assert setup.plugin.reserve(state_b, pod_b, "n1") is None
     asyncio.run(setup.plugin.pre_bind(state_b, pod_b, "n1"))
@@ -97,27 +97,27 @@ def test_a_reserved_allocation_is_in_flight_until_prebind_lands() -> None:
 
 def test_an_in_flight_allocation_keeps_the_last_device_from_the_next_pod() -> None:
     setup = Setup([claim("a"), claim("b")], devices=1)
-    state_a, pod_a, _ = setup.cycle(pod("pa", "a"))
+    state_a, pod_a, _ = setup.cycle(PA.obj())
     setup.plugin.reserve(state_a, pod_a, "n1")
-    state_b, pod_b, fit_b = setup.cycle(pod("pb", "b"))
+    state_b, pod_b, fit_b = setup.cycle(PB.obj())
     assert fit_b == []
     assert setup.plugin.filter(state_b, pod_b, setup.nodes[0]).message() == "cannot allocate all claims"  # type: ignore[union-attr]
     setup.plugin.unreserve(state_a, pod_a, "n1")  # the first pod failed later: its device is free again
-    assert setup.cycle(pod("pb", "b"))[2] == ["n1"]
+    assert setup.cycle(PB.obj())[2] == ["n1"]
 
 
 def test_in_flight_allocations_are_shared_by_every_profile() -> None:
     # A tenant profile's pod right after the cluster-wide profile's: still not the same device.
     setup = Setup([claim("a"), claim("b")], devices=1)
-    state_a, pod_a, _ = setup.cycle(pod("pa", "a"))
+    state_a, pod_a, _ = setup.cycle(PA.obj())
     setup.plugin.reserve(state_a, pod_a, "n1")
     setup.plugin = setup.profile("team-a/tenant")
-    assert setup.cycle(pod("pb", "b"))[2] == []
+    assert setup.cycle(PB.obj())[2] == []
 
 
 def test_prebind_writes_allocation_reservation_and_finalizer_and_retries_a_conflict() -> None:
     setup = Setup([claim("a")])
-    state, info, _ = setup.cycle(pod("pa", "a"))
+    state, info, _ = setup.cycle(PA.obj())
     setup.plugin.reserve(state, info, "n1")
     # Someone else writes the claim meanwhile (a label): PreBind's first write conflicts.
     changed = {**setup.stored("a"), "metadata": {**setup.stored("a")["metadata"], "labels": {"x": "y"}}}
@@ -132,7 +132,7 @@ def test_prebind_writes_allocation_reservation_and_finalizer_and_retries_a_confl
 
 def test_a_claim_allocated_elsewhere_meanwhile_fails_prebind() -> None:
     setup = Setup([claim("a")])
-    state, info, _ = setup.cycle(pod("pa", "a"))
+    state, info, _ = setup.cycle(PA.obj())
     setup.plugin.reserve(state, info, "n1")
     other = {**setup.stored("a"), "status": {"allocation": {"devices": {"results": []}}}}
     assert setup.cluster.claims.put_status(Write(Verb.UPDATE, RESOURCE_CLAIMS, other, subresource=STATUS))[1] is None
@@ -160,7 +160,7 @@ def test_post_filter_deallocates_a_claim_allocated_for_an_unsuitable_node(
 ) -> None:
     setup = Setup([claim("a", allocation=ALLOCATED_ON_N2, reservedFor=reserved_for)], nodes=("n1", "n2"))
     setup.nodes = setup.nodes[:1]  # n2 is gone, say: the claim is available nowhere
-    state, info, fit = setup.cycle(pod("pa", "a"))
+    state, info, fit = setup.cycle(PA.obj())
     assert fit == []
     assert setup.plugin.filter(state, info, setup.nodes[0]).message() == "resourceclaim not available on the node"  # type: ignore[union-attr]
 
@@ -176,7 +176,7 @@ def test_post_filter_deallocates_a_claim_allocated_for_an_unsuitable_node(
 
 def test_queueing_hints_as_upstream() -> None:
     setup = Setup([claim("a"), claim("other")])
-    info = PodInfo(pod("pa", "a"))
+    info = PodInfo(PA.obj())
     mine, other = setup.stored("a"), setup.stored("other")
     hint = setup.plugin.is_schedulable_after_claim_change
     assert hint(info, None, mine) is QueueingHint.QUEUE  # isSchedulableAfterClaimChange "queue-on-add"
@@ -232,7 +232,7 @@ def test_score_batch_is_the_per_node_score(requests: list[dict[str, Any]], batch
     c = claim("a")
     c["spec"]["devices"]["requests"] = requests
     setup = Setup([c], devices=2, nodes=("n1", "n2"))
-    state, info, fit = setup.cycle(pod("pa", "a"))
+    state, info, fit = setup.cycle(PA.obj())
     assert fit == ["n1", "n2"]
     per_node = [setup.plugin.score(state, info, n)[0] for n in setup.nodes]
     batch = setup.plugin.score_batch(state, info, None, np.arange(2))  # type: ignore[arg-type]
