@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
@@ -17,19 +18,10 @@ from bench.parity_harness.probes import (
     pod_probe,
     spreads_when_filtering,
 )
+from tests.wrappers import make_pod
 
 FIELD = {"key": "metadata.name", "operator": "In", "values": ["n1"]}
 TERM = {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}
-
-
-def _pending(**spec: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": "p", "namespace": "ns", "uid": "u1", "resourceVersion": "7", "labels": {"app": "web"}},
-        "spec": {"containers": [{"name": "c", "image": "i"}], **spec},
-        "status": {"phase": "Pending"},
-    }
 
 
 @pytest.mark.parametrize(
@@ -58,7 +50,12 @@ def _pending(**spec: Any) -> dict[str, Any]:
     ],
 )
 def test_a_node_probe_narrows_every_required_term_to_its_node(spec: dict[str, Any], terms: list[Any]) -> None:
-    pending = _pending(**spec)
+    pending = (
+        (make_pod().name("p").namespace("ns").uid("u1").resource_version("7").label("app", "web").spec(**spec))
+        .status(phase="Pending")
+        .obj()
+    )
+    before = copy.deepcopy(pending)
     probe = node_probe(pending, "p-probe-1", "n1")
     required = probe["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert required["nodeSelectorTerms"] == terms
@@ -69,12 +66,13 @@ def test_a_node_probe_narrows_every_required_term_to_its_node(spec: dict[str, An
         "annotations": {PROBE_ANNOTATION: "true"},
     }
     assert "status" not in probe
-    assert pending == _pending(**spec), "the pending pod is left as it was"
+    assert pending == before, "the pending pod is left as it was"
 
 
 def test_a_pod_probe_is_the_pod_with_the_annotation_only() -> None:
-    probe = pod_probe(_pending(nodeSelector={"disk": "ssd"}), "p-probe-all")
-    assert probe["spec"] == _pending(nodeSelector={"disk": "ssd"})["spec"]
+    pending = make_pod().name("p").uid("u1").label("app", "web").node_selector({"disk": "ssd"}).obj()
+    probe = pod_probe(pending, "p-probe-all")
+    assert probe["spec"] == pending["spec"]
     assert probe["metadata"]["annotations"] == {PROBE_ANNOTATION: "true"}
 
 
@@ -150,4 +148,4 @@ def test_isolation_is_trusted_only_for_filters_before_spreading(verdict: list[st
     ],
 )
 def test_spreads_when_filtering(constraints: list[dict[str, str]], spreads: bool) -> None:
-    assert spreads_when_filtering(_pending(topologySpreadConstraints=constraints)) is spreads
+    assert spreads_when_filtering(make_pod().spec(topologySpreadConstraints=constraints).obj()) is spreads

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from scheduler_core.framework import Code, CycleState, NodeColumns, NodeInfo, NodeScore
 from scheduler_core.framework import node_selector as selector
 from scheduler_core.plugins.nodeaffinity import NodeAffinity, NodeAffinityArgs
-from tests.wrappers import pod_info
+from tests.wrappers import make_node, pod_info
 
 KEYS = ["zone", "rack", "gen"]
 VALUES = ["a", "b", "1", "05", "10", "-3", "+4"]
@@ -95,7 +95,7 @@ def clusters(draw: st.DrawFn) -> list[NodeInfo]:
     names = draw(st.lists(st.sampled_from(NAMES), unique=True, max_size=len(NAMES)))
     if draw(st.booleans()):
         names.append("")  # a node without a name skips matchFields
-    return [NodeInfo({"metadata": {"name": name, "labels": draw(LABELS)}}) for name in names]
+    return [make_node().name(name).no_hostname_label().labels(draw(LABELS)).info() for name in names]
 
 
 def plugin_with(added_required: Any, added_preferred: Any) -> NodeAffinity:
