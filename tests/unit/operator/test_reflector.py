@@ -32,10 +32,6 @@ class Calls:
         )  # fmt: skip
 
 
-def pod(uid: str, rv: str, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": f"p-{uid}", "namespace": "ns", "uid": uid, "resourceVersion": rv}, "spec": spec}
-
-
 def reflector(store: Store) -> Reflector:
     transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
     return Reflector(transport, Resource("Pod", "", "v1", "pods"), store)
@@ -44,11 +40,13 @@ def reflector(store: Store) -> Reflector:
 def test_a_relist_delivers_the_deletions_of_a_gap() -> None:
     calls = Calls()
     store = calls.store()
-    for body in (pod("a", "1"), pod("b", "2"), pod("c", "3")):
-        store.handle("ADDED", body)
+    for uid, version in (("a", "1"), ("b", "2"), ("c", "3")):
+        store.handle("ADDED", make_pod().uid(uid).resource_version(version).obj())
     calls.seen.clear()
 
-    deleted = store.replace([pod("b", "2"), pod("c", "7"), pod("d", "8")])
+    deleted = store.replace(
+        [make_pod().uid(u).resource_version(v).obj() for u, v in (("b", "2"), ("c", "7"), ("d", "8"))]
+    )
 
     assert calls.seen == [("update", "c"), ("add", "d"), ("delete", "a")]
     assert [uid_of(body) for body in deleted] == ["a"]
@@ -63,7 +61,8 @@ def test_one_object_that_fails_does_not_stop_a_list() -> None:
             raise ValueError("boom")
 
     store = Store("Pod", key=uid_of, on_add=add, on_update=lambda o, n: None, on_delete=lambda o: None)
-    store.replace([pod("bad", "1"), pod("good", "2")], on_error=lambda kind, body: failed.append(uid_of(body)))
+    listed = [make_pod().uid("bad").resource_version("1").obj(), make_pod().uid("good").resource_version("2").obj()]
+    store.replace(listed, on_error=lambda kind, body: failed.append(uid_of(body)))
 
     assert failed == ["bad"] and "good" in store
 
@@ -71,18 +70,20 @@ def test_one_object_that_fails_does_not_stop_a_list() -> None:
 @pytest.mark.parametrize(
     ("event", "seen", "rv"),
     [
-        pytest.param({"type": "ADDED", "object": pod("x", "11")}, [("add", "x")], "11", id="added"),
+        pytest.param({"type": "ADDED", "object": make_pod().uid("x").resource_version("11").obj()}, [("add", "x")],
+                     "11", id="added"),
         pytest.param({"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "15"}}}, [],
                      "15", id="bookmark-moves-the-resource-version-only"),
-        pytest.param({"type": "DELETED", "object": pod("a", "12")}, [("delete", "a")], "12", id="deleted"),
-        pytest.param({"type": "MODIFIED", "object": pod("a", "13", nodeName="n1")}, [("update", "a")], "13",
-                     id="modified"),
+        pytest.param({"type": "DELETED", "object": make_pod().uid("a").resource_version("12").obj()},
+                     [("delete", "a")], "12", id="deleted"),
+        pytest.param({"type": "MODIFIED", "object": make_pod().uid("a").resource_version("13").node("n1").obj()},
+                     [("update", "a")], "13", id="modified"),
     ],
 )  # fmt: skip
 def test_watch_events(event: dict[str, Any], seen: list[tuple[str, str]], rv: str) -> None:
     calls = Calls()
     store = calls.store()
-    store.handle(None, pod("a", "10"))
+    store.handle(None, make_pod().uid("a").resource_version("10").obj())
     calls.seen.clear()
     watcher = reflector(store)
     watcher.resource_version = "10"
@@ -212,7 +213,7 @@ def logged_store(log: list[tuple[str, str]]) -> Store:
         "Pod", key=uid_of, on_add=lambda new: log.append(("add", uid_of(new))),
         on_update=lambda old, new: None, on_delete=lambda old: log.append(("delete", uid_of(old))),
     )  # fmt: skip
-    store.handle("ADDED", pod("old", "1"))
+    store.handle("ADDED", make_pod().uid("old").resource_version("1").obj())
     log.clear()
     return store
 
@@ -220,7 +221,17 @@ def logged_store(log: list[tuple[str, str]]) -> Store:
 async def test_a_list_asks_for_the_next_page_before_it_applies_this_one() -> None:
     log: list[tuple[str, str]] = []
     store = logged_store(log)
-    server = PagedServer([[pod("a", "2"), pod("b", "3")], [pod("c", "4")], [pod("d", "5")]], log)
+    server = PagedServer(
+        [
+            [
+                make_pod().uid("a").resource_version("2").obj(),
+                make_pod().uid("b").resource_version("3").obj(),
+            ],
+            [make_pod().uid("c").resource_version("4").obj()],
+            [make_pod().uid("d").resource_version("5").obj()],
+        ],
+        log,
+    )
     listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store, page_size=2)
 
     await listing.list_objects()
@@ -238,7 +249,14 @@ async def test_a_list_asks_for_the_next_page_before_it_applies_this_one() -> Non
 async def test_a_list_that_fails_midway_deletes_nothing_and_is_not_synced() -> None:
     log: list[tuple[str, str]] = []
     store = logged_store(log)
-    server = PagedServer([[pod("a", "2")], [pod("b", "3")]], log, expired=1)
+    server = PagedServer(
+        [
+            [make_pod().uid("a").resource_version("2").obj()],
+            [make_pod().uid("b").resource_version("3").obj()],
+        ],
+        log,
+        expired=1,
+    )
     listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store)
 
     with pytest.raises(Gone):
