@@ -50,6 +50,7 @@ from scheduler_core.framework import (
 from scheduler_core.framework import events as ev
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.metrics import scheduler_metrics as sm
+from scheduler_core.plugins.names import COSCHEDULING, GANG_SCHEDULING
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import QueuedPod, SchedulingQueue
 from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
@@ -372,8 +373,12 @@ class Scheduler:
             # proportion to its own pods, not to every pending pod of the cluster.
             return pod.scheduler_name in names and (not tenant or pod.namespace == key.namespace)
 
-        # Upstream raises UnscheduledPodAdd under its GangScheduling gate: here whenever a
-        # served profile has a plugin asking for it (a new gang member may complete a gang).
+        # Upstream raises UnscheduledPodAdd only under its GangScheduling gate (eventhandlers.go
+        # addPodToSchedulingQueue), the gate that enables the GangScheduling plugin: here when a
+        # served profile enables a gang plugin (a new member may complete a gang). Other
+        # plugins' Pod/Add registrations do not raise it: with them alone, upstream's default
+        # never runs hints on an unscheduled pod's creation (each creation ran every hint over
+        # the whole unschedulable pool: EventHandlingPodAdd's quadratic term).
         self.events.unscheduled_pod_add = any(_registers_unscheduled_pod_add(f) for _, f in self.profiles)
         # Pods may now belong to another profile (or to none): re-sort the affected pending ones.
         for pod in list(self.events.unassigned.values()):
@@ -815,6 +820,9 @@ class Scheduler:
         return len(self._binding)
 
 
+_GANG_PLUGINS = frozenset({GANG_SCHEDULING, COSCHEDULING})
+
+
 def _nothing(uid: str) -> None:
     """No backend state to let go of (the simulator's)."""
 
@@ -823,7 +831,7 @@ def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
     return any(
         h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD
         for plugin, hints in fwk.enqueue_extensions().items()
-        if hasattr(fwk.plugins.get(plugin), "events_to_register")
+        if plugin in _GANG_PLUGINS and hasattr(fwk.plugins.get(plugin), "events_to_register")
         for h in hints
     )
 
