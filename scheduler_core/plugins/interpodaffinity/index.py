@@ -38,6 +38,7 @@ Counts = dict[TopologyPair, int]
 GroupKey = tuple[str, frozenset[tuple[str, str]]]
 _GENERATION = operator.attrgetter("generation")
 K = TypeVar("K")
+T = TypeVar("T")
 
 
 def group_key(pod: PodInfo) -> GroupKey:
@@ -62,15 +63,12 @@ class _Group:
 
 @dataclass(slots=True)
 class _NodeEntry:
-    """What one node contributed to the index, at one generation of the NodeInfo."""
+    """What one node contributed to the index: its pods (by identity) and labels, at one
+    generation of the NodeInfo."""
 
     generation: int
     labels: Mapping[str, str]
-    groups: dict[GroupKey, int] = field(default_factory=dict)
-    reps: dict[GroupKey, PodInfo] = field(default_factory=dict)
-    anti: list[tuple[AffinityTerm, TopologyPair]] = field(default_factory=list)
-    hard: list[tuple[AffinityTerm, TopologyPair]] = field(default_factory=list)
-    soft: list[tuple[tuple[AffinityTerm, int], TopologyPair]] = field(default_factory=list)
+    pods: dict[int, PodInfo] = field(default_factory=dict)
 
 
 def _bump(table: dict[K, int], key: K, change: int) -> None:
@@ -79,6 +77,15 @@ def _bump(table: dict[K, int], key: K, change: int) -> None:
         table[key] = count
     else:
         table.pop(key, None)
+
+
+def _bump_nested(tables: dict[T, dict[K, int]], outer: T, key: K, change: int) -> None:
+    table = tables.get(outer)
+    if table is None:
+        table = tables[outer] = {}
+    _bump(table, key, change)
+    if not table:
+        del tables[outer]
 
 
 class PodIndex:
@@ -115,7 +122,7 @@ class PodIndex:
         else:
             listed = set(infos)
             for gone in [info for info in self._entries if info not in listed]:
-                self._apply(gone, self._entries.pop(gone), -1)
+                self._remove_entry(gone, self._entries.pop(gone))
             self._infos = infos
             rows = range(len(infos))
         entries = self._entries
@@ -123,47 +130,83 @@ class PodIndex:
             info = infos[row]
             generation = int(generations[row])
             entry = entries.get(info)
-            if entry is not None and entry.generation == generation:
-                continue
-            if entry is not None:
-                self._apply(info, entry, -1)
-            entry = entries[info] = _entry(info, generation)
-            self._apply(info, entry, 1)
+            if entry is None:
+                entry = entries[info] = _NodeEntry(generation, info.labels)
+                self._apply(info, entry, info.pods, 1)
+            elif entry.generation != generation:
+                self._update(info, entry, generation)
         self._generations = generations
 
-    def _apply(self, info: NodeInfo, entry: _NodeEntry, sign: int) -> None:
+    def _update(self, info: NodeInfo, entry: _NodeEntry, generation: int) -> None:
+        """Follow one node's change pod by pod: a binding adds one pod to a node that may hold
+        thousands (``EventHandlingPodAdd``: two nodes), so the node is not rebuilt. The pods
+        are compared by identity (an updated pod is a new PodInfo: removed, then added)."""
+        entry.generation = generation
+        if info.labels is not entry.labels and info.labels != entry.labels:
+            self._apply(info, entry, list(entry.pods.values()), -1)
+            entry.labels = info.labels
+            self._apply(info, entry, info.pods, 1)
+            return
+        now = dict(zip(map(id, info.pods), info.pods, strict=True))
+        before = entry.pods
+        gone = [before[key] for key in before.keys() - now.keys()]
+        came = [now[key] for key in now.keys() - before.keys()]
+        if gone:
+            self._apply(info, entry, gone, -1)
+        if came:
+            self._apply(info, entry, came, 1)
+
+    def _remove_entry(self, info: NodeInfo, entry: _NodeEntry) -> None:
+        self._apply(info, entry, list(entry.pods.values()), -1)
+
+    def _apply(self, info: NodeInfo, entry: _NodeEntry, pods: Iterable[PodInfo], sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) ``pods`` of node ``info`` (at ``entry.labels``)."""
         labels = entry.labels
-        for key, count in entry.groups.items():
-            group = self._groups.get(key)
+        held = entry.pods
+        groups = self._groups
+        for pod in pods:
+            if sign > 0:
+                held[id(pod)] = pod
+            else:
+                del held[id(pod)]
+            key = group_key(pod)
+            group = groups.get(key)
             if group is None:
-                group = self._groups[key] = _Group(entry.reps[key])
+                group = groups[key] = _Group(pod)
             # The group's counts per topology value follow the node's change in place: one
             # binding changes one node, and rebuilding them over every node of the group,
             # for every pod, was most of SchedulingPreferredPodAntiAffinity's cycle.
             for topology_key, values in group.by_value.items():
                 value = labels.get(topology_key)
                 if value is not None:
-                    _bump(values, value, sign * count)
-                    _bump(group.by_pair[topology_key], (topology_key, value), sign * count)
-            total = group.by_node.get(info, 0) + sign * count
+                    _bump(values, value, sign)
+                    _bump(group.by_pair[topology_key], (topology_key, value), sign)
+            total = group.by_node.get(info, 0) + sign
             if total:
                 group.by_node[info] = total
             else:
                 group.by_node.pop(info, None)
                 if not group.by_node:
-                    del self._groups[key]
-        for term, pair in entry.anti:
-            _bump(self._anti.setdefault(term, {}), pair, sign)
-            if not self._anti[term]:
-                del self._anti[term]
-        for term, pair in entry.hard:
-            _bump(self._hard.setdefault(term, {}), pair[1], sign)
-            if not self._hard[term]:
-                del self._hard[term]
-        for weighted, pair in entry.soft:
-            _bump(self._soft.setdefault(weighted, {}), pair[1], sign)
-            if not self._soft[weighted]:
-                del self._soft[weighted]
+                    del groups[key]
+            if not pod.affinity or not labels or not pod.has_affinity:
+                continue
+            parsed = pod_terms(pod)
+            for term in parsed.required_anti_affinity:
+                value = labels.get(term.topology_key)
+                if value is not None:
+                    _bump_nested(self._anti, term, (term.topology_key, value), sign)
+            for term in parsed.required_affinity:
+                value = labels.get(term.topology_key)
+                if value is not None:
+                    _bump_nested(self._hard, term, value, sign)
+            for weighted in parsed.preferred_affinity:
+                value = labels.get(weighted.term.topology_key)
+                if value is not None:
+                    _bump_nested(self._soft, (weighted.term, weighted.weight), value, sign)
+            for weighted in parsed.preferred_anti_affinity:
+                value = labels.get(weighted.term.topology_key)
+                if value is not None:
+                    _bump_nested(self._soft, (weighted.term, -weighted.weight), value, sign)
 
     def _group_pairs(self, group: _Group, key: str) -> Counts:
         """:meth:`_group_values` keyed by topology pair, kept with it."""
@@ -254,37 +297,3 @@ def _merge(counts: Counts, pairs: Mapping[TopologyPair, int]) -> None:
         return
     for pair, count in pairs.items():
         counts[pair] = counts.get(pair, 0) + count
-
-
-def _entry(info: NodeInfo, generation: int) -> _NodeEntry:
-    labels = info.labels
-    entry = _NodeEntry(generation, labels)
-    groups = entry.groups
-    for pod in info.pods:
-        key = group_key(pod)
-        count = groups.get(key, 0)
-        if not count:
-            entry.reps[key] = pod
-        groups[key] = count + 1
-        if not pod.affinity or not labels or not pod.has_affinity:
-            continue
-        terms = pod_terms(pod)
-        for term in terms.required_anti_affinity:
-            value = labels.get(term.topology_key)
-            if value is not None:
-                entry.anti.append((term, (term.topology_key, value)))
-        for term in terms.required_affinity:
-            value = labels.get(term.topology_key)
-            if value is not None:
-                entry.hard.append((term, (term.topology_key, value)))
-        for weighted in terms.preferred_affinity:
-            _soft(entry, labels, weighted, 1)
-        for weighted in terms.preferred_anti_affinity:
-            _soft(entry, labels, weighted, -1)
-    return entry
-
-
-def _soft(entry: _NodeEntry, labels: Mapping[str, str], weighted: WeightedAffinityTerm, sign: int) -> None:
-    value = labels.get(weighted.term.topology_key)
-    if value is not None:
-        entry.soft.append(((weighted.term, sign * weighted.weight), (weighted.term.topology_key, value)))

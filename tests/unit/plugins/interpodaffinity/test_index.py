@@ -139,8 +139,9 @@ def _recount(infos: Sequence[NodeInfo], affinity: dict[str, int], anti: dict[str
 @SETTINGS
 @given(clusters(), st.data())
 def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Json], Json, int], data: Any) -> None:
-    """Pods come and go, node labels change and nodes leave between cycles; the index kept by
-    one plugin instance still equals the walks."""
+    """Pods come and go (one, or one leaving and one coming on a node between two cycles), node
+    labels change and nodes leave between cycles; the index kept by one plugin instance, which
+    follows a node's change pod by pod, still equals the walks."""
     nodes, existing, incoming_manifest, weight = cluster
     infos = node_infos(nodes, existing)
     affinity: dict[str, int] = {}
@@ -153,8 +154,13 @@ def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Js
     check_against_reference(plugin, snapshot, incoming, weight)
     for _ in range(data.draw(st.integers(1, 4))):
         listed = list(snapshot.list())
-        change = data.draw(st.sampled_from(["add", "remove", "relabel", "drop-node"]))
-        if change == "add":
+        change = data.draw(st.sampled_from(["add", "remove", "swap", "relabel", "drop-node"]))
+        if change == "swap":
+            info = data.draw(st.sampled_from(listed))
+            if info.pods:
+                info.remove_pod(data.draw(st.sampled_from(info.pods)))
+            info.add_pod(PodInfo(data.draw(pods([info.name]))))
+        elif change == "add":
             info = data.draw(st.sampled_from(listed))
             info.add_pod(PodInfo(data.draw(pods([info.name]))))
         elif change == "remove":
