@@ -444,7 +444,7 @@ class SchedulingQueue:
         ns_labels = self._namespace_labels(assigned.namespace)
         return [
             qp
-            for qp in self._unschedulable.candidates(event)
+            for qp in self._unschedulable.unblock_candidates(event, assigned)
             if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
         ]
 
