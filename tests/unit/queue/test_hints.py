@@ -21,7 +21,7 @@ from scheduler_core.framework import (
 from scheduler_core.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
 from tests.wrappers import pod_info
 
-from .support import hint_always, make_queue, names, pop_and_fail, register
+from .support import PROFILE, hint_always, make_queue, names, pop_and_fail, register
 
 NODE_LABEL = ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)
 
@@ -207,3 +207,16 @@ def test_pre_check_filters_the_pods_considered() -> None:
     clock.advance(20)
     q.move_all_to_active_or_backoff(NODE_ADD, None, None, pre_check=lambda p: p.name == "b")
     assert names(q.pending()["active"]) == ["b"]
+
+
+def test_a_profile_replaced_answers_with_its_new_hints() -> None:
+    # The hints matching an event are kept per profile and event; a profile's reload drops them.
+    q, _ = make_queue(hints={"P": register(NODE_ADD, hint_always(QueueingHint.SKIP))})
+    q.add(pod_info("a", uid="uid-a"))
+    pop_and_fail(q, "P")
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert names(q.pending()["unschedulable"]) == ["a"]
+
+    q.set_profile(PROFILE, pre_enqueue=(), hints={"P": register(NODE_ADD, hint_always(QueueingHint.QUEUE))})
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert names(q.pending()["backoff"]) == ["a"]
