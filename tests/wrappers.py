@@ -163,14 +163,18 @@ class PodWrapper:
         *,
         image: str = "pause",
         host_ports: tuple[int, ...] | list[int] = (),
+        pre_stop_sleep: int | None = None,
         **requests: str,
     ) -> Self:
-        """One more container, with ``requests`` and TCP ``host_ports`` (upstream ``Containers``/``Req``)."""
+        """One more container, with ``requests``, TCP ``host_ports`` and a preStop hook that
+        sleeps ``pre_stop_sleep`` seconds (upstream ``Containers``/``Req``)."""
         container: dict[str, Any] = {"name": f"c{len(self._spec['containers'])}", "image": image}
         if requests or extra:
             container["resources"] = {"requests": _resources(requests, extra)}
         if host_ports:
             container["ports"] = [{"containerPort": p, "hostPort": p} for p in host_ports]
+        if pre_stop_sleep is not None:
+            container["lifecycle"] = {"preStop": {"sleep": {"seconds": pre_stop_sleep}}}
         self._spec["containers"].append(container)
         return self
 

@@ -58,6 +58,8 @@ def test_pod_wrapper_sets_resource_version_init_containers_and_claims() -> None:
         .obj()
     )
     assert pod["metadata"]["resourceVersion"] == "7"
+    (container,) = make_pod().container(image="pause:3.10", pre_stop_sleep=5).obj()["spec"]["containers"]
+    assert container == {"name": "c0", "image": "pause:3.10", "lifecycle": {"preStop": {"sleep": {"seconds": 5}}}}
     assert pod["spec"]["initContainers"] == init and pod["spec"]["initContainers"] is not init
     assert pod["spec"]["resourceClaims"] == [
         {"name": "gpu", "resourceClaimName": "my-claim"},
