@@ -153,10 +153,10 @@ async def lease(profiles: int) -> dict[str, Any]:
 
 async def attempts(pods: int, namespaces: int, edits: int) -> dict[str, Any]:
     from scheduler_core.clock import FakeClock
-    from tests.builders import node, pod
+    from tests.wrappers import make_node, make_pod  # the kit's chains: the same in older trees (--tree)
 
     scheduler, reconciler = _stack(FakeClock())
-    n = node("small", cpu="1", memory="1Gi")
+    n = make_node().name("small").capacity(cpu="1", memory="1Gi").obj()
     scheduler.backend.nodes["small"] = n
     scheduler.on_node_add(n)
     reconciler.profile_changed(_profile(HOME, "default", {}))
@@ -164,7 +164,7 @@ async def attempts(pods: int, namespaces: int, edits: int) -> dict[str, Any]:
         reconciler.profile_changed(_profile(f"team-{ns}", "own", {}))
     await _settle(reconciler)
     for i in range(pods):
-        manifest = pod(f"p{i}", f"team-{i % namespaces}", cpu="2")  # fits no node
+        manifest = make_pod().name(f"p{i}").namespace(f"team-{i % namespaces}").req(cpu="2").obj()  # fits no node
         scheduler.backend.pods[manifest["metadata"]["uid"]] = manifest
         scheduler.on_pod_add(manifest)
     await scheduler.run_until_idle()
@@ -287,7 +287,8 @@ def storm(
     from kubernetes import client, config
 
     from bench.cluster import dev_cluster, free_port, process_memory_mib
-    from tests.e2e.operator_support import CRD_FILES, install_crds, make_pod, plugin_config, profile
+    from tests.e2e.operator_support import CRD_FILES, install_crds, plugin_config, profile
+    from tests.wrappers import make_node, make_pod
 
     kubeconfig = dev_cluster("up")
     configuration = client.Configuration()
@@ -302,11 +303,9 @@ def storm(
     scheduler_name, label = f"storm-{run}", f"storm-{run}"
     for namespace in (home, tenant, other):
         core.create_namespace({"metadata": {"name": namespace}})
-    from tests import builders
-
     nodes = [f"{label}-n{i}" for i in range(3)]
     for name in nodes:
-        core.create_node(builders.node(name, labels={"e2e-run": label}))
+        core.create_node(make_node().name(name).label("e2e-run", label).obj())
     home_profile = profile("default", scheduler_name)
     home_profile["spec"]["tenantPolicy"] = {"maxProfilesPerNamespace": profiles}
     custom.create_namespaced_custom_object(group, version, home, "schedulerprofiles", home_profile)
@@ -350,7 +349,15 @@ def storm(
                 n += 1
                 name = f"probe-{n}"
                 created = time.monotonic()
-                core.create_namespaced_pod(other, make_pod(name, other, scheduler_name, label))
+                core.create_namespaced_pod(
+                    other,
+                    make_pod()
+                    .name(name)
+                    .namespace(other)
+                    .scheduler_name(scheduler_name)
+                    .node_selector({"e2e-run": label})
+                    .obj(),
+                )
                 while time.monotonic() - created < 60:
                     if core.read_namespaced_pod(name, other).spec.node_name:
                         latencies.append(time.monotonic() - created)
