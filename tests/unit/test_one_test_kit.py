@@ -200,9 +200,6 @@ REMAINING: frozenset[tuple[str, str]] = frozenset(
         ("tests/e2e/test_cluster_smoke.py", "bind_pod"),
         ("tests/e2e/test_kwok.py", "_pod"),
         ("tests/e2e/test_operator_preemption.py", "_pod"),
-        ("tests/unit/plugins/dynamicresources/test_extended_resources.py", "k8s_node"),
-        ("tests/unit/plugins/dynamicresources/test_extended_resources.py", "pod"),
-        ("tests/unit/plugins/dynamicresources/test_extension_points.py", "node"),
     }
 )
 

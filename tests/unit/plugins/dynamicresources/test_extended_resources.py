@@ -24,9 +24,10 @@ from scheduler_core.simulator import InputError, load_texts, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
 from scheduler_core.tenancy.scoped_api import ScopedClusterAPI
 from tests.unit.simulator.test_mutation_property import mutated
+from tests.wrappers import make_pod, node
 
 from .test_dynamic_resources import by_name, run
-from .test_extension_points import gpu_slice, node
+from .test_extension_points import gpu_slice
 
 EXAMPLE = Path(__file__).parents[4] / "examples" / "dra" / "extended-resources.yaml"
 EXAMPLE_DOCUMENTS = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
@@ -47,19 +48,6 @@ def container(name: str, requests: dict[str, str], sidecar: bool = False) -> dic
     found: dict[str, Any] = {"name": name, "image": "pause", "resources": {"requests": requests, "limits": requests}}
     if sidecar:
         found["restartPolicy"] = "Always"
-    return found
-
-
-def pod(name: str, *containers: dict[str, Any], init: tuple[dict[str, Any], ...] = (), **spec: Any) -> dict[str, Any]:
-    body: dict[str, Any] = {"containers": list(containers), "schedulerName": "crd-scheduler", **spec}
-    if init:
-        body["initContainers"] = list(init)
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": body}
-
-
-def k8s_node(name: str, **extended: str) -> dict[str, Any]:
-    found = {"apiVersion": "v1", "kind": "Node", **node(name)}
-    found["status"]["allocatable"].update(extended)
     return found
 
 
@@ -86,17 +74,21 @@ def _mapping(container_name: str, resource: str, request: str) -> dict[str, str]
     ("spec", "want_requests", "want_mappings"),
     [
         pytest.param(
-            pod("p", container("con0", {GPU: "1"}), init=(container("init-con0", {INIT: "2"}),)),
+            make_pod()
+            .name("p")
+            .containers([container("con0", {GPU: "1"})])
+            .init_containers([container("init-con0", {INIT: "2"})])
+            .obj(),
             [_request("container-0-request-0", "classInit", 2), _request("container-1-request-0", "class", 1)],
             [_mapping("con0", GPU, "container-1-request-0"), _mapping("init-con0", INIT, "container-0-request-0")],
             id="one init container, one regular container",
         ),
         pytest.param(
-            pod(
-                "p",
-                container("con0", {GPU: "1"}),
-                init=(container("init-con0", {INIT: "1"}), container("init-con1", {INIT: "2"})),
-            ),
+            make_pod()
+            .name("p")
+            .containers([container("con0", {GPU: "1"})])
+            .init_containers([container("init-con0", {INIT: "1"}), container("init-con1", {INIT: "2"})])
+            .obj(),
             [_request("container-1-request-0", "classInit", 2), _request("container-2-request-0", "class", 1)],
             [
                 _mapping("con0", GPU, "container-2-request-0"),
@@ -106,15 +98,17 @@ def _mapping(container_name: str, resource: str, request: str) -> dict[str, str]
             id="two init containers, one regular container",
         ),
         pytest.param(
-            pod(
-                "p",
-                container("con0", {GPU: "1"}),
-                init=(
+            make_pod()
+            .name("p")
+            .containers([container("con0", {GPU: "1"})])
+            .init_containers(
+                [
                     container("init-con0", {INIT: "1"}),
                     container("sidecar-con1", {INIT: "1"}, sidecar=True),
                     container("init-con2", {INIT: "2"}),
-                ),
-            ),
+                ]
+            )
+            .obj(),
             [
                 _request("container-1-request-0", "classInit", 1),
                 _request("container-2-request-0", "classInit", 2),
@@ -129,7 +123,10 @@ def _mapping(container_name: str, resource: str, request: str) -> dict[str, str]
             id="three init containers, one sidecar, one regular container",
         ),
         pytest.param(
-            pod("p", container("con0", {GPU: "1", "deviceclass.resource.kubernetes.io/classInit": "2"})),
+            make_pod()
+            .name("p")
+            .containers([container("con0", {GPU: "1", "deviceclass.resource.kubernetes.io/classInit": "2"})])
+            .obj(),
             [_request("container-0-request-0", "classInit", 2), _request("container-0-request-1", "class", 1)],
             [
                 _mapping("con0", "deviceclass.resource.kubernetes.io/classInit", "container-0-request-0"),
@@ -158,7 +155,12 @@ def test_the_special_claim_is_created_allocated_reserved_and_named_in_the_pod_st
     name, the pod as controlling owner, the finalizer), allocates and reserves it, and writes the
     pod's ``status.extendedResourceClaimStatus``; the report shows the devices."""
     sim = run(
-        [k8s_node("node-a"), device_class(), k8s_slice("node-a", 2), pod("p", container("c", {GPU: "2", "cpu": "1"}))]
+        [
+            node("node-a"),
+            device_class(),
+            k8s_slice("node-a", 2),
+            make_pod().name("p").containers([container("c", {GPU: "2", "cpu": "1"})]).obj(),
+        ]
     )
     report = by_name(sim)["p"]
     assert report.node == "node-a"
@@ -187,28 +189,28 @@ def test_the_special_claim_is_created_allocated_reserved_and_named_in_the_pod_st
     ("nodes", "requests", "want_node", "want_devices"),
     [
         pytest.param(
-            [k8s_node("node-a", **{GPU: "1"})],
+            [node("node-a", extra={GPU: "1"})],
             {GPU: "1"},
             "node-a",
             None,
             id="extended-resource-name-with-node-resource",
         ),
         pytest.param(
-            [k8s_node("node-a", **{"example.com/aaa": "1"})],
+            [node("node-a", extra={"example.com/aaa": "1"})],
             {GPU: "1", "example.com/aaa": "1"},
             "node-a",
             [f"{DRIVER}/node-a/gpu-0"],
             id="extended-resource-one-device-plugin-one-dra",
         ),
         pytest.param(
-            [k8s_node("node-a", **{GPU: "0"})],
+            [node("node-a", extra={GPU: "0"})],
             {GPU: "1"},
             "node-a",
             [f"{DRIVER}/node-a/gpu-0"],
             id="extended-resource-name-with-zero-allocatable",
         ),
         pytest.param(
-            [k8s_node("node-a")],
+            [node("node-a")],
             {"deviceclass.resource.kubernetes.io/gpu": "1"},
             "node-a",
             [f"{DRIVER}/node-a/gpu-0"],
@@ -219,7 +221,14 @@ def test_the_special_claim_is_created_allocated_reserved_and_named_in_the_pod_st
 def test_device_plugin_or_dra(
     nodes: list[dict[str, Any]], requests: dict[str, str], want_node: str, want_devices: list[str] | None
 ) -> None:
-    sim = run([*nodes, device_class(), k8s_slice("node-a", 1), pod("p", container("c", requests))])
+    sim = run(
+        [
+            *nodes,
+            device_class(),
+            k8s_slice("node-a", 1),
+            make_pod().name("p").containers([container("c", requests)]).obj(),
+        ]
+    )
     report = by_name(sim)["p"]
     assert report.node == want_node
     assert list(report.devices.values()) == ([want_devices] if want_devices else [])
@@ -231,11 +240,11 @@ def test_more_devices_than_exist_is_upstreams_failed_scheduling() -> None:
     """Fit leaves the resource to DynamicResources, whose allocator finds too few devices."""
     sim = run(
         [
-            k8s_node("node-a"),
-            k8s_node("node-b"),
+            node("node-a"),
+            node("node-b"),
             device_class(),
             k8s_slice("node-a", 2),
-            pod("p", container("c", {GPU: "3"})),
+            make_pod().name("p").containers([container("c", {GPU: "3"})]).obj(),
         ]
     )
     report = by_name(sim)["p"]
@@ -254,23 +263,29 @@ def test_pods_never_share_a_device_nor_with_a_claim_of_a_template() -> None:
         "metadata": {"name": "one", "namespace": "default"},
         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}]}}},
     }
-    both = pod(
-        "both",
-        {
-            **container("c", {GPU: "1"}),
-            "resources": {"requests": {GPU: "1"}, "limits": {GPU: "1"}, "claims": [{"name": "dev"}]},
-        },
-        resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "one"}],
+    both = (
+        make_pod()
+        .name("both")
+        .containers(
+            [
+                {
+                    **container("c", {GPU: "1"}),
+                    "resources": {"requests": {GPU: "1"}, "limits": {GPU: "1"}, "claims": [{"name": "dev"}]},
+                }
+            ]
+        )
+        .spec(resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "one"}])
+        .obj()
     )
     sim = run(
         [
-            k8s_node("node-a"),
+            node("node-a"),
             device_class(),
             k8s_slice("node-a", 3),
             template,
             both,
-            pod("second", container("c", {GPU: "1"})),
-            pod("third", container("c", {GPU: "1"})),
+            make_pod().name("second").containers([container("c", {GPU: "1"})]).obj(),
+            make_pod().name("third").containers([container("c", {GPU: "1"})]).obj(),
         ]
     )
     reports = by_name(sim)
@@ -291,8 +306,14 @@ def test_a_claim_of_its_own_and_a_resource_a_device_plugin_serves_fail_prebind_a
     }  # fmt: skip
     main = container("c", {GPU: "1"})
     main["resources"]["claims"] = [{"name": "dev"}]
-    spec = pod("p", main, resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "one"}])
-    report = by_name(run([k8s_node("node-a", **{GPU: "1"}), device_class(), k8s_slice("node-a", 1), template, spec]))
+    spec = (
+        make_pod()
+        .name("p")
+        .containers([main])
+        .spec(resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "one"}])
+        .obj()
+    )
+    report = by_name(run([node("node-a", extra={GPU: "1"}), device_class(), k8s_slice("node-a", 1), template, spec]))
     assert report["p"].node is None
     assert report["p"].message == (
         'running PreBind plugin "DynamicResources": nil or empty request mappings, no update of pod default/p '
@@ -301,7 +322,14 @@ def test_a_claim_of_its_own_and_a_resource_a_device_plugin_serves_fail_prebind_a
 
 
 def test_a_deleted_pod_frees_the_devices_of_its_special_claim() -> None:
-    sim = run([k8s_node("node-a"), device_class(), k8s_slice("node-a", 1), pod("p", container("c", {GPU: "1"}))])
+    sim = run(
+        [
+            node("node-a"),
+            device_class(),
+            k8s_slice("node-a", 1),
+            make_pod().name("p").containers([container("c", {GPU: "1"})]).obj(),
+        ]
+    )
     stored = sim.cluster.pod("default", "p")
     assert stored is not None and _claims(sim)
     asyncio.run(sim.cluster.delete(PODS, stored))
@@ -355,11 +383,11 @@ class Setup:
 
 def test_a_pod_without_dra_backed_requests_is_skipped_without_reading_claims() -> None:
     setup = Setup()
-    info = setup.add(pod("p", container("c", {"example.com/aaa": "1"})))
+    info = setup.add(make_pod().name("p").containers([container("c", {"example.com/aaa": "1"})]).obj())
     assert setup.plugin.pre_filter(CycleState(), info, setup.nodes)[1] == Status.skip()
     assert setup.reads == ["DeviceClass"]  # no class backs it: the claims are never listed
     setup.reads.clear()
-    info = setup.add(pod("q", container("c", {"cpu": "1"})))
+    info = setup.add(make_pod().name("q").containers([container("c", {"cpu": "1"})]).obj())
     assert setup.plugin.pre_filter(CycleState(), info, setup.nodes)[1] == Status.skip()
     assert setup.reads == []
 
@@ -368,7 +396,10 @@ def test_reserved_devices_are_in_flight_for_the_next_pod() -> None:
     """Reserve keeps the special claim's allocation in flight (``SignalClaimPendingAllocation``):
     the next pod finds no free device until PreBind lands; Unreserve frees it."""
     setup = Setup(devices=1)
-    first, second = setup.add(pod("a", container("c", {GPU: "1"}))), setup.add(pod("b", container("c", {GPU: "1"})))
+    first, second = (
+        setup.add(make_pod().name("a").containers([container("c", {GPU: "1"})]).obj()),
+        setup.add(make_pod().name("b").containers([container("c", {GPU: "1"})]).obj()),
+    )
     state, statuses = setup.cycle(first)
     assert statuses[0] is None
     assert setup.plugin.reserve(state, first, "n1") is None
@@ -383,7 +414,7 @@ def test_prebind_failure_after_creating_the_claim_deletes_it_at_unreserve() -> N
     """extended-resource-name-with-resources-fail-patch: the pod's status write fails (the pod is
     gone), PreBind fails, and Unreserve deletes the claim it created."""
     setup = Setup()
-    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    info = setup.add(make_pod().name("p").containers([container("c", {GPU: "1"})]).obj())
     state, _ = setup.cycle(info)
     assert setup.plugin.reserve(state, info, "n1") is None
     del setup.cluster.pods[info.uid]
@@ -399,7 +430,7 @@ def test_prebind_failure_after_creating_the_claim_deletes_it_at_unreserve() -> N
 def test_a_claim_left_from_an_earlier_cycle_is_refused_then_deleted_by_post_filter() -> None:
     """extended-resource-name-with-resources-has-claim and -delete-claim."""
     setup = Setup()
-    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    info = setup.add(make_pod().name("p").containers([container("c", {GPU: "1"})]).obj())
     left = {
         "metadata": {
             "name": "p-extended-resources-abcde",
@@ -469,7 +500,7 @@ def test_a_tenant_profile_cannot_create_or_delete_another_namespaces_claims_nor_
 
 def test_a_failed_delete_at_unreserve_is_logged(caplog: pytest.LogCaptureFixture) -> None:
     setup = Setup()
-    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    info = setup.add(make_pod().name("p").containers([container("c", {GPU: "1"})]).obj())
     state, _ = setup.cycle(info)
     assert setup.plugin.reserve(state, info, "n1") is None
     del setup.cluster.pods[info.uid]
@@ -496,8 +527,8 @@ def test_filter_makes_the_special_claim_once_per_kind_of_node(monkeypatch: pytes
 
     monkeypatch.setattr(extended, "node_claim", counted)
     setup = Setup(devices=2)
-    setup.nodes = [NodeInfo(node("n1")), NodeInfo(k8s_node("n2", **{GPU: "2"})), NodeInfo(node("n3"))]
-    info = setup.add(pod("p", container("c", {GPU: "1"})))
+    setup.nodes = [NodeInfo(node("n1")), NodeInfo(node("n2", extra={GPU: "2"})), NodeInfo(node("n3"))]
+    info = setup.add(make_pod().name("p").containers([container("c", {GPU: "1"})]).obj())
     state, statuses = setup.cycle(info)
     assert statuses == [None, None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims")]
     assert made == [{}, {GPU: 2}]

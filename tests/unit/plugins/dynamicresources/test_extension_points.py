@@ -16,7 +16,7 @@ from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator.backend import InMemoryCluster
-from tests.wrappers import make_pod
+from tests.wrappers import make_pod, node
 
 DRIVER = "gpu.example.com"
 GPU_CLASS = {"metadata": {"name": "gpu"},
@@ -26,11 +26,6 @@ GPU_CLASS = {"metadata": {"name": "gpu"},
 # Pods pa and pb, each with the claim of its letter (cycle(PA.obj())).
 PA = make_pod().name("pa").uid("uid-pa").resource_claim("gpu", claim="a")
 PB = make_pod().name("pb").uid("uid-pb").resource_claim("gpu", claim="b")
-
-
-def node(name: str) -> dict[str, Any]:
-    return {"metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}  # fmt: skip
 
 
 def gpu_slice(node_name: str, devices: int) -> dict[str, Any]:
