@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.cache import Cache, CacheError
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 from scheduler_core.framework import events as ev
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileSet
@@ -216,7 +216,7 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(event, old, new)
 
     def _node_delete(self, node: Mapping[str, Any]) -> None:
-        name = (node.get("metadata") or {}).get("name", "")
+        name = manifest.meta(node).get("name", "")
         self._cache_call(self.cache.remove_node, name)
         self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
@@ -236,7 +236,7 @@ class EventHandlers:
             self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
     def _pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        uid = (old.get("metadata") or {}).get("uid")
+        uid = manifest.meta(old).get("uid")
         known = self.unassigned.get(uid) if uid else None
         old_info = known if known is not None and known.pod is old else PodInfo(old)
         new_info = PodInfo(new, like=old_info)
@@ -286,11 +286,11 @@ class EventHandlers:
 
 
 def _bound(pod: Mapping[str, Any]) -> bool:
-    return bool((pod.get("spec") or {}).get("nodeName"))
+    return bool(manifest.spec(pod).get("nodeName"))
 
 
 def _uid(pod: Mapping[str, Any]) -> str:
-    return str((pod.get("metadata") or {}).get("uid") or "")
+    return manifest.uid_of(pod)
 
 
 def _terminal(pod: PodInfo) -> bool:
@@ -303,9 +303,9 @@ def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
     if old is None:
         return [ev.NODE_ADD]
     events: list[ev.ClusterEvent] = []
-    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
-    o_status, n_status = old.get("status") or {}, new.get("status") or {}
-    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    o_spec, n_spec = manifest.spec(old), manifest.spec(new)
+    o_status, n_status = manifest.status(old), manifest.status(new)
+    o_meta, n_meta = manifest.meta(old), manifest.meta(new)
     node = ev.EventResource.NODE
     if bool(o_spec.get("unschedulable")) != bool(n_spec.get("unschedulable")):
         events.append(ev.ClusterEvent(node, ev.ActionType.UPDATE_NODE_TAINT, "NodeSpecUnschedulableChange"))

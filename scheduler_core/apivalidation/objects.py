@@ -5,15 +5,12 @@ the fields the scheduler reads (``pkg/apis/core/validation``, ``pkg/apis/schedul
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from scheduler_core.apivalidation import meta, resources
 from scheduler_core.apivalidation.pod import TAINT_EFFECTS, node_selector_term
-from scheduler_core.framework import content, field
+from scheduler_core.framework import content, field, manifest
+from scheduler_core.framework.manifest import Manifest
 
 Errors = list[field.Error]
-Obj = Mapping[str, Any]
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000  # pkg/apis/scheduling/types.go
@@ -23,9 +20,9 @@ PERCENT = content.regex_error(
 )
 
 
-def node(obj: Obj) -> Errors:
+def node(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     seen: set[tuple[str, str]] = set()
     for i, taint in enumerate(spec.get("taints") or ()):
         taint = taint or {}
@@ -43,16 +40,16 @@ def node(obj: Obj) -> Errors:
         if (key, effect) in seen:
             errs.append(field.duplicate(tpath, taint))
         seen.add((key, effect))
-    status: Obj = obj.get("status") or {}
+    status: Manifest = manifest.status(obj)
     for key in ("capacity", "allocatable"):
         found, _ = resources.resource_list(status.get(key), field.child("status", key), container=False)
         errs += found
     return errs
 
 
-def persistent_volume(obj: Obj) -> Errors:
+def persistent_volume(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     errs += _access_modes(spec, "spec")
     capacity = spec.get("capacity") or {}
     if not capacity:
@@ -72,9 +69,9 @@ def persistent_volume(obj: Obj) -> Errors:
     return errs
 
 
-def persistent_volume_claim(obj: Obj) -> Errors:
+def persistent_volume_claim(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     errs += _access_modes(spec, "spec")
     requests = (spec.get("resources") or {}).get("requests") or {}
     rpath = field.child("spec", "resources", "requests")
@@ -84,7 +81,7 @@ def persistent_volume_claim(obj: Obj) -> Errors:
     return errs + found
 
 
-def _access_modes(spec: Obj, path: str) -> Errors:
+def _access_modes(spec: Manifest, path: str) -> Errors:
     modes = spec.get("accessModes") or []
     mpath = field.child(path, "accessModes")
     if not modes:
@@ -92,10 +89,10 @@ def _access_modes(spec: Obj, path: str) -> Errors:
     return [field.not_supported(mpath, m, ACCESS_MODES) for m in modes if m not in ACCESS_MODES]
 
 
-def priority_class(obj: Obj) -> Errors:
+def priority_class(obj: Manifest) -> Errors:
     """``ValidatePriorityClass``."""
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    name = (obj.get("metadata") or {}).get("name") or ""
+    name = manifest.meta(obj).get("name") or ""
     value = obj.get("value") or 0
     if name.startswith("system-"):
         if SYSTEM_PRIORITY_CLASSES.get(name) != value:
@@ -115,10 +112,10 @@ def priority_class(obj: Obj) -> Errors:
     return errs
 
 
-def pod_disruption_budget(obj: Obj) -> Errors:
+def pod_disruption_budget(obj: Manifest) -> Errors:
     """``ValidatePodDisruptionBudgetSpec``."""
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     if spec.get("minAvailable") is not None and spec.get("maxUnavailable") is not None:
         errs.append(field.invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set"))
     for key in ("minAvailable", "maxUnavailable"):
@@ -135,5 +132,5 @@ def pod_disruption_budget(obj: Obj) -> Errors:
     return errs + meta.label_selector(spec.get("selector"), field.child("spec", "selector"))
 
 
-def namespace(obj: Obj) -> Errors:
+def namespace(obj: Manifest) -> Errors:
     return meta.object_meta(obj.get("metadata"), content.dns1123_label, namespaced=False)

@@ -7,14 +7,13 @@ Fields the API server defaults before it validates (a port's protocol) are taken
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scheduler_core.apivalidation import meta, resources
-from scheduler_core.framework import content, field
+from scheduler_core.framework import content, field, manifest
+from scheduler_core.framework.manifest import Manifest
 
 Errors = list[field.Error]
-Obj = Mapping[str, Any]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")  # validateTaintEffect order
 PROTOCOLS = ("SCTP", "TCP", "UDP")
 SCHEDULE_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
@@ -22,9 +21,9 @@ INCLUSION_POLICIES = ("Honor", "Ignore")
 PORT_RANGE = "must be between 1 and 65535, inclusive"
 
 
-def validate(pod: Obj) -> Errors:
+def validate(pod: Manifest) -> Errors:
     errs = meta.object_meta(pod.get("metadata"), content.dns1123_subdomain, namespaced=True)
-    spec: Obj = pod.get("spec") or {}
+    spec: Manifest = manifest.spec(pod)
     path = "spec"
     containers = spec.get("containers") or []
     if not containers:
@@ -47,7 +46,7 @@ def validate(pod: Obj) -> Errors:
     return errs
 
 
-def _unique_name(item: Obj, path: str, seen: set[str]) -> Errors:
+def _unique_name(item: Manifest, path: str, seen: set[str]) -> Errors:
     """A container's or volume's name: required, a DNS-1123 label, unique in the pod."""
     name, npath = item.get("name") or "", field.child(path, "name")
     if not name:
@@ -59,7 +58,7 @@ def _unique_name(item: Obj, path: str, seen: set[str]) -> Errors:
     return errs
 
 
-def _container(container: Obj, path: str, names: set[str]) -> Errors:
+def _container(container: Manifest, path: str, names: set[str]) -> Errors:
     errs = _unique_name(container, path, names)
     errs += resources.requirements(container.get("resources"), field.child(path, "resources"))
     for i, port in enumerate(container.get("ports") or ()):
@@ -78,7 +77,7 @@ def _container(container: Obj, path: str, names: set[str]) -> Errors:
     return errs
 
 
-def node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool) -> Errors:
+def node_selector_term(term: Manifest, path: str, *, allow_invalid_values: bool) -> Errors:
     """``ValidateNodeSelectorTerm``."""
     errs: Errors = []
     for j, req in enumerate(term.get("matchExpressions") or ()):
@@ -124,7 +123,7 @@ def node_selector_term(term: Obj, path: str, *, allow_invalid_values: bool) -> E
     return errs
 
 
-def _affinity(affinity: Obj | None, path: str) -> Errors:
+def _affinity(affinity: Manifest | None, path: str) -> Errors:
     if not affinity:
         return []
     errs: Errors = []
@@ -166,7 +165,7 @@ def _affinity(affinity: Obj | None, path: str) -> Errors:
     return errs
 
 
-def _pod_affinity_term(term: Obj, path: str) -> Errors:
+def _pod_affinity_term(term: Manifest, path: str) -> Errors:
     """``validatePodAffinityTerm``."""
     errs = meta.label_selector(term.get("labelSelector"), field.child(path, "labelSelector"))
     errs += meta.label_selector(term.get("namespaceSelector"), field.child(path, "namespaceSelector"))
@@ -178,7 +177,7 @@ def _pod_affinity_term(term: Obj, path: str) -> Errors:
     return errs + meta.label_name(topology_key, field.child(path, "topologyKey"))
 
 
-def tolerations(items: Sequence[Obj | None], path: str) -> Errors:
+def tolerations(items: Sequence[Manifest | None], path: str) -> Errors:
     """``ValidateTolerations``."""
     errs: Errors = []
     for i, toleration in enumerate(items):
@@ -207,7 +206,7 @@ def tolerations(items: Sequence[Obj | None], path: str) -> Errors:
     return errs
 
 
-def _spread(constraints: Sequence[Obj | None], path: str) -> Errors:
+def _spread(constraints: Sequence[Manifest | None], path: str) -> Errors:
     """``validateTopologySpreadConstraints``."""
     errs: Errors = []
     items = [c or {} for c in constraints]
@@ -243,7 +242,7 @@ def _spread(constraints: Sequence[Obj | None], path: str) -> Errors:
     return errs
 
 
-def _gates(spec: Obj, path: str) -> Errors:
+def _gates(spec: Manifest, path: str) -> Errors:
     errs: Errors = []
     gates = spec.get("schedulingGates") or []
     seen: set[str] = set()
@@ -261,7 +260,7 @@ def _gates(spec: Obj, path: str) -> Errors:
     return errs
 
 
-def _volumes(volumes: Sequence[Obj | None], path: str) -> Errors:
+def _volumes(volumes: Sequence[Manifest | None], path: str) -> Errors:
     errs: Errors = []
     seen: set[str] = set()
     for i, volume in enumerate(volumes):
@@ -281,7 +280,7 @@ _NOT_REQUESTED = (
 _NO_SUCH_CONTAINER = "must match the name of an entry in spec.initContainers.name or spec.containers.name"
 
 
-def extended_resource_claim_status(status: Obj | None, spec: Obj) -> Errors:
+def extended_resource_claim_status(status: Manifest | None, spec: Manifest) -> Errors:
     """``validatePodExtendedResourceClaimStatus``, as a status update of the pod is checked: every
     mapping names one of the pod's containers and a resource it requests."""
     if status is None:

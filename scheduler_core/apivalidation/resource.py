@@ -9,16 +9,16 @@ is refused with ``validateCELSelector``'s words.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from scheduler_core.apivalidation import meta
 from scheduler_core.apivalidation.resources import is_extended
-from scheduler_core.framework import content, field
+from scheduler_core.framework import content, field, manifest
 from scheduler_core.framework.device_cel import CELError, CostError, compile_selector
+from scheduler_core.framework.manifest import Manifest
 
 Errors = list[field.Error]
-Obj = Mapping[str, Any]
 
 # k8s.io/api@v0.36.3 resource/v1/types.go
 DEVICE_REQUESTS_MAX_SIZE = 32
@@ -33,20 +33,20 @@ ALLOCATION_MODES = ("All", "ExactCount")
 NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 
 
-def resource_claim(obj: Obj) -> Errors:
+def resource_claim(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
-    return errs + _device_claim((obj.get("spec") or {}).get("devices") or {}, field.child("spec", "devices"))
+    return errs + _device_claim(manifest.spec(obj).get("devices") or {}, field.child("spec", "devices"))
 
 
-def resource_claim_template(obj: Obj) -> Errors:
+def resource_claim_template(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=True)
-    spec = ((obj.get("spec") or {}).get("spec") or {}).get("devices") or {}
+    spec = manifest.spec(manifest.spec(obj)).get("devices") or {}
     return errs + _device_claim(spec, field.child("spec", "spec", "devices"))
 
 
-def device_class(obj: Obj) -> Errors:
+def device_class(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     errs += _selectors(spec.get("selectors"), field.child("spec", "selectors"))
     name = spec.get("extendedResourceName")
     if name is not None and not (isinstance(name, str) and is_extended(name)):
@@ -56,13 +56,13 @@ def device_class(obj: Obj) -> Errors:
     return errs
 
 
-def resource_slice(obj: Obj) -> Errors:
+def resource_slice(obj: Manifest) -> Errors:
     errs = meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=False)
-    spec: Obj = obj.get("spec") or {}
+    spec: Manifest = manifest.spec(obj)
     path = "spec"
     if not spec.get("driver"):
         errs.append(field.required(field.child(path, "driver"), ""))
-    pool: Obj = spec.get("pool") or {}
+    pool: Manifest = spec.get("pool") or {}
     if not pool.get("name"):
         errs.append(field.required(field.child(path, "pool", "name"), ""))
     if int(pool.get("resourceSliceCount") or 0) <= 0:
@@ -98,11 +98,11 @@ def resource_slice(obj: Obj) -> Errors:
     return errs
 
 
-def _no_rules(item: Obj, path: str) -> Errors:
+def _no_rules(item: Manifest, path: str) -> Errors:
     return []
 
 
-def _named_set(items: Any, max_size: int, path: str, rules: Callable[[Obj, str], Errors]) -> Errors:
+def _named_set(items: Any, max_size: int, path: str, rules: Callable[[Manifest, str], Errors]) -> Errors:
     """``validateSet`` keyed by ``name``: at most ``max_size``, names required and unique."""
     errs: Errors = []
     items = items or []
@@ -122,7 +122,7 @@ def _named_set(items: Any, max_size: int, path: str, rules: Callable[[Obj, str],
     return errs
 
 
-def _device_claim(devices: Obj, path: str) -> Errors:
+def _device_claim(devices: Manifest, path: str) -> Errors:
     errs = _named_set(devices.get("requests"), DEVICE_REQUESTS_MAX_SIZE, field.child(path, "requests"), _request)
     names = {r.get("name") for r in devices.get("requests") or () if r}
     names |= {f"{r.get('name')}/{s.get('name')}" for r in devices.get("requests") or () if r
@@ -153,7 +153,7 @@ def _device_claim(devices: Obj, path: str) -> Errors:
     return errs
 
 
-def _request(request: Obj, path: str) -> Errors:
+def _request(request: Manifest, path: str) -> Errors:
     exactly, first = request.get("exactly"), request.get("firstAvailable") or []
     if exactly is None and not first:
         return [field.required(path, "exactly one of `exactly` or `firstAvailable` is required")]
@@ -168,7 +168,7 @@ def _request(request: Obj, path: str) -> Errors:
     return _named_set(first, FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE, field.child(path, "firstAvailable"), _exact)
 
 
-def _exact(request: Obj, path: str) -> Errors:
+def _exact(request: Manifest, path: str) -> Errors:
     errs: Errors = []
     if not request.get("deviceClassName"):
         errs.append(field.required(field.child(path, "deviceClassName"), ""))

@@ -12,13 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.cache.node_tree import node_name
-from scheduler_core.framework import ImageStateSummary
+from scheduler_core.framework import ImageStateSummary, manifest
 
 __all__ = ["ImageStateSummary", "ImageStates"]
 
 
 def _images(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return list((node.get("status") or {}).get("images") or ())
+    return list(manifest.status(node).get("images") or ())
 
 
 class ImageStates:

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from scheduler_core.cache.errors import CacheError
+from scheduler_core.framework import manifest
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,12 @@ LABEL_FAILURE_DOMAIN_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 
 
 def node_name(node: Mapping[str, Any]) -> str:
-    return str((node.get("metadata") or {}).get("name") or "")
+    return manifest.name_of(node)
 
 
 def get_zone_key(node: Mapping[str, Any]) -> str:
     """A string unique per failure zone, ``""`` for none (upstream ``GetZoneKey``)."""
-    labels: Mapping[str, str] = (node.get("metadata") or {}).get("labels") or {}
+    labels: Mapping[str, str] = manifest.meta(node).get("labels") or {}
     zone = (
         labels[LABEL_FAILURE_DOMAIN_BETA_ZONE]
         if LABEL_FAILURE_DOMAIN_BETA_ZONE in labels

@@ -37,6 +37,7 @@ import aiohttp
 
 from scheduler_core.config import Extender
 from scheduler_core.extender import wire
+from scheduler_core.framework import manifest
 
 DEFAULT_TIMEOUT_SECONDS = 5.0  # extender.go DefaultExtenderTimeout
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -110,7 +111,7 @@ def _load_client_pair(context: ssl.SSLContext, cert: bytes, key: bytes) -> None:
 
 def pod_requests_any(pod: Mapping[str, Any], resources: frozenset[str]) -> bool:
     """Upstream ``hasManagedResources`` over containers and init containers (requests and limits)."""
-    spec = pod.get("spec") or {}
+    spec = manifest.spec(pod)
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or ():
             res = container.get("resources") or {}
@@ -161,7 +162,7 @@ class HTTPExtender:
         self, pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]
     ) -> tuple[list[str], dict[str, str], dict[str, str]]:
         """Upstream ``Filter``: the names that pass, failed and failed-and-unresolvable nodes."""
-        sent = [str((n.get("metadata") or {}).get("name", "")) for n in nodes]
+        sent = [str(manifest.meta(n).get("name", "")) for n in nodes]
         if not self.is_filter:
             return sent, {}, {}
         args = wire.extender_args(pod, nodes, names_only=self.node_cache_capable)
@@ -184,7 +185,7 @@ class HTTPExtender:
     async def prioritize(self, pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
         """Upstream ``Prioritize``: (host, score) as the extender answered (0..10, unchecked)."""
         if not self.is_prioritizer:
-            return [(str((n.get("metadata") or {}).get("name", "")), 0) for n in nodes]
+            return [(str(manifest.meta(n).get("name", "")), 0) for n in nodes]
         args = wire.extender_args(pod, nodes, names_only=self.node_cache_capable)
         return wire.host_priorities(await self.send(self.config.prioritize_verb, args))
 

@@ -50,7 +50,16 @@ from scheduler_core.algorithm import (
 )
 from scheduler_core.extender.client import ExtenderError, HTTPExtender
 from scheduler_core.extender.wire import MAX_EXTENDER_PRIORITY
-from scheduler_core.framework import MAX_NODE_SCORE, Code, CycleState, NodeInfo, PodInfo, SnapshotLister, Status
+from scheduler_core.framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleState,
+    NodeInfo,
+    PodInfo,
+    SnapshotLister,
+    Status,
+    manifest,
+)
 from scheduler_core.framework.diagnosis import Diagnosis, FitError
 from scheduler_core.runtime.framework import Framework, ScoreOutcome
 
@@ -154,7 +163,7 @@ async def filter_nodes(
     extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Mapping[str, Any]], diagnosis: Diagnosis
 ) -> list[str]:
     """Upstream ``findNodesThatPassExtenders``: each extender narrows the previous one's list."""
-    by_name = {str((n.get("metadata") or {}).get("name", "")): n for n in nodes}
+    by_name = {str(manifest.meta(n).get("name", "")): n for n in nodes}
     feasible = list(by_name)
     statuses = diagnosis.node_to_status
     for extender in extenders:
@@ -186,7 +195,7 @@ async def prioritize_nodes(
     without a prioritize verb scores 0 everywhere, as upstream's ``Prioritize`` answers (so it
     appears in the explanation, as in kube-scheduler's)."""
     scores: list[tuple[str, dict[str, int]]] = [
-        (e.name, dict.fromkeys((str((n.get("metadata") or {}).get("name", "")) for n in nodes), 0))
+        (e.name, dict.fromkeys((str(manifest.meta(n).get("name", "")) for n in nodes), 0))
         for e in extenders
         if not e.is_prioritizer
     ]

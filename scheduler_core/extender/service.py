@@ -34,7 +34,7 @@ from scheduler_core.cache import Cache
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.extender import wire
 from scheduler_core.extender.wire import MAX_EXTENDER_PRIORITY, Json
-from scheduler_core.framework import MAX_NODE_SCORE, ClusterAPI, Code, CycleState, NodeInfo, PodInfo, Status
+from scheduler_core.framework import MAX_NODE_SCORE, ClusterAPI, Code, CycleState, NodeInfo, PodInfo, Status, manifest
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -91,7 +91,7 @@ class ExtenderService:
 
     # -- the cache, fed by the watch -------------------------------------------------------------
     def on_node(self, event: str, node: Mapping[str, Any]) -> None:
-        name = str((node.get("metadata") or {}).get("name", ""))
+        name = str(manifest.meta(node).get("name", ""))
         if event == "DELETED":
             if self.cache.get_node(name) is not None:
                 self.cache.remove_node(name)
@@ -123,7 +123,7 @@ class ExtenderService:
         items = wire.field(nodes, "items") if isinstance(nodes, dict) else None
         if not isinstance(items, list) or not all(isinstance(n, dict) for n in items):
             raise BadRequest("NodeNames or Nodes.items is required")
-        sent = {str((n.get("metadata") or {}).get("name", "")): n for n in items}
+        sent = {str(manifest.meta(n).get("name", "")): n for n in items}
         return list(sent), sent
 
     def _node_info(self, name: str, sent: Mapping[str, Mapping[str, Any]]) -> NodeInfo | None:
@@ -269,7 +269,7 @@ def _victim_uids(body: Mapping[str, Any]) -> dict[str, tuple[set[str], int]]:
         for p in pods:
             if not isinstance(p, dict):
                 raise BadRequest(f"victims of node {node!r}: a pod must be an object")
-            uid = wire.field(p, "UID") if meta is not None else (p.get("metadata") or {}).get("uid")
+            uid = wire.field(p, "UID") if meta is not None else manifest.meta(p).get("uid")
             uids.add(str(uid or ""))
         count = wire.field(victims, "NumPDBViolations") or 0
         result[node] = (uids, int(count) if isinstance(count, int | float) else 0)

@@ -21,6 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduler_core.framework import manifest
+
 Json = dict[str, Any]
 
 MAX_EXTENDER_PRIORITY = 10  # extender/v1 MaxExtenderPriority
@@ -120,7 +122,7 @@ def _int(value: Any, struct: str, name: str) -> int:
 def extender_args(pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]], *, names_only: bool) -> Json:
     """``ExtenderArgs``: node names when the extender caches nodes, else a NodeList."""
     if names_only:
-        names = [str((n.get("metadata") or {}).get("name", "")) for n in nodes]
+        names = [str(manifest.meta(n).get("name", "")) for n in nodes]
         return {"Pod": pod, "Nodes": None, "NodeNames": names}
     return {"Pod": pod, "Nodes": {"metadata": {}, "items": list(nodes)}, "NodeNames": None}
 
@@ -138,7 +140,7 @@ def preemption_args(
     if meta:
         meta_victims = {
             node: {
-                "Pods": [{"UID": str((p.get("metadata") or {}).get("uid", ""))} for p in pods],
+                "Pods": [{"UID": str(manifest.meta(p).get("uid", ""))} for p in pods],
                 "NumPDBViolations": n,
             }
             for node, (pods, n) in victims.items()

@@ -52,6 +52,7 @@ from scheduler_core.framework.interface import (
     SnapshotLister,
     WaitingPod,
 )
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.quantity import QuantityError, milli_value, parse_quantity, value
 from scheduler_core.framework.resource import (
     CPU,
@@ -127,6 +128,7 @@ __all__ = [
     "ImageStateSummary",
     "IntArray",
     "LabelColumn",
+    "Manifest",
     "NodeColumns",
     "NodeInfo",
     "NodeName",

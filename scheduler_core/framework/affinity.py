@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from scheduler_core.framework import field
+from scheduler_core.framework import field, manifest
 from scheduler_core.framework import labels as selector
 from scheduler_core.framework.labels import Selector, SelectorError
 from scheduler_core.framework.types import PodInfo
@@ -172,7 +172,7 @@ def namespaces_from_term(pod: PodInfo, raw: Mapping[str, Any]) -> frozenset[str]
 
 
 def _meta(obj: Any) -> Mapping[str, Any]:
-    return (obj.get("metadata") or {}) if isinstance(obj, Mapping) else {}
+    return manifest.meta(obj) if isinstance(obj, Mapping) else {}
 
 
 def namespace_labels(namespaces: Iterable[Any], name: str) -> Mapping[str, str]:

@@ -16,17 +16,16 @@ it comes back here.)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
+from scheduler_core.framework import manifest
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.resource import is_extended_resource_name
 
 DEVICE_CLASS = "DeviceClass"
 # k8s.io/api@v0.36.3 resource/v1/types.go
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # ResourceDeviceClassPrefix
 EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
-
-Manifest = Mapping[str, Any]
 
 
 def is_dra_extended_resource_name(name: str) -> bool:
@@ -36,7 +35,7 @@ def is_dra_extended_resource_name(name: str) -> bool:
 
 def extended_resource_name(device_class: Manifest) -> str | None:
     """The class's ``spec.extendedResourceName``, or None."""
-    name = (device_class.get("spec") or {}).get("extendedResourceName")
+    name = manifest.spec(device_class).get("extendedResourceName")
     return str(name) if name else None
 
 
@@ -49,7 +48,7 @@ class DeviceClassResolver:
         mapping: dict[str, Manifest] = {}
         explicit: dict[str, Manifest] = {}
         for device_class in classes:
-            meta = device_class.get("metadata") or {}
+            meta = manifest.meta(device_class)
             mapping[DEVICE_CLASS_PREFIX + str(meta.get("name") or "")] = device_class
             name = extended_resource_name(device_class)
             if name is None:
@@ -70,7 +69,7 @@ class DeviceClassResolver:
 
 def _preferred(candidate: Manifest, current: Manifest) -> bool:
     """Newer first, then the lower name (``updateResourceName2class``)."""
-    a, b = candidate.get("metadata") or {}, current.get("metadata") or {}
+    a, b = manifest.meta(candidate), manifest.meta(current)
     created_a, created_b = str(a.get("creationTimestamp") or ""), str(b.get("creationTimestamp") or "")
     if created_a != created_b:
         return created_a > created_b  # RFC 3339 in UTC sorts as text

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import NodeInfo, PodInfo
 
@@ -38,7 +39,7 @@ def protect_gang(
 def find_namespaced(objects: Iterable[Any], namespace: str, name: str) -> Mapping[str, Any] | None:
     """The object ``namespace/name`` among ``Handle.objects(kind)`` (a lister's Get)."""
     for obj in objects:
-        meta = obj.get("metadata") or {}
+        meta = manifest.meta(obj)
         if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
             return obj  # type: ignore[no-any-return]
     return None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.quantity import int64_ceil, int64_wrap, parse_quantity
 
 CPU = "cpu"
@@ -175,7 +176,7 @@ def pod_requests(
     sequence of names limits the defaults to those resources. ``pod_level=False`` ignores
     pod-level requests (``SkipPodLevelResources``).
     """
-    spec = pod.get("spec") or {}
+    spec = manifest.spec(pod)
     requests: dict[str, Fraction] = {}
     for container in spec.get("containers") or ():
         _add_into(requests, _container_requests(container, non_missing))
@@ -209,7 +210,7 @@ def pod_requests(
 
 def pod_level_requests(pod: Mapping[str, Any]) -> dict[str, Fraction]:
     """The pod-level requests of supported resources (cpu, memory, hugepages-*)."""
-    raw = ((pod.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    raw = (manifest.spec(pod).get("resources") or {}).get("requests") or {}
     return {
         name: parse_quantity(q)
         for name, q in raw.items()
@@ -243,7 +244,7 @@ def compute_pod_resources_memo(pod: Mapping[str, Any]) -> tuple[Resource, int, i
     overhead and pod-level requests): replicas share one parse, which a snapshot of tens of
     thousands of pods would otherwise spend seconds on. The Resource is shared, as a pod's
     versions already share theirs (``PodInfo(like=...)``): nobody changes a pod's requests."""
-    key = _requests_key(pod.get("spec") or {})
+    key = _requests_key(manifest.spec(pod))
     if key is None:
         return compute_pod_resources(pod)
     found = _memo.get(key)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NewType
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.quantity import int64_wrap
 from scheduler_core.framework.resource import Resource, compute_pod_resources_memo
 from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
@@ -250,7 +251,7 @@ class PodInfo:
 
     def with_node(self, node_name: str) -> PodInfo:
         """A copy of this pod assigned to ``node_name`` (the assumed pod)."""
-        spec = dict(self.pod.get("spec") or {})
+        spec = dict(manifest.spec(self.pod))
         spec["nodeName"] = node_name
         pod = dict(self.pod)
         pod["spec"] = spec

@@ -25,6 +25,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import PodInfo
 
@@ -82,11 +83,11 @@ class Write(NamedTuple):
 
     @property
     def name(self) -> str:
-        return str((self.obj.get("metadata") or {}).get("name") or "")
+        return manifest.name_of(self.obj)
 
     @property
     def namespace(self) -> str:
-        return str((self.obj.get("metadata") or {}).get("namespace") or "")
+        return str(manifest.meta(self.obj).get("namespace") or "")
 
     @property
     def target(self) -> str:
@@ -101,7 +102,7 @@ class Write(NamedTuple):
         given = self.precondition or Precondition()
         if given.resource_version or self.verb not in (Verb.UPDATE, Verb.PATCH):
             return given
-        version = (self.obj.get("metadata") or {}).get("resourceVersion")
+        version = manifest.meta(self.obj).get("resourceVersion")
         return given._replace(resource_version=str(version)) if version else given
 
 
@@ -183,7 +184,7 @@ class ClusterAPI(Protocol):
         ``reason`` (preemption's) is written first as its DisruptionTarget condition (upstream
         ``PreemptPod``); the simulator records it (``InMemoryCluster.deleted``)."""
         if reason and resource != PODS:
-            meta = obj.get("metadata") or {}
+            meta = manifest.meta(obj)
             raise ValueError(
                 f"delete of {resource.qualified} {meta.get('namespace')}/{meta.get('name')}: reason: "
                 "only a pod is deleted with a reason (its DisruptionTarget condition)"

@@ -18,7 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_core.framework import Status
+from scheduler_core.framework import Status, manifest
 from scheduler_core.framework.writes import Resource, Verb, Write, refused
 
 MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
@@ -51,7 +51,7 @@ def check(call: Write, stored: Mapping[str, Any] | None) -> Status | None:
     if stored is None:
         return not_found(call.resource, name)
     expected = call.expected()
-    meta = stored.get("metadata") or {}
+    meta = manifest.meta(stored)
     if expected.uid and expected.uid != meta.get("uid"):
         if call.verb is Verb.DELETE:  # BeforeDelete
             kind = f"{call.resource.kind}.{call.resource.group}" if call.resource.group else call.resource.kind

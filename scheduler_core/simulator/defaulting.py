@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 
 DEFAULT_NAMESPACE = "default"
@@ -58,7 +59,7 @@ class PriorityClasses:
         self._by_name: dict[str, Mapping[str, Any]] = {}
         self._default: Mapping[str, Any] | None = None
         for pc in classes:
-            name = (pc.get("metadata") or {}).get("name", "")
+            name = manifest.meta(pc).get("name", "")
             self._by_name[name] = pc
             # Upstream getDefaultPriorityClass: with several defaults, the lowest value wins.
             if pc.get("globalDefault") and (self._default is None or _value(pc) < _value(self._default)):

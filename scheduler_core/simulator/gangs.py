@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 from scheduler_core.plugins.coscheduling import coscheduling, podgroup
 from scheduler_core.plugins.gangscheduling import gang_scheduling
 from scheduler_core.simulator.report import SCHEDULED, PodReport
@@ -47,7 +47,7 @@ def gangs(objects: Mapping[str, Iterable[Mapping[str, Any]]]) -> list[Gang]:
         group = podgroup.PodGroup.parse(obj)
         found.append(Gang(podgroup.KIND, group.namespace, group.name, group.min_member))
     for obj in objects.get(gang_scheduling.KIND, ()):
-        meta = obj.get("metadata") or {}
+        meta = manifest.meta(obj)
         count = gang_scheduling.gang_min_count(obj)
         if count is not None:
             found.append(Gang(gang_scheduling.KIND, meta.get("namespace") or "default", meta.get("name") or "", count))

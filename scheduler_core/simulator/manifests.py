@@ -29,7 +29,7 @@ from pydantic import ValidationError
 from scheduler_core import apivalidation
 from scheduler_core.apivalidation.limits import MAX_DOCUMENT_BYTES, MAX_TOTAL_BYTES, Budget
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec, schema_check
-from scheduler_core.framework import NodeInfo, PodInfo
+from scheduler_core.framework import NodeInfo, PodInfo, manifest
 from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import short_repr
@@ -378,7 +378,7 @@ class _Loading:
         node = default_node(raw.obj)
         if not self._constructs(raw, what, lambda: NodeInfo(node)):
             return
-        allocatable = (node.get("status") or {}).get("allocatable") or {}
+        allocatable = manifest.status(node).get("allocatable") or {}
         if "pods" not in allocatable:
             self.cluster.warnings.append(
                 f"{raw.source}: {what}: status.allocatable.pods is not set: no pod fits it "

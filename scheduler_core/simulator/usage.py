@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import NodeInfo
+from scheduler_core.framework import NodeInfo, manifest
 from scheduler_core.simulator.run import Simulation
 
 
@@ -31,7 +31,7 @@ def node_usage(nodes: Sequence[Mapping[str, Any]], sim: Simulation) -> dict[str,
     scheduler's cache accounts them: bound pods, terminated ones left out)."""
     usage = {}
     for node in nodes:
-        name = (node.get("metadata") or {}).get("name", "")
+        name = manifest.meta(node).get("name", "")
         info = sim.scheduler.cache.get_node(name) or NodeInfo(node)
         usage[name] = Usage(
             _fraction(info.requested.milli_cpu, info.allocatable.milli_cpu),

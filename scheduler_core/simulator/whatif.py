@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
 from scheduler_core.simulator.report import PodReport
 from scheduler_core.simulator.run import Simulation, simulate
@@ -149,8 +150,8 @@ def _placements(before: Simulation, after: Simulation) -> list[Placement]:
 def _nodes_used(sim: Simulation, compared: set[tuple[str, str]]) -> int:
     nodes = set()
     for pod in sim.cluster.pods.values():
-        meta = pod.get("metadata") or {}
-        node = (pod.get("spec") or {}).get("nodeName")
+        meta = manifest.meta(pod)
+        node = manifest.spec(pod).get("nodeName")
         if node and (meta.get("namespace") or "default", meta.get("name")) in compared:
             nodes.add(node)
     return len(nodes)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from scheduler_core.framework import PodInfo, Status
+from scheduler_core.framework import PodInfo, Status, manifest
 from scheduler_core.framework.storage import PERSISTENT_VOLUME, name_of
 from scheduler_core.framework.writes import (
     PERSISTENT_VOLUME_CLAIMS,
@@ -69,10 +69,10 @@ class ScopedClusterAPI(ClusterAPI):
 
     def _check(self, call: Write) -> Status | None:
         """The namespace ``call`` acts in must be this profile's."""
-        resource, meta = call.resource, call.obj.get("metadata") or {}
+        resource, meta = call.resource, manifest.meta(call.obj)
         doing = _doing(call)
         if resource == PERSISTENT_VOLUMES:
-            ref = (call.obj.get("spec") or {}).get("claimRef") or {}
+            ref = manifest.spec(call.obj).get("claimRef") or {}
             doing = f"{doing} PersistentVolume {call.name}"
             refused = self._scope(resource, doing, ref.get("namespace"), ref.get("name"))
             return refused if refused is not None else self._refuse_rebinding(call)
@@ -100,7 +100,7 @@ class ScopedClusterAPI(ClusterAPI):
         name = call.name
         version = call.expected().resource_version
         stored = next((o for o in self._objects(PERSISTENT_VOLUME) if name_of(o) == name), None)
-        known = ((stored or {}).get("metadata") or {}).get("resourceVersion")
+        known = manifest.meta(stored or {}).get("resourceVersion")
         if stored is None:
             why = f"PersistentVolume {name} is not one the scheduler knows"
         elif not version:
@@ -110,7 +110,7 @@ class ScopedClusterAPI(ClusterAPI):
                 f"PersistentVolume {name} at resourceVersion {version} is not the version the scheduler knows ({known})"
             )
         else:
-            old = (stored.get("spec") or {}).get("claimRef") or {}
+            old = manifest.spec(stored).get("claimRef") or {}
             if not old or old.get("namespace") == self.namespace:
                 return None
             why = f"rebinding PersistentVolume {name} from claim {old.get('namespace')}/{old.get('name')} refused"

@@ -44,6 +44,7 @@ PINNED = {
     "ImageStateSummary",
     "IntArray",
     "LabelColumn",
+    "Manifest",
     "NodeColumns",
     "NodeInfo",
     "NodeName",

@@ -56,6 +56,7 @@ from scheduler_core.framework import (
     Resource,
     Status,
     gangs,
+    manifest,
 )
 from scheduler_core.plugins import names
 from scheduler_core.plugins.coscheduling import podgroup
@@ -104,12 +105,12 @@ class Coscheduling:
         name, namespace = group_name(pod), pod.namespace
         members = []
         for obj in self._handle.objects("Pod"):
-            meta = obj.get("metadata") or {}
+            meta = manifest.meta(obj)
             if (meta.get("labels") or {}).get(podgroup.POD_GROUP_LABEL) != name:
                 continue
             if (meta.get("namespace") or "default") != namespace:
                 continue
-            if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            if manifest.status(obj).get("phase") in ("Succeeded", "Failed"):
                 continue
             members.append(obj)
         return members

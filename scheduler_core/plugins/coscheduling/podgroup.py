@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scheduler_core.framework import PODS, PodInfo, QuantityError, Resource, gangs
+from scheduler_core.framework import PODS, PodInfo, QuantityError, Resource, gangs, manifest
 
 API_GROUP = "scheduling.x-k8s.io"
 KIND = f"{API_GROUP}/PodGroup"
@@ -47,8 +47,8 @@ class PodGroup:
 
     @classmethod
     def parse(cls, obj: Mapping[str, Any]) -> PodGroup:
-        meta = obj.get("metadata") or {}
-        spec = obj.get("spec") or {}
+        meta = manifest.meta(obj)
+        spec = manifest.spec(obj)
         timeout = spec.get("scheduleTimeoutSeconds")
         return cls(
             namespace=meta.get("namespace") or "default",

@@ -16,7 +16,7 @@ import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 
 INT32_MAX = 2**31 - 1
 INT64_MIN = -(2**63)
@@ -52,7 +52,7 @@ class CandidateList:
 
 def pod_start_time(pod: PodInfo, now: int) -> int:
     """``status.startTime`` in Unix nanoseconds, or ``now`` when the pod has none."""
-    raw = (pod.pod.get("status") or {}).get("startTime")
+    raw = manifest.status(pod.pod).get("startTime")
     if not raw or not isinstance(raw, str):
         return now
     try:

@@ -37,6 +37,7 @@ from scheduler_core.framework import (
     PostFilterResult,
     QueueingHint,
     Status,
+    manifest,
 )
 from scheduler_core.plugins import names
 from scheduler_core.plugins.defaultpreemption.args import DefaultPreemptionArgs
@@ -70,7 +71,7 @@ def pod_terminating_by_preemption(pod: PodInfo) -> bool:
     condition the scheduler sets on its victims."""
     if not pod.deletion_timestamp:
         return False
-    for condition in (pod.pod.get("status") or {}).get("conditions") or ():
+    for condition in manifest.status(pod.pod).get("conditions") or ():
         if condition.get("type") == DISRUPTION_TARGET:
             return bool(condition.get("status") == "True" and condition.get("reason") == REASON_PREEMPTION_BY_SCHEDULER)
     return False
@@ -165,9 +166,9 @@ class DefaultPreemption:
         preemption still terminate on its nominated node (unless that node now rejects the pod
         beyond what preemption can fix): those the scheduler's view shows terminating by
         preemption, and those whose deletion it asked for and does not show so yet (executor)."""
-        if (pod.pod.get("spec") or {}).get("preemptionPolicy") == PREEMPT_NEVER:
+        if manifest.spec(pod.pod).get("preemptionPolicy") == PREEMPT_NEVER:
             return False, ERR_PREEMPT_NEVER
-        nominated = str((pod.pod.get("status") or {}).get("nominatedNodeName") or "")
+        nominated = str(manifest.status(pod.pod).get("nominatedNodeName") or "")
         if nominated:
             if nominated_node_status is not None and nominated_node_status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""

@@ -38,6 +38,7 @@ from scheduler_core.framework import (
     PodInfo,
     PostFilterResult,
     Status,
+    manifest,
 )
 from scheduler_core.framework import (
     field as field_errors,
@@ -179,5 +180,5 @@ class Evaluator:
 def _nominated_node_name(pod: PodInfo) -> str:
     """The pod's ``status.nominatedNodeName`` as it stands now: read from the manifest, which
     the backend may have updated since the PodInfo was parsed (upstream reads the pod lister)."""
-    status = pod.pod.get("status") or {}
+    status = manifest.status(pod.pod)
     return str(status.get("nominatedNodeName") or "")

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import PodInfo, labels
+from scheduler_core.framework import PodInfo, labels, manifest
 from scheduler_core.framework.labels import Selector
 
 
@@ -41,9 +41,9 @@ class PodDisruptionBudget:
 
     @classmethod
     def from_manifest(cls, raw: Mapping[str, Any]) -> PodDisruptionBudget:
-        meta = raw.get("metadata") or {}
-        spec = raw.get("spec") or {}
-        status = raw.get("status") or {}
+        meta = manifest.meta(raw)
+        spec = manifest.spec(raw)
+        status = manifest.status(raw)
         return cls(
             namespace=meta.get("namespace") or "default",
             selector=parse_selector(spec.get("selector")),

@@ -37,6 +37,7 @@ from fractions import Fraction
 from operator import is_
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.device_cel import CELError, compile_selector
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.quantity import parse_quantity
@@ -86,14 +87,6 @@ class _Result:
     admin: bool
 
 
-def _spec(obj: Object) -> Object:
-    return obj.get("spec") or {}
-
-
-def _name(obj: Object) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
 def node_matches(labels: Mapping[str, str], node_name: str, name: str, all_nodes: bool, selector: Any) -> bool:
     """``NodeMatches``: one of nodeName, allNodes, nodeSelector decides."""
     if name:
@@ -125,7 +118,7 @@ class SliceIndex:
         self.published: dict[tuple[str, str, int], int] = {}
         self.by_pool: dict[tuple[str, str], list[Object]] = {}
         for s in slices:
-            spec = _spec(s)
+            spec = manifest.spec(s)
             pool = spec.get("pool") or {}
             key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
             generation = int(pool.get("generation") or 0)
@@ -154,7 +147,7 @@ def gather_pools(index: SliceIndex, labels: Mapping[str, str], node_name: str) -
     """``GatherPools``: the pools with devices for this node, in upstream's order."""
     grouped: dict[tuple[str, str], list[Object]] = {}
     for s in [*index.by_node.get(node_name, ()), *index.others]:
-        spec = _spec(s)
+        spec = manifest.spec(s)
         pool = spec.get("pool") or {}
         key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
         if spec.get("sharedCounters"):
@@ -172,10 +165,10 @@ def gather_pools(index: SliceIndex, labels: Mapping[str, str], node_name: str) -
     pools: list[Pool] = []
     for key, group in grouped.items():
         generation = index.newest[key]
-        current = [s for s in group if int((_spec(s).get("pool") or {}).get("generation") or 0) == generation]
+        current = [s for s in group if int((manifest.spec(s).get("pool") or {}).get("generation") or 0) == generation]
         if not current:
             continue  # only obsolete slices target this node
-        count = int((_spec(current[0]).get("pool") or {}).get("resourceSliceCount") or 0)
+        count = int((manifest.spec(current[0]).get("pool") or {}).get("resourceSliceCount") or 0)
         if index.published.get((*key, generation), 0) != count:
             pools.append(Pool(key[0], key[1], incomplete=True))
             continue
@@ -193,8 +186,8 @@ def _device_on_node(device: Object, labels: Mapping[str, str], node_name: str) -
 def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
     pool = Pool(key[0], key[1])
     seen: set[str] = set()
-    for s in sorted(slices, key=_name):
-        spec = _spec(s)
+    for s in sorted(slices, key=manifest.name_of):
+        spec = manifest.spec(s)
         for counter_set in spec.get("sharedCounters") or ():
             pool.counters[counter_set["name"]] = {
                 n: parse_quantity(str(c.get("value", "0"))) for n, c in (counter_set.get("counters") or {}).items()
@@ -303,7 +296,7 @@ class Found:
 
 def _asks_for_all(claims: Sequence[Object]) -> bool:
     for claim in claims:
-        for request in (_spec(claim).get("devices") or {}).get("requests") or ():
+        for request in (manifest.spec(claim).get("devices") or {}).get("requests") or ():
             for spec in [request.get("exactly") or {}, *(request.get("firstAvailable") or ())]:
                 if spec.get("allocationMode") == "All":
                     return True
@@ -354,7 +347,7 @@ class _Allocation:
 
     def _prepare(self) -> None:
         for claim in self.claims:
-            devices = _spec(claim).get("devices") or {}
+            devices = manifest.spec(claim).get("devices") or {}
             alternatives: list[list[_Request]] = []
             minimum = 0
             for request in devices.get("requests") or ():
@@ -404,7 +397,7 @@ class _Allocation:
             )
         mode = spec.get("allocationMode") or "ExactCount"
         req = _Request(name, base, sub, spec, klass, bool(spec.get("adminAccess")), 1)
-        req.selectors = (_expressions(_spec(klass).get("selectors")), _expressions(spec.get("selectors")))
+        req.selectors = (_expressions(manifest.spec(klass).get("selectors")), _expressions(spec.get("selectors")))
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
             if req.count > ALLOCATION_RESULTS_MAX_SIZE:
@@ -545,11 +538,11 @@ class _Allocation:
         results = self.owner.results
         ok = results.get(request.selectors, device, pool.driver)
         if ok is None:
-            class_selectors = _spec(request.klass or {}).get("selectors")
+            class_selectors = manifest.spec(request.klass or {}).get("selectors")
             ok = self._selectors_match(claim_index, device, pool.driver, request.klass, class_selectors)
             ok = ok and self._selectors_match(claim_index, device, pool.driver, None, request.spec.get("selectors"))
             results.put(request.selectors, device, pool.driver, ok)
-        if ok and _spec(s).get("perDeviceNodeSelection"):
+        if ok and manifest.spec(s).get("perDeviceNodeSelection"):
             ok = _device_on_node(device, self.labels, self.node_name)
         return ok
 
@@ -580,7 +573,7 @@ class _Allocation:
         return True
 
     def _selector_error(self, claim_index: int, klass: Object | None, index: int, what: str) -> AllocationError:
-        where = f"class {_name(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
+        where = f"class {manifest.name_of(klass)}" if klass is not None else f"claim {_key(self.claims[claim_index])}"
         return AllocationError(f"{where}: selector #{index}: {what}")
 
     def _in_use(self, device_id: DeviceID) -> bool:
@@ -646,9 +639,9 @@ class _Allocation:
             slices = self.owner._slices
             generation = slices.newest.get(key, 0)
             for s in slices.by_pool.get(key, ()):
-                if int((_spec(s).get("pool") or {}).get("generation") or 0) != generation:
+                if int((manifest.spec(s).get("pool") or {}).get("generation") or 0) != generation:
                     continue
-                for device in _spec(s).get("devices") or ():
+                for device in manifest.spec(s).get("devices") or ():
                     if (*key, device.get("name")) not in self.owner._allocated:
                         continue
                     for consumption in device.get("consumesCounters") or ():
@@ -693,20 +686,20 @@ class _Allocation:
             results.append(entry)
         config: list[dict[str, Any]] = []
         seen_classes: dict[str, list[dict[str, Any]]] = {}
-        requests = (_spec(claim).get("devices") or {}).get("requests") or ()
+        requests = (manifest.spec(claim).get("devices") or {}).get("requests") or ()
         for request_index, _ in enumerate(requests):
             chosen = self.requests[claim_index][request_index][self.chosen.get((claim_index, request_index), 0)]
-            class_name = _name(chosen.klass or {})
+            class_name = manifest.name_of(chosen.klass or {})
             if class_name in seen_classes:
                 for entry in seen_classes[class_name]:
                     entry["requests"].append(chosen.name)
                 continue
             seen_classes[class_name] = []
-            for class_config in _spec(chosen.klass or {}).get("config") or ():
+            for class_config in manifest.spec(chosen.klass or {}).get("config") or ():
                 entry = {"source": "FromClass", "requests": [chosen.name], **_device_configuration(class_config)}
                 seen_classes[class_name].append(entry)
                 config.append(entry)
-        for claim_config in (_spec(claim).get("devices") or {}).get("config") or ():
+        for claim_config in (manifest.spec(claim).get("devices") or {}).get("config") or ():
             config.append({"source": "FromClaim", "requests": list(claim_config.get("requests") or []),
                            **_device_configuration(claim_config)})  # fmt: skip
         allocation: dict[str, Any] = {"devices": {"results": results}}
@@ -720,7 +713,7 @@ class _Allocation:
         fields: list[Any] = []
         expressions: list[Any] = []
         for r in self.results[claim_index]:
-            spec = _spec(r.slice)
+            spec = manifest.spec(r.slice)
             source = r.device if spec.get("perDeviceNodeSelection") else spec
             if source.get("nodeName"):
                 return {"nodeSelectorTerms": [{"matchFields": [
@@ -751,7 +744,7 @@ def _expressions(selectors: Any) -> tuple[Any, ...]:
 
 
 def _key(claim: Object) -> str:
-    meta = claim.get("metadata") or {}
+    meta = manifest.meta(claim)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from operator import is_
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.extended_resources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
@@ -34,22 +35,22 @@ Claim = Mapping[str, Any]
 
 
 def claim_key(claim: Claim) -> tuple[str, str]:
-    meta = claim.get("metadata") or {}
+    meta = manifest.meta(claim)
     return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
 
 
 def claim_uid(claim: Claim) -> str:
-    meta = claim.get("metadata") or {}
+    meta = manifest.meta(claim)
     return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
 
 
 def allocation_of(claim: Claim) -> Any:
-    return (claim.get("status") or {}).get("allocation")
+    return manifest.status(claim).get("allocation")
 
 
 def extended_claim_owners(claim: Claim) -> tuple[str, ...]:
     """The uids of the controllers of a claim annotated as a pod's extended-resource claim."""
-    meta = claim.get("metadata") or {}
+    meta = manifest.meta(claim)
     if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
         return ()
     return tuple(str(o.get("uid")) for o in meta.get("ownerReferences") or () if o.get("controller"))

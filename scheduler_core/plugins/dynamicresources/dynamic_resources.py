@@ -64,6 +64,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    manifest,
 )
 from scheduler_core.framework.extended_resources import (
     DEVICE_CLASS,
@@ -138,12 +139,12 @@ class _StateData:
 
 def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[str | None, bool]:
     """``resourceclaim.Name``: the claim's name and whether it must be owned by the pod."""
-    meta = pod.get("metadata") or {}
+    meta = manifest.meta(pod)
     where = f'pod "{meta.get("namespace") or "default"}/{meta.get("name")}"'
     if pod_claim.get("resourceClaimName"):
         return str(pod_claim["resourceClaimName"]), False
     if pod_claim.get("resourceClaimTemplateName"):
-        for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+        for status in manifest.status(pod).get("resourceClaimStatuses") or ():
             if status.get("name") == pod_claim.get("name"):
                 name = status.get("resourceClaimName")
                 return (str(name) if name else None), True
@@ -151,12 +152,8 @@ def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[st
     raise ClaimProblem(f'{where}, spec.resourceClaim "{pod_claim.get("name")}": none of the supported fields are set')
 
 
-def _meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
-    return obj.get("metadata") or {}
-
-
 def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
-    return any(r.get("uid") == pod.uid for r in (claim.get("status") or {}).get("reservedFor") or ())
+    return any(r.get("uid") == pod.uid for r in manifest.status(claim).get("reservedFor") or ())
 
 
 class ClaimTracker:
@@ -199,17 +196,18 @@ class DynamicResources:
         """``foreachPodResourceClaim``: the pod's claims, or :class:`ClaimProblem`."""
         stored = self._claims_by_key() if stored is None else stored
         claims = []
-        for pod_claim in (pod.pod.get("spec") or {}).get("resourceClaims") or ():
+        for pod_claim in manifest.spec(pod.pod).get("resourceClaims") or ():
             name, must_check_owner = claim_name(pod.pod, pod_claim)
             if name is None:
                 continue
             claim = stored.get((pod.namespace, name))
             if claim is None:
                 raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-            if _meta(claim).get("deletionTimestamp") is not None:
+            if manifest.meta(claim).get("deletionTimestamp") is not None:
                 raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
             if must_check_owner and not any(
-                o.get("controller") and o.get("uid") == pod.uid for o in _meta(claim).get("ownerReferences") or ()
+                o.get("controller") and o.get("uid") == pod.uid
+                for o in manifest.meta(claim).get("ownerReferences") or ()
             ):
                 raise ClaimProblem(
                     f"ResourceClaim {pod.namespace}/{name} was not created for Pod {pod.namespace}/{pod.name} "
@@ -268,7 +266,7 @@ class DynamicResources:
 
     # -- PreEnqueue -----------------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
-        if not (pod.pod.get("spec") or {}).get("resourceClaims"):
+        if not manifest.spec(pod.pod).get("resourceClaims"):
             return None
         try:
             self.pod_claims(pod)
@@ -282,7 +280,7 @@ class DynamicResources:
     ) -> tuple[PreFilterResult | None, Status | None]:
         data = _StateData()
         state.write(STATE_KEY, data)
-        has_claims = bool((pod.pod.get("spec") or {}).get("resourceClaims"))
+        has_claims = bool(manifest.spec(pod.pod).get("resourceClaims"))
         scalars = pod.requests.scalar_resources
         may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
         if not has_claims and not may_be_extended:
@@ -306,7 +304,7 @@ class DynamicResources:
             data.claims.append(found if found is not None else extended.special_claim(pod))
         if not data.claims:
             return None, Status.skip()
-        classes = {_meta(c).get("name") or "": c for c in device_classes}
+        classes = {manifest.meta(c).get("name") or "": c for c in device_classes}
         for index, claim in enumerate(data.claims):
             allocation = allocation_of(claim)
             if allocation:
@@ -318,13 +316,13 @@ class DynamicResources:
                         return None, Status.as_error(str(error))
                 continue
             if claim_uid(claim) in self.in_flight:
-                ns = _meta(claim).get("namespace") or "default"
+                ns = manifest.meta(claim).get("namespace") or "default"
                 return None, Status.unresolvable(
-                    f"resource claim {ns}/{_meta(claim).get('name')} is in the process of being allocated"
+                    f"resource claim {ns}/{manifest.meta(claim).get('name')} is in the process of being allocated"
                 )
             if index == data.extended_index:
                 continue  # its requests come in Filter; one from an earlier cycle is refused there
-            for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+            for request in (manifest.spec(claim).get("devices") or {}).get("requests") or ():
                 if request.get("exactly") is not None:
                     status = _validate_class(classes, request["exactly"].get("deviceClassName"), request["name"])
                 elif request.get("firstAvailable"):
@@ -333,9 +331,9 @@ class DynamicResources:
                         qualified = f"{request['name']}/{sub['name']}"
                         status = status or _validate_class(classes, sub.get("deviceClassName"), qualified)
                 else:
-                    ns = _meta(claim).get("namespace") or "default"
+                    ns = manifest.meta(claim).get("namespace") or "default"
                     status = Status.unresolvable(
-                        f"resource claim {ns}/{_meta(claim).get('name')}, request {request.get('name')}: "
+                        f"resource claim {ns}/{manifest.meta(claim).get('name')}, request {request.get('name')}: "
                         "unknown request type"
                     )
                 if status is not None:
@@ -414,7 +412,7 @@ class DynamicResources:
                 if not extended.is_special(claim):
                     break  # deleted below
                 continue
-            reserved = (claim.get("status") or {}).get("reservedFor") or ()
+            reserved = manifest.status(claim).get("reservedFor") or ()
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
                 new = copy.deepcopy(dict(claim))
                 status = new.setdefault("status", {})
@@ -516,8 +514,8 @@ class DynamicResources:
         claim is found again at the pod's next attempt, or goes with the pod."""
         error = await self._delete_claim(claim)
         if error is not None:
-            log.warning("delete of resourceclaim %s/%s failed: %s", _meta(claim).get("namespace"),
-                        _meta(claim).get("name"), error)  # fmt: skip
+            log.warning("delete of resourceclaim %s/%s failed: %s", manifest.meta(claim).get("namespace"),
+                        manifest.meta(claim).get("name"), error)  # fmt: skip
 
     async def _delete_claim(self, claim: Claim) -> str | None:
         """``deleteClaim``: drop the delete-protection finalizer (retried on conflicts), then
@@ -530,7 +528,7 @@ class DynamicResources:
                 current = self._claims_by_key().get(key)
             if current is None:
                 return f"get resourceclaim {key[0]}/{key[1]}: not found"
-            finalizers = list(_meta(current).get("finalizers") or ())
+            finalizers = list(manifest.meta(current).get("finalizers") or ())
             if FINALIZER in finalizers:
                 finalizers.remove(FINALIZER)
             new = copy.deepcopy(dict(current))
@@ -543,7 +541,7 @@ class DynamicResources:
         else:
             return f"update resourceclaim {key[0]}/{key[1]}: too many conflicts"
         deleted = updated or current
-        uid = _meta(deleted).get("uid")
+        uid = manifest.meta(deleted).get("uid")
         _, status = await api.delete(RESOURCE_CLAIMS, deleted, precondition=Precondition(uid=uid) if uid else None)
         return status.message() if status is not None else None
 
@@ -608,7 +606,7 @@ class DynamicResources:
                 "ExtendedResourceClaimStatus"
             )
         claim = data.claims[data.user_claims]
-        value = {"requestMappings": mappings, "resourceClaimName": _meta(claim).get("name")}
+        value = {"requestMappings": mappings, "resourceClaimName": manifest.meta(claim).get("name")}
         status = await patch_pod_status(self._handle.api, pod, {"extendedResourceClaimStatus": value})
         if status is not None:
             return f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {status.message()}"
@@ -620,7 +618,7 @@ class DynamicResources:
         """``bindClaim``: finalizer, allocation and reservation, retried on conflicts."""
         api = self._handle.api
         uid = claim_uid(claim)
-        key = f"{_meta(claim).get('namespace') or 'default'}/{_meta(claim).get('name')}"
+        key = f"{manifest.meta(claim).get('namespace') or 'default'}/{manifest.meta(claim).get('name')}"
         current: Claim = claim
         done = False
         try:
@@ -630,16 +628,16 @@ class DynamicResources:
                     if refreshed is None:
                         return None, f"claim {key} got deleted in the meantime"
                     current = refreshed
-                if _meta(current).get("deletionTimestamp") is not None:
+                if manifest.meta(current).get("deletionTimestamp") is not None:
                     return None, f"claim {key} got deleted in the meantime"
                 new = copy.deepcopy(dict(current))
                 if allocation is not None:
                     if allocation_of(current):
                         return None, f"claim {key} got allocated elsewhere in the meantime"
-                    if FINALIZER not in (_meta(current).get("finalizers") or ()):
+                    if FINALIZER not in (manifest.meta(current).get("finalizers") or ()):
                         new["metadata"] = {
                             **new["metadata"],
-                            "finalizers": [*(_meta(current).get("finalizers") or ()), FINALIZER],
+                            "finalizers": [*(manifest.meta(current).get("finalizers") or ()), FINALIZER],
                         }
                         updated, status = await api.update(RESOURCE_CLAIMS, new)
                         if status is not None or updated is None:
@@ -678,7 +676,7 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
             for r in (allocation.get("devices") or {}).get("results") or ()
             if "/" in str(r.get("request"))
         }
-        for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        for request in (manifest.spec(claim).get("devices") or {}).get("requests") or ():
             for i, sub in enumerate(request.get("firstAvailable") or ()):
                 if f"{request['name']}/{sub['name']}" in chosen:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
@@ -686,7 +684,7 @@ def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, An
 
 
 def _first_available(claim: Claim) -> bool:
-    requests = ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ()
+    requests = (manifest.spec(claim).get("devices") or {}).get("requests") or ()
     return any(request.get("firstAvailable") for request in requests)
 
 

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import PodInfo, parse_quantity
+from scheduler_core.framework import PodInfo, manifest, parse_quantity
 from scheduler_core.framework.extended_resources import (
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     DeviceClassResolver,
@@ -55,7 +55,7 @@ def dra_backed_requests(pod: PodInfo, classes: DeviceClassResolver) -> dict[str,
 def find_claim(pod: PodInfo, claims: Iterable[Claim]) -> Claim | None:
     """``findExtendedResourceClaim``: the pod's special claim from an earlier cycle."""
     for claim in claims:
-        meta = claim.get("metadata") or {}
+        meta = manifest.meta(claim)
         if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
             continue
         for owner in meta.get("ownerReferences") or ():
@@ -85,11 +85,11 @@ def special_claim(pod: PodInfo) -> dict[str, Any]:
 
 
 def is_special(claim: Claim) -> bool:
-    return (claim.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
+    return manifest.meta(claim).get("name") == SPECIAL_CLAIM_NAME
 
 
 def requests_of(claim: Claim) -> Sequence[Mapping[str, Any]] | None:
-    return ((claim.get("spec") or {}).get("devices") or {}).get("requests")
+    return (manifest.spec(claim).get("devices") or {}).get("requests")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +122,7 @@ def node_claim(
             return ERR_CANNOT_FIT  # neither a device plugin nor DRA provides it
     if not user_claims and not extended:
         return NodeClaim(None)
-    if (claim.get("status") or {}).get("allocation"):
+    if manifest.status(claim).get("allocation"):
         return NodeClaim(None)
     requests, mappings = requests_and_mappings(pod, extended, classes)
     copied = copy.deepcopy(dict(claim))
@@ -166,7 +166,7 @@ def requests_and_mappings(
     pod: Mapping[str, Any], extended: Mapping[str, int], classes: DeviceClassResolver
 ) -> tuple[list[dict[str, Any]], list[RequestMapping]]:
     """``createRequestsAndMappings``: the claim's device requests (by name) and the mappings."""
-    spec = pod.get("spec") or {}
+    spec = manifest.spec(pod)
     init = list(spec.get("initContainers") or ())
     containers = init + list(spec.get("containers") or ())
     short_lived = [i for i, c in enumerate(init) if c.get("restartPolicy") != "Always"]
@@ -177,7 +177,7 @@ def requests_and_mappings(
         device_class = classes.get(resource)
         if device_class is None:
             continue
-        class_name = str((device_class.get("metadata") or {}).get("name") or "")
+        class_name = manifest.name_of(device_class)
         long_requests: list[dict[str, Any] | None] = [None] * len(containers)
         long_mappings: list[RequestMapping] = []
         for i in long_lived:

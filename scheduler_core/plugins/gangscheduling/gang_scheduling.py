@@ -47,6 +47,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
     gangs,
+    manifest,
 )
 from scheduler_core.plugins import names
 
@@ -62,7 +63,7 @@ REASON_GANG_REJECTED = "a member found no node before the gang reached minCount"
 
 def pod_group_name(pod: PodInfo) -> str:
     """``spec.schedulingGroup.podGroupName``, "" for a pod in no group."""
-    spec = pod.pod.get("spec") or {}
+    spec = manifest.spec(pod.pod)
     group = spec.get("schedulingGroup") or {}
     name = group.get("podGroupName") if isinstance(group, Mapping) else None
     return name if isinstance(name, str) else ""
@@ -70,7 +71,7 @@ def pod_group_name(pod: PodInfo) -> str:
 
 def gang_min_count(group: Mapping[str, Any]) -> int | None:
     """``spec.schedulingPolicy.gang.minCount``; None when the policy is not a gang."""
-    policy = (group.get("spec") or {}).get("schedulingPolicy") or {}
+    policy = manifest.spec(group).get("schedulingPolicy") or {}
     gang = policy.get("gang")
     if not isinstance(gang, Mapping):
         return None
@@ -90,8 +91,8 @@ class GangScheduling:
     def _members(self, namespace: str, name: str) -> Iterable[Mapping[str, Any]]:
         """The group's pods the scheduler knows (upstream's podGroupState ``allPods``)."""
         for obj in self._handle.objects("Pod"):
-            meta = obj.get("metadata") or {}
-            group = (obj.get("spec") or {}).get("schedulingGroup") or {}
+            meta = manifest.meta(obj)
+            group = manifest.spec(obj).get("schedulingGroup") or {}
             if group.get("podGroupName") == name and (meta.get("namespace") or "default") == namespace:
                 yield obj
 
@@ -114,7 +115,7 @@ class GangScheduling:
     def _after_pod_group_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
         if not isinstance(new, Mapping):
             raise TypeError(f"expected a PodGroup, got {type(new).__name__}")
-        meta = new.get("metadata") or {}
+        meta = manifest.meta(new)
         name = pod_group_name(pod)
         same = bool(name) and (meta.get("namespace") or "default") == pod.namespace and meta.get("name") == name
         return QueueingHint.QUEUE if same else QueueingHint.SKIP

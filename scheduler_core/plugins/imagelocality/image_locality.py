@@ -33,6 +33,7 @@ from scheduler_core.framework import (
     NodeInfo,
     PodInfo,
     Status,
+    manifest,
 )
 from scheduler_core.framework.gomath import go_div
 from scheduler_core.plugins import names
@@ -73,7 +74,7 @@ def _pod_images(pod: PodInfo) -> tuple[tuple[str, ...], int]:
     image volumes) and its number of containers (image volumes do not count)."""
     memo = pod.images
     if memo is None:
-        spec: Mapping[str, Any] = pod.pod.get("spec") or {}
+        spec: Mapping[str, Any] = manifest.spec(pod.pod)
         init = spec.get("initContainers") or ()
         containers = spec.get("containers") or ()
         images = [normalized_image_name(c.get("image") or "") for c in (*init, *containers)]

@@ -41,6 +41,7 @@ from scheduler_core.framework import (
     default_normalize_score,
     default_normalize_score_batch,
     field,
+    manifest,
 )
 from scheduler_core.framework import node_selector as selector
 from scheduler_core.plugins import names
@@ -185,7 +186,7 @@ class NodeAffinity:
     ) -> tuple[PreFilterResult | None, Status | None]:
         node_affinity = pod.affinity.get("nodeAffinity") or {}
         required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-        has_node_selector = (pod.pod.get("spec") or {}).get("nodeSelector") is not None
+        has_node_selector = manifest.spec(pod.pod).get("nodeSelector") is not None
         if required is None and self._added_selector is None and not has_node_selector:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, _PreFilterState(selector.required_node_affinity(pod)))

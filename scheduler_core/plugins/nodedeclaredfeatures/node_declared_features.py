@@ -40,6 +40,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    manifest,
 )
 from scheduler_core.plugins import names
 
@@ -68,11 +69,11 @@ def required_features(spec: Mapping[str, Any]) -> frozenset[str]:
 
 
 def declared_features(node: NodeInfo) -> list[str]:
-    return list(((node.node or {}).get("status") or {}).get("declaredFeatures") or ())
+    return list(manifest.status(node.node or {}).get("declaredFeatures") or ())
 
 
 def _pod_spec(pod: PodInfo) -> Mapping[str, Any]:
-    return pod.pod.get("spec") or {}
+    return manifest.spec(pod.pod)
 
 
 class NodeDeclaredFeatures:

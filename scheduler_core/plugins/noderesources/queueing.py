@@ -29,6 +29,7 @@ from scheduler_core.framework import (
     PodInfo,
     QueueingHint,
     Resource,
+    manifest,
 )
 from scheduler_core.framework.extended_resources import (
     DEVICE_CLASS_PREFIX,
@@ -102,7 +103,7 @@ def is_schedulable_after_device_class_event(pod: PodInfo, old: Any, new: Any) ->
     if isinstance(old, Mapping):
         if extended_resource_name(old) == extended_resource_name(new):
             return QueueingHint.SKIP
-    elif wanted.get(DEVICE_CLASS_PREFIX + str((new.get("metadata") or {}).get("name") or "")) is not None:
+    elif wanted.get(DEVICE_CLASS_PREFIX + manifest.name_of(new)) is not None:
         return QueueingHint.QUEUE  # the implicit name: only on add, a class's name never changes
     name = extended_resource_name(new)
     return QueueingHint.QUEUE if name is not None and name in wanted else QueueingHint.SKIP

@@ -24,6 +24,7 @@ from scheduler_core.framework import (
     PodInfo,
     Taint,
     Toleration,
+    manifest,
     node_selector,
     tolerations_tolerate_taint,
 )
@@ -85,7 +86,7 @@ def has_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Tolerat
 
 
 def pod_constraints_raw(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
-    return ((pod.pod.get("spec") or {}).get("topologySpreadConstraints")) or ()
+    return manifest.spec(pod.pod).get("topologySpreadConstraints") or ()
 
 
 def filter_constraints(

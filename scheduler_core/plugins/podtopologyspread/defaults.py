@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 from scheduler_core.framework import labels as labelselector
 from scheduler_core.framework.labels import Selector
 
@@ -21,14 +21,6 @@ Objects = Callable[[str], Iterable[Any]]
 _RC = ("", "v1", "ReplicationController")
 _RS = ("apps", "v1", "ReplicaSet")
 _SS = ("apps", "v1", "StatefulSet")
-
-
-def _namespace_of(obj: Mapping[str, Any]) -> str:
-    return (obj.get("metadata") or {}).get("namespace") or "default"
-
-
-def _name_of(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
 
 
 def _parse_group_version(api_version: str) -> tuple[str, str] | None:
@@ -46,7 +38,7 @@ def _parse_group_version(api_version: str) -> tuple[str, str] | None:
 
 def controller_of(pod: PodInfo) -> Mapping[str, Any] | None:
     """``metav1.GetControllerOfNoCopy``: the owner reference with ``controller: true``."""
-    for ref in (pod.pod.get("metadata") or {}).get("ownerReferences") or ():
+    for ref in manifest.meta(pod.pod).get("ownerReferences") or ():
         if ref.get("controller"):
             return ref  # type: ignore[no-any-return]
     return None
@@ -58,9 +50,9 @@ def default_selector(pod: PodInfo, objects: Objects) -> Selector:
     ``Handle.objects``."""
     label_set: dict[str, str] = {}
     for service in objects("Service"):
-        if _namespace_of(service) != pod.namespace:
+        if manifest.namespace_of(service) != pod.namespace:
             continue
-        selector = (service.get("spec") or {}).get("selector")
+        selector = manifest.spec(service).get("selector")
         # Services with a nil selector match nothing, not everything.
         if selector is not None and labelselector.set_matches(selector, pod.labels):
             label_set.update(selector)
@@ -76,13 +68,13 @@ def default_selector(pod: PodInfo, objects: Objects) -> Selector:
     if kind == _RC:
         rc = _find(objects("ReplicationController"), pod.namespace, name)
         if rc is not None:
-            label_set.update((rc.get("spec") or {}).get("selector") or {})
+            label_set.update(manifest.spec(rc).get("selector") or {})
             result = labelselector.from_set(label_set)
     elif kind in (_RS, _SS):
         controller = _find(objects(kind[2]), pod.namespace, name)
         if controller is not None:
             try:
-                other = labelselector.parse((controller.get("spec") or {}).get("selector"))
+                other = labelselector.parse(manifest.spec(controller).get("selector"))
             except labelselector.SelectorError:
                 return result
             # Nothing has no requirements to add (Requirements() is not ok).
@@ -92,6 +84,6 @@ def default_selector(pod: PodInfo, objects: Objects) -> Selector:
 
 def _find(objects: Iterable[Mapping[str, Any]], namespace: str, name: str) -> Mapping[str, Any] | None:
     for obj in objects:
-        if _namespace_of(obj) == namespace and _name_of(obj) == name:
+        if manifest.namespace_of(obj) == namespace and manifest.name_of(obj) == name:
             return obj
     return None

@@ -35,6 +35,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    manifest,
 )
 from scheduler_core.framework import labels as labelselector
 from scheduler_core.plugins import names
@@ -271,7 +272,7 @@ def _as_node(obj: object) -> tuple[Mapping[str, str], list[Any]] | None:
     node = NodeInfo.of_optional(obj)
     if node is None:
         return None
-    return node.labels, list(((node.node or {}).get("spec") or {}).get("taints") or ())
+    return node.labels, list(manifest.spec(node.node or {}).get("taints") or ())
 
 
 def _pre_filter_state(state: CycleState) -> filtering.PreFilterState | Status:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from scheduler_core.framework import PodInfo, value
+from scheduler_core.framework import PodInfo, manifest, value
 from scheduler_core.framework import labels as label_selector
 from scheduler_core.framework.storage import (
     ANN_BOUND_BY_CONTROLLER,
@@ -460,7 +460,7 @@ def _bind_volume_to_claim(pv: Manifest, pvc: Manifest) -> tuple[Manifest, bool]:
 
 def _writable_annotations(obj: dict[str, Any]) -> dict[str, str]:
     """The annotations of a copied object, created when missing (``SetMetaDataAnnotation``)."""
-    metadata = obj["metadata"] = dict(obj.get("metadata") or {})
+    metadata = obj["metadata"] = dict(manifest.meta(obj))
     result: dict[str, str] = dict(metadata.get("annotations") or {})
     metadata["annotations"] = result
     return result
