@@ -81,6 +81,10 @@ class Backend(Protocol):
 
     def objects(self, kind: str) -> Iterable[Any]: ...
 
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        """One of :meth:`objects` by namespace ("" when cluster-scoped) and name (``Handle.lookup``)."""
+        ...
+
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         """PodScheduled=False condition and a FailedScheduling event (may be asynchronous)."""
         ...
@@ -255,6 +259,7 @@ class Scheduler:
             api=api,
             nominator=self.queue.nominator,
             objects=self.backend.objects,
+            lookup=self.backend.lookup,
             shared=self._shared,
             # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
             waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),

@@ -256,6 +256,11 @@ class Handle(Protocol):
         """Other cluster objects the backend carries (PDBs, Services, PVCs...), by kind."""
         ...
 
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        """One of :meth:`objects` by namespace ("" for a cluster-scoped kind) and name, or None:
+        a lister's ``Get``, without listing the kind."""
+        ...
+
     def activate(self, pods: Iterable[PodInfo]) -> None:
         """Move ``pods`` to activeQ (upstream ``PodActivator.Activate``): from the unschedulable
         pool or backoffQ; a pod in flight is requeued when its attempt ends; others are ignored."""

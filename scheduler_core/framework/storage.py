@@ -19,9 +19,9 @@ Two readings of hand-written manifests, documented because ``simulate`` takes th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.interface import Handle
@@ -223,37 +223,55 @@ def _topology_term_matches(expressions: Sequence[Mapping[str, Any]], labels: Map
 
 
 # -- the per-cycle view -------------------------------------------------------------------------
-ObjectSource = Callable[[str], Iterable[Any]]
 VIEW_STATE_KEY = "VolumeStorageObjects"  # shared by the volume plugins within a cycle
 
 
+class ObjectLister(Protocol):
+    """Where a view reads objects: the plugin's :class:`Handle` (a lister's ``List`` and ``Get``)."""
+
+    def objects(self, kind: str) -> Iterable[Any]: ...
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None: ...
+
+
+def scan(objects: Iterable[Manifest], namespace: str, name: str) -> Manifest | None:
+    """:meth:`ObjectLister.lookup` by listing, for a lister without an index: the object named
+    ``name`` in ``namespace`` (in any namespace when ``namespace`` is "": a cluster-scoped kind)."""
+    for obj in objects:
+        if name_of(obj) == name and (not namespace or namespace_of(obj) == namespace):
+            return obj
+    return None
+
+
 class StorageView:
-    """The storage objects of one cycle, indexed on first use of each kind."""
+    """The storage objects of one cycle: each kind listed on first use of :meth:`all`, single
+    objects looked up through the backend's index (and remembered for the cycle)."""
 
-    __slots__ = ("_by_kind", "_node_affinity", "_objects")
+    __slots__ = ("_found", "_listed", "_lister", "_node_affinity")
 
-    def __init__(self, objects: ObjectSource) -> None:
-        self._objects = objects
-        self._by_kind: dict[str, dict[tuple[str, str], Manifest]] = {}
+    def __init__(self, lister: ObjectLister) -> None:
+        self._lister = lister
+        self._listed: dict[str, list[Manifest]] = {}
+        self._found: dict[tuple[str, str, str], Manifest | None] = {}
         self._node_affinity: dict[int, tuple[Manifest, NodeSelector | None]] = {}
 
     def clone(self) -> StorageView:
         # Objects do not change within a cycle; what-if evaluations may share the view.
         return self
 
-    def _index(self, kind: str) -> dict[tuple[str, str], Manifest]:
-        index = self._by_kind.get(kind)
-        if index is None:
-            namespaced = kind in (PERSISTENT_VOLUME_CLAIM, CSI_STORAGE_CAPACITY)
-            index = {(namespace_of(o) if namespaced else "", name_of(o)): o for o in self._objects(kind) or ()}
-            self._by_kind[kind] = index
-        return index
-
     def all(self, kind: str) -> Iterable[Manifest]:
-        return self._index(kind).values()
+        listed = self._listed.get(kind)
+        if listed is None:
+            listed = self._listed[kind] = list(self._lister.objects(kind) or ())
+        return listed
 
     def find(self, kind: str, name: str, namespace: str = "") -> Manifest | None:
-        return self._index(kind).get((namespace, name))
+        key = (kind, namespace, name)
+        try:
+            return self._found[key]
+        except KeyError:
+            found = self._found[key] = self._lister.lookup(kind, namespace, name)
+            return found
 
     def pvc(self, namespace: str, name: str) -> Manifest:
         found = self.find(PERSISTENT_VOLUME_CLAIM, name, namespace)
@@ -295,6 +313,6 @@ def storage_view(state: CycleState, handle: Handle) -> StorageView:
     try:
         return state.read_as(VIEW_STATE_KEY, StorageView)
     except KeyError:
-        view = StorageView(handle.objects)
+        view = StorageView(handle)
         state.write(VIEW_STATE_KEY, view)
         return view

@@ -17,6 +17,7 @@ from scheduler_core.framework import (
     Status,
     WaitingPod,
 )
+from scheduler_core.framework.storage import scan
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.runtime.waiting_pods import WaitingPods
 
@@ -45,6 +46,7 @@ class FrameworkHandle:
         waiting_pods: WaitingPods | None = None,
         nominator: Nominator | None = None,
         objects: Callable[[str], Iterable[Any]] | None = None,
+        lookup: Callable[[str, str, str], Any | None] | None = None,
         tenant_namespace: str | None = None,
         spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
         activate: Callable[[Iterable[PodInfo]], None] | None = None,
@@ -65,6 +67,7 @@ class FrameworkHandle:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._nominator: Nominator = nominator or _NoNominator()
         self._objects = objects
+        self._lookup = lookup
         # The profile's HTTP extenders (upstream Handle.Extenders()), set when the profile is built.
         self.extenders: Sequence[HTTPExtender] = ()
 
@@ -102,6 +105,11 @@ class FrameworkHandle:
 
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        if self._lookup is not None:
+            return self._lookup(kind, namespace, name)
+        return scan(self.objects(kind), namespace, name)  # a backend without an index
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
         if self._activate is not None:

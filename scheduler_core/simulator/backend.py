@@ -48,6 +48,7 @@ from scheduler_core.framework.writes import (
 )
 from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.claims import ClaimStore
+from scheduler_core.simulator.objects import ObjectTable
 from scheduler_core.simulator.volumes import VolumeStore
 
 POD_SCHEDULED = "PodScheduled"
@@ -95,7 +96,9 @@ class InMemoryCluster(ClusterAPI):
         self.pods: dict[str, dict[str, Any]] = {}  # by uid
         for pod in pods:
             self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
-        self._objects = {kind: [dict(o) for o in objs] for kind, objs in (objects or {}).items()}
+        self._objects: dict[str, ObjectTable] = {
+            kind: ObjectTable(kind, (dict(o) for o in objs)) for kind, objs in (objects or {}).items()
+        }
         self.volumes = VolumeStore(self._objects)
         self.claims = ClaimStore(self._objects)
         for uid, pod in self.pods.items():
@@ -130,6 +133,14 @@ class InMemoryCluster(ClusterAPI):
         if kind == "Node":
             return list(self.nodes.values())
         return list(self._objects.get(kind, ()))
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        if kind == "Pod":
+            return self.pod(namespace, name)
+        if kind == "Node":
+            return self.nodes.get(name)
+        table = self._objects.get(kind)
+        return table.get(namespace, name) if table is not None else None
 
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         stored = self.pods.get(pod.uid)
@@ -259,34 +270,34 @@ class InMemoryCluster(ClusterAPI):
         ResourceClaims get a uid and resourceVersion as their stores give them). The caller
         announces it (``on_object_add``), as the informer would."""
         if kind in ("PersistentVolume", "PersistentVolumeClaim"):
-            self._objects.setdefault(kind, [])
             return self.volumes.create(kind, obj)
         if kind == "ResourceClaim":
-            self._objects.setdefault(kind, [])
             return self.claims.create(obj)
         stored = dict(obj)
-        self._objects.setdefault(kind, []).append(stored)
+        self._table(kind).put(stored)
         return stored
+
+    def _table(self, kind: str) -> ObjectTable:
+        table = self._objects.get(kind)
+        if table is None:
+            table = self._objects[kind] = ObjectTable(kind)
+        return table
 
     def replace_object(self, kind: str, obj: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """Replace the stored object with ``obj``'s namespace and name (an Update); (old, new),
         or None when there is none."""
-        key = _key(obj)
-        stored = self._objects.get(kind, [])
-        for i, old in enumerate(stored):
-            if _key(old) == key:
-                new = dict(obj)
-                new["metadata"] = {**(old.get("metadata") or {}), **(obj.get("metadata") or {})}
-                stored[i] = new
-                return old, new
-        return None
+        table = self._table(kind)
+        old = table.get(*table.key(obj))
+        if old is None:
+            return None
+        new = dict(obj)
+        new["metadata"] = {**(old.get("metadata") or {}), **(obj.get("metadata") or {})}
+        table.put(new)
+        return old, new
 
     def delete_object(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
-        stored = self._objects.get(kind, [])
-        for i, old in enumerate(stored):
-            if _key(old) == (namespace, name):
-                return stored.pop(i)
-        return None
+        table = self._objects.get(kind)
+        return table.pop(namespace, name) if table is not None else None
 
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -314,8 +325,3 @@ def _set_condition(status: dict[str, Any], condition: dict[str, str]) -> None:
     conditions = [c for c in status.get("conditions") or () if c.get("type") != condition["type"]]
     conditions.append(condition)
     status["conditions"] = conditions
-
-
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")

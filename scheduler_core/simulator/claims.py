@@ -29,6 +29,7 @@ from scheduler_core.framework.storage import name_of, namespace_of
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.defaulting import generated_uid
+from scheduler_core.simulator.objects import ObjectTable
 from scheduler_core.simulator.volumes import Object
 
 RESOURCE_CLAIM = "ResourceClaim"
@@ -45,14 +46,14 @@ DELETION_TIMESTAMP = "1970-01-01T00:00:00Z"  # the in-memory cluster has no cloc
 class ClaimStore:
     """The ResourceClaims of the in-memory cluster (a list shared with it, by kind)."""
 
-    def __init__(self, objects: dict[str, list[Object]]) -> None:
+    def __init__(self, objects: dict[str, ObjectTable]) -> None:
         self._objects = objects
         self._versions = itertools.count(1)
         # Who hears of updates (the scheduler's informer): (old, new).
         self.on_update: Callable[[Object, Object], None] | None = None
-        objects[RESOURCE_CLAIM] = [self._created(obj) for obj in objects.get(RESOURCE_CLAIM) or ()]
-        # position of each claim in the shared list, by (namespace, name): only this store writes it
-        self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(objects[RESOURCE_CLAIM])}
+        objects[RESOURCE_CLAIM] = ObjectTable(
+            RESOURCE_CLAIM, [self._created(o) for o in objects.get(RESOURCE_CLAIM, ())]
+        )
 
     def _created(self, obj: Mapping[str, Any]) -> Object:
         new = copy.deepcopy(dict(obj))
@@ -94,28 +95,17 @@ class ClaimStore:
         if (stored.get("metadata") or {}).get("finalizers"):
             marked = {**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}}
             return self._store(marked), None
-        claims = self._objects[RESOURCE_CLAIM]
-        claims[:] = [c for c in claims if c is not stored]
-        self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
+        self._objects[RESOURCE_CLAIM].remove([stored])
         return stored, None
 
     def find(self, namespace: str, name: str) -> Object | None:
-        position = self._index.get((namespace, name))
-        return None if position is None else self._objects[RESOURCE_CLAIM][position]
+        return self._objects[RESOURCE_CLAIM].get(namespace, name)
 
     def _store(self, new: Object) -> Object:
         new["metadata"] = {**new.get("metadata", {}), "resourceVersion": f"c{next(self._versions)}"}
-        claims = self._objects[RESOURCE_CLAIM]
-        key = (namespace_of(new), name_of(new))
-        position = self._index.get(key)
-        if position is None:
-            self._index[key] = len(claims)
-            claims.append(new)
-        else:
-            old = claims[position]
-            claims[position] = new
-            if self.on_update is not None:
-                self.on_update(old, new)
+        old = self._objects[RESOURCE_CLAIM].put(new)
+        if old is not None and self.on_update is not None:
+            self.on_update(old, new)
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------
@@ -185,16 +175,11 @@ class ClaimStore:
                 finalizers = [f for f in (claim.get("metadata") or {}).get("finalizers") or () if f != FINALIZER]
                 new["metadata"] = {**(claim.get("metadata") or {}), "finalizers": finalizers}
             self._store(new)
-        owned = [c for c in claims if _controlled_by(c, uid)]
-        if owned:
-            claims[:] = [c for c in claims if all(c is not o for o in owned)]
-            self._index = {(namespace_of(c), name_of(c)): i for i, c in enumerate(claims)}
+        claims.remove([c for c in claims if _controlled_by(c, uid)])
 
     def _template(self, namespace: str, name: str) -> Object | None:
-        for obj in self._objects.get(RESOURCE_CLAIM_TEMPLATE, ()):
-            if name_of(obj) == name and namespace_of(obj) == namespace:
-                return obj
-        return None
+        templates = self._objects.get(RESOURCE_CLAIM_TEMPLATE)
+        return templates.get(namespace, name) if templates is not None else None
 
 
 def _suffix(seed: str) -> str:

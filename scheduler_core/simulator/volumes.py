@@ -48,6 +48,7 @@ from scheduler_core.framework.storage import (
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.simulator import apiserver
 from scheduler_core.simulator.defaulting import generated_uid
+from scheduler_core.simulator.objects import ObjectTable
 
 ANN_PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 Object = dict[str, Any]
@@ -56,13 +57,11 @@ Object = dict[str, Any]
 class VolumeStore:
     """PVs and PVCs (and the StorageClasses they name) of the in-memory cluster, shared with it."""
 
-    def __init__(self, objects: dict[str, list[Object]]) -> None:
+    def __init__(self, objects: dict[str, ObjectTable]) -> None:
         self._objects = objects
         self._versions = itertools.count(1)
         for kind in (PERSISTENT_VOLUME, PERSISTENT_VOLUME_CLAIM):
-            stored = objects.get(kind)
-            if stored:
-                objects[kind] = [self._created(kind, obj) for obj in stored]
+            objects[kind] = ObjectTable(kind, [self._created(kind, obj) for obj in objects.get(kind, ())])
 
     def _created(self, kind: str, obj: Object) -> Object:
         new = copy.deepcopy(obj)
@@ -78,21 +77,13 @@ class VolumeStore:
 
     # -- reads -------------------------------------------------------------------------------------
     def find(self, kind: str, name: str, namespace: str = "") -> Object | None:
-        for obj in self._objects.get(kind, ()):
-            if name_of(obj) == name and (kind != PERSISTENT_VOLUME_CLAIM or namespace_of(obj) == namespace):
-                return obj
-        return None
+        table = self._objects.get(kind)
+        return table.get(namespace, name) if table is not None else None
 
     def _store(self, kind: str, new: Object) -> Object:
         """Replace (or add) ``new`` under a fresh resourceVersion; the old dict is not mutated."""
         new["metadata"] = {**new.get("metadata", {}), "resourceVersion": str(next(self._versions))}
-        objects = self._objects.setdefault(kind, [])
-        namespace = namespace_of(new)
-        for i, obj in enumerate(objects):
-            if name_of(obj) == name_of(new) and (kind != PERSISTENT_VOLUME_CLAIM or namespace_of(obj) == namespace):
-                objects[i] = new
-                return new
-        objects.append(new)
+        self._objects[kind].put(new)
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------

@@ -48,6 +48,7 @@ from http import HTTPStatus
 from typing import Any
 
 from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.framework.storage import scan
 from scheduler_core.framework.writes import PODS, STATUS, Precondition, Verb, Write, Written, refused
 from scheduler_operator.control.recorder import NORMAL, WARNING, EventRecorder
 from scheduler_operator.io import kube
@@ -133,6 +134,15 @@ class KubeBackend(ClusterAPI):
     def objects(self, kind: str) -> Iterable[Any]:
         store = self._stores.get(kind)
         return store.values() if store is not None else ()
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        store = self._stores.get(kind)
+        if store is None:
+            return None
+        if kind == "Pod":  # keyed by uid
+            return scan(store.values(), namespace, name)
+        # Nodes by name; the other kinds by namespace/name ("/name" when cluster-scoped)
+        return store.get(name if kind == "Node" else f"{namespace}/{name}")
 
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         current = (self._pods.get(pod.uid) if self._pods is not None else None) or pod.pod

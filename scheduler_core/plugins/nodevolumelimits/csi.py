@@ -99,6 +99,20 @@ def volume_limits(csi_node: Manifest | None) -> dict[str, int]:
     return limits
 
 
+def _volume_bound(pods: Sequence[PodInfo]) -> int | None:
+    """The claims of ``pods`` (each counts at most once), or None when a volume could make the
+    count fail: a claim without a name, an ephemeral claim, a migratable inline volume."""
+    bound = 0
+    for pod in pods:
+        for volume in pod_volumes(pod):
+            source = volume.get("persistentVolumeClaim")
+            if source is not None and source.get("claimName"):
+                bound += 1
+            elif source is not None or volume.get("ephemeral") is not None or translation.plugin_for(volume):
+                return None
+    return bound
+
+
 class NodeVolumeLimits:
     name = NAME
     args_model = None
@@ -108,6 +122,8 @@ class NodeVolumeLimits:
         # Handles of unbound claims must not collide with real volume handles (upstream
         # uses a random prefix per plugin instance too).
         self._random_volume_id_prefix = uuid.uuid4().hex
+        # node name -> (NodeInfo generation, _volume_bound); a cache, never a decision
+        self._bounds: dict[str, tuple[int, int | None]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Upstream also registers VolumeAttachment/Delete; the framework has no such resource.
@@ -148,6 +164,8 @@ class NodeVolumeLimits:
             limits = volume_limits(csi_node)
             if not limits:
                 return None
+            if self._within_limits_at_most(data, node, new_volumes, limits):
+                return None
             attached: Volumes = {}
             for existing in node.pods:
                 self._attachable_volumes(view, existing, csi_node, False, attached)
@@ -170,6 +188,35 @@ class NodeVolumeLimits:
         return None
 
     # -- counting ------------------------------------------------------------------------------------
+    def _within_limits_at_most(self, data: _State, node: NodeInfo, new: Volumes, limits: Mapping[str, int]) -> bool:
+        """Whether the node passes however its pods' volumes resolve: each volume of a pod on the
+        node and each VolumeAttachment adds at most one to a driver's count, so when even that
+        many plus the new volumes stay within every limit, the exact count cannot reject the
+        node. Only when no pod on the node could fail the count (a claim without a name, an
+        ephemeral claim, a migratable inline volume), so the outcome is the exact path's."""
+        bound = self._volume_bound(node)
+        if bound is None:
+            return False
+        bound += len(self._attachments_on(data, node.name))
+        new_count: dict[str, int] = {}
+        for driver in new.values():
+            new_count[driver] = new_count.get(driver, 0) + 1
+        for driver, count in new_count.items():
+            limit = limits.get(driver)
+            if limit is not None and bound + count > limit:
+                return False
+        return True
+
+    def _volume_bound(self, node: NodeInfo) -> int | None:
+        """How many volumes the node's pods have that may count (claims), or None when one of
+        them could fail the count; kept per node until the node's pods change (its generation)."""
+        cached = self._bounds.get(node.name)
+        if cached is not None and cached[0] == node.generation:
+            return cached[1]
+        bound = _volume_bound(node.pods)
+        self._bounds[node.name] = (node.generation, bound)
+        return bound
+
     def _attachable_volumes(
         self, view: StorageView, pod: PodInfo, csi_node: Manifest | None, new_pod: bool, result: Volumes
     ) -> None:
@@ -248,14 +295,18 @@ class NodeVolumeLimits:
             return plugin.driver_name, handle
         return provisioner, handle
 
-    def _node_attachments(self, data: _State, node_name: str) -> Volumes:
-        """``getNodeVolumeAttachmentInfo``: CSI volumes attached to the node."""
+    @staticmethod
+    def _attachments_on(data: _State, node_name: str) -> Sequence[Manifest]:
         if data.attachments_by_node is None:
             data.attachments_by_node = {}
             for va in data.view.all(VOLUME_ATTACHMENT):
                 data.attachments_by_node.setdefault(str(spec(va).get("nodeName") or ""), []).append(va)
+        return data.attachments_by_node.get(node_name, ())
+
+    def _node_attachments(self, data: _State, node_name: str) -> Volumes:
+        """``getNodeVolumeAttachmentInfo``: CSI volumes attached to the node."""
         result: Volumes = {}
-        for va in data.attachments_by_node.get(node_name, ()):
+        for va in self._attachments_on(data, node_name):
             va_spec = spec(va)
             attacher = str(va_spec.get("attacher") or "")
             pv_name = (va_spec.get("source") or {}).get("persistentVolumeName")

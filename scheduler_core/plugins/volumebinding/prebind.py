@@ -41,7 +41,7 @@ from scheduler_core.framework.storage import (
     PERSISTENT_VOLUME,
     PERSISTENT_VOLUME_CLAIM,
     Manifest,
-    ObjectSource,
+    ObjectLister,
     StorageView,
     annotations_of,
     is_pvc_fully_bound,
@@ -73,7 +73,7 @@ class Waiting:
 
 async def bind_pod_volumes(
     api: ClusterAPI,
-    objects: ObjectSource,
+    lister: ObjectLister,
     binder: Binder,
     pod: PodInfo,
     node_name: str,
@@ -89,7 +89,7 @@ async def bind_pod_volumes(
     deadline = waiting.now() + timeout
     while waiting.now() < deadline:
         try:
-            if check_bindings(StorageView(objects), pod, node_name, volumes.static_bindings, claims):
+            if check_bindings(StorageView(lister), pod, node_name, volumes.static_bindings, claims):
                 return None
         except BindingFailed as failure:
             return f"binding volumes: {failure}"

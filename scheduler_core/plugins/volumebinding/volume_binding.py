@@ -205,7 +205,7 @@ class VolumeBinding:
         if volumes is None:
             return Status.as_error(f'no pod volume found for node "{node_name}"')
         error = await bind_pod_volumes(
-            self._handle.api, self._handle.objects, self.binder, pod, node_name, volumes,
+            self._handle.api, self._handle, self.binder, pod, node_name, volumes,
             self._args.bind_timeout_seconds, self.waiting,
         )  # fmt: skip
         if error is None:

@@ -506,8 +506,8 @@ def test_a_failed_delete_at_unreserve_is_logged(caplog: pytest.LogCaptureFixture
     del setup.cluster.pods[info.uid]
     assert asyncio.run(setup.plugin.pre_bind(state, info, "n1")) is not None
     (created,) = setup.cluster.objects("ResourceClaim")
-    setup.cluster.claims._objects["ResourceClaim"].clear()  # gone meanwhile (the pod's owner GC)
-    setup.cluster.claims._index.clear()
+    meta = created["metadata"]
+    assert setup.cluster.delete_object("ResourceClaim", meta["namespace"], meta["name"])  # gone meanwhile (owner GC)
     setup.plugin.unreserve(state, info, "n1")
     setup.drain()
     name = created["metadata"]["name"]

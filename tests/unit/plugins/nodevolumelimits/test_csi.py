@@ -8,6 +8,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from scheduler_core.framework import (
     ActionType,
@@ -368,3 +370,44 @@ def test_hints_raise_on_unexpected_objects() -> None:
     ):
         with pytest.raises(TypeError):
             hint(pod_info(volumes=[claim_volume("x", "v0")]), "bad", "bad")
+
+
+# -- the bound that spares the exact count -------------------------------------------------------
+POOL = [RUNNING, PENDING, MISSING_PV, NO_SC, GCE_TWO, IN_TREE_ONE, IN_TREE_TWO, EBS_ONE, EBS_TWO, NON_MIGRATABLE,
+        INLINE, INLINE_SAME_ID, EPHEMERAL_TWO, CONFIGMAP_SECRET]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    case=st.tuples(
+        st.sampled_from([p for p in POOL if p is not CONFIGMAP_SECRET]),  # the new pod
+        st.lists(st.sampled_from(POOL), max_size=4, unique_by=id),  # the pods on the node
+        st.sampled_from([[EBS], [EBS, GCE], [AWS_IN_TREE, EBS], [HOSTPATH_IN_TREE, EBS]]),
+        st.integers(0, 7),  # the limit
+        st.sampled_from(["csinode", "csinode-with-no-limit", ""]),
+        st.integers(0, 3),  # VolumeAttachments per driver
+    )
+)
+def test_the_bound_never_changes_the_outcome(
+    monkeypatch: pytest.MonkeyPatch, case: tuple[PodInfo, list[PodInfo], list[str], int, str, int]
+) -> None:
+    """Filter with the volume bound (a node that passes however its pods' volumes resolve is
+    passed without resolving them) answers as the exact count alone."""
+    claims = [ephemeral_claim("abc-x", "12345II"), ephemeral_claim("abc-y", "12345II")]
+    with_bound = run(*case, extra_claims=claims)
+    with monkeypatch.context() as patched:
+        patched.setattr(NodeVolumeLimits, "_within_limits_at_most", lambda *_: False)
+        exact = run(*case, extra_claims=claims)
+    assert with_bound == exact
+
+
+def test_the_bound_follows_the_nodes_pods() -> None:
+    """The bound is kept per node until its pods change: a pod added to the node counts."""
+    info = NodeInfo(node(NODE))
+    info.add_pod(EBS_ONE)
+    objects = [*fake_pvs([EBS]), *fake_pvcs([EBS]), csi_node(NODE, {EBS: 2})]
+    plugin = NodeVolumeLimits(None, cast(Handle, StorageHandle(objects, [info])))
+    new_pod = pod_info(volumes=[claim_volume(f"csi-{EBS}-3", "v0")])
+    assert plugin.filter(CycleState(), new_pod, info) is None
+    info.add_pod(pod_info(volumes=[claim_volume(f"csi-{EBS}-1", "v0")]))
+    assert plugin.filter(CycleState(), new_pod, info) == EXCEEDED

@@ -9,6 +9,7 @@ from typing import Any
 
 from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.framework import NodeInfo, SnapshotLister
+from scheduler_core.framework.storage import scan
 
 Obj = dict[str, Any]
 HOSTNAME = "kubernetes.io/hostname"
@@ -30,6 +31,9 @@ class StorageHandle:
     def objects(self, kind: str) -> list[Mapping[str, Any]]:
         self.calls.append(kind)
         return list(self.by_kind.get(kind, ()))
+
+    def lookup(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return scan(self.objects(kind), namespace, name)
 
     def snapshot(self) -> SnapshotLister:
         return self._snapshot

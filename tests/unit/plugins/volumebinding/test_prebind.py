@@ -42,6 +42,9 @@ class ClusterHandle:
     def objects(self, kind: str) -> list[Any]:
         return list(self.cluster.objects(kind))
 
+    def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
+        return self.cluster.lookup(kind, namespace, name)
+
     def snapshot(self) -> SnapshotLister:
         return self._snapshot
 
@@ -60,13 +63,12 @@ class StalledAPI(ClusterAPI):
         assert call.verb is Verb.PATCH, call
         kind = call.resource.kind
         self.writes.append(f"{'pv' if kind == 'PersistentVolume' else 'pvc'}/{call.name}")
-        objects = self.cluster._objects[kind]
-        for i, stored in enumerate(objects):
+        for stored in self.cluster.objects(kind):
             if stored["metadata"]["name"] == call.name:
                 new = merge_patch(stored, call.obj)
                 version = str(int(stored["metadata"]["resourceVersion"]) + 100)
                 new["metadata"] = {**new["metadata"], "resourceVersion": version}
-                objects[i] = new
+                assert self.cluster.replace_object(kind, new) is not None
                 return new, None
         raise AssertionError(call)
 
