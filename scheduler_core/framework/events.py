@@ -9,11 +9,11 @@ when an event registered by one of the plugins that rejected it answers QUEUE.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
-from scheduler_core.framework.types import PodInfo
+from scheduler_core.framework.manifest import Manifest
+from scheduler_core.framework.types import NodeInfo, PodInfo
 
 
 class ActionType(enum.IntFlag):
@@ -88,8 +88,20 @@ class QueueingHint(enum.Enum):
     QUEUE = 1
 
 
-QueueingHintFn = Callable[[PodInfo, Any, Any], QueueingHint]
-"""``(pod, old_object, new_object) -> QueueingHint``; raising counts as QUEUE."""
+EventObject = PodInfo | NodeInfo | Manifest | None
+"""The ``old`` and ``new`` objects of a cluster event, as a queueing hint receives them: for a
+pod event a :class:`PodInfo` (or its manifest), for a node event a :class:`NodeInfo` (or its
+manifest), for any other kind the object's manifest; ``None`` is the missing side of an add
+(``old``) or a delete (``new``). ``PodInfo.of``, ``NodeInfo.of`` and
+``storage.manifest_of`` read them, raising TypeError for anything else."""
+
+
+class QueueingHintFn(Protocol):
+    """``(pod, old, new) -> QueueingHint`` (upstream ``fwk.QueueingHintFn``): whether ``event``
+    may make ``pod``, rejected by the plugin that registered it, schedulable. Raising counts as
+    QUEUE, as upstream counts an error."""
+
+    def __call__(self, pod: PodInfo, old: EventObject, new: EventObject, /) -> QueueingHint: ...
 
 
 @dataclass(frozen=True, slots=True)

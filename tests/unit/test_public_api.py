@@ -37,6 +37,7 @@ PINNED = {
     "Code",
     "CycleState",
     "EnqueueExtensions",
+    "EventObject",
     "EventResource",
     "FilterPlugin",
     "Handle",

@@ -44,6 +44,7 @@ from scheduler_core.framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeInfo,
@@ -143,7 +144,7 @@ class Coscheduling:
         ]
 
     @staticmethod
-    def _is_member(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_member(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         added = PodInfo.of(new)
         same = added.namespace == pod.namespace and group_name(added) == group_name(pod) != ""
         return QueueingHint.QUEUE if same else QueueingHint.SKIP

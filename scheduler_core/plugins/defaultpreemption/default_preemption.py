@@ -30,6 +30,7 @@ from scheduler_core.framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    EventObject,
     Handle,
     NodeInfo,
     NodeToStatus,
@@ -60,7 +61,7 @@ DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
 
 
-def _skip(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+def _skip(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
     """Upstream ``isPodSchedulableAfterPodDeletion``: the plugins whose rejection preemption
     resolves decide when the pod is retried, not preemption itself."""
     return QueueingHint.SKIP

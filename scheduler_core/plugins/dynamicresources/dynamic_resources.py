@@ -52,6 +52,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -239,7 +240,7 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update)),
         ]  # fmt: skip
 
-    def is_schedulable_after_claim_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def is_schedulable_after_claim_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
         try:
@@ -254,7 +255,7 @@ class DynamicResources:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP if old.get("status") == new.get("status") else QueueingHint.QUEUE
 
-    def is_schedulable_after_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         modified = PodInfo.of(new)
         if modified.uid != pod.uid:
             return QueueingHint.SKIP

@@ -37,6 +37,7 @@ from scheduler_core.framework import (
     ClusterEventWithHint,
     Code,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeInfo,
@@ -105,14 +106,14 @@ class GangScheduling:
         ]
 
     @staticmethod
-    def _after_pod_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _after_pod_added(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         added = PodInfo.of(new)
         name = pod_group_name(pod)
         same = bool(name) and added.namespace == pod.namespace and pod_group_name(added) == name
         return QueueingHint.QUEUE if same else QueueingHint.SKIP
 
     @staticmethod
-    def _after_pod_group_added(pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _after_pod_group_added(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         if not isinstance(new, Mapping):
             raise TypeError(f"expected a PodGroup, got {type(new).__name__}")
         meta = manifest.meta(new)

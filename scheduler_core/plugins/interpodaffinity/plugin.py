@@ -27,6 +27,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -122,7 +123,7 @@ class InterPodAffinity:
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         """``isSchedulableAfterPodChange``; an unparsable term raises (the queue then queues)."""
         original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
         if modified is not None and original is not None and pod.uid == modified.uid:
@@ -150,7 +151,7 @@ class InterPodAffinity:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
-    def is_schedulable_after_node_change(self, pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         """``isSchedulableAfterNodeChange``: a node joins or changes a topology of the pod's terms."""
         original, modified = _node_labels(old), _node_labels(new)
         if modified is None:

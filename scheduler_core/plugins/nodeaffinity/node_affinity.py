@@ -28,6 +28,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -162,7 +163,7 @@ class NodeAffinity:
             )
         ]
 
-    def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         modified = NodeInfo.of(new)
         original = NodeInfo.of_optional(old)
         if self._added_selector is not None and not self._added_selector.match(modified.labels, modified.name):

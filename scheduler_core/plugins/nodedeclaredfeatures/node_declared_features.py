@@ -33,6 +33,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeInfo,
@@ -120,14 +121,14 @@ class _Requirements:
         return self
 
 
-def is_schedulable_after_node_change(pod: PodInfo, old: object, new: object) -> QueueingHint:
+def is_schedulable_after_node_change(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
     after = NodeInfo.of(new)
     if old is not None and declared_features(NodeInfo.of(old)) == declared_features(after):
         return QueueingHint.SKIP
     return QueueingHint.QUEUE
 
 
-def is_schedulable_after_pod_update(pod: PodInfo, old: object, new: object) -> QueueingHint:
+def is_schedulable_after_pod_update(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
     before, after = PodInfo.of(old), PodInfo.of(new)
     if after.uid != pod.uid:
         return QueueingHint.SKIP

@@ -21,6 +21,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     HostPort,
@@ -88,7 +89,7 @@ class NodePorts:
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD)),
         ]
 
-    def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         deleted = PodInfo.of(old)
         if not deleted.node_name and not deleted.nominated_node_name:
             return QueueingHint.SKIP  # an unscheduled pod held no port

@@ -18,12 +18,12 @@ queue treats as Queue (upstream returns Queue with an error).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventObject,
     EventResource,
     NodeInfo,
     PodInfo,
@@ -44,7 +44,7 @@ POD_ACTIONS = ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN
 NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE
 
 
-def is_schedulable_after_pod_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_pod_event(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
     """A pod was deleted or scaled down: Queue when that can free resources for ``pod``."""
     original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
     if modified is None:
@@ -81,7 +81,9 @@ def _allocatable(obj: object) -> Resource | None:
     return None if node is None else node.allocatable
 
 
-def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any, classes: Classes | None = None) -> QueueingHint:
+def is_schedulable_after_node_change(
+    pod: PodInfo, old: EventObject, new: EventObject, classes: Classes | None = None
+) -> QueueingHint:
     """A node was added or its allocatable changed: Queue when ``pod`` may now fit on it."""
     original, modified = _allocatable(old), _allocatable(new)
     request = compute_fit_request(pod.requests, classes=classes)
@@ -94,7 +96,7 @@ def is_schedulable_after_node_change(pod: PodInfo, old: Any, new: Any, classes: 
     return QueueingHint.QUEUE if increased else QueueingHint.SKIP
 
 
-def is_schedulable_after_device_class_event(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_device_class_event(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
     """``isSchedulableAfterDeviceClassEvent``: Queue when the added or changed class now maps a
     resource ``pod`` requests."""
     if not isinstance(new, Mapping):
@@ -140,7 +142,7 @@ def fit_events(classes: Classes | None = None) -> list[ClusterEventWithHint]:
     ]
     if classes is not None:
 
-        def after_node_change(pod: PodInfo, old: Any, new: Any) -> QueueingHint:
+        def after_node_change(pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
             return is_schedulable_after_node_change(pod, old, new, classes)
 
         events[2] = ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), after_node_change)

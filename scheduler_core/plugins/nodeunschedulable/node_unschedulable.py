@@ -17,6 +17,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeColumns,
@@ -61,13 +62,15 @@ class NodeUnschedulable:
             ),
         ]
 
-    def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         now_unschedulable = NodeInfo.of(new).unschedulable
         was_unschedulable = True if old is None else NodeInfo.of(old).unschedulable
         # Queue when a node is uncordoned, or a schedulable node is added.
         return QueueingHint.QUEUE if was_unschedulable and not now_unschedulable else QueueingHint.SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pod_toleration_change(
+        self, pod: PodInfo, old: EventObject, new: EventObject
+    ) -> QueueingHint:
         modified = PodInfo.of(new)
         if old is not None:
             PodInfo.of(old)  # a wrong object type raises, and the pod is queued, as upstream

@@ -25,6 +25,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -121,7 +122,7 @@ class PodTopologySpread:
             ClusterEventWithHint(ClusterEvent(EventResource.NODE, NODE_ACTIONS), self.is_schedulable_after_node_change),
         ]
 
-    def is_schedulable_after_pod_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
         if (modified is not None and not _involved(modified, pod)) or (
             original is not None and not _involved(original, pod)
@@ -146,7 +147,7 @@ class PodTopologySpread:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
-    def is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def is_schedulable_after_node_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         original, modified = _as_node(old), _as_node(new)
         constraints = self._hard_constraints(pod)
         original_matching = original is not None and node_labels_match(original[0], constraints)

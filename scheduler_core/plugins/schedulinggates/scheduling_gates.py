@@ -13,6 +13,7 @@ from scheduler_core.framework import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventObject,
     EventResource,
     Handle,
     PodInfo,
@@ -39,7 +40,9 @@ class SchedulingGates:
             )
         ]
 
-    def _is_schedulable_after_scheduling_gates_eliminated(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_scheduling_gates_eliminated(
+        self, pod: PodInfo, old: EventObject, new: EventObject
+    ) -> QueueingHint:
         # util.As: a wrong object type is an error, and the queue then queues the pod.
         if old is not None:
             PodInfo.of(old)

@@ -28,6 +28,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -104,13 +105,15 @@ class TaintToleration:
             ),
         ]
 
-    def _is_schedulable_after_node_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_node_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         modified = NodeInfo.of(new).taints
         was_untolerated = old is None or find_untolerated_taint(NodeInfo.of(old).taints, pod.tolerations) is not None
         is_untolerated = find_untolerated_taint(modified, pod.tolerations) is not None
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
 
-    def _is_schedulable_after_pod_toleration_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pod_toleration_change(
+        self, pod: PodInfo, old: EventObject, new: EventObject
+    ) -> QueueingHint:
         modified = PodInfo.of(new)
         original = None if old is None else PodInfo.of(old)
         # Only a new toleration on the unschedulable pod itself may change the verdict (the

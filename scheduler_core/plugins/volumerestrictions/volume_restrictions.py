@@ -26,6 +26,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeInfo,
@@ -165,7 +166,7 @@ class VolumeRestrictions:
             ),
         ]
 
-    def _is_schedulable_after_pvc_added(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pvc_added(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         if not isinstance(new, Mapping):
             raise TypeError(
                 f"unexpected objects in isSchedulableAfterPersistentVolumeClaimChange: {type(new).__name__}"
@@ -174,7 +175,7 @@ class VolumeRestrictions:
             return QueueingHint.SKIP
         return QueueingHint.QUEUE if name_of(new) in _pvc_claim_names(pod) else QueueingHint.SKIP
 
-    def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         deleted = PodInfo.of(old)
         if deleted.namespace != pod.namespace:
             return QueueingHint.SKIP

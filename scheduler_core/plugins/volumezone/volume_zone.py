@@ -25,6 +25,7 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
+    EventObject,
     EventResource,
     Handle,
     NodeInfo,
@@ -137,7 +138,7 @@ class VolumeZone:
             ),
         ]
 
-    def _is_schedulable_after_pvc_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pvc_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         if old is not None:
             manifest_of(old, "PersistentVolumeClaim")
         pvc = None if new is None else manifest_of(new, "PersistentVolumeClaim")
@@ -145,12 +146,14 @@ class VolumeZone:
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
-    def _is_schedulable_after_storage_class_added(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_storage_class_added(
+        self, pod: PodInfo, old: EventObject, new: EventObject
+    ) -> QueueingHint:
         sc = manifest_of(new, "StorageClass")
         # A new class without a mode binds Immediate (API defaulting).
         return QueueingHint.QUEUE if binding_mode(sc) == BINDING_WAIT_FOR_FIRST_CONSUMER else QueueingHint.SKIP
 
-    def _is_schedulable_after_pv_change(self, pod: PodInfo, old: object, new: object) -> QueueingHint:
+    def _is_schedulable_after_pv_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         modified = manifest_of(new, "PersistentVolume")
         if old is None:
             return QueueingHint.QUEUE

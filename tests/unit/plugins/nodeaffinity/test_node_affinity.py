@@ -14,6 +14,7 @@ from scheduler_core.framework import (
     ActionType,
     Code,
     CycleState,
+    EventObject,
     EventResource,
     NodeColumns,
     NodeInfo,
@@ -469,7 +470,7 @@ ENFORCED_FOO_BAR = required(term(expr("foo", "In", "bar")))
         ),
     ],
 )
-def test_hint_node_change(added: Json | None, old: object, new: object, want: QueueingHint) -> None:
+def test_hint_node_change(added: Json | None, old: EventObject, new: EventObject, want: QueueingHint) -> None:
     plugin = NodeAffinity(NodeAffinityArgs.model_validate({"addedAffinity": added}), None)
     assert plugin._is_schedulable_after_node_change(pod_info(affinity=FOO_IN_BAR), old, new) is want
 
@@ -487,7 +488,7 @@ def test_hint_node_change(added: Json | None, old: object, new: object, want: Qu
 )
 def test_hint_wrong_object_raises(old: object, new: object) -> None:
     with pytest.raises(TypeError):
-        NodeAffinity(None, None)._is_schedulable_after_node_change(pod_info(affinity=FOO_IN_BAR), old, new)
+        NodeAffinity(None, None)._is_schedulable_after_node_change(pod_info(affinity=FOO_IN_BAR), old, new)  # type: ignore[arg-type]  # on purpose
 
 
 def test_hint_queues_on_parse_error() -> None:

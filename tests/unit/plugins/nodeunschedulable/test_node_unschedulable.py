@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from scheduler_core.framework import (
     ActionType,
     CycleState,
+    EventObject,
     EventResource,
     NodeColumns,
     NodeInfo,
@@ -75,7 +76,7 @@ def test_filter(tolerations: list[dict[str, str]] | None, unschedulable: bool, w
         pytest.param(NodeInfo(node(unschedulable=True)), NodeInfo(node()), QueueingHint.QUEUE, id="NodeInfo objects"),
     ],
 )
-def test_hint_node_change(old: object, new: object, want: QueueingHint) -> None:
+def test_hint_node_change(old: EventObject, new: EventObject, want: QueueingHint) -> None:
     assert NodeUnschedulable(None, None)._is_schedulable_after_node_change(pod_info(), old, new) is want
 
 
@@ -89,7 +90,7 @@ def test_hint_node_change(old: object, new: object, want: QueueingHint) -> None:
 def test_hint_node_change_wrong_object_raises(old: object, new: object) -> None:
     # Raising counts as QUEUE, as upstream's (Queue, err).
     with pytest.raises(TypeError):
-        NodeUnschedulable(None, None)._is_schedulable_after_node_change(pod_info(), old, new)
+        NodeUnschedulable(None, None)._is_schedulable_after_node_change(pod_info(), old, new)  # type: ignore[arg-type]  # on purpose
 
 
 @pytest.mark.parametrize(

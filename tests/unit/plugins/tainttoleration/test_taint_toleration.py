@@ -14,6 +14,7 @@ from scheduler_core.framework import (
     ActionType,
     Code,
     CycleState,
+    EventObject,
     EventResource,
     NodeColumns,
     NodeInfo,
@@ -243,7 +244,7 @@ USER2 = [toleration("dedicated", "user2", "NoSchedule")]
         ),
     ],
 )
-def test_hint_node_change(tolerations: Taints, old: object, new: object, want: QueueingHint) -> None:
+def test_hint_node_change(tolerations: Taints, old: EventObject, new: EventObject, want: QueueingHint) -> None:
     plugin = TaintToleration(None, None)
     assert plugin._is_schedulable_after_node_change(pod_info("pod1", tolerations=tolerations), old, new) is want
 
@@ -261,7 +262,7 @@ def test_hint_node_change(tolerations: Taints, old: object, new: object, want: Q
 )
 def test_hint_node_change_wrong_object_raises(old: object, new: object) -> None:
     with pytest.raises(TypeError):
-        TaintToleration(None, None)._is_schedulable_after_node_change(pod_info(), old, new)
+        TaintToleration(None, None)._is_schedulable_after_node_change(pod_info(), old, new)  # type: ignore[arg-type]  # on purpose
 
 
 FOO = [{"key": "foo", "effect": "NoSchedule"}]
@@ -290,7 +291,7 @@ FOO = [{"key": "foo", "effect": "NoSchedule"}]
         ),
     ],
 )
-def test_hint_pod_toleration_change(old: object, new: object, want: QueueingHint) -> None:
+def test_hint_pod_toleration_change(old: EventObject, new: EventObject, want: QueueingHint) -> None:
     target = pod_info("pod-1", namespace="ns-1", uid="uid0")
     assert TaintToleration(None, None)._is_schedulable_after_pod_toleration_change(target, old, new) is want
 
@@ -304,7 +305,7 @@ def test_hint_pod_toleration_change(old: object, new: object, want: QueueingHint
 )
 def test_hint_pod_change_wrong_object_raises(old: object, new: object) -> None:
     with pytest.raises(TypeError):
-        TaintToleration(None, None)._is_schedulable_after_pod_toleration_change(pod_info(), old, new)
+        TaintToleration(None, None)._is_schedulable_after_pod_toleration_change(pod_info(), old, new)  # type: ignore[arg-type]  # on purpose
 
 
 def test_events() -> None:
