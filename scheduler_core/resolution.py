@@ -10,7 +10,11 @@ profiles with the same messages:
 * :func:`plugin_config_problems`: a PluginConfig's own problems (unknown plugin, args);
 * :func:`apply`: merge the PluginConfigs, build and serve (``Scheduler.apply_profile``: the
   tenant policy is checked there), and name the PluginConfig when its merged args are at
-  fault, else the profile's field.
+  fault, else the profile's field;
+* :func:`validate`: a whole set of profiles and PluginConfigs at once, the one entry of the
+  admission webhook, ``crd-scheduler validate`` and ``simulate``. Pure and synchronous: without
+  a scheduler to serve them (``into``) the frameworks are built into a :class:`ProfileSet` of
+  its own over an empty cluster, with no event loop, no thread and no I/O.
 """
 
 from __future__ import annotations
@@ -22,11 +26,17 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
+from scheduler_core.cache.snapshot import Snapshot
 from scheduler_core.config import PluginConfigSpec, SchedulerProfileSpec
+from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import ClusterAPI, PodInfo, Status
+from scheduler_core.framework.writes import Write, Written
 from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
-from scheduler_core.profiles import ProfileKey, apply_plugin_configs
+from scheduler_core.profiles import ProfileKey, ProfileSet, apply_plugin_configs
 from scheduler_core.runtime.build import ProfileError, format_validation_error, validate_args
 from scheduler_core.runtime.framework import Framework
+from scheduler_core.runtime.handle import FrameworkHandle
+from scheduler_core.runtime.registry import default_registry
 from scheduler_core.tenancy import check_args_bounds
 
 _PLUGIN_CONFIG_PATH = re.compile(r"^pluginConfig\[(\d+)\]\.?(.*)$")
@@ -54,6 +64,120 @@ class ProfileApplier(Protocol):
     def apply_profile(
         self, key: ProfileKey, spec: SchedulerProfileSpec, *, created: str | None = None
     ) -> Framework: ...
+
+
+class ProfileServer(ProfileApplier, Protocol):
+    """What :func:`validate` serves the profiles into: the ``Scheduler`` (``simulate``), or a
+    bare :class:`ProfileSet` (:class:`_Unserved`, the webhook and ``validate``)."""
+
+    def claim_profile(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None: ...
+
+
+class ProfileInput(Protocol):
+    """A SchedulerProfile read from somewhere (a manifest, a review, a snapshot)."""
+
+    @property
+    def key(self) -> ProfileKey: ...
+    @property
+    def labels(self) -> Mapping[str, str]: ...
+    @property
+    def spec(self) -> SchedulerProfileSpec: ...
+
+
+class ConfigInput(Protocol):
+    """A PluginConfig read from somewhere."""
+
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def spec(self) -> PluginConfigSpec: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A problem of one of the objects given to :func:`validate` (``obj`` is that object)."""
+
+    obj: ProfileInput | ConfigInput
+    field: str
+    reason: str
+
+
+def validate(
+    profiles: Sequence[ProfileInput],
+    configs: Sequence[ConfigInput],
+    *,
+    home_namespace: str,
+    registry: Mapping[str, Any] | None = None,
+    into: ProfileServer | None = None,
+) -> list[Finding]:
+    """The problems of ``profiles`` and ``configs`` taken together, as the operator would find
+    them: each PluginConfig's own (its plugin exists, its args fit), then every profile built
+    with its namespace's PluginConfigs merged in, the cluster-wide ones first (they carry the
+    tenant policy the others are checked against), each problem naming the object at fault.
+
+    Every profile claims its schedulerName before any is built (the oldest claim wins, as in
+    the operator). The frameworks are served ``into`` the given scheduler (``simulate``), else
+    built and dropped (nothing else runs: no event loop, thread or I/O)."""
+    registry = default_registry() if registry is None else registry
+    server = into if into is not None else _Unserved(home_namespace, registry)
+    findings: list[Finding] = []
+    for config in configs:
+        bounds = check_args_bounds(config.spec.args, "spec.args")
+        _, own = plugin_config_problems(config.spec, registry) if not bounds else (False, bounds)
+        findings.extend(Finding(config, path, reason) for path, reason in own)
+    for profile in profiles:
+        server.claim_profile(profile.key, profile.spec.scheduler_name)
+    for profile in sorted(profiles, key=lambda p: p.key.namespace != home_namespace):
+        mine = [c for c in configs if c.namespace == profile.key.namespace]
+        named = [NamedConfig(c.name, c.spec) for c in mine]
+        _, blames = apply(server, profile.key, profile.spec, profile.labels, named)
+        by_name = {c.name: c for c in mine}
+        for blame in blames:
+            at_fault = by_name.get(blame.name) if blame.kind == PLUGIN_CONFIG_KIND else None
+            findings.append(Finding(at_fault if at_fault is not None else profile, blame.field, blame.reason))
+    return findings
+
+
+class _Unserved:
+    """Profiles built as the scheduler builds them (``ProfileSet``: claims, the queue sort, the
+    tenant rules) over an empty cluster, and served to nobody."""
+
+    def __init__(self, home_namespace: str, registry: Mapping[str, Any]) -> None:
+        self._home = home_namespace
+        self.profiles = ProfileSet(
+            home_namespace=home_namespace,
+            registry=registry,
+            default_multi_point=default_plugins(registry),
+            make_handle=self._handle,
+        )
+
+    def _handle(self, key: ProfileKey) -> FrameworkHandle:
+        tenant = None if key.namespace == self._home else key.namespace
+        return FrameworkHandle(
+            str(key), snapshot=lambda: Snapshot([]), api=_NoWrites(), objects=lambda kind: (), tenant_namespace=tenant
+        )
+
+    def claim_profile(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
+        self.profiles.claim(key, scheduler_name, created)
+
+    def apply_profile(self, key: ProfileKey, spec: SchedulerProfileSpec, *, created: str | None = None) -> Framework:
+        if created is not None:
+            self.profiles.claim(key, spec.scheduler_name, created)
+        fwk = self.profiles.build(key, spec)
+        self.profiles.install(key, fwk, spec)
+        return fwk
+
+
+class _NoWrites(ClusterAPI):
+    """The API of a framework that only validates: no plugin runs, so nothing writes."""
+
+    async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
+        raise AssertionError("a framework built to validate a profile never binds")
+
+    async def write(self, call: Write) -> Written:
+        raise AssertionError("a framework built to validate a profile never writes")
 
 
 def parse_profile(

@@ -19,12 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core import resolution
 from scheduler_core.clock import FakeClock
-from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_plugins, default_profile_spec
+from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
-from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
-from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
@@ -35,11 +32,9 @@ from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import (
     DEFAULT_HOME_NAMESPACE,
     Cluster,
-    PluginConfigObject,
-    ProfileObject,
 )
 from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
-from scheduler_core.tenancy import check_args_bounds
+from scheduler_core.simulator.validate import profile_problems
 
 POD_ARRIVAL_INTERVAL = 1e-6  # seconds of fake time between two pending pods
 MAX_UNHANDLED_WARNINGS = 10
@@ -120,9 +115,9 @@ async def simulate_async(
             namespace is None or PodInfo(pod).namespace == namespace
         ):
             pending.append(pod)
-    problems = check_plugin_configs(cluster.plugin_configs, registry)
-    problems += apply_profiles(scheduler, cluster, home_namespace, builtin_default=not live)
-    problems = list(dict.fromkeys(problems))  # a PluginConfig's problem once, not per profile
+    problems = profile_problems(
+        cluster, home_namespace=home_namespace, registry=registry, into=scheduler, builtin_default=not live
+    )
     if problems and not live:
         raise InputError(problems)
     # On a live cluster an invalid object blocks nothing: the operator serves the others.
@@ -175,45 +170,6 @@ def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster, namespace: s
         backend.pods[uid] = fresh
         unbound.append(fresh)
     return unbound
-
-
-def check_plugin_configs(configs: Sequence[PluginConfigObject], registry: Mapping[str, Any]) -> list[Problem]:
-    """Each PluginConfig must name a plugin that exists and carry args it accepts."""
-    problems: list[Problem] = []
-    for config in configs:
-        bounds = check_args_bounds(config.spec.args, "spec.args")
-        _, own = resolution.plugin_config_problems(config.spec, registry) if not bounds else (False, bounds)
-        problems.extend(Problem(config.source, config.what, path, reason) for path, reason in own)
-    return problems
-
-
-def apply_profiles(
-    scheduler: Scheduler, cluster: Cluster, home_namespace: str, *, builtin_default: bool = True
-) -> list[Problem]:
-    """Build and serve every valid profile (the cluster-wide ones first: they carry the tenant
-    policy); the problems of the others, each naming the object at fault. Without profiles in
-    the input, the built-in default serves when ``builtin_default`` (not on a live snapshot:
-    there, as in the operator, no profile means no pod is ours)."""
-    profiles = cluster.profiles or [
-        ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
-        for _ in range(1 if builtin_default else 0)
-    ]
-    for profile in profiles:  # every profile claims its schedulerName before any is built
-        scheduler.claim_profile(profile.key, profile.spec.scheduler_name)
-    ordered = sorted(profiles, key=lambda p: p.key.namespace != home_namespace)
-    problems: list[Problem] = []
-    for profile in ordered:
-        configs = [c for c in cluster.plugin_configs if c.namespace == profile.key.namespace]
-        named = [resolution.NamedConfig(c.name, c.spec) for c in configs]
-        _, blames = resolution.apply(scheduler, profile.key, profile.spec, profile.labels, named)
-        by_name = {c.name: c for c in configs}
-        for blame in blames:
-            config = by_name.get(blame.name) if blame.kind == PLUGIN_CONFIG_KIND else None
-            if config is not None:
-                problems.append(Problem(config.source, config.what, blame.field, blame.reason))
-            else:
-                problems.append(Problem(profile.source, f"{PROFILE_KIND} {profile.key}", blame.field, blame.reason))
-    return problems
 
 
 def _not_attempted(scheduler: Scheduler, pod: PodInfo, fwk: Framework) -> PodReport:

@@ -3,9 +3,10 @@
 A GitOps pipeline runs it on the manifests of a pull request; the admission webhook runs it on
 the object being applied. Both get exactly what the operator would say, because both go the
 way ``simulate`` goes: the API server's checks (:mod:`scheduler_core.config.schema_check`),
-then the config models, then every profile built with the registry and its namespace's
-PluginConfigs merged in (``runtime/build.py`` via ``run.check_plugin_configs`` and
-``run.apply_profiles``, the code the operator's reconciler calls), over an empty cluster.
+then the config models, then :func:`scheduler_core.resolution.validate`, the one entry all three
+share: every PluginConfig checked, every profile built with the registry and its namespace's
+PluginConfigs merged in (``resolution.apply``, the code the operator's reconciler calls). Here
+the frameworks are built and dropped, synchronously: no scheduler, no event loop.
 
 Other kinds in the folder are passed over: ``validate`` is about profiles.
 """
@@ -15,16 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from scheduler_core import resolution
+from scheduler_core.defaults import DEFAULT_PROFILE_NAME, default_profile_spec
 from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
-from scheduler_core.simulator.errors import InputError, Problem
+from scheduler_core.profiles import ProfileKey
+from scheduler_core.simulator.errors import Problem
 from scheduler_core.simulator.manifests import (
     DEFAULT_HOME_NAMESPACE,
     Cluster,
+    PluginConfigObject,
+    ProfileObject,
     load_valid,
     parse_texts,
     read_sources,
 )
-from scheduler_core.simulator.run import simulate
 
 KINDS = (PROFILE_KIND, PLUGIN_CONFIG_KIND)
 
@@ -56,11 +61,34 @@ def validate_objects(
 
 def check(cluster: Cluster, *, home_namespace: str, registry: Mapping[str, Any] | None) -> list[Problem]:
     """Build every profile as the operator would; the problems."""
-    # The same resolution as the operator (scheduler_core.resolution): a profile outside the
-    # home namespace is checked against the tenant policy of its cluster-wide profile.
-    empty = Cluster(profiles=cluster.profiles, plugin_configs=cluster.plugin_configs)
-    try:
-        simulate(empty, home_namespace=home_namespace, registry=registry)
-    except InputError as exc:
-        return exc.problems
-    return []
+    return profile_problems(cluster, home_namespace=home_namespace, registry=registry)
+
+
+def profile_problems(
+    cluster: Cluster,
+    *,
+    home_namespace: str,
+    registry: Mapping[str, Any] | None,
+    into: resolution.ProfileServer | None = None,
+    builtin_default: bool = True,
+) -> list[Problem]:
+    """:func:`scheduler_core.resolution.validate` of the cluster's profiles and PluginConfigs,
+    each problem once, naming its file and object. Without profiles in the input, the built-in
+    default is built when ``builtin_default`` (not on a live snapshot: there, as in the operator,
+    no profile means no pod is ours), with the home namespace's PluginConfigs merged in."""
+    profiles = cluster.profiles or [
+        ProfileObject(ProfileKey(home_namespace, DEFAULT_PROFILE_NAME), {}, default_profile_spec(), "<built-in>")
+        for _ in range(1 if builtin_default else 0)
+    ]
+    findings = resolution.validate(
+        profiles, cluster.plugin_configs, home_namespace=home_namespace, registry=registry, into=into
+    )
+    return list(dict.fromkeys(_problem(f) for f in findings))  # a PluginConfig's problem once, not per profile
+
+
+def _problem(finding: resolution.Finding) -> Problem:
+    obj = finding.obj
+    if isinstance(obj, PluginConfigObject):
+        return Problem(obj.source, obj.what, finding.field, finding.reason)
+    assert isinstance(obj, ProfileObject)
+    return Problem(obj.source, f"{PROFILE_KIND} {obj.key}", finding.field, finding.reason)

@@ -1,9 +1,12 @@
 """The validating admission webhook for SchedulerProfile and PluginConfig, served through Kopf.
 
 ``kubectl apply`` of a profile the operator would refuse is refused at once, with the message
-``crd-scheduler validate`` prints for the same object (without the file name): both call
-:func:`scheduler_core.simulator.validate.validate_objects`, the API server's checks, the config
-models and the profile build with the operator's registry. A profile is reviewed with the
+``crd-scheduler validate`` (and ``simulate``) prints for the same object (without the file name):
+both call :func:`scheduler_core.simulator.validate.validate_objects`, the API server's checks, the
+config models and :func:`scheduler_core.resolution.validate`, the profile build with the
+operator's registry. The handlers are coroutines, so Kopf runs them on the operator's event loop:
+the review (synchronous: frameworks built and dropped, no loop of its own) reads the
+reconciler's PluginConfigs on the thread that writes them. A profile is reviewed with the
 PluginConfigs the operator knows in its namespace merged in, as the reconciler will build it, and
 a tenant profile (outside the home namespace) beside the home namespace's profiles the operator
 knows: their tenant policies and the schedulerNames they serve are what the tenant rules read.
@@ -94,14 +97,14 @@ def register(
     @kopf.on.validate(
         GROUP, VERSION, PROFILE_PLURAL, id=PROFILE_HANDLER, operations=["CREATE", "UPDATE"], registry=registry
     )
-    def profile_review(body: kopf.Body, **_: Any) -> None:
+    async def profile_review(body: kopf.Body, **_: Any) -> None:
         check(body)
 
     @kopf.on.validate(
         GROUP, VERSION, PLUGIN_CONFIG_PLURAL, id=PLUGIN_CONFIG_HANDLER, operations=["CREATE", "UPDATE"],
         registry=registry,
     )  # fmt: skip
-    def plugin_config_review(body: kopf.Body, **_: Any) -> None:
+    async def plugin_config_review(body: kopf.Body, **_: Any) -> None:
         check(body)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -42,12 +43,31 @@ def _review(body: dict[str, Any], *configs: dict[str, Any]) -> list[str]:
         pytest.param(_profile("Bad", {}), id="bad-name"),
     ],
 )
-def test_review_says_what_validate_prints(body: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
+def test_review_says_what_validate_and_simulate_print(body: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
+    """The webhook, ``validate`` and ``simulate`` share one entry (``resolution.validate``): a
+    refused object gets the same messages from all three."""
     path = tmp_path / "x.yaml"
     path.write_text(yaml.safe_dump(body))
     assert main(["validate", "-f", str(path)]) == 2
     printed = [line.removeprefix(f"{path}: ") for line in capsys.readouterr().out.splitlines()]
+    assert printed
     assert _review(body) == printed
+    assert main(["simulate", "-f", str(path)]) == 2
+    errors = [line.removeprefix(f"error: {path}: ") for line in capsys.readouterr().err.splitlines()]
+    assert errors == printed
+
+
+def test_a_review_runs_on_the_operators_event_loop() -> None:
+    """Kopf calls the webhook's handlers on the operator's loop (they are coroutines): the
+    review builds the frameworks synchronously there, reading the reconciler's PluginConfigs on
+    the thread that writes them, with no event loop of its own (``asyncio.run`` inside a running
+    loop raises)."""
+
+    async def on_the_loop() -> list[str]:
+        return _review(_profile("p", {"pluginConfig": [{"name": "NodeResourcesFit", "args": {"x": 1}}]}))
+
+    problems = asyncio.run(on_the_loop())
+    assert problems and all(p.startswith("SchedulerProfile team-a/p: spec.pluginConfig[0].args") for p in problems)
 
 
 def test_valid_objects_pass_and_generate_name_is_accepted() -> None:

@@ -17,7 +17,7 @@ from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import Simulation, simulate
 from scheduler_core.simulator.backend import InMemoryCluster
-from scheduler_core.simulator.run import apply_profiles
+from scheduler_core.simulator.validate import profile_problems
 from tests.unit.plugins.coscheduling.gangs import coscheduling_profile, members, pod_group
 from tests.unit.simulator.support import load
 from tests.wrappers import node, pod
@@ -49,7 +49,7 @@ async def test_gang_of_three_with_room_for_two_binds_none_then_all_after_a_node_
     backend.watch(scheduler)
     for n in backend.nodes.values():
         scheduler.on_node_add(n)
-    assert apply_profiles(scheduler, cluster, "crd-scheduler") == []
+    assert profile_problems(cluster, home_namespace="crd-scheduler", registry=registry, into=scheduler) == []
     for p in list(backend.pods.values()):
         scheduler.on_pod_add(p)
 
