@@ -25,11 +25,20 @@ from typing import Any, Protocol
 
 from scheduler_core.framework.cycle_state import CycleState
 from scheduler_core.framework.interface import Handle
+
+# The object fields every kind shares, re-exported for the volume plugins that import them here.
+from scheduler_core.framework.manifest import DEFAULT_NAMESPACE as DEFAULT_NAMESPACE
+from scheduler_core.framework.manifest import Manifest as Manifest
+from scheduler_core.framework.manifest import annotations_of as annotations_of
+from scheduler_core.framework.manifest import labels_of as labels_of
+from scheduler_core.framework.manifest import meta as meta
+from scheduler_core.framework.manifest import name_of as name_of
+from scheduler_core.framework.manifest import namespace_of as namespace_of
+from scheduler_core.framework.manifest import spec as spec
+from scheduler_core.framework.manifest import status as status
 from scheduler_core.framework.node_selector import NodeSelector, parse_node_selector
 from scheduler_core.framework.quantity import QuantityError, parse_quantity
 from scheduler_core.framework.types import PodInfo
-
-Manifest = Mapping[str, Any]
 
 PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
 PERSISTENT_VOLUME = "PersistentVolume"
@@ -52,7 +61,6 @@ VOLUME_AVAILABLE = "Available"
 VOLUME_BOUND = "Bound"
 CLAIM_LOST = "Lost"
 READ_WRITE_ONCE_POD = "ReadWriteOncePod"
-DEFAULT_NAMESPACE = "default"
 
 
 def manifest_of(obj: object, kind: str) -> Manifest:
@@ -70,35 +78,6 @@ class NotFound(LookupError):
 def not_found(resource: str, name: str) -> NotFound:
     """``apierrors.NewNotFound(<group>.Resource(resource), name)`` as client-go listers raise it."""
     return NotFound(f'{resource} "{name}" not found')
-
-
-# -- object fields ------------------------------------------------------------------------
-def meta(obj: Manifest) -> Mapping[str, Any]:
-    result: Mapping[str, Any] = obj.get("metadata") or {}
-    return result
-
-
-def spec(obj: Manifest) -> Mapping[str, Any]:
-    result: Mapping[str, Any] = obj.get("spec") or {}
-    return result
-
-
-def name_of(obj: Manifest) -> str:
-    return str(meta(obj).get("name") or "")
-
-
-def namespace_of(obj: Manifest) -> str:
-    return str(meta(obj).get("namespace") or DEFAULT_NAMESPACE)
-
-
-def annotations_of(obj: Manifest) -> Mapping[str, str]:
-    result: Mapping[str, str] = meta(obj).get("annotations") or {}
-    return result
-
-
-def labels_of(obj: Manifest) -> Mapping[str, str]:
-    result: Mapping[str, str] = meta(obj).get("labels") or {}
-    return result
 
 
 def claim_request(pvc: Manifest) -> Fraction:
@@ -137,7 +116,7 @@ def volume_class(pv: Manifest) -> str:
 
 
 def volume_phase(pv: Manifest) -> str:
-    phase = (pv.get("status") or {}).get("phase")
+    phase = status(pv).get("phase")
     if phase:
         return str(phase)
     return VOLUME_BOUND if spec(pv).get("claimRef") else VOLUME_AVAILABLE
@@ -169,7 +148,7 @@ def access_modes(obj: Manifest) -> list[str]:
 
 # -- pod volumes ----------------------------------------------------------------------------
 def pod_volumes(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
-    result: Sequence[Mapping[str, Any]] = (pod.pod.get("spec") or {}).get("volumes") or ()
+    result: Sequence[Mapping[str, Any]] = spec(pod.pod).get("volumes") or ()
     return result
 
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.apivalidation import pod as apivalidation_pod
-from scheduler_core.framework import ClusterAPI, PodInfo, Status, field
+from scheduler_core.framework import ClusterAPI, PodInfo, Status, field, manifest
 from scheduler_core.framework.writes import (
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
@@ -92,17 +92,17 @@ class InMemoryCluster(ClusterAPI):
 
         self.nodes: dict[str, dict[str, Any]] = {}
         for node in nodes:
-            self.nodes[(node.get("metadata") or {}).get("name", "")] = take(dict(node))
+            self.nodes[manifest.meta(node).get("name", "")] = take(dict(node))
         self.pods: dict[str, dict[str, Any]] = {}  # by uid
         for pod in pods:
-            self.pods[(pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid] = take(dict(pod))
+            self.pods[manifest.meta(pod).get("uid") or PodInfo(pod).uid] = take(dict(pod))
         self._objects: dict[str, ObjectTable] = {
             kind: ObjectTable(kind, (dict(o) for o in objs)) for kind, objs in (objects or {}).items()
         }
         self.volumes = VolumeStore(self._objects)
         self.claims = ClaimStore(self._objects)
         for uid, pod in self.pods.items():
-            if not (pod.get("spec") or {}).get("nodeName"):
+            if not manifest.spec(pod).get("nodeName"):
                 self._make_pod_claims(uid, pod)
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
@@ -166,7 +166,7 @@ class InMemoryCluster(ClusterAPI):
         stored = self.pods.get(pod.uid)
         if stored is None:
             return apiserver.not_found(PODS, pod.name)
-        current = (stored.get("spec") or {}).get("nodeName")
+        current = manifest.spec(stored).get("nodeName")
         if current:
             # The binding subresource's conflict (pkg/registry/core/pod/storage: assignPod).
             return apiserver.conflict(
@@ -174,7 +174,7 @@ class InMemoryCluster(ClusterAPI):
             )
         new = _with_changes(stored, spec={"nodeName": node_name})
         if annotations:  # the binding's annotations land on the pod, as the binding subresource does
-            meta = dict(new.get("metadata") or {})
+            meta = dict(manifest.meta(new))
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
             new["metadata"] = meta
         _set_condition(new["status"], {"type": POD_SCHEDULED, "status": "True"})
@@ -202,7 +202,7 @@ class InMemoryCluster(ClusterAPI):
             return None if stored is None else (uid, stored)
         wanted = (call.namespace or "default", call.name)
         for key, stored in self.pods.items():
-            meta = stored.get("metadata") or {}
+            meta = manifest.meta(stored)
             if ((meta.get("namespace") or "default"), meta.get("name")) == wanted:
                 return key, stored
         return None
@@ -217,7 +217,7 @@ class InMemoryCluster(ClusterAPI):
         patch = call.obj.get(STATUS) or {}
         claims = patch.get("extendedResourceClaimStatus")
         if claims is not None:
-            problems = apivalidation_pod.extended_resource_claim_status(claims, stored.get("spec") or {})
+            problems = apivalidation_pod.extended_resource_claim_status(claims, manifest.spec(stored))
             if problems:
                 return None, apiserver.invalid("Pod", call.name, field.aggregate(problems))
         new = _with_changes(stored)
@@ -252,7 +252,7 @@ class InMemoryCluster(ClusterAPI):
     def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
         """Store a new pod as the API server creates it, after which the resourceclaim controller
         makes the claims of its templates; the pod as stored (for the scheduler's informer)."""
-        uid = (pod.get("metadata") or {}).get("uid") or PodInfo(pod).uid
+        uid = manifest.meta(pod).get("uid") or PodInfo(pod).uid
         self.pods[uid] = dict(pod)
         self._make_pod_claims(uid, self.pods[uid])
         return self.pods[uid]
@@ -291,7 +291,7 @@ class InMemoryCluster(ClusterAPI):
         if old is None:
             return None
         new = dict(obj)
-        new["metadata"] = {**(old.get("metadata") or {}), **(obj.get("metadata") or {})}
+        new["metadata"] = {**manifest.meta(old), **manifest.meta(obj)}
         table.put(new)
         return old, new
 
@@ -302,7 +302,7 @@ class InMemoryCluster(ClusterAPI):
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         for stored in self.pods.values():
-            meta = stored.get("metadata") or {}
+            meta = manifest.meta(stored)
             if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
                 return stored
         return None
@@ -316,8 +316,8 @@ def _with_changes(stored: Mapping[str, Any], spec: Mapping[str, Any] | None = No
     ``spec`` changes applied), sharing everything deeper, which nobody mutates. A deep copy
     per binding would cost more than the scheduling cycle's own work."""
     new = dict(stored)
-    new["spec"] = {**(stored.get("spec") or {}), **(spec or {})}
-    new["status"] = dict(stored.get("status") or {})
+    new["spec"] = {**manifest.spec(stored), **(spec or {})}
+    new["status"] = dict(manifest.status(stored))
     return new
 
 

@@ -25,6 +25,7 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.storage import name_of, namespace_of
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.simulator import apiserver
@@ -71,7 +72,7 @@ class ClaimStore:
         """A create; a claim without a name (DynamicResources' special claim) is named from its
         ``generateName`` with five more characters, as the API server's ``SimpleNameGenerator``
         (drawn from a counter here, not at random, so that ``simulate`` is reproducible)."""
-        metadata = dict(call.obj.get("metadata") or {})
+        metadata = dict(manifest.meta(call.obj))
         namespace = str(metadata.get("namespace") or "default")
         if metadata.get("name"):
             if self.find(namespace, str(metadata["name"])) is not None:
@@ -92,7 +93,7 @@ class ClaimStore:
         problem = apiserver.check(call, stored)
         if problem is not None or stored is None:
             return None, problem
-        if (stored.get("metadata") or {}).get("finalizers"):
+        if manifest.meta(stored).get("finalizers"):
             marked = {**stored, "metadata": {**stored["metadata"], "deletionTimestamp": DELETION_TIMESTAMP}}
             return self._store(marked), None
         self._objects[RESOURCE_CLAIM].remove([stored])
@@ -116,7 +117,7 @@ class ClaimStore:
         if problem is not None or stored is None:
             return None, problem
         new = dict(stored)
-        new["status"] = copy.deepcopy(dict(call.obj.get("status") or {}))
+        new["status"] = copy.deepcopy(dict(manifest.status(call.obj)))
         return self._store(new), None
 
     def put(self, call: Write) -> Written:
@@ -126,20 +127,20 @@ class ClaimStore:
         if problem is not None or stored is None:
             return None, problem
         new = copy.deepcopy(dict(call.obj))
-        new["metadata"] = {**new.get("metadata", {}), "uid": (stored.get("metadata") or {}).get("uid")}
-        new["status"] = stored.get("status") or {}
+        new["metadata"] = {**new.get("metadata", {}), "uid": manifest.meta(stored).get("uid")}
+        new["status"] = manifest.status(stored)
         return self._store(new), None
 
     # -- the resourceclaim controller --------------------------------------------------------------
     def claims_for_pod(self, pod: Mapping[str, Any]) -> list[dict[str, str]]:
         """Create the claims of ``pod``'s templates that do not exist yet; the pod's new
         ``status.resourceClaimStatuses`` (empty when it names no template)."""
-        metadata = pod.get("metadata") or {}
+        metadata = manifest.meta(pod)
         namespace = str(metadata.get("namespace") or "default")
         pod_name = str(metadata.get("name") or "")
-        known = {s.get("name"): s for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()}
+        known = {s.get("name"): s for s in manifest.status(pod).get("resourceClaimStatuses") or ()}
         statuses: list[dict[str, str]] = []
-        for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+        for pod_claim in manifest.spec(pod).get("resourceClaims") or ():
             template_name = pod_claim.get("resourceClaimTemplateName")
             if not template_name:
                 continue
@@ -159,10 +160,10 @@ class ClaimStore:
         """The controller on a deleted pod (``syncClaim``): the pod leaves ``reservedFor``; a claim
         reserved by nobody is deallocated and loses its finalizer; a claim made for the pod is
         deleted (its owner is gone, as the garbage collector would)."""
-        uid = (pod.get("metadata") or {}).get("uid")
+        uid = manifest.meta(pod).get("uid")
         claims = self._objects[RESOURCE_CLAIM]
         for claim in list(claims):
-            status = claim.get("status") or {}
+            status = manifest.status(claim)
             reserved = status.get("reservedFor") or []
             if not any(r.get("uid") == uid for r in reserved):
                 continue
@@ -172,8 +173,8 @@ class ClaimStore:
             if not remaining:
                 new["status"].pop("allocation", None)
                 new["status"].pop("reservedFor", None)
-                finalizers = [f for f in (claim.get("metadata") or {}).get("finalizers") or () if f != FINALIZER]
-                new["metadata"] = {**(claim.get("metadata") or {}), "finalizers": finalizers}
+                finalizers = [f for f in manifest.meta(claim).get("finalizers") or () if f != FINALIZER]
+                new["metadata"] = {**manifest.meta(claim), "finalizers": finalizers}
             self._store(new)
         claims.remove([c for c in claims if _controlled_by(c, uid)])
 
@@ -188,14 +189,14 @@ def _suffix(seed: str) -> str:
 
 
 def _controlled_by(claim: Mapping[str, Any], uid: object) -> bool:
-    references = (claim.get("metadata") or {}).get("ownerReferences") or ()
+    references = manifest.meta(claim).get("ownerReferences") or ()
     return any(o.get("controller") and o.get("uid") == uid for o in references)
 
 
 def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: str, name: str) -> Object:
-    template_spec = template.get("spec") or {}
-    template_meta = template_spec.get("metadata") or {}
-    pod_meta = pod.get("metadata") or {}
+    template_spec = manifest.spec(template)
+    template_meta = manifest.meta(template_spec)
+    pod_meta = manifest.meta(pod)
     return {
         "apiVersion": "resource.k8s.io/v1",
         "kind": RESOURCE_CLAIM,
@@ -214,16 +215,16 @@ def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: st
                 }
             ],
         },
-        "spec": copy.deepcopy(template_spec.get("spec") or {}),
+        "spec": copy.deepcopy(manifest.spec(template_spec)),
     }
 
 
 def allocated_devices(pod: Mapping[str, Any], claims: list[Object]) -> dict[str, list[str]]:
     """What DynamicResources' PreBind wrote for ``pod``: per claim reserved for it, its devices."""
-    uid = (pod.get("metadata") or {}).get("uid")
+    uid = manifest.meta(pod).get("uid")
     found: dict[str, list[str]] = {}
     for claim in claims:
-        status = claim.get("status") or {}
+        status = manifest.status(claim)
         if not any(r.get("uid") == uid for r in status.get("reservedFor") or ()):
             continue
         results = ((status.get("allocation") or {}).get("devices") or {}).get("results") or ()

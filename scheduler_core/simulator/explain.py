@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.simulator.errors import InputError, Problem
@@ -83,11 +83,11 @@ def explain(
     target = next((p for p in cluster.pods if _named(p, namespace, name)), None)
     if target is None:
         raise InputError([Problem("cluster", what, "", "not found")])
-    if (target.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+    if manifest.status(target).get("phase") in ("Succeeded", "Failed"):
         raise InputError([Problem("cluster", what, "status.phase", "the pod has terminated: nothing to schedule")])
-    bound_to = (target.get("spec") or {}).get("nodeName") or None
+    bound_to = manifest.spec(target).get("nodeName") or None
     pending = {**target, "spec": {k: v for k, v in target["spec"].items() if k != "nodeName"}}
-    others = [p for p in cluster.pods if p is not target and (p.get("spec") or {}).get("nodeName")]
+    others = [p for p in cluster.pods if p is not target and manifest.spec(p).get("nodeName")]
     snapshot = Cluster(
         nodes=cluster.nodes,
         pods=[*others, pending],
@@ -142,12 +142,12 @@ def _refusals(cluster: Cluster, key: str, problems: list[Problem]) -> list[str]:
 
 
 def _named(pod: Mapping[str, Any], namespace: str, name: str) -> bool:
-    meta = pod.get("metadata") or {}
+    meta = manifest.meta(pod)
     return bool(meta.get("name") == name and (meta.get("namespace") or "default") == namespace)
 
 
 def _key(pod: Mapping[str, Any]) -> str:
-    meta = pod.get("metadata") or {}
+    meta = manifest.meta(pod)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 
 

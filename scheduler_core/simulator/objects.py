@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE
 from scheduler_core.simulator.manifests import CLUSTER_SCOPED_KINDS
 
@@ -30,7 +31,7 @@ class ObjectTable:
             self.put(obj)
 
     def key(self, obj: Mapping[str, Any]) -> Key:
-        meta = obj.get("metadata") or {}
+        meta = manifest.meta(obj)
         namespace = str(meta.get("namespace") or DEFAULT_NAMESPACE) if self._namespaced else ""
         return namespace, str(meta.get("name") or "")
 

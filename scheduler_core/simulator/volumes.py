@@ -31,6 +31,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
+from scheduler_core.framework import manifest
 from scheduler_core.framework.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -111,7 +112,7 @@ class VolumeStore:
         provisioner = str((sc or {}).get("provisioner") or "")
         if sc is None or not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
             return
-        metadata = claim.get("metadata") or {}
+        metadata = manifest.meta(claim)
         name = f"pvc-{metadata.get('uid')}"
         claim_spec = spec(claim)
         pv: Object = {
@@ -139,7 +140,7 @@ class VolumeStore:
         """The PV controller's ``syncVolume`` for a PV pre-bound to a claim: bind both."""
         ref = spec(pv).get("claimRef") or {}
         claim = self.find(PERSISTENT_VOLUME_CLAIM, ref.get("name") or "", ref.get("namespace") or "default")
-        if claim is None or (ref.get("uid") and ref.get("uid") != (claim.get("metadata") or {}).get("uid")):
+        if claim is None or (ref.get("uid") and ref.get("uid") != manifest.meta(claim).get("uid")):
             return
         if spec(claim).get("volumeName") not in (None, "", name_of(pv)):
             return  # the claim is bound to another PV
@@ -167,7 +168,7 @@ def _annotations(obj: Object) -> dict[str, str]:
 
 
 def _claim_ref(claim: Mapping[str, Any]) -> dict[str, Any]:
-    metadata = claim.get("metadata") or {}
+    metadata = manifest.meta(claim)
     return {
         "kind": "PersistentVolumeClaim",
         "apiVersion": "v1",

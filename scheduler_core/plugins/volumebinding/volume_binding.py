@@ -44,6 +44,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    manifest,
     value,
 )
 from scheduler_core.framework.storage import (
@@ -230,7 +231,7 @@ def _pod_claims_problem(view: StorageView, pod: PodInfo) -> str | None:
             if ephemeral:
                 return f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
             return str(error)
-        if (pvc.get("status") or {}).get("phase") == CLAIM_LOST:
+        if manifest.status(pvc).get("phase") == CLAIM_LOST:
             return (
                 f'persistentvolumeclaim "{name_of(pvc)}" bound to non-existent persistentvolume '
                 f'"{spec(pvc).get("volumeName") or ""}"'
