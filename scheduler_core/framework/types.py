@@ -165,6 +165,8 @@ class PodInfo:
     def __init__(self, pod: Mapping[str, Any], *, like: PodInfo | None = None) -> None:
         """Parse ``pod``; ``like`` is an earlier version of it whose parsed resources are
         reused when the containers and overhead did not change (binding only sets nodeName)."""
+        # Read inline rather than through framework.manifest: this runs for every version of
+        # every pod, on the event path.
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         self.pod: Mapping[str, Any] = pod
