@@ -30,6 +30,7 @@ import numpy as np
 
 from scheduler_core.framework import IntArray, NodeInfo, PodInfo
 from scheduler_core.framework.affinity import AffinityTerm, WeightedAffinityTerm, matches_all, pod_terms
+from scheduler_core.framework.labels import EQUALS, IN
 from scheduler_core.framework.types import next_generation
 from scheduler_core.plugins.interpodaffinity.scoring import ScoreSink
 
@@ -37,6 +38,7 @@ TopologyPair = tuple[str, str]
 Counts = dict[TopologyPair, int]
 GroupKey = tuple[str, frozenset[tuple[str, str]]]
 _GENERATION = operator.attrgetter("generation")
+_SEQUENCE = operator.attrgetter("sequence")
 K = TypeVar("K")
 T = TypeVar("T")
 
@@ -51,10 +53,11 @@ def group_key(pod: PodInfo) -> GroupKey:
 class _Group:
     """Pods with the same namespace and labels: a representative and the count per node."""
 
-    __slots__ = ("by_node", "by_pair", "by_value", "rep")
+    __slots__ = ("by_node", "by_pair", "by_value", "rep", "sequence")
 
-    def __init__(self, rep: PodInfo) -> None:
+    def __init__(self, rep: PodInfo, sequence: int) -> None:
         self.rep = rep
+        self.sequence = sequence  # its place in the index's groups (creation order)
         self.by_node: dict[NodeInfo, int] = {}
         # Per topology key: pod counts per label value of their nodes (built on demand).
         self.by_value: dict[str, dict[str, int]] = {}
@@ -97,6 +100,11 @@ class PodIndex:
         self._mark = -1  # the generation counter's value at the last refresh
         self._entries: dict[NodeInfo, _NodeEntry] = {}
         self._groups: dict[GroupKey, _Group] = {}
+        # The groups by each of their labels, so a term requiring a label value is matched
+        # against the groups with it, not against every group (EventHandlingPodAdd: 1,000
+        # groups of one pod each, a pending pod's term selecting one of them).
+        self._groups_by_label: dict[tuple[str, str], dict[GroupKey, _Group]] = {}
+        self._created = 0
         # Existing pods' terms -> {pair: pods} (PreFilter), and {value of the term's topology
         # key: pods} (PreScore); soft terms keyed with their signed weight.
         self._anti: dict[AffinityTerm, Counts] = {}
@@ -172,7 +180,10 @@ class PodIndex:
             key = group_key(pod)
             group = groups.get(key)
             if group is None:
-                group = groups[key] = _Group(pod)
+                self._created += 1
+                group = groups[key] = _Group(pod, self._created)
+                for label in key[1]:
+                    self._groups_by_label.setdefault(label, {})[key] = group
             # The group's counts per topology value follow the node's change in place: one
             # binding changes one node, and rebuilding them over every node of the group,
             # for every pod, was most of SchedulingPreferredPodAntiAffinity's cycle.
@@ -188,6 +199,11 @@ class PodIndex:
                 group.by_node.pop(info, None)
                 if not group.by_node:
                     del groups[key]
+                    for label in key[1]:
+                        with_label = self._groups_by_label[label]
+                        del with_label[key]
+                        if not with_label:
+                            del self._groups_by_label[label]
             if not pod.affinity or not labels or not pod.has_affinity:
                 continue
             parsed = pod_terms(pod)
@@ -246,7 +262,7 @@ class PodIndex:
         anti: Counts = {}
         if not affinity_terms and not anti_affinity_terms:
             return affinity, anti
-        for group in self._groups.values():
+        for group in self._groups_selectable(affinity_terms, anti_affinity_terms):
             rep = group.rep
             if affinity_terms and matches_all(affinity_terms, rep):
                 for term in affinity_terms:
@@ -255,6 +271,24 @@ class PodIndex:
                 if term.matches(rep, None):
                     _merge(anti, self._group_pairs(group, term.topology_key))
         return affinity, anti
+
+    def _groups_selectable(
+        self, affinity_terms: Sequence[AffinityTerm], anti_affinity_terms: Sequence[AffinityTerm]
+    ) -> Iterable[_Group]:
+        """The groups, in their order, that all ``affinity_terms`` or one of the
+        ``anti_affinity_terms`` may select: per term (the affinity terms count as one, all
+        required), those with a label value its selector requires, or every group when the
+        selector requires none."""
+        found: dict[GroupKey, _Group] = {}
+        for terms in ([affinity_terms] if affinity_terms else []) + [[term] for term in anti_affinity_terms]:
+            labels = _required_labels(terms)
+            if labels is None:
+                return self._groups.values()
+            for label in labels:
+                with_label = self._groups_by_label.get(label)
+                if with_label:
+                    found.update(with_label)
+        return sorted(found.values(), key=_SEQUENCE)
 
     # -- PreScore ------------------------------------------------------------------------
 
@@ -286,6 +320,19 @@ class PodIndex:
             for term, weight in signed:
                 if term.matches(rep, None):
                     out.add_values(term.topology_key, self._group_values(group, term.topology_key), weight)
+
+
+def _required_labels(terms: Sequence[AffinityTerm]) -> list[tuple[str, str]] | None:
+    """Labels one of which a pod must have to be selected by all ``terms``: the values of the
+    first requirement (``=`` or ``In``) of a term's selector that has one; ``[]`` when a
+    selector selects nothing; None when no term requires a value."""
+    for term in terms:
+        if term.selector.nothing:
+            return []
+        for requirement in term.selector.requirements:
+            if requirement.operator in (EQUALS, IN):
+                return [(requirement.key, value) for value in requirement.values]
+    return None
 
 
 def _merge(counts: Counts, pairs: Mapping[TopologyPair, int]) -> None:

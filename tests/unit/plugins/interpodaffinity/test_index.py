@@ -16,11 +16,14 @@ from scheduler_core.framework import CycleState, Handle, NodeInfo, PodInfo, Stat
 from scheduler_core.framework import affinity as terms
 from scheduler_core.plugins.interpodaffinity import InterPodAffinity, InterPodAffinityArgs, filtering
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
+from scheduler_core.plugins.interpodaffinity.index import PodIndex
 from scheduler_core.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 from scheduler_core.plugins.interpodaffinity.scoring import PreScoreState
-from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, setup
+from tests.unit.plugins.interpodaffinity.helpers import FakeHandle, affinity, setup
+from tests.unit.plugins.interpodaffinity.helpers import term as affinity_term
 from tests.unit.plugins.interpodaffinity.test_properties import NAMESPACES, clusters, node_labels, pods
-from tests.wrappers import Json, node_infos
+from tests.wrappers import Json, node_infos, pod_info
+from tests.wrappers import node as make_node
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ScoreMap = dict[str, dict[str, int]]
@@ -183,3 +186,59 @@ def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Js
         _recount(snapshot.list(), affinity, anti)
         snapshot.affinity_changed()
         check_against_reference(plugin, snapshot, incoming, weight)
+
+
+def reference_incoming_affinity_counts(
+    affinity_terms: Sequence[terms.AffinityTerm], anti_terms: Sequence[terms.AffinityTerm], nodes: Sequence[NodeInfo]
+) -> tuple[dict[tuple[str, str], int], dict[tuple[str, str], int]]:
+    """Upstream ``getIncomingAffinityAntiAffinityCounts`` (filtering.go), pod by pod."""
+    affinity: dict[tuple[str, str], int] = {}
+    anti: dict[tuple[str, str], int] = {}
+    for node in nodes:
+        for existing in node.pods:
+            if terms.matches_all(affinity_terms, existing):
+                for term in affinity_terms:
+                    if term.topology_key in node.labels:
+                        pair = (term.topology_key, node.labels[term.topology_key])
+                        affinity[pair] = affinity.get(pair, 0) + 1
+            for term in anti_terms:
+                if term.matches(existing, None) and term.topology_key in node.labels:
+                    pair = (term.topology_key, node.labels[term.topology_key])
+                    anti[pair] = anti.get(pair, 0) + 1
+    return affinity, anti
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_incoming_counts_look_at_the_groups_with_the_required_labels(data: Any) -> None:
+    """The incoming pod's terms are matched against the groups with a label value they require
+    (or all groups when they require none): the counts equal the walk over every pod, as pods
+    come and go."""
+    names = [f"n{i}" for i in range(data.draw(st.integers(1, 3)))]
+    infos = node_infos([make_node(n, labels=data.draw(node_labels), hostname_label=False) for n in names], [])
+    index = PodIndex()
+    for _ in range(data.draw(st.integers(1, 4))):
+        for _ in range(data.draw(st.integers(0, 8))):
+            info = data.draw(st.sampled_from(infos))
+            info.add_pod(PodInfo(data.draw(pods([info.name]))))
+        for info in infos:
+            if info.pods and data.draw(st.booleans()):
+                info.remove_pod(data.draw(st.sampled_from(info.pods)))
+        index.refresh(infos)
+        parsed = terms.pod_terms(PodInfo(data.draw(pods([]))))
+        affinity, anti = parsed.required_affinity, parsed.required_anti_affinity
+        got = index.incoming_affinity_counts(affinity, anti)
+        assert got == reference_incoming_affinity_counts(affinity, anti, infos)
+
+
+def test_a_term_requiring_one_of_several_values_finds_the_groups_with_any_of_them() -> None:
+    infos = node_infos([make_node("n", labels={"zone": "z1"}, hostname_label=False)], [])
+    for name, app in (("p1", "b"), ("p2", "c")):
+        infos[0].add_pod(pod_info(name, uid=name, node_name="n", labels={"app": app}))
+    index = PodIndex()
+    index.refresh(infos)
+    selector = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a", "b"]}]}
+    incoming = pod_info("in", affinity=affinity(required=[affinity_term(selector, "zone")]))
+    parsed = terms.pod_terms(incoming)
+    assert index.incoming_affinity_counts(parsed.required_affinity, ()) == ({("zone", "z1"): 1}, {})
+    assert index.incoming_affinity_counts((), parsed.required_affinity) == ({}, {("zone", "z1"): 1})
