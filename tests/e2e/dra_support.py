@@ -20,7 +20,6 @@ from typing import Any
 from kubernetes import client
 
 from tests.e2e import eventually
-from tests.e2e.operator_support import make_pod
 
 GROUP, VERSION = "resource.k8s.io", "v1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -129,15 +128,6 @@ def first_available(name: str, device_class: str, *alternatives: tuple[str, str]
         for sub, cel in alternatives
     ]
     return {"name": name, "firstAvailable": subrequests}
-
-
-def pod_with_template(name: str, namespace: str, scheduler: str, label: str, template: str) -> dict[str, Any]:
-    """A pod on the test's nodes whose one container uses a claim made from ``template``."""
-    container = {"name": "c", "image": "pause", "resources": {"requests": {"cpu": "100m"}, "claims": [{"name": "dev"}]}}
-    return make_pod(
-        name, namespace, scheduler, label, containers=[container],
-        resourceClaims=[{"name": "dev", "resourceClaimTemplateName": template}],
-    )  # fmt: skip
 
 
 def generated_claim(api: client.ApiClient, namespace: str, pod: str, timeout: float = 30) -> dict[str, Any]:

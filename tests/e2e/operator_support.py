@@ -148,12 +148,6 @@ def force_delete_pods(core: Any, namespace: str) -> None:
     core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
 
 
-def make_pod(name: str, namespace: str, scheduler: str, label: str, **kwargs: Any) -> dict[str, Any]:
-    pod = wrappers.pod(name, namespace, scheduler_name=scheduler, node_selector={"e2e-run": label}, **kwargs)
-    del pod["metadata"]["uid"]  # the API server assigns it
-    return pod
-
-
 # -- custom resources -------------------------------------------------------------------------
 
 
@@ -361,8 +355,10 @@ class Env:
         return name
 
     def create_pods(self, namespace: str, names: list[str], **kwargs: Any) -> None:
+        """Pods of the kit's keywords, for this scheduler on this test's nodes unless ``kwargs`` say otherwise."""
+        defaults: dict[str, Any] = {"scheduler_name": self.scheduler, "node_selector": {"e2e-run": self.label}}
         for name in names:
-            self.core.create_namespaced_pod(namespace, make_pod(name, namespace, self.scheduler, self.label, **kwargs))
+            self.core.create_namespaced_pod(namespace, wrappers.pod(name, namespace, **{**defaults, **kwargs}))
 
 
 @contextmanager

@@ -132,12 +132,8 @@ async def twin(request: pytest.FixtureRequest) -> AsyncIterator[Twin]:
         await transport.close()
 
 
-def _pod(twin: Twin, name: str) -> PodInfo:
-    return twin.create(make_pod().name(name).namespace(twin.namespace).req(cpu="100m").obj())
-
-
 async def test_bind_sets_the_node_name(twin: Twin) -> None:
-    pod = _pod(twin, "bind-me")
+    pod = twin.create(make_pod().name("bind-me").namespace(twin.namespace).req(cpu="100m").obj())
     assert await twin.api.bind(pod, "node-a") is None
     stored = twin.stored(pod)
     assert stored is not None and stored["spec"]["nodeName"] == "node-a"
@@ -151,14 +147,14 @@ async def test_binding_a_missing_pod_is_an_error_naming_it(twin: Twin) -> None:
 
 
 async def test_preemption_delete_removes_the_pod_and_is_idempotent(twin: Twin) -> None:
-    pod = _pod(twin, "victim")
+    pod = twin.create(make_pod().name("victim").namespace(twin.namespace).req(cpu="100m").obj())
     assert await preempt(twin.api, pod, "preempted by default/urgent") is None
     assert twin.stored(pod) is None
     assert await preempt(twin.api, pod, "preempted by default/urgent") is None
 
 
 async def test_nomination_is_set_then_cleared(twin: Twin) -> None:
-    pod = _pod(twin, "nominee")
+    pod = twin.create(make_pod().name("nominee").namespace(twin.namespace).req(cpu="100m").obj())
     assert await patch_pod_status(twin.api, pod, {"nominatedNodeName": "node-b"}) is None
     stored = twin.stored(pod)
     assert stored is not None and stored["status"].get("nominatedNodeName") == "node-b"
@@ -264,7 +260,7 @@ def _allocated(claim: dict[str, Any], pod: PodInfo) -> dict[str, Any]:
 
 async def test_claim_status_is_replaced_and_conflicts_when_stale(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
-    written = _allocated(claim, _pod(twin, "user"))
+    written = _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj()))
     stored, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
     assert status is None and stored is not None
     assert stored["status"] == written["status"]
@@ -279,7 +275,7 @@ async def test_claim_status_is_replaced_and_conflicts_when_stale(twin: Twin) -> 
 
 async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
-    written = _allocated(claim, _pod(twin, "user"))
+    written = _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj()))
     written["metadata"] = {**claim["metadata"], "finalizers": [FINALIZER], "labels": {"x": "y"}}
     stored, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
     assert status is None and stored is not None
@@ -290,7 +286,9 @@ async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) ->
 async def test_claim_update_adds_the_finalizer_keeps_the_status_and_conflicts_when_stale(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
     allocated, status = await twin.api.update(
-        RESOURCE_CLAIMS, _allocated(claim, _pod(twin, "user")), subresource=STATUS
+        RESOURCE_CLAIMS,
+        _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj())),
+        subresource=STATUS,
     )
     assert status is None and allocated is not None
     protected = {**allocated, "metadata": {**allocated["metadata"], "finalizers": [FINALIZER]}, "status": {}}
@@ -306,7 +304,9 @@ async def test_deallocation_clears_allocation_and_reservations(twin: Twin) -> No
     """PostFilter's write (and Unreserve's, for the last pod): an empty status."""
     claim = _resource_claim(twin, "gpu")
     allocated, status = await twin.api.update(
-        RESOURCE_CLAIMS, _allocated(claim, _pod(twin, "user")), subresource=STATUS
+        RESOURCE_CLAIMS,
+        _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj())),
+        subresource=STATUS,
     )
     assert status is None and allocated is not None
     stored, status = await twin.api.update(RESOURCE_CLAIMS, {**allocated, "status": {}}, subresource=STATUS)
@@ -318,7 +318,7 @@ async def test_refusals_carry_the_code_and_reason_that_plugins_read(twin: Twin) 
     """``writes.is_conflict`` (DynamicResources retries on it) and ``writes.is_not_found``
     (preemption counts a victim gone as preempted) read both backends alike."""
     claim = _resource_claim(twin, "gpu")
-    written = _allocated(claim, _pod(twin, "user"))
+    written = _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj()))
     assert (await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS))[1] is None
     _, stale = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
     _, gone = await twin.api.update(RESOURCE_CLAIMS, {**claim, "metadata": {**claim["metadata"], "name": "ghost"}})
@@ -355,7 +355,7 @@ def _special(twin: Twin, pod: PodInfo) -> dict[str, Any]:
 
 
 async def test_the_special_claim_gets_a_generated_name_and_is_deleted_under_its_uid(twin: Twin) -> None:
-    pod = _pod(twin, "user")
+    pod = twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj())
     created, status = await twin.api.create(RESOURCE_CLAIMS, _special(twin, pod))
     assert status is None and created is not None
     name, uid = created["metadata"]["name"], created["metadata"]["uid"]

@@ -21,7 +21,6 @@ import pytest
 from kubernetes import client, config, watch
 from kubernetes.client import ApiException
 
-from scheduler_core.framework import PodInfo
 from scheduler_operator.control.backend import binding
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Credentials, Transport
@@ -55,10 +54,6 @@ def make_node(core: Any) -> Iterator[Callable[..., str]]:
         core.delete_node(name)
 
 
-def _pending_pod(core: Any, namespace: str, name: str, **kwargs: Any) -> Any:
-    return core.create_namespaced_pod(namespace, wrappers.pod(name, namespace, scheduler_name=UNHANDLED, **kwargs))
-
-
 def test_node_is_stored_as_given(core: Any, make_node: Callable[..., str], cluster: Cluster) -> None:
     name = make_node(cpu="8", memory="16Gi", labels={"zone": "a"})
 
@@ -73,7 +68,7 @@ def test_node_is_stored_as_given(core: Any, make_node: Callable[..., str], clust
 def test_pod_for_an_unhandled_scheduler_stays_pending(core: Any, namespace: str, make_node: Callable[..., str]) -> None:
     make_node()
 
-    _pending_pod(core, namespace, "waits", cpu="100m")
+    core.create_namespaced_pod(namespace, wrappers.pod("waits", namespace, scheduler_name=UNHANDLED, cpu="100m"))
     pod = core.read_namespaced_pod("waits", namespace)
 
     assert pod.status.phase == "Pending"
@@ -86,7 +81,7 @@ def test_pod_for_an_unhandled_scheduler_stays_pending(core: Any, namespace: str,
 def bind_pod(api: client.ApiClient, namespace: str, name: str, uid: str, node: str) -> int:
     """pods/binding as the operator's and the extender's binders send it (UID precondition,
     through the transport, not retried): the HTTP status of the answer."""
-    pod = PodInfo({"metadata": {"name": name, "namespace": namespace, "uid": uid}})
+    pod = wrappers.make_pod().name(name).namespace(namespace).uid(uid).info()
 
     async def post() -> int:
         transport = Transport(Credentials.of(api.configuration))
@@ -106,7 +101,7 @@ def test_binding_sets_node_name_once(
     api: client.ApiClient, core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     first, second = make_node(), make_node()
-    uid = _pending_pod(core, namespace, "bound").metadata.uid
+    uid = core.create_namespaced_pod(namespace, wrappers.pod("bound", namespace, scheduler_name=UNHANDLED)).metadata.uid
 
     assert bind_pod(api, namespace, "bound", uid, first) == 201
     pod = core.read_namespaced_pod("bound", namespace)
@@ -121,7 +116,7 @@ def test_binding_checks_the_pod_uid(
     api: client.ApiClient, core: Any, namespace: str, make_node: Callable[..., str]
 ) -> None:
     node = make_node()
-    _pending_pod(core, namespace, "recreated")
+    core.create_namespaced_pod(namespace, wrappers.pod("recreated", namespace, scheduler_name=UNHANDLED))
 
     assert bind_pod(api, namespace, "recreated", str(uuid.uuid4()), node) == 409
     assert core.read_namespaced_pod("recreated", namespace).spec.node_name is None
@@ -135,7 +130,7 @@ def test_binding_a_missing_pod_is_not_found(
 
 def test_watch_sees_a_pod_added_then_modified(core: Any, namespace: str) -> None:
     start = core.list_namespaced_pod(namespace).metadata.resource_version
-    _pending_pod(core, namespace, "watched")
+    core.create_namespaced_pod(namespace, wrappers.pod("watched", namespace, scheduler_name=UNHANDLED))
     core.patch_namespaced_pod("watched", namespace, {"metadata": {"labels": {"stage": "two"}}})
 
     seen = []

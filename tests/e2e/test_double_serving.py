@@ -27,9 +27,10 @@ import pytest
 
 from scheduler_operator.control.double_serving import DOUBLE_SERVED_PODS
 from scheduler_operator.resources import PROFILE_PLURAL
+from tests import wrappers
 from tests.e2e import eventually
 from tests.e2e.extender_support import kube_scheduler
-from tests.e2e.operator_support import Env, condition_of, make_pod, profile, unique, wait_all_bound
+from tests.e2e.operator_support import Env, condition_of, profile, unique, wait_all_bound
 from tests.e2e.test_gitops_health import argocd, computed
 from tests.e2e.test_observability import scrape
 
@@ -80,7 +81,10 @@ def test_kube_scheduler_serving_the_name_too_is_a_warning_condition_and_one_even
     with kube_scheduler(env.cluster, tmp_path, {"profiles": [{"schedulerName": other}]}):
         theirs, ours = {"theirs-0", "theirs-1"}, {"ours-0", "ours-1"}
         for name in sorted(theirs):
-            env.core.create_namespaced_pod(env.home, make_pod(name, env.home, other, env.label, cpu="100m"))
+            env.core.create_namespaced_pod(
+                env.home,
+                wrappers.pod(name, env.home, scheduler_name=other, node_selector={"e2e-run": env.label}, cpu="100m"),
+            )
         env.create_pods(env.home, sorted(ours), cpu="100m")
         wait_all_bound(env.core, env.home, theirs | ours)
         eventually(lambda: _assert_equal(scheduled_by(env, other, theirs), theirs))

@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.dra_support import (
     Allocation,
@@ -36,7 +37,6 @@ from tests.e2e.dra_support import (
     exactly,
     first_available,
     generated_claim,
-    pod_with_template,
 )
 from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
@@ -142,7 +142,16 @@ class Run:
         return cls(env, driver, namespace, scheduler, label, nodes)
 
     def create_pod(self, name: str = "user") -> None:
-        pod = pod_with_template(name, self.namespace, self.scheduler, self.label, "devices")
+        # One container using a claim made from the template "devices".
+        container = {
+            "name": "c",
+            "image": "pause",
+            "resources": {"requests": {"cpu": "100m"}, "claims": [{"name": "dev"}]},
+        }
+        pod = wrappers.pod(
+            name, self.namespace, scheduler_name=self.scheduler, node_selector={"e2e-run": self.label},
+            containers=[container], resourceClaims=[{"name": "dev", "resourceClaimTemplateName": "devices"}],
+        )  # fmt: skip
         self.env.core.create_namespaced_pod(self.namespace, pod)
 
     def bound(self, name: str = "user") -> tuple[int, Allocation]:

@@ -37,7 +37,6 @@ from tests.e2e.dra_support import GROUP, VERSION, Allocation, Device, Driver, cl
 from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
     Env,
-    make_pod,
     unique,
     wait_all_bound,
 )
@@ -114,7 +113,14 @@ class Run(dra.Run):
         if template is not None:
             containers[0]["resources"]["claims"] = [{"name": "dev"}]
             spec["resourceClaims"] = [{"name": "dev", "resourceClaimTemplateName": template}]
-        pod = make_pod(name, self.namespace, self.scheduler, self.label, containers=containers, **spec)
+        pod = wrappers.pod(
+            name,
+            self.namespace,
+            scheduler_name=self.scheduler,
+            node_selector={"e2e-run": self.label},
+            containers=containers,
+            **spec,
+        )
         self.env.core.create_namespaced_pod(self.namespace, pod)
 
     def placed(self, name: str = "user") -> Placement:

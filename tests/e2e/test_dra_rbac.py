@@ -28,8 +28,9 @@ from scheduler_operator.control.backend import KubeBackend
 from scheduler_operator.control.recorder import EventRecorder
 from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.transport import Credentials, Transport
+from tests import wrappers
 from tests.e2e import Cluster, eventually
-from tests.e2e.operator_support import RBAC_FILE, make_pod
+from tests.e2e.operator_support import RBAC_FILE
 
 pytestmark = pytest.mark.e2e
 
@@ -139,7 +140,9 @@ def _claim_and_pod(api: client.ApiClient, namespace: str) -> tuple[dict[str, Any
         "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "e2e-rbac-class"}}]}},
     })  # fmt: skip
     core: Any = client.CoreV1Api(api)
-    pod = core.create_namespaced_pod(namespace, make_pod("user", namespace, "nobody", "nowhere"))
+    pod = core.create_namespaced_pod(
+        namespace, wrappers.pod("user", namespace, scheduler_name="nobody", node_selector={"e2e-run": "nowhere"})
+    )
     return claim, PodInfo(api.sanitize_for_serialization(pod))  # type: ignore[no-untyped-call]
 
 
@@ -252,7 +255,10 @@ def test_the_special_claim_of_extended_resources_needs_create_and_delete(
         gpu = {"example.com/gpu": "1"}
         container = {"name": "c", "image": "pause", "resources": {"requests": gpu, "limits": gpu}}
         created = core.create_namespaced_pod(
-            namespace, make_pod("user", namespace, "nobody", "nowhere", containers=[container])
+            namespace,
+            wrappers.pod(
+                "user", namespace, scheduler_name="nobody", node_selector={"e2e-run": "nowhere"}, containers=[container]
+            ),
         )
         pod = PodInfo(api.sanitize_for_serialization(created))  # type: ignore[no-untyped-call]
         owner = {"apiVersion": "v1", "kind": "Pod", "name": pod.name, "uid": pod.uid, "controller": True}

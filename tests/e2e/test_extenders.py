@@ -24,10 +24,11 @@ import pytest
 from kubernetes import client
 
 from scheduler_operator.resources import PROFILE_PLURAL
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.extender_support import extender_serve, failed_scheduling, kube_scheduler, peer, tls_pair
 from tests.e2e.faults import marked, start_marked
-from tests.e2e.operator_support import Env, environment, install_crds, make_pod, profile, wait_all_bound
+from tests.e2e.operator_support import Env, environment, install_crds, profile, wait_all_bound
 from tests.unit.extender.label_plugins import REFUSE_LABEL, SCORE_LABEL
 from tests.unit.extender.peer import names
 
@@ -68,7 +69,10 @@ def _label_nodes(env: Env) -> dict[str, str]:
 def _pods(env: Env, scheduler: str, count: int, prefix: str = "p") -> set[str]:
     names = {f"{prefix}{i}" for i in range(count)}
     for name in sorted(names):
-        env.core.create_namespaced_pod(env.home, make_pod(name, env.home, scheduler, env.label, cpu="100m"))
+        env.core.create_namespaced_pod(
+            env.home,
+            wrappers.pod(name, env.home, scheduler_name=scheduler, node_selector={"e2e-run": env.label}, cpu="100m"),
+        )
     return names
 
 

@@ -36,6 +36,7 @@ import pytest
 from kubernetes import client
 
 from bench.parity_harness.kube import ClusterUnavailable, DevCluster
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.faults import (
     RAISE_LABEL,
@@ -58,7 +59,6 @@ from tests.e2e.operator_support import (
     assert_no_overcommit,
     environment,
     install_crds,
-    make_pod,
     profile,
     scheduled_events,
     wait_all_bound,
@@ -84,7 +84,9 @@ class Stream:
     def _run(self) -> None:
         env = self._env
         for name in self._names:
-            pod = make_pod(name, env.home, env.scheduler, env.label, **self._requests)
+            pod = wrappers.pod(
+                name, env.home, scheduler_name=env.scheduler, node_selector={"e2e-run": env.label}, **self._requests
+            )
             deadline = time.monotonic() + 60
             while True:
                 try:
@@ -233,7 +235,9 @@ def test_a_plugin_that_raises_fails_that_cycle_and_the_pod_binds_on_retry(env: E
     operator = start_marked(env)
     raising, plain = names_of("r", 5), names_of("q", 5)
     for name in raising:
-        pod = make_pod(name, env.home, env.scheduler, env.label, cpu="100m")
+        pod = wrappers.pod(
+            name, env.home, scheduler_name=env.scheduler, node_selector={"e2e-run": env.label}, cpu="100m"
+        )
         pod["metadata"]["labels"] = {RAISE_LABEL: "once"}
         env.core.create_namespaced_pod(env.home, pod)
     env.create_pods(env.home, plain, cpu="100m")

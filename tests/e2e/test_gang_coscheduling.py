@@ -21,6 +21,7 @@ from kubernetes import client, watch
 from urllib3.exceptions import ProtocolError
 
 from scheduler_operator.resources import PROFILE_PLURAL
+from tests import wrappers
 from tests.e2e import Cluster
 from tests.e2e.operator_support import (
     CRD_FILES,
@@ -29,7 +30,6 @@ from tests.e2e.operator_support import (
     assert_no_overcommit,
     environment,
     install_crds,
-    make_pod,
     profile,
     wait_all_bound,
 )
@@ -99,14 +99,21 @@ def test_gang_of_four_binds_only_whole_and_never_before_its_last_member(env: Env
     members = [f"train-{i}" for i in range(4)]
     try:
         for i, name in enumerate(members):
-            pod = make_pod(name, env.home, env.scheduler, env.label, cpu="1", labels={POD_GROUP_LABEL: "train"})
+            pod = wrappers.pod(
+                name,
+                env.home,
+                scheduler_name=env.scheduler,
+                node_selector={"e2e-run": env.label},
+                cpu="1",
+                labels={POD_GROUP_LABEL: "train"},
+            )
             # Marked before the create: the pod exists from some moment of the call on, so a
             # binding seen before the call began is a member bound too early. A mark taken after
             # the call returns is late under load (the gang may bind before the answer is read).
             created[name] = time.monotonic()
             env.core.create_namespaced_pod(env.home, pod)
             if i == 1:
-                env.core.create_namespaced_pod(env.home, make_pod("solo", env.home, env.scheduler, env.label, cpu="1"))
+                env.create_pods(env.home, ["solo"], cpu="1")
             time.sleep(0.5)
         wait_all_bound(env.core, env.home, {*members, "solo"}, timeout=60)
         time.sleep(0.5)  # let the watch catch up with the last binding

@@ -28,6 +28,7 @@ import yaml
 from cryptography import x509
 from kubernetes import client, dynamic
 
+from tests import wrappers
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
 from tests.e2e.conftest import EXIT_TOOLCHAIN_MISSING
 from tests.e2e.operator_support import (
@@ -36,7 +37,6 @@ from tests.e2e.operator_support import (
     create_nodes,
     delete_nodes,
     force_delete_pods,
-    make_pod,
     unique,
     wait_all_bound,
 )
@@ -476,7 +476,9 @@ def test_install_run_upgrade_uninstall(
     operator = OperatorProcess(kubeconfig, namespace, tmp_path)
     try:
         operator.wait_log(r"leading: scheduling")
-        core.create_namespaced_pod(namespace, make_pod("p0", namespace, scheduler, label))
+        core.create_namespaced_pod(
+            namespace, wrappers.pod("p0", namespace, scheduler_name=scheduler, node_selector={"e2e-run": label})
+        )
         assert wait_all_bound(core, namespace, {"p0"}) == {"p0": nodes[0]}
 
         def bound_by_it() -> None:  # its log line follows the binding's answer, seen first above

@@ -26,9 +26,11 @@ import pytest
 from kubernetes import client, config
 
 from tests.e2e import DEV_CLUSTER, Cluster, eventually
+from tests.wrappers import make_pod
 
 EXTENDED = "example.com/dongle"
 NAMESPACE = "default"
+PAUSE = "registry.k8s.io/pause:3.10"
 
 
 def _run(*args: str, env: dict[str, str], check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -139,19 +141,6 @@ def _check(condition: bool) -> None:
     assert condition
 
 
-def _pod(name: str, node: str, *, pre_stop: int | None = None) -> dict[str, Any]:
-    container: dict[str, Any] = {"name": "c", "image": "registry.k8s.io/pause:3.10"}
-    if pre_stop is not None:
-        container["lifecycle"] = {"preStop": {"sleep": {"seconds": pre_stop}}}
-    spec: dict[str, Any] = {"nodeName": node, "containers": [container]}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": {"test": "kwok-delete"}},
-        "spec": spec,
-    }
-
-
 def _running(core: Any, names: list[str]) -> None:
     phases = {
         p.metadata.name: p.status.phase
@@ -197,13 +186,12 @@ def test_a_pod_recreated_under_its_name_survives_the_old_ones_deletion(
     """Upstream's Get2NodesThatCanRunPod deletes a pod with grace 0 and creates one of the same
     name at once. kwok's shipped pod-delete Stage deleted by name, late, and so took the new pod;
     a kubelet deletes with the old pod's UID as a precondition."""
-    core.create_namespaced_pod(NAMESPACE, _pod("again", "kwok-node-0"))
+    again = make_pod().name("again").label("test", "kwok-delete").node("kwok-node-0").container(image=PAUSE).obj()
+    core.create_namespaced_pod(NAMESPACE, again)
     eventually(lambda: _running(core, ["again"]), timeout=60)
     with _late(kwok_env):
         core.delete_namespaced_pod("again", NAMESPACE, grace_period_seconds=0)
-        uid = eventually(
-            functools.partial(core.create_namespaced_pod, NAMESPACE, _pod("again", "kwok-node-0"))
-        ).metadata.uid
+        uid = eventually(functools.partial(core.create_namespaced_pod, NAMESPACE, again)).metadata.uid
 
     def the_new_pod_lives() -> None:
         pods = core.list_namespaced_pod(NAMESPACE, field_selector="metadata.name=again").items
@@ -240,7 +228,15 @@ def test_a_deleted_pod_goes_after_its_prestop_sleep(
     (pkg/kubelet/kuberuntime/kuberuntime_container.go, killContainer), and the pod keeps its
     deletionTimestamp meanwhile (SchedulerAsyncPreemption's spec reads it on its victims)."""
     name = f"prestop-{pre_stop or 0}s-grace-{grace or 30}s"
-    core.create_namespaced_pod(NAMESPACE, _pod(name, "kwok-node-0", pre_stop=pre_stop))
+    core.create_namespaced_pod(
+        NAMESPACE,
+        make_pod()
+        .name(name)
+        .label("test", "kwok-delete")
+        .node("kwok-node-0")
+        .container(image=PAUSE, pre_stop_sleep=pre_stop)
+        .obj(),
+    )
     eventually(lambda: _running(core, [name]), timeout=60)
     started = time.monotonic()
     core.delete_namespaced_pod(name, NAMESPACE, grace_period_seconds=grace)  # None: the pod's 30 s
@@ -258,7 +254,9 @@ def test_a_deleted_pod_on_another_node_is_left_alone(core: Any, cleanup: None) -
     node = "not-kwok"
     core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": node}})
     try:
-        core.create_namespaced_pod(NAMESPACE, _pod("elsewhere", node))
+        core.create_namespaced_pod(
+            NAMESPACE, make_pod().name("elsewhere").label("test", "kwok-delete").node(node).container(image=PAUSE).obj()
+        )
         core.delete_namespaced_pod("elsewhere", NAMESPACE)
         _holds(lambda: _check(not _gone(core, "elsewhere")), 3)
     finally:

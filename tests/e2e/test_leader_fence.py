@@ -49,7 +49,6 @@ from tests.e2e.operator_support import (
     Env,
     assert_no_overcommit,
     condition_of,
-    make_pod,
     plugin_config,
     profile,
     scheduled_events,
@@ -232,7 +231,7 @@ def test_leader_whose_renewals_fail_exits_and_the_standby_binds_the_rest_once(ht
     names = [f"p{i:03d}" for i in range(24)]
     try:
         for name in names:
-            env.core.create_namespaced_pod(env.home, make_pod(name, env.home, env.scheduler, env.label, cpu="500m"))
+            env.create_pods(env.home, [name], cpu="500m")
         wait_binds(leader, 2)  # binds under way
         http_proxy.throttle(leases, 10**6)  # every Lease call of the leader fails from now on
         leader.process.wait(renew_deadline + 10)
@@ -322,7 +321,7 @@ def test_sigterm_shuts_the_fence_before_anything_else(env: Env) -> None:
         for name in names:
             if stop.is_set():
                 return
-            env.core.create_namespaced_pod(env.home, make_pod(name, env.home, env.scheduler, env.label, cpu="10m"))
+            env.create_pods(env.home, [name], cpu="10m")
             time.sleep(0.02)
 
     streaming = threading.Thread(target=stream, daemon=True)

@@ -26,7 +26,6 @@ from tests.e2e.operator_support import (
     environment,
     install_crds,
     lease_holder,
-    make_pod,
     profile,
     scheduled_events,
     wait_all_bound,
@@ -168,7 +167,7 @@ def test_failover_binds_every_pod_exactly_once(env: Env) -> None:
 
     def stream() -> None:
         for name in names:
-            env.core.create_namespaced_pod(env.home, make_pod(name, env.home, env.scheduler, env.label, cpu="500m"))
+            env.create_pods(env.home, [name], cpu="500m")
             time.sleep(0.05)
 
     streaming = threading.Thread(target=stream)

@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 from kubernetes import client, watch
 
-from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import (
     Env,
@@ -135,17 +134,6 @@ def _priority_class(name: str, value: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _pod(
-    env: Env, name: str, *, cpu: str, priority_class: str, node_selector: dict[str, str], labels: dict[str, str]
-) -> dict[str, Any]:
-    pod = wrappers.pod(
-        name, env.home, cpu=cpu, memory="100Mi", labels=labels, node_selector=node_selector,
-        scheduler_name=env.scheduler, priorityClassName=priority_class,
-    )  # fmt: skip
-    del pod["metadata"]["uid"]  # the API server assigns it
-    return pod
-
-
 @contextlib.contextmanager
 def priority_classes(env: Env) -> Iterator[tuple[str, str]]:
     """Two cluster-scoped PriorityClasses with unique names (low 100, high 1000), removed after."""
@@ -190,19 +178,16 @@ def _run_preemption(env: Env, policy: Any, low: str, high: str, started: float) 
     with FakeKubelet(env.core, env.home) as kubelet:
         for names, node, labels in ((on_a, node_a, {"e2e-guard": "a"}), (on_b, node_b, {})):
             for name in names:
-                env.core.create_namespaced_pod(env.home, _pod(
-                    env, name, cpu="1", priority_class=low,
-                    node_selector={"kubernetes.io/hostname": node}, labels={"tier": "low", **labels},
-                ))  # fmt: skip
+                env.create_pods(env.home, [name], cpu="1", memory="100Mi", priorityClassName=low,
+                                node_selector={"kubernetes.io/hostname": node},
+                                labels={"tier": "low", **labels})  # fmt: skip
         placed = wait_all_bound(env.core, env.home, {*on_a, *on_b}, timeout=min(30, remaining()))
         assert placed == {**dict.fromkeys(on_a, node_a), **dict.fromkeys(on_b, node_b)}
         low_uids = {p.metadata.name: p.metadata.uid for p in env.core.list_namespaced_pod(env.home).items}
         assert env.core.read_namespaced_pod("low-a0", env.home).spec.priority == 100  # the Priority admission
 
         preempt_started = time.monotonic()
-        env.core.create_namespaced_pod(env.home, _pod(
-            env, "high", cpu="1", priority_class=high, node_selector={"e2e-run": env.label}, labels={"tier": "high"},
-        ))  # fmt: skip
+        env.create_pods(env.home, ["high"], cpu="1", memory="100Mi", priorityClassName=high, labels={"tier": "high"})
         try:
             bound = wait_all_bound(env.core, env.home, {"high"}, timeout=min(60, remaining()))
         except AssertionError:
@@ -259,16 +244,10 @@ def test_preemptors_of_equal_priority_each_preempt_once_and_bind_where_nominated
         highs = [f"high-{i}" for i in range(3)]
         with FakeKubelet(env.core, env.home) as kubelet:
             for name, node in lows.items():
-                env.core.create_namespaced_pod(env.home, _pod(
-                    env, name, cpu="900m", priority_class=low,
-                    node_selector={"kubernetes.io/hostname": node}, labels={"tier": "low"},
-                ))  # fmt: skip
+                env.create_pods(env.home, [name], cpu="900m", memory="100Mi", priorityClassName=low,
+                                node_selector={"kubernetes.io/hostname": node}, labels={"tier": "low"})  # fmt: skip
             assert wait_all_bound(env.core, env.home, set(lows), timeout=30) == lows
-            for name in highs:
-                env.core.create_namespaced_pod(env.home, _pod(
-                    env, name, cpu="3", priority_class=high, node_selector={"e2e-run": env.label},
-                    labels={"tier": "high"},
-                ))  # fmt: skip
+            env.create_pods(env.home, highs, cpu="3", memory="100Mi", priorityClassName=high, labels={"tier": "high"})
             left = TEST_DEADLINE_SECONDS - (time.monotonic() - started)
             bound = wait_all_bound(env.core, env.home, set(highs), timeout=min(60, left))
             preempt_seconds = time.monotonic() - started
@@ -306,14 +285,12 @@ def test_a_preemptor_whose_node_has_no_victims_left_has_its_nomination_cleared(e
         env.custom.create(env.home, profile("default", env.scheduler))
         operator = env.start_operator()
         on_node = {"kubernetes.io/hostname": node}
-        env.core.create_namespaced_pod(env.home, _pod(
-            env, "victim", cpu="2", priority_class=low, node_selector=on_node, labels={"tier": "low"},
-        ))  # fmt: skip
+        env.create_pods(env.home, ["victim"], cpu="2", memory="100Mi", priorityClassName=low, node_selector=on_node,
+                        labels={"tier": "low"})  # fmt: skip
         wait_all_bound(env.core, env.home, {"victim"}, timeout=30)
-        anywhere = {"e2e-run": env.label}
-        env.core.create_namespaced_pod(env.home, _pod(
-            env, "preemptor", cpu="2", priority_class=high, node_selector=anywhere, labels={"tier": "high"},
-        ))  # fmt: skip
+        env.create_pods(
+            env.home, ["preemptor"], cpu="2", memory="100Mi", priorityClassName=high, labels={"tier": "high"}
+        )
 
         def nominated() -> None:
             preemptor = env.core.read_namespaced_pod("preemptor", env.home)
@@ -321,9 +298,8 @@ def test_a_preemptor_whose_node_has_no_victims_left_has_its_nomination_cleared(e
             assert env.core.read_namespaced_pod("victim", env.home).metadata.deletion_timestamp is not None
 
         eventually(nominated, timeout=30)
-        squatter = _pod(env, "squatter", cpu="2", priority_class=high, node_selector=on_node, labels={"tier": "high"})
-        squatter["spec"]["nodeName"] = node  # bound without a scheduler
-        env.core.create_namespaced_pod(env.home, squatter)
+        env.create_pods(env.home, ["squatter"], cpu="2", memory="100Mi", priorityClassName=high, node_selector=on_node,
+                        node_name=node, labels={"tier": "high"})  # fmt: skip  # bound without a scheduler
         env.core.delete_namespaced_pod("victim", env.home, body={"gracePeriodSeconds": 0})
 
         def cleared() -> None:

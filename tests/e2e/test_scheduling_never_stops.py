@@ -25,6 +25,7 @@ import pytest
 from kubernetes import client
 
 from scheduler_operator.resources import PROFILE_PLURAL
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.extender_support import peer
 from tests.e2e.faults import KILL_LOOP_LABEL, LOOP_KILLER, RAISING_POST_FILTER, marked, start_marked
@@ -35,7 +36,6 @@ from tests.e2e.operator_support import (
     failed_scheduling_notes,
     install_crds,
     lease_holder,
-    make_pod,
     profile,
     wait_all_bound,
 )
@@ -86,7 +86,9 @@ def test_a_loop_that_dies_fails_healthz_releases_the_lease_and_the_standby_binds
     env.custom.create(env.home, profile("default", env.scheduler, plugins=marked(LOOP_KILLER)))
     leader = start_marked(env)
     standby = start_marked(env, wait_for=r"waiting for the lease held by")
-    killer = make_pod("killer", env.home, env.scheduler, env.label, cpu="100m")
+    killer = wrappers.pod(
+        "killer", env.home, scheduler_name=env.scheduler, node_selector={"e2e-run": env.label}, cpu="100m"
+    )
     killer["metadata"]["labels"] = {**killer["metadata"].get("labels", {}), KILL_LOOP_LABEL: "yes"}
     env.core.create_namespaced_pod(env.home, killer)
     leader.wait_log(r"ERROR .*the scheduling loop ended while leading", timeout=30)
@@ -133,10 +135,10 @@ def test_a_tenants_30s_extender_holds_only_its_own_profiles_pods(env: Env) -> No
         env.custom.wait_status(
             PROFILE_PLURAL, tenant, "slow", lambda s: condition_of(s, "Ready").get("status") == "True"
         )
-        env.core.create_namespaced_pod(tenant, make_pod("held", tenant, env.scheduler, env.label, cpu="100m"))
+        env.create_pods(tenant, ["held"], cpu="100m")
         eventually(lambda: _assert(len(server.calls) == 1), timeout=20)  # the tenant's pod waits 30 s
         started = time.monotonic()
-        env.core.create_namespaced_pod(other, make_pod("quick", other, env.scheduler, env.label, cpu="100m"))
+        env.create_pods(other, ["quick"], cpu="100m")
         wait_all_bound(env.core, other, {"quick"}, timeout=10)
         took = time.monotonic() - started
         print(f"another namespace's pod bound {took:.2f} s after creation while a tenant's extender call was in flight")
@@ -171,7 +173,7 @@ def test_a_tenant_httptimeout_above_the_cap_is_refused_by_the_operator(env: Env)
             f"{tenant!r} may not wait for extender {server.url!r} longer than 5s: httpTimeout 30s is 30s "
             "(the policy's maxExtenderHTTPTimeout)"
         ), message
-        env.core.create_namespaced_pod(tenant, make_pod("held", tenant, env.scheduler, env.label, cpu="100m"))
+        env.create_pods(tenant, ["held"], cpu="100m")
         env.create_pods(env.home, ["served"], cpu="100m")
         wait_all_bound(env.core, env.home, {"served"}, timeout=20)
         eventually(lambda: _assert_noted(env, "held", "does not serve", namespace=tenant), timeout=20)

@@ -18,13 +18,13 @@ from kubernetes import client
 
 from scheduler_core.tenancy.claims import DEFAULT_MAX_PROFILES
 from scheduler_operator.resources import GROUP, PROFILE_PLURAL, VERSION
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.operator_support import (
     Env,
     condition_of,
     environment,
     install_crds,
-    make_pod,
     profile,
     wait_all_bound,
 )
@@ -73,7 +73,7 @@ def test_a_name_the_policy_allows_serves_the_tenants_pods_and_others_are_refused
     )
     assert condition_of(status, "Ready")["status"] == "True"
     assert "the policy's allowedSchedulerNames does not list it" in _invalid(env, tenant, "cluster-name")
-    pod = make_pod("mine", tenant, allowed, env.label, cpu="100m")
+    pod = wrappers.pod("mine", tenant, scheduler_name=allowed, node_selector={"e2e-run": env.label}, cpu="100m")
     env.core.create_namespaced_pod(tenant, pod)
     wait_all_bound(env.core, tenant, {"mine"})
 

@@ -24,6 +24,7 @@ import pytest
 from kubernetes import client
 
 from scheduler_core.framework.storage import ANN_SELECTED_NODE
+from tests import wrappers
 from tests.e2e import Cluster, eventually
 from tests.e2e.extender_support import kube_scheduler
 from tests.e2e.operator_support import (
@@ -32,7 +33,6 @@ from tests.e2e.operator_support import (
     environment,
     failed_scheduling_notes,
     install_crds,
-    make_pod,
     profile,
     unique,
     wait_all_bound,
@@ -262,7 +262,10 @@ def _volume_scenario(env: Env, namespace: str, scheduler: str, *, static: bool) 
     created = claim(env, "data", sc, namespace)
     volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
     env.core.create_namespaced_pod(
-        namespace, make_pod("user", namespace, scheduler, label, cpu="100m", volumes=volumes)
+        namespace,
+        wrappers.pod(
+            "user", namespace, scheduler_name=scheduler, node_selector={"e2e-run": label}, cpu="100m", volumes=volumes
+        ),
     )
     selected = None
     if not static:

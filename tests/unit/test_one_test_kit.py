@@ -189,29 +189,11 @@ def _tree() -> list[Builder]:
     return found
 
 
-# Builders left from before this test, each to be folded into the kit; none may be added, and
-# an entry that is gone must leave this list.
-REMAINING: frozenset[tuple[str, str]] = frozenset(
-    {
-        ("tests/e2e/dra_support.py", "pod_with_template"),
-        ("tests/e2e/operator_support.py", "make_pod"),
-        ("tests/e2e/test_backend_contract.py", "_pod"),
-        ("tests/e2e/test_cluster_smoke.py", "_pending_pod"),
-        ("tests/e2e/test_cluster_smoke.py", "bind_pod"),
-        ("tests/e2e/test_kwok.py", "_pod"),
-        ("tests/e2e/test_operator_preemption.py", "_pod"),
-    }
-)
-
-
 def test_no_pod_or_node_builder_outside_the_kit() -> None:
-    found = _tree()
-    new = [str(b) for b in found if (b.path, b.name) not in REMAINING]
-    assert not new, "build pods and nodes with tests/wrappers.py (add a method there if it lacks one):\n" + "\n".join(
-        new
+    found = [str(b) for b in _tree()]
+    assert not found, "build pods and nodes with tests/wrappers.py (add a method there if it lacks one):\n" + "\n".join(
+        found
     )
-    gone = REMAINING - {(b.path, b.name) for b in found}
-    assert not gone, f"no longer builders, drop them from REMAINING: {sorted(gone)}"
 
 
 @pytest.mark.parametrize(
