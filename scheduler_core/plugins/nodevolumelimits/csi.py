@@ -18,8 +18,8 @@ The VolumeLimitScaling gate (alpha, off) is not implemented.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import (
@@ -74,6 +74,9 @@ class _Fail(Exception):
 class _State:
     view: StorageView
     attachments_by_node: dict[str, list[Manifest]] | None = None
+    # The pod's own volumes (or the failure counting them) by what they depend on in a node:
+    # translation.migration_key of its CSINode. Counted once per kind of node, not per node.
+    new_volumes: dict[Hashable, Volumes | Status] = field(default_factory=dict)
 
     def clone(self) -> _State:
         return self  # derived from objects only; what-if evaluations may share it
@@ -122,8 +125,10 @@ class NodeVolumeLimits:
         # Handles of unbound claims must not collide with real volume handles (upstream
         # uses a random prefix per plugin instance too).
         self._random_volume_id_prefix = uuid.uuid4().hex
-        # node name -> (NodeInfo generation, _volume_bound); a cache, never a decision
+        # Caches, never decisions: node name -> (NodeInfo generation, _volume_bound), and
+        # node name -> (its CSINode object, the limits read from it).
         self._bounds: dict[str, tuple[int, int | None]] = {}
+        self._limits: dict[str, tuple[Manifest, dict[str, int]]] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Upstream also registers VolumeAttachment/Delete; the framework has no such resource.
@@ -156,12 +161,22 @@ class NodeVolumeLimits:
             data = _State(storage_view(state, self._handle))
         view = data.view
         csi_node = view.csi_node(node.name)
+        key = translation.migration_key(csi_node)
+        counted = data.new_volumes.get(key)
+        if counted is None:
+            try:
+                counted = {}
+                self._attachable_volumes(view, pod, csi_node, True, counted)
+            except _Fail as failure:
+                counted = failure.status
+            data.new_volumes[key] = counted
+        if isinstance(counted, Status):
+            return counted
+        new_volumes = dict(counted)
         try:
-            new_volumes: Volumes = {}
-            self._attachable_volumes(view, pod, csi_node, True, new_volumes)
             if not new_volumes:
                 return None
-            limits = volume_limits(csi_node)
+            limits = self._volume_limits(node.name, csi_node)
             if not limits:
                 return None
             if self._within_limits_at_most(data, node, new_volumes, limits):
@@ -188,6 +203,17 @@ class NodeVolumeLimits:
         return None
 
     # -- counting ------------------------------------------------------------------------------------
+    def _volume_limits(self, node_name: str, csi_node: Manifest | None) -> Mapping[str, int]:
+        """:func:`volume_limits`, kept per node while its CSINode is the same object."""
+        if csi_node is None:
+            return {}
+        memo = self._limits.get(node_name)
+        if memo is not None and memo[0] is csi_node:
+            return memo[1]
+        limits = volume_limits(csi_node)
+        self._limits[node_name] = (csi_node, limits)
+        return limits
+
     def _within_limits_at_most(self, data: _State, node: NodeInfo, new: Volumes, limits: Mapping[str, int]) -> bool:
         """Whether the node passes however its pods' volumes resolve: each volume of a pod on the
         node and each VolumeAttachment adds at most one to a driver's count, so when even that

@@ -10,7 +10,7 @@ count once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -122,7 +122,15 @@ def plugin_by_name(name: str) -> InTreePlugin | None:
 
 
 def is_csi_migration_on(csi_node: Mapping[str, Any] | None, plugin: InTreePlugin) -> bool:
+    """Upstream ``isCSIMigrationOn`` (``nodevolumelimits/utils.go``). Reads of ``csi_node`` must
+    show in :func:`migration_key`."""
     return csi_node is not None and plugin.migration_on
+
+
+def migration_key(csi_node: Mapping[str, Any] | None) -> Hashable:
+    """What :func:`is_csi_migration_on` reads of a node's CSINode: two nodes with the same key
+    count a pod's volumes the same (CSILimits counts the new pod's once per key)."""
+    return csi_node is not None
 
 
 def translate(plugin: InTreePlugin, holder: Mapping[str, Any], pv: Mapping[str, Any] | None) -> str:

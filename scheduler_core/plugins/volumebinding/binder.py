@@ -84,6 +84,8 @@ class PodVolumeClaims:
     unbound_claims_immediate: list[Manifest] = field(default_factory=list)
     # Storage class name -> the PVs of that class (assumed versions included).
     unbound_volumes_delay_binding: dict[str, list[Manifest]] = field(default_factory=dict)
+    # The PV of each bound claim (None: not found), read at the first Filter of the cycle
+    bound_pvs: list[Manifest | None] | None = None
 
 
 @dataclass(slots=True)
@@ -172,7 +174,7 @@ class Binder:
         volumes = PodVolumes()
         bound_satisfied = bound_pvs_found = unbound_satisfied = sufficient_storage = True
         if claims.bound_claims:
-            bound_satisfied, bound_pvs_found = self._check_bound_claims(view, claims.bound_claims, node_labels)
+            bound_satisfied, bound_pvs_found = self._check_bound_claims(view, claims, node_labels)
         if claims.unbound_claims_delay_binding:
             unbound_satisfied, sufficient_storage = self._find_unbound(view, claims, node_name, node_labels, volumes)
         reasons = []
@@ -217,17 +219,26 @@ class Binder:
         return satisfied, sufficient
 
     def _check_bound_claims(
-        self, view: StorageView, claims: Sequence[Manifest], node_labels: Mapping[str, str]
+        self, view: StorageView, claims: PodVolumeClaims, node_labels: Mapping[str, str]
     ) -> tuple[bool, bool]:
-        """``checkBoundClaims``: (node affinity satisfied, all PVs found)."""
-        for pvc in claims:
-            try:
-                pv = self.pv(view, str(spec(pvc).get("volumeName") or ""))
-            except NotFound:
+        """``checkBoundClaims``: (node affinity satisfied, all PVs found). The PVs are read once a
+        cycle: neither the stored objects nor the assumptions change between its Filters."""
+        if claims.bound_pvs is None:
+            claims.bound_pvs = [
+                self._pv_or_none(view, str(spec(pvc).get("volumeName") or "")) for pvc in claims.bound_claims
+            ]
+        for pv in claims.bound_pvs:
+            if pv is None:
                 return True, False
             if not view.check_node_affinity(pv, node_labels):
                 return False, True
         return True, True
+
+    def _pv_or_none(self, view: StorageView, name: str) -> Manifest | None:
+        try:
+            return self.pv(view, name)
+        except NotFound:
+            return None
 
     # -- Reserve / Unreserve -------------------------------------------------------------------
     def are_pod_volumes_bound(self, view: StorageView, pod: PodInfo) -> bool:

@@ -22,7 +22,7 @@ from scheduler_core.framework import (
     QueueingHint,
     Status,
 )
-from scheduler_core.plugins.nodevolumelimits import NodeVolumeLimits
+from scheduler_core.plugins.nodevolumelimits import NodeVolumeLimits, translation
 from scheduler_core.plugins.nodevolumelimits.csi import (
     ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED,
     is_schedulable_after_csi_node_updated,
@@ -267,7 +267,7 @@ def test_pre_filter_skip(new_pod: PodInfo, skipped: bool) -> None:
     handle = StorageHandle()
     status = NodeVolumeLimits(None, cast(Handle, handle)).pre_filter(CycleState(), new_pod, [])[1]
     assert (status is not None and status.code is Code.SKIP) is skipped
-    assert handle.calls == []  # PreFilter never lists objects
+    assert handle.calls == []  # PreFilter never lists objects (it may look its claims up)
 
 
 def test_events() -> None:
@@ -392,13 +392,37 @@ def test_the_bound_never_changes_the_outcome(
     monkeypatch: pytest.MonkeyPatch, case: tuple[PodInfo, list[PodInfo], list[str], int, str, int]
 ) -> None:
     """Filter with the volume bound (a node that passes however its pods' volumes resolve is
-    passed without resolving them) answers as the exact count alone."""
+    passed without resolving them) and with the pod's own volumes counted once per kind of
+    node answers as the exact count per node alone."""
     claims = [ephemeral_claim("abc-x", "12345II"), ephemeral_claim("abc-y", "12345II")]
-    with_bound = run(*case, extra_claims=claims)
+    with_shortcuts = run(*case, extra_claims=claims)
     with monkeypatch.context() as patched:
         patched.setattr(NodeVolumeLimits, "_within_limits_at_most", lambda *_: False)
+        patched.setattr(translation, "migration_key", lambda _: object())  # never the same key twice
         exact = run(*case, extra_claims=claims)
-    assert with_bound == exact
+    assert with_shortcuts == exact
+
+
+def test_the_new_pods_volumes_are_counted_once_per_kind_of_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    counted: list[object] = []
+    counting = NodeVolumeLimits._attachable_volumes
+
+    def recording(self: NodeVolumeLimits, view: Any, pod: PodInfo, csi_node: Any, new_pod: bool, result: Any) -> None:
+        if new_pod:
+            counted.append(translation.migration_key(csi_node))
+        counting(self, view, pod, csi_node, new_pod, result)
+
+    monkeypatch.setattr(NodeVolumeLimits, "_attachable_volumes", recording)
+    nodes = [NodeInfo(node(f"n{i}")) for i in range(4)]
+    with_csi_node = [csi_node(f"n{i}", {EBS: 0}, migrated=AWS_IN_TREE) for i in (1, 3)]
+    plugin = NodeVolumeLimits(
+        None, cast(Handle, StorageHandle([*fake_pvs([AWS_IN_TREE]), *fake_pvcs([AWS_IN_TREE]), *with_csi_node], nodes))
+    )
+    state = CycleState()
+    plugin.pre_filter(state, IN_TREE_ONE, nodes)
+    # Without a CSINode the in-tree volume is not migrated and does not count; with one it does.
+    assert [plugin.filter(state, IN_TREE_ONE, n) for n in nodes] == [None, EXCEEDED, None, EXCEEDED]
+    assert counted == [False, True]  # once for the nodes without a CSINode, once for those with one
 
 
 def test_the_bound_follows_the_nodes_pods() -> None:

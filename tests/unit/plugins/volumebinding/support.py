@@ -33,7 +33,7 @@ class StorageHandle:
         return list(self.by_kind.get(kind, ()))
 
     def lookup(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
-        return scan(self.objects(kind), namespace, name)
+        return scan(self.by_kind.get(kind, ()), namespace, name)  # a Get, not a List: not in calls
 
     def snapshot(self) -> SnapshotLister:
         return self._snapshot
