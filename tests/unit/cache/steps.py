@@ -84,7 +84,9 @@ def run(cache: Cache, clock: FakeClock, step: Step) -> None:
     """Apply one step. Pods are named as in :data:`POD_SPECS`."""
     op, *args = step
     if op in ("node+", "node~"):
-        name, zone, cpu = (*args, *("", "", "4")[len(args) :])  # zone and cpu are optional
+        name = args[0]
+        zone = args[1] if len(args) > 1 else ""
+        cpu = args[2] if len(args) > 2 else "4"
         node = wrappers.node(name, cpu=cpu, labels=zone_labels(zone))
         if op == "node+":
             cache.add_node(node)
