@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import pkgutil
 import re
+import subprocess
+import sys
 
 import scheduler_operator
 
@@ -45,3 +47,10 @@ def test_the_top_level_modules_are_named_too() -> None:
     assert top == {"__main__", "resources"}
     for name in top:
         assert f"``{name}``" in (scheduler_operator.__doc__ or "")
+
+
+def test_the_options_of_run_import_neither_kopf_nor_aiohttp() -> None:
+    """``control.options`` says so in its docstring; a fresh interpreter checks it."""
+    code = "import sys, scheduler_operator.control.options; print(sorted({'kopf', 'aiohttp'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
