@@ -44,8 +44,8 @@ import socket
 import ssl
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -125,26 +125,11 @@ class Pool:
         data = self._encode(method, target, headers, body)
         async with self._slots:
             connection = self._take() or await self._connect()
-            try:
+            with self._failing(connection):
                 connection.writer.write(data)
                 async with asyncio.timeout(self._read_timeout):
                     answer, reusable = await self._read(connection.reader, method)
-            except asyncio.IncompleteReadError as error:
-                connection.close()
-                self.drop_idle()
-                raise ConnectionResetError(f"the connection closed mid-answer ({error})") from None
-            except (TimeoutError, OSError):
-                connection.close()
-                self.drop_idle()
-                raise
-            except BaseException:  # cancelled: this connection's state is unknown, the rest's is not
-                connection.close()
-                raise
-            if reusable:
-                connection.used = time.monotonic()
-                self._idle.append(connection)
-            else:
-                connection.close()
+            self._give_back(connection, reusable)
             return answer
 
     @asynccontextmanager
@@ -159,14 +144,23 @@ class Pool:
         except (TimeoutError, OSError):
             self.drop_idle()
             raise
-        stream: Stream | None = None
-        reusable = False
-        try:
+        with self._failing(connection):  # also when left early (a 410, a cancel): the rest is unread
             connection.writer.write(self._encode(method, target, headers, None))
             async with asyncio.timeout(idle_timeout):
                 status, reason, answer_headers, reusable = await _read_head(connection.reader)
             stream = Stream(connection.reader, status, reason, answer_headers, method, idle_timeout)
             yield stream
+        self._give_back(connection, stream.complete and stream.delimited and reusable)
+
+    @contextmanager
+    def _failing(self, connection: _Connection) -> Iterator[None]:
+        """What :meth:`request` and :meth:`stream` do when their exchange fails: the connection is
+        closed, never reused; after a connection-level failure (a cut, a time-out, a reset) every
+        idle one is dropped too, and a cut mid-answer is a ``ConnectionResetError``. Anything
+        else (a cancel, the caller leaving a stream early) closes this connection only: its state
+        is unknown, the others' is not."""
+        try:
+            yield
         except asyncio.IncompleteReadError as error:
             connection.close()
             self.drop_idle()
@@ -175,10 +169,13 @@ class Pool:
             connection.close()
             self.drop_idle()
             raise
-        except BaseException:  # left early (a 410, a cancel): the rest of the answer is unread
+        except BaseException:
             connection.close()
             raise
-        if stream is not None and stream.complete and stream.delimited and reusable:
+
+    def _give_back(self, connection: _Connection, reusable: bool) -> None:
+        """After a complete exchange: the connection back to the pool, or closed."""
+        if reusable:
             connection.used = time.monotonic()
             self._idle.append(connection)
         else:

@@ -166,19 +166,6 @@ async def test_a_connection_idle_past_the_idle_timeout_is_not_reused(raw: RawSer
     await client.close()
 
 
-async def test_a_cancelled_request_drops_its_connection_only(raw: RawServer) -> None:
-    client = pool(raw, read_timeout=5.0)
-    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(2)))
-    raw.silent = True
-    task = asyncio.create_task(client.request("GET", "/cancelled", {}))
-    await asyncio.sleep(0.05)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    assert len(client._idle) == 1  # the other connection is still pooled
-    await client.close()
-
-
 # -- streams (the watches) -------------------------------------------------------------------------
 
 WATCH = (
@@ -261,3 +248,41 @@ async def test_a_chunked_stream_is_parsed_whatever_the_reads_bring() -> None:
         await asyncio.sleep(0)  # the reader takes what has come (no time passes)
     assert await reading == b'{"type":1}\n{"type":2}\n'
     assert stream.complete and stream.delimited
+
+
+# -- failures: requests and streams alike ------------------------------------------------------------
+
+
+async def _exchange(client: http1.Pool, kind: str, path: str) -> None:
+    if kind == "request":
+        await client.request("GET", path, {})
+    else:
+        async with client.stream("GET", path, {}, idle_timeout=1.0) as answer:
+            await answer.read()
+
+
+@pytest.mark.parametrize("kind", ["request", "stream"])
+async def test_an_answer_cut_mid_head_is_a_reset_and_every_idle_connection_is_dropped(
+    raw: RawServer, kind: str
+) -> None:
+    client = pool(raw)
+    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(2)))
+    raw.answers = [b"HTTP/1.1 200 OK\r\nContent-Le"]  # then closes: the head is never complete
+    with pytest.raises(ConnectionResetError, match="the connection closed mid-answer"):
+        await _exchange(client, kind, "/cut")
+    assert client._idle == []
+    await client.close()
+
+
+@pytest.mark.parametrize("kind", ["request", "stream"])
+async def test_a_cancelled_exchange_drops_its_connection_only(raw: RawServer, kind: str) -> None:
+    client = pool(raw, read_timeout=5.0)
+    await asyncio.gather(*(client.request("GET", f"/warm{i}", {}) for i in range(2)))
+    raw.silent = True
+    task = asyncio.create_task(_exchange(client, kind, "/cancelled"))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert len(client._idle) == 1  # the other connection is still pooled
+    await client.close()
