@@ -3,6 +3,10 @@
 ``explain`` and ``simulate --from-cluster`` take credentials as kubectl does and the operator's
 home namespace (whose profiles apply cluster-wide). The snapshot is taken here, once; a failure
 to reach the server or to read its objects is a clear ``error:`` line, never a traceback.
+
+The snapshot's modules (``cli.snapshot``, the transport, the ``kubernetes`` package) are imported
+by :func:`take`, not with this module: the parser of every verb is built from here, and a verb
+that reads no cluster (``simulate`` from files) starts without them.
 """
 
 from __future__ import annotations
@@ -12,10 +16,7 @@ import asyncio
 import os
 import sys
 
-from kubernetes import config
-
 from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, Cluster, InputError
-from scheduler_operator.cli import snapshot
 from scheduler_operator.cli.output import errors
 from scheduler_operator.io.kube import ApiError
 
@@ -38,6 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def take(args: argparse.Namespace) -> Cluster | int:
     """The snapshot, or the exit code after saying why there is none."""
+    from kubernetes import config
+
+    from scheduler_operator.cli import snapshot
+
     try:
         credentials = snapshot.credentials(args.kubeconfig, args.context)
     except (config.ConfigException, OSError) as exc:

@@ -1,4 +1,4 @@
-"""What ``crd-scheduler run`` can be told: the operator's options, without importing Kopf or aiohttp.
+"""What ``crd-scheduler run`` can be told: the operator's options, without importing Kopf, aiohttp or kubernetes.
 
 Leader-election defaults are kube-scheduler's (``--leader-elect-lease-duration`` 15 s,
 ``--leader-elect-renew-deadline`` 10 s, ``--leader-elect-retry-period`` 2 s), checked as

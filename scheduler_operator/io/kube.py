@@ -14,7 +14,9 @@ attempts in all; any other answer is final. Every request has a timeout
 
 The ``kubernetes`` package is used here only to read kubeconfigs and the in-cluster service
 account (:func:`load_configuration`), so that token refresh and client certificates behave as
-in Kubernetes' own Python client.
+in Kubernetes' own Python client. It is imported there, when credentials are first read, not
+with this module: the verbs that never reach a cluster (``simulate``, ``validate``) start
+without it.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
-
-from kubernetes import client
+from typing import TYPE_CHECKING, Any
 
 from scheduler_operator.io import decoding
+
+if TYPE_CHECKING:
+    from kubernetes import client
 
 REQUEST_TIMEOUT = (5.0, 30.0)  # (connect, read) seconds
 ATTEMPTS = 4
@@ -124,7 +127,7 @@ IN_CLUSTER_ELSE_KUBECONFIG = KubeconfigSource()
 def load_configuration(source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG) -> client.Configuration:
     """A client ``Configuration`` from ``source``: the one loader of the operator's credentials
     (its transports, the Lease's included, and Kopf's login)."""
-    from kubernetes import config
+    from kubernetes import client, config
 
     configuration = client.Configuration()
     if source == IN_CLUSTER_ELSE_KUBECONFIG:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from scheduler_operator.cli.command import EXIT_BAD_INPUT, _serving_options, build_parser, main
@@ -91,3 +94,24 @@ def test_metrics_and_probes_are_served_over_https_on_10259_and_plain_http_only_w
     assert "--secure-port -1 is not a TCP port" in capsys.readouterr().err
     assert main(["run", "--tls-cert-file", "a.crt"]) == EXIT_BAD_INPUT
     assert "--tls-cert-file and --tls-private-key-file go together" in capsys.readouterr().err
+
+
+OFFLINE_VERBS = [
+    pytest.param(["simulate", "--example", "-o", "json"], id="simulate"),
+    pytest.param(["validate", "-f", "scheduler_operator/examples/profiles.yaml"], id="validate"),
+]
+
+
+@pytest.mark.parametrize("argv", OFFLINE_VERBS)
+def test_a_verb_that_reads_no_cluster_starts_and_runs_without_the_kubernetes_package(argv: list[str]) -> None:
+    """The cluster verbs import it when they run (cli.live, io.kube); a fresh interpreter checks
+    that importing the command line and running an offline verb never loads it."""
+    code = (
+        "import contextlib, io, sys, scheduler_operator.cli\n"
+        "loaded = 'kubernetes' in sys.modules\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    code = scheduler_operator.cli.main({argv!r})\n"
+        "print(loaded, code, 'kubernetes' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "0", "False"]
