@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scheduler_core.cache import Cache, CacheError
-from scheduler_core.framework import PodInfo, manifest
+from scheduler_core.framework import Manifest, PodInfo, manifest
 from scheduler_core.framework import events as ev
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileSet
@@ -92,7 +92,7 @@ class EventHandlers:
         self.held.clear()
 
     # -- any kind ------------------------------------------------------------------------------
-    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def on_object_add(self, kind: str, obj: Manifest) -> None:
         if kind == "Node":
             self.on_node_add(obj)
         elif kind == "Pod":
@@ -100,7 +100,7 @@ class EventHandlers:
         else:
             self._object_event(kind, ev.ActionType.ADD, "Add", None, obj)
 
-    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def on_object_update(self, kind: str, old: Manifest, new: Manifest) -> None:
         if kind == "Node":
             self.on_node_update(old, new)
         elif kind == "Pod":
@@ -108,7 +108,7 @@ class EventHandlers:
         else:
             self._object_event(kind, ev.ActionType.UPDATE, "Update", old, new)
 
-    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
+    def on_object_delete(self, kind: str, obj: Manifest) -> None:
         if kind == "Node":
             self.on_node_delete(obj)
         elif kind == "Pod":
@@ -117,7 +117,7 @@ class EventHandlers:
             self._object_event(kind, ev.ActionType.DELETE, "Delete", obj, None)
 
     def _object_event(
-        self, kind: str, action: ev.ActionType, label: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+        self, kind: str, action: ev.ActionType, label: str, old: Manifest | None, new: Manifest | None
     ) -> None:
         resource = STORAGE_EVENT_RESOURCES.get(kind)
         if resource is None:
@@ -147,30 +147,30 @@ class EventHandlers:
     # Each handler is timed into scheduler_event_handling_duration_seconds by upstream's event
     # label (eventhandlers.go ``EventHandlingLatency``): a node update under each change it
     # makes (NodeAllocatableChange, NodeLabelChange...), a pod by whether it is bound.
-    def on_node_add(self, node: Mapping[str, Any]) -> None:
+    def on_node_add(self, node: Manifest) -> None:
         start = self.metrics.timer()
         self._node_add(node)
         self.metrics.event_handled(ev.NODE_ADD.label, self.metrics.timer() - start)
 
-    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+    def on_node_update(self, old: Manifest | None, new: Manifest) -> None:
         start = self.metrics.timer()
         self._node_update(old, new)
         seconds = self.metrics.timer() - start
         for event in node_change_events(old, new):
             self.metrics.event_handled(event.label, seconds)
 
-    def on_node_delete(self, node: Mapping[str, Any]) -> None:
+    def on_node_delete(self, node: Manifest) -> None:
         start = self.metrics.timer()
         self._node_delete(node)
         self.metrics.event_handled(ev.NODE_DELETE.label, self.metrics.timer() - start)
 
-    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
+    def on_pod_add(self, pod: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_add(pod)
         label = "AssignedPodAdd" if _bound(pod) else "UnscheduledPodAdd"
         self.metrics.event_handled(label, self.metrics.timer() - start)
 
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def on_pod_update(self, old: Manifest, new: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_update(old, new)
         # A binding seen by the watch: upstream's assigned-pod informer sees an add.
@@ -179,14 +179,14 @@ class EventHandlers:
         if label == "AssignedPodAdd":
             self._pod_gone(_uid(new))
 
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
+    def on_pod_delete(self, pod: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_delete(pod)
         label = "AssignedPodDelete" if _bound(pod) else "UnscheduledPodDelete"
         self.metrics.event_handled(label, self.metrics.timer() - start)
         self._pod_gone(_uid(pod))
 
-    def on_pod_vanished(self, pod: Mapping[str, Any]) -> None:
+    def on_pod_vanished(self, pod: Manifest) -> None:
         """Deleted while no watch ran (a re-list lacks it): the last body seen may predate the
         pod's binding (it was assumed, then bound and deleted in the gap). The cache's copy says
         which node still counts it, so the delete removes it there and frees that capacity."""
@@ -206,21 +206,21 @@ class EventHandlers:
             return False
         return True
 
-    def _node_add(self, node: Mapping[str, Any]) -> None:
+    def _node_add(self, node: Manifest) -> None:
         self._cache_call(self.cache.add_node, node)
         self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
 
-    def _node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
+    def _node_update(self, old: Manifest | None, new: Manifest) -> None:
         self._cache_call(self.cache.update_node, old, new)
         for event in node_change_events(old, new):
             self.queue.move_all_to_active_or_backoff(event, old, new)
 
-    def _node_delete(self, node: Mapping[str, Any]) -> None:
+    def _node_delete(self, node: Manifest) -> None:
         name = manifest.meta(node).get("name", "")
         self._cache_call(self.cache.remove_node, name)
         self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
-    def _pod_add(self, pod: Mapping[str, Any]) -> None:
+    def _pod_add(self, pod: Manifest) -> None:
         info = PodInfo(pod)
         if info.node_name:
             if not _terminal(info):
@@ -235,7 +235,7 @@ class EventHandlers:
         if self.unscheduled_pod_add:
             self.queue.move_all_to_active_or_backoff(ev.UNSCHEDULED_POD_ADD, None, info)
 
-    def _pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+    def _pod_update(self, old: Manifest, new: Manifest) -> None:
         uid = manifest.meta(old).get("uid")
         known = self.unassigned.get(uid) if uid else None
         old_info = known if known is not None and known.pod is old else PodInfo(old)
@@ -269,7 +269,7 @@ class EventHandlers:
             if not _terminal(new_info):
                 self.sort_pending(new_info)
 
-    def _pod_delete(self, pod: Mapping[str, Any]) -> None:
+    def _pod_delete(self, pod: Manifest) -> None:
         info = PodInfo(pod)
         if info.node_name:
             if not _terminal(info):
@@ -285,11 +285,11 @@ class EventHandlers:
                 waiting.reject("", "pod was deleted")
 
 
-def _bound(pod: Mapping[str, Any]) -> bool:
+def _bound(pod: Manifest) -> bool:
     return bool(manifest.spec(pod).get("nodeName"))
 
 
-def _uid(pod: Mapping[str, Any]) -> str:
+def _uid(pod: Manifest) -> str:
     return manifest.uid_of(pod)
 
 
@@ -297,7 +297,7 @@ def _terminal(pod: PodInfo) -> bool:
     return pod.phase in ("Succeeded", "Failed")
 
 
-def node_change_events(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[ev.ClusterEvent]:
+def node_change_events(old: Manifest | None, new: Manifest) -> list[ev.ClusterEvent]:
     """Upstream ``NodeSchedulingPropertiesChange`` (``pkg/scheduler/framework/events.go``):
     which node properties changed."""
     if old is None:

@@ -44,7 +44,7 @@ returns the same snapshot, at no cost.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +52,7 @@ from scheduler_core.cache.errors import CacheError
 from scheduler_core.cache.images import ImageStates
 from scheduler_core.cache.node_tree import NodeTree, node_name
 from scheduler_core.cache.snapshot import Snapshot
+from scheduler_core.framework import Manifest
 from scheduler_core.framework.resource import Resource
 from scheduler_core.framework.types import NodeInfo, NodeName, PodInfo, PodUID
 
@@ -161,7 +162,7 @@ class Cache:
         return state.pod if state is not None else None
 
     # -- nodes -----------------------------------------------------------------------------
-    def add_node(self, node: Mapping[str, Any]) -> NodeInfo:
+    def add_node(self, node: Manifest) -> NodeInfo:
         """A node appeared; returns the cache's NodeInfo for it (read only)."""
         name = node_name(node)
         info = self._nodes.get(name)
@@ -176,7 +177,7 @@ class Cache:
         self._nodes_changed = True
         return info
 
-    def update_node(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> NodeInfo:
+    def update_node(self, old: Manifest | None, new: Manifest) -> NodeInfo:
         """A node changed. The NodeInfo and its columns row are updated in place; the snapshot
         is rebuilt only if the node moved to another zone (its place in the order changed).
 
@@ -328,7 +329,7 @@ def _dump_node(info: NodeInfo, assumed: set[PodUID]) -> dict[str, Any]:
     }
 
 
-def new_snapshot(nodes: Iterable[Mapping[str, Any]], pods: Iterable[PodInfo] = ()) -> Snapshot:
+def new_snapshot(nodes: Iterable[Manifest], pods: Iterable[PodInfo] = ()) -> Snapshot:
     """A snapshot of ``nodes`` with assigned ``pods`` (upstream ``NewSnapshot``), for tests
     and for one-off evaluations; pods on nodes not listed are left out, as placeholders are."""
     cache = Cache()

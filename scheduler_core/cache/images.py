@@ -8,16 +8,13 @@ snapshot, which is the same thing here as no event interleaves with a cycle.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from scheduler_core.cache.node_tree import node_name
-from scheduler_core.framework import ImageStateSummary, manifest
+from scheduler_core.framework import ImageStateSummary, Manifest, manifest
 
 __all__ = ["ImageStateSummary", "ImageStates"]
 
 
-def _images(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _images(node: Manifest) -> list[Manifest]:
     return list(manifest.status(node).get("images") or ())
 
 
@@ -29,7 +26,7 @@ class ImageStates:
     def __init__(self) -> None:
         self._states: dict[str, ImageStateSummary] = {}
 
-    def add_node(self, node: Mapping[str, Any]) -> dict[str, ImageStateSummary]:
+    def add_node(self, node: Manifest) -> dict[str, ImageStateSummary]:
         """Record ``node``'s images; return its per-node map (``NodeInfo.image_states``)."""
         name = node_name(node)
         summaries: dict[str, ImageStateSummary] = {}
@@ -42,7 +39,7 @@ class ImageStates:
                 summaries.setdefault(image_name, state)
         return summaries
 
-    def remove_node(self, node: Mapping[str, Any] | None) -> None:
+    def remove_node(self, node: Manifest | None) -> None:
         if node is None:
             return
         name = node_name(node)

@@ -16,10 +16,9 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from scheduler_core.cache.errors import CacheError
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 
 log = logging.getLogger(__name__)
 
@@ -29,11 +28,11 @@ LABEL_FAILURE_DOMAIN_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 LABEL_FAILURE_DOMAIN_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
 
 
-def node_name(node: Mapping[str, Any]) -> str:
+def node_name(node: Manifest) -> str:
     return manifest.name_of(node)
 
 
-def get_zone_key(node: Mapping[str, Any]) -> str:
+def get_zone_key(node: Manifest) -> str:
     """A string unique per failure zone, ``""`` for none (upstream ``GetZoneKey``)."""
     labels: Mapping[str, str] = manifest.meta(node).get("labels") or {}
     zone = (
@@ -57,7 +56,7 @@ class NodeTree:
 
     __slots__ = ("_members", "num_nodes", "tree", "zones")
 
-    def __init__(self, nodes: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, nodes: Iterable[Manifest] = ()) -> None:
         self.tree: dict[str, list[str]] = {}
         self.zones: list[str] = []
         self.num_nodes = 0
@@ -67,7 +66,7 @@ class NodeTree:
         for node in nodes:
             self.add_node(node)
 
-    def add_node(self, node: Mapping[str, Any]) -> None:
+    def add_node(self, node: Manifest) -> None:
         zone = get_zone_key(node)
         name = node_name(node)
         if (zone, name) in self._members:
@@ -82,7 +81,7 @@ class NodeTree:
         self._members.add((zone, name))
         self.num_nodes += 1
 
-    def remove_node(self, node: Mapping[str, Any]) -> None:
+    def remove_node(self, node: Manifest) -> None:
         zone = get_zone_key(node)
         name = node_name(node)
         names = self.tree.get(zone)
@@ -96,7 +95,7 @@ class NodeTree:
             return
         raise CacheError(f"node {name!r} in group {zone!r} was not found")
 
-    def update_node(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
+    def update_node(self, old: Manifest | None, new: Manifest) -> bool:
         """Move the node if its zone changed; True when it moved (the list order changed)."""
         old_zone = get_zone_key(old) if old is not None else ""
         if old_zone == get_zone_key(new):

@@ -37,7 +37,7 @@ import aiohttp
 
 from scheduler_core.config import Extender
 from scheduler_core.extender import wire
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 
 DEFAULT_TIMEOUT_SECONDS = 5.0  # extender.go DefaultExtenderTimeout
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -109,7 +109,7 @@ def _load_client_pair(context: ssl.SSLContext, cert: bytes, key: bytes) -> None:
         context.load_cert_chain(cert_path, key_path)
 
 
-def pod_requests_any(pod: Mapping[str, Any], resources: frozenset[str]) -> bool:
+def pod_requests_any(pod: Manifest, resources: frozenset[str]) -> bool:
     """Upstream ``hasManagedResources`` over containers and init containers (requests and limits)."""
     spec = manifest.spec(pod)
     for key in ("containers", "initContainers"):
@@ -154,12 +154,12 @@ class HTTPExtender:
     def supports_preemption(self) -> bool:
         return bool(self.config.preempt_verb)
 
-    def is_interested(self, pod: Mapping[str, Any]) -> bool:
+    def is_interested(self, pod: Manifest) -> bool:
         return not self.managed_resources or pod_requests_any(pod, self.managed_resources)
 
     # -- calls ----------------------------------------------------------------------------------
     async def filter(
-        self, pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]
+        self, pod: Manifest, nodes: Sequence[Manifest]
     ) -> tuple[list[str], dict[str, str], dict[str, str]]:
         """Upstream ``Filter``: the names that pass, failed and failed-and-unresolvable nodes."""
         sent = [str(manifest.meta(n).get("name", "")) for n in nodes]
@@ -182,7 +182,7 @@ class HTTPExtender:
                 )
         return passed, result.failed, result.failed_unresolvable
 
-    async def prioritize(self, pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]]) -> list[tuple[str, int]]:
+    async def prioritize(self, pod: Manifest, nodes: Sequence[Manifest]) -> list[tuple[str, int]]:
         """Upstream ``Prioritize``: (host, score) as the extender answered (0..10, unchecked)."""
         if not self.is_prioritizer:
             return [(str(manifest.meta(n).get("name", "")), 0) for n in nodes]
@@ -199,7 +199,7 @@ class HTTPExtender:
             raise ExtenderError(error)
 
     async def process_preemption(
-        self, pod: Mapping[str, Any], victims: Mapping[str, tuple[Sequence[Mapping[str, Any]], int]]
+        self, pod: Manifest, victims: Mapping[str, tuple[Sequence[Manifest], int]]
     ) -> dict[str, tuple[list[str], int]]:
         """Upstream ``ProcessPreemption``: the candidates the extender keeps, as victim UIDs."""
         if not self.supports_preemption:
@@ -207,7 +207,7 @@ class HTTPExtender:
         args = wire.preemption_args(pod, victims, meta=self.node_cache_capable)
         return wire.meta_victims(await self.send(self.config.preempt_verb, args))
 
-    async def send(self, verb: str, args: Mapping[str, Any]) -> Any:
+    async def send(self, verb: str, args: Manifest) -> Any:
         """Upstream ``send``: POST, 200 required, decode the first JSON value."""
         url = self.name.rstrip("/") + "/" + verb
         session = self._client()

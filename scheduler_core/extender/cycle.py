@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -54,6 +53,7 @@ from scheduler_core.framework import (
     MAX_NODE_SCORE,
     Code,
     CycleState,
+    Manifest,
     NodeInfo,
     PodInfo,
     SnapshotLister,
@@ -69,7 +69,7 @@ EXTENDER_NAME = "Extender"  # upstream framework.ExtenderName, a rejector in the
 SCORE_SCALE = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
 
 
-def _node_object(info: NodeInfo) -> Mapping[str, Any]:
+def _node_object(info: NodeInfo) -> Manifest:
     return info.node if info.node is not None else {"metadata": {"name": info.name}}
 
 
@@ -160,7 +160,7 @@ async def _nominated_passes_extenders(
 
 
 async def filter_nodes(
-    extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Mapping[str, Any]], diagnosis: Diagnosis
+    extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Manifest], diagnosis: Diagnosis
 ) -> list[str]:
     """Upstream ``findNodesThatPassExtenders``: each extender narrows the previous one's list."""
     by_name = {str(manifest.meta(n).get("name", "")): n for n in nodes}
@@ -188,7 +188,7 @@ async def filter_nodes(
 
 
 async def prioritize_nodes(
-    extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Mapping[str, Any]]
+    extenders: Sequence[HTTPExtender], pod: PodInfo, nodes: Sequence[Manifest]
 ) -> list[tuple[str, dict[str, int]]]:
     """Upstream's extender half of ``prioritizeNodes``: concurrent calls; per extender, the
     final score of each node it scored (``score * weight * 10``). An interested extender

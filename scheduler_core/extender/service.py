@@ -34,7 +34,17 @@ from scheduler_core.cache import Cache
 from scheduler_core.config import PluginSet, SchedulerProfileSpec
 from scheduler_core.extender import wire
 from scheduler_core.extender.wire import MAX_EXTENDER_PRIORITY, Json
-from scheduler_core.framework import MAX_NODE_SCORE, ClusterAPI, Code, CycleState, NodeInfo, PodInfo, Status, manifest
+from scheduler_core.framework import (
+    MAX_NODE_SCORE,
+    ClusterAPI,
+    Code,
+    CycleState,
+    Manifest,
+    NodeInfo,
+    PodInfo,
+    Status,
+    manifest,
+)
 from scheduler_core.runtime.build import ProfileError, build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -46,7 +56,7 @@ class BadRequest(ValueError):
     """A request the service cannot read; ``str()`` is the reason the server answers with 400."""
 
 
-def _object(body: Any, name: str) -> Mapping[str, Any]:
+def _object(body: Any, name: str) -> Manifest:
     value = wire.field(body, name) if isinstance(body, dict) else None
     if not isinstance(value, dict):
         raise BadRequest(f"{name}: an object is required")
@@ -67,7 +77,7 @@ class ExtenderService:
     def __init__(
         self,
         spec: SchedulerProfileSpec,
-        registry: Mapping[str, Any],
+        registry: Manifest,
         default_multi_point: PluginSet,
         *,
         api: ClusterAPI,
@@ -90,7 +100,7 @@ class ExtenderService:
         self._assigned: dict[str, PodInfo] = {}  # uid -> assigned pod in the cache
 
     # -- the cache, fed by the watch -------------------------------------------------------------
-    def on_node(self, event: str, node: Mapping[str, Any]) -> None:
+    def on_node(self, event: str, node: Manifest) -> None:
         name = str(manifest.meta(node).get("name", ""))
         if event == "DELETED":
             if self.cache.get_node(name) is not None:
@@ -100,7 +110,7 @@ class ExtenderService:
         else:
             self.cache.update_node(None, node)
 
-    def on_pod(self, event: str, pod: Mapping[str, Any]) -> None:
+    def on_pod(self, event: str, pod: Manifest) -> None:
         info = PodInfo(pod)
         old = self._assigned.pop(info.uid, None)
         if old is not None:
@@ -111,7 +121,7 @@ class ExtenderService:
             self._assigned[info.uid] = info
 
     # -- verbs ------------------------------------------------------------------------------------
-    def _nodes(self, body: Any) -> tuple[list[str], dict[str, Mapping[str, Any]]]:
+    def _nodes(self, body: Any) -> tuple[list[str], dict[str, Manifest]]:
         """Names in request order, and the Node objects sent (full-object mode)."""
         obj = body if isinstance(body, dict) else {}
         names = wire.field(obj, "NodeNames")
@@ -126,7 +136,7 @@ class ExtenderService:
         sent = {str(manifest.meta(n).get("name", "")): n for n in items}
         return list(sent), sent
 
-    def _node_info(self, name: str, sent: Mapping[str, Mapping[str, Any]]) -> NodeInfo | None:
+    def _node_info(self, name: str, sent: Mapping[str, Manifest]) -> NodeInfo | None:
         info = self.cache.update_snapshot().get(name)
         if info is None and name in sent:
             info = NodeInfo(sent[name])  # not watched yet: the object as sent, without its pods
@@ -249,7 +259,7 @@ def to_extender_score(total: int, top: int) -> int:
     return max(0, min(MAX_EXTENDER_PRIORITY, scaled))
 
 
-def _victim_uids(body: Mapping[str, Any]) -> dict[str, tuple[set[str], int]]:
+def _victim_uids(body: Manifest) -> dict[str, tuple[set[str], int]]:
     """Candidates of ExtenderPreemptionArgs, in either form, as victim UIDs per node."""
     meta = wire.field(body, "NodeNameToMetaVictims")
     full = wire.field(body, "NodeNameToVictims")

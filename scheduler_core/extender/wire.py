@@ -21,7 +21,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 
 Json = dict[str, Any]
 
@@ -62,7 +62,7 @@ def _go_context(msg: str) -> str:
     return "looking for beginning of value"
 
 
-def field(obj: Mapping[str, Any], name: str) -> Any:
+def field(obj: Manifest, name: str) -> Any:
     """``obj[name]`` as Go's decoder finds it: exact key, else the first case-insensitive match."""
     if name in obj:
         return obj[name]
@@ -91,7 +91,7 @@ def _type_error(value: Any, struct: str, name: str, go_type: str) -> DecodeError
     )
 
 
-def _object(value: Any, what: str) -> Mapping[str, Any]:
+def _object(value: Any, what: str) -> Manifest:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -99,7 +99,7 @@ def _object(value: Any, what: str) -> Mapping[str, Any]:
     return value
 
 
-def _string_map(obj: Mapping[str, Any], struct: str, name: str) -> dict[str, str]:
+def _string_map(obj: Manifest, struct: str, name: str) -> dict[str, str]:
     value = field(obj, name)
     if value is None:
         return {}
@@ -119,7 +119,7 @@ def _int(value: Any, struct: str, name: str) -> int:
 
 
 # -- requests (what kube-scheduler sends) ------------------------------------------------------------
-def extender_args(pod: Mapping[str, Any], nodes: Sequence[Mapping[str, Any]], *, names_only: bool) -> Json:
+def extender_args(pod: Manifest, nodes: Sequence[Manifest], *, names_only: bool) -> Json:
     """``ExtenderArgs``: node names when the extender caches nodes, else a NodeList."""
     if names_only:
         names = [str(manifest.meta(n).get("name", "")) for n in nodes]
@@ -132,9 +132,7 @@ def binding_args(*, name: str, namespace: str, uid: str, node: str) -> Json:
     return {"PodName": name, "PodNamespace": namespace, "PodUID": uid, "Node": node}
 
 
-def preemption_args(
-    pod: Mapping[str, Any], victims: Mapping[str, tuple[Sequence[Mapping[str, Any]], int]], *, meta: bool
-) -> Json:
+def preemption_args(pod: Manifest, victims: Mapping[str, tuple[Sequence[Manifest], int]], *, meta: bool) -> Json:
     """``ExtenderPreemptionArgs``: victims by node as UIDs (``meta``, node-cache-capable
     extenders) or as whole pods."""
     if meta:

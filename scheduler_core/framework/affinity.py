@@ -26,6 +26,7 @@ from typing import Any
 from scheduler_core.framework import field, manifest
 from scheduler_core.framework import labels as selector
 from scheduler_core.framework.labels import Selector, SelectorError
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.types import PodInfo
 
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
@@ -128,7 +129,7 @@ def _parse(pod: PodInfo) -> PodTerms:
     )
 
 
-def _terms(pod: PodInfo, raw: Sequence[Mapping[str, Any]] | None) -> tuple[tuple[AffinityTerm, ...], str | None]:
+def _terms(pod: PodInfo, raw: Sequence[Manifest] | None) -> tuple[tuple[AffinityTerm, ...], str | None]:
     """``GetAffinityTerms``: all terms, or none and the first term's error."""
     try:
         return tuple(new_affinity_term(pod, term or {}) for term in raw or ()), None
@@ -137,7 +138,7 @@ def _terms(pod: PodInfo, raw: Sequence[Mapping[str, Any]] | None) -> tuple[tuple
 
 
 def _weighted_terms(
-    pod: PodInfo, raw: Sequence[Mapping[str, Any]] | None
+    pod: PodInfo, raw: Sequence[Manifest] | None
 ) -> tuple[tuple[WeightedAffinityTerm, ...], str | None]:
     """``GetWeightedAffinityTerms``: all terms with their weights, or none and an error."""
     terms = []
@@ -151,7 +152,7 @@ def _weighted_terms(
     return tuple(terms), None
 
 
-def new_affinity_term(pod: PodInfo, raw: Mapping[str, Any]) -> AffinityTerm:
+def new_affinity_term(pod: PodInfo, raw: Manifest) -> AffinityTerm:
     """``newAffinityTerm``: label selector, namespaces, namespace selector, topology key."""
     label_selector = selector.parse(raw.get("labelSelector"))
     namespaces = namespaces_from_term(pod, raw)
@@ -159,7 +160,7 @@ def new_affinity_term(pod: PodInfo, raw: Mapping[str, Any]) -> AffinityTerm:
     return AffinityTerm(namespaces, label_selector, str(raw.get("topologyKey") or ""), namespace_selector)
 
 
-def namespaces_from_term(pod: PodInfo, raw: Mapping[str, Any]) -> frozenset[str]:
+def namespaces_from_term(pod: PodInfo, raw: Manifest) -> frozenset[str]:
     """``getNamespacesFromPodAffinityTerm``: the listed namespaces, else (no namespaces and no
     namespace selector) the pod's own."""
     listed = raw.get("namespaces") or ()
@@ -171,7 +172,7 @@ def namespaces_from_term(pod: PodInfo, raw: Mapping[str, Any]) -> frozenset[str]
 # -- namespaces ---------------------------------------------------------------------------------
 
 
-def _meta(obj: Any) -> Mapping[str, Any]:
+def _meta(obj: Any) -> Manifest:
     return manifest.meta(obj) if isinstance(obj, Mapping) else {}
 
 

@@ -42,6 +42,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.quantity import QuantityError, parse_quantity
 
 # k8s.io/api@v0.36.3 resource/v1/types.go
@@ -230,7 +231,7 @@ class Selector:
     expression: str
     program: Any
 
-    def matches(self, device: Mapping[str, Any]) -> bool:
+    def matches(self, device: Manifest) -> bool:
         """Whether ``device`` (a ResourceSlice device, with ``driver``) is selected; raises
         :class:`CELError` with upstream's wording on a runtime error."""
         variables = device_variables(device)
@@ -327,7 +328,7 @@ def _qualified(name: str, driver: str) -> tuple[str, str]:
     return (domain, ident) if sep else (driver, name)
 
 
-def _attribute_value(value: Mapping[str, Any]) -> Any:
+def _attribute_value(value: Manifest) -> Any:
     for key in ("int", "bool", "string"):
         if key in value:
             return value[key]
@@ -336,7 +337,7 @@ def _attribute_value(value: Mapping[str, Any]) -> Any:
     raise CELError("unsupported attribute value")
 
 
-def device_variables(device: Mapping[str, Any]) -> dict[str, Any]:
+def device_variables(device: Manifest) -> dict[str, Any]:
     """The ``device`` variable for one ResourceSlice device (``driver`` added by the caller)."""
     driver = str(device.get("driver") or "")
     attributes: dict[str, dict[str, Any]] = {}

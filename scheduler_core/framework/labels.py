@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scheduler_core.framework import content, field
+from scheduler_core.framework.manifest import Manifest
 
 IN = "In"
 NOT_IN = "NotIn"
@@ -96,12 +96,12 @@ def set_matches(selector_set: Mapping[str, str], labels: Mapping[str, str]) -> b
     return all(labels.get(k) == val for k, val in selector_set.items())
 
 
-def parse(raw: Mapping[str, Any] | None) -> Selector:
+def parse(raw: Manifest | None) -> Selector:
     """``metav1.LabelSelectorAsSelector``; raises :class:`SelectorError`."""
     if raw is None:
         return NOTHING
-    match_labels: Mapping[str, Any] = raw.get("matchLabels") or {}
-    expressions: Sequence[Mapping[str, Any]] = raw.get("matchExpressions") or ()
+    match_labels: Manifest = raw.get("matchLabels") or {}
+    expressions: Sequence[Manifest] = raw.get("matchExpressions") or ()
     if not match_labels and not expressions:
         return EVERYTHING
     requirements = [requirement(str(key), EQUALS, [str(value)]) for key, value in match_labels.items()]

@@ -23,12 +23,12 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from scheduler_core.framework import content, field, gomath
 from scheduler_core.framework.columns import BoolArray, IntArray, NodeColumns
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.types import PodInfo
 
 IN = "In"
@@ -244,12 +244,12 @@ class RequiredNodeAffinity:
 # -- parsing -------------------------------------------------------------------------------
 
 
-def _values(raw: Mapping[str, Any]) -> list[str] | None:
+def _values(raw: Manifest) -> list[str] | None:
     values = raw.get("values")
     return None if values is None else [str(x) for x in values]
 
 
-def _label_requirement(raw: Mapping[str, Any], path: str) -> tuple[LabelRequirement | None, field.ErrorList]:
+def _label_requirement(raw: Manifest, path: str) -> tuple[LabelRequirement | None, field.ErrorList]:
     """``nodeSelectorRequirementsAsSelector`` for one entry, then ``labels.NewRequirement``."""
     key = str(raw.get("key") or "")
     op = str(raw.get("operator") or "")
@@ -291,7 +291,7 @@ def _label_requirement(raw: Mapping[str, Any], path: str) -> tuple[LabelRequirem
     return LabelRequirement(key, op, tuple(values), bound), []
 
 
-def _field_requirement(raw: Mapping[str, Any], path: str) -> tuple[FieldRequirement | None, field.ErrorList]:
+def _field_requirement(raw: Manifest, path: str) -> tuple[FieldRequirement | None, field.ErrorList]:
     """``nodeSelectorRequirementsAsFieldSelector`` for one entry."""
     op = str(raw.get("operator") or "")
     if op not in _FIELD_OPERATORS:
@@ -303,11 +303,11 @@ def _field_requirement(raw: Mapping[str, Any], path: str) -> tuple[FieldRequirem
     return FieldRequirement(str(raw.get("key") or ""), raw_values[0], op == IN), []
 
 
-def is_empty_term(raw: Mapping[str, Any]) -> bool:
+def is_empty_term(raw: Manifest) -> bool:
     return not raw.get("matchExpressions") and not raw.get("matchFields")
 
 
-def parse_term(raw: Mapping[str, Any], path: str) -> NodeSelectorTerm:
+def parse_term(raw: Manifest, path: str) -> NodeSelectorTerm:
     """``newNodeSelectorTerm``: errors are kept on the term."""
     errs: field.ErrorList = []
     labels: list[LabelRequirement] | None = None
@@ -332,7 +332,7 @@ def parse_term(raw: Mapping[str, Any], path: str) -> NodeSelectorTerm:
     )
 
 
-def parse_node_selector(raw: Mapping[str, Any], path: str = "") -> NodeSelector:
+def parse_node_selector(raw: Manifest, path: str = "") -> NodeSelector:
     """``NewLazyErrorNodeSelector``: empty terms are dropped, bad terms kept with their errors."""
     terms_path = field.child(path, "nodeSelectorTerms")
     return NodeSelector(
@@ -344,7 +344,7 @@ def parse_node_selector(raw: Mapping[str, Any], path: str = "") -> NodeSelector:
     )
 
 
-def parse_preferred_terms(raw: Sequence[Mapping[str, Any]], path: str = "") -> PreferredTerms:
+def parse_preferred_terms(raw: Sequence[Manifest], path: str = "") -> PreferredTerms:
     """``NewPreferredSchedulingTerms``: zero-weight and empty terms are skipped; any parse
     error fails the whole list (raises :class:`SelectorError`)."""
     terms: list[tuple[NodeSelectorTerm, int]] = []
@@ -365,7 +365,7 @@ def parse_preferred_terms(raw: Sequence[Mapping[str, Any]], path: str = "") -> P
     return PreferredTerms(tuple(terms))
 
 
-def _node_affinity(pod: PodInfo) -> Mapping[str, Any]:
+def _node_affinity(pod: PodInfo) -> Manifest:
     return pod.affinity.get("nodeAffinity") or {}
 
 

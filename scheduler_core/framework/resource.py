@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from scheduler_core.framework import manifest
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.quantity import int64_ceil, int64_wrap, parse_quantity
 
 CPU = "cpu"
@@ -69,7 +70,7 @@ class Resource:
     scalar_resources: dict[str, int] = field(default_factory=dict)
 
     @classmethod
-    def from_list(cls, resources: Mapping[str, Any] | None) -> Resource:
+    def from_list(cls, resources: Manifest | None) -> Resource:
         """A ResourceList (``{"cpu": "2", "memory": "4Gi", ...}``), as upstream ``NewResource``."""
         result = cls()
         if resources:
@@ -142,7 +143,7 @@ _ceil = int64_ceil
 _DEFAULTS = {CPU: Fraction(DEFAULT_MILLI_CPU_REQUEST, 1000), MEMORY: Fraction(DEFAULT_MEMORY_REQUEST)}
 
 
-def _container_requests(container: Mapping[str, Any], non_missing: bool | Sequence[str]) -> dict[str, Fraction]:
+def _container_requests(container: Manifest, non_missing: bool | Sequence[str]) -> dict[str, Fraction]:
     resources = container.get("resources") or {}
     requests = {name: parse_quantity(q) for name, q in (resources.get("requests") or {}).items()}
     if non_missing:
@@ -164,7 +165,7 @@ def _max_into(total: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
 
 
 def pod_requests(
-    pod: Mapping[str, Any],
+    pod: Manifest,
     *,
     non_missing: bool | Sequence[str] = False,
     pod_level: bool = True,
@@ -208,7 +209,7 @@ def pod_requests(
     return requests
 
 
-def pod_level_requests(pod: Mapping[str, Any]) -> dict[str, Fraction]:
+def pod_level_requests(pod: Manifest) -> dict[str, Fraction]:
     """The pod-level requests of supported resources (cpu, memory, hugepages-*)."""
     raw = (manifest.spec(pod).get("resources") or {}).get("requests") or {}
     return {
@@ -218,7 +219,7 @@ def pod_level_requests(pod: Mapping[str, Any]) -> dict[str, Fraction]:
     }
 
 
-def compute_pod_resources(pod: Mapping[str, Any]) -> tuple[Resource, int, int]:
+def compute_pod_resources(pod: Manifest) -> tuple[Resource, int, int]:
     """The pod's requests, and its non-zero milli-CPU and memory (upstream ``calculateResource``).
 
     With pod-level requests, the 100m/200Mi defaults are added (per container lacking them)
@@ -239,7 +240,7 @@ _MEMO_LIMIT = 4096
 _memo: dict[tuple[Any, ...], tuple[Resource, int, int]] = {}
 
 
-def compute_pod_resources_memo(pod: Mapping[str, Any]) -> tuple[Resource, int, int]:
+def compute_pod_resources_memo(pod: Manifest) -> tuple[Resource, int, int]:
     """:func:`compute_pod_resources`, remembered by what it reads (container, init container,
     overhead and pod-level requests): replicas share one parse, which a snapshot of tens of
     thousands of pods would otherwise spend seconds on. The Resource is shared, as a pod's
@@ -255,8 +256,8 @@ def compute_pod_resources_memo(pod: Mapping[str, Any]) -> tuple[Resource, int, i
     return found
 
 
-def _requests_key(spec: Mapping[str, Any]) -> tuple[Any, ...] | None:
-    def requests(obj: Mapping[str, Any]) -> tuple[Any, ...]:
+def _requests_key(spec: Manifest) -> tuple[Any, ...] | None:
+    def requests(obj: Manifest) -> tuple[Any, ...]:
         return tuple(sorted(((obj.get("resources") or {}).get("requests") or {}).items()))
 
     try:

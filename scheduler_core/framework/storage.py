@@ -147,12 +147,12 @@ def access_modes(obj: Manifest) -> list[str]:
 
 
 # -- pod volumes ----------------------------------------------------------------------------
-def pod_volumes(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
-    result: Sequence[Mapping[str, Any]] = spec(pod.pod).get("volumes") or ()
+def pod_volumes(pod: PodInfo) -> Sequence[Manifest]:
+    result: Sequence[Manifest] = spec(pod.pod).get("volumes") or ()
     return result
 
 
-def claim_name(pod: PodInfo, volume: Mapping[str, Any]) -> tuple[str | None, bool]:
+def claim_name(pod: PodInfo, volume: Manifest) -> tuple[str | None, bool]:
     """The claim a volume uses and whether it is a generic ephemeral volume
     (``ephemeral.VolumeClaimName``: ``<pod>-<volume>``); ``None`` for other volumes."""
     source = volume.get("persistentVolumeClaim")
@@ -181,7 +181,7 @@ def volume_is_for_pod(pod: PodInfo, pvc: Manifest) -> str | None:
 
 
 # -- selectors --------------------------------------------------------------------------------
-def match_topology_selector_terms(terms: Sequence[Mapping[str, Any]] | None, labels: Mapping[str, str]) -> bool:
+def match_topology_selector_terms(terms: Sequence[Manifest] | None, labels: Mapping[str, str]) -> bool:
     """``v1helper.MatchTopologySelectorTerms``: no terms match everything; terms are ORed, a
     term's ``matchLabelExpressions`` (key In values) ANDed; an empty term, or one with an empty
     value list (an invalid requirement), matches nothing."""
@@ -190,7 +190,7 @@ def match_topology_selector_terms(terms: Sequence[Mapping[str, Any]] | None, lab
     return any(_topology_term_matches(term.get("matchLabelExpressions") or (), labels) for term in terms)
 
 
-def _topology_term_matches(expressions: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> bool:
+def _topology_term_matches(expressions: Sequence[Manifest], labels: Mapping[str, str]) -> bool:
     if not expressions:
         return False
     for expression in expressions:

@@ -13,9 +13,10 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NewType
+from typing import TYPE_CHECKING, NewType
 
 from scheduler_core.framework import manifest
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.quantity import int64_wrap
 from scheduler_core.framework.resource import Resource, compute_pod_resources_memo
 from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
@@ -50,7 +51,7 @@ class Taint:
     effect: str
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Taint:
+    def from_dict(cls, raw: Manifest) -> Taint:
         return cls(str(raw.get("key", "")), str(raw.get("value", "") or ""), str(raw.get("effect", "")))
 
     def __str__(self) -> str:
@@ -66,7 +67,7 @@ class Toleration:
     toleration_seconds: int | None = None
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> Toleration:
+    def from_dict(cls, raw: Manifest) -> Toleration:
         return cls(
             key=str(raw.get("key", "") or ""),
             operator=str(raw.get("operator", "") or "Equal"),
@@ -113,7 +114,7 @@ class HostPort:
     port: int
 
 
-def host_ports(spec: Mapping[str, Any]) -> tuple[HostPort, ...]:
+def host_ports(spec: Manifest) -> tuple[HostPort, ...]:
     """Upstream ``util.GetHostPorts``: host ports of restartable (sidecar) init containers, then
     of containers, sanitized as ``HostPortInfo`` does (an empty IP is 0.0.0.0, an empty protocol
     TCP); ports without a positive hostPort are not host ports."""
@@ -162,14 +163,14 @@ class PodInfo:
         "uid",
     )
 
-    def __init__(self, pod: Mapping[str, Any], *, like: PodInfo | None = None) -> None:
+    def __init__(self, pod: Manifest, *, like: PodInfo | None = None) -> None:
         """Parse ``pod``; ``like`` is an earlier version of it whose parsed resources are
         reused when the containers and overhead did not change (binding only sets nodeName)."""
         # Read inline rather than through framework.manifest: this runs for every version of
         # every pod, on the event path.
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
-        self.pod: Mapping[str, Any] = pod
+        self.pod: Manifest = pod
         self.namespace: str = meta.get("namespace") or "default"
         self.name: str = meta.get("name") or ""
         self.uid: PodUID = PodUID(meta.get("uid") or f"{self.namespace}/{self.name}")
@@ -191,7 +192,7 @@ class PodInfo:
             self.requests, self.non_zero_cpu, self.non_zero_memory = compute_pod_resources_memo(pod)
         self.tolerations: tuple[Toleration, ...] = tuple(Toleration.from_dict(t) for t in spec.get("tolerations") or ())
         self.node_selector: Mapping[str, str] = spec.get("nodeSelector") or {}
-        self.affinity: Mapping[str, Any] = spec.get("affinity") or {}
+        self.affinity: Manifest = spec.get("affinity") or {}
         self.host_ports: tuple[HostPort, ...] = host_ports(spec)
         self.scheduling_gates: tuple[str, ...] = tuple(g.get("name", "") for g in spec.get("schedulingGates") or ())
         self.creation_timestamp: str = meta.get("creationTimestamp") or ""
@@ -268,7 +269,7 @@ class PodInfo:
         return f"PodInfo({self.key})"
 
 
-def _same_resources(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_resources(a: Manifest, b: Manifest) -> bool:
     return (
         a.get("containers") == b.get("containers")
         and a.get("initContainers") == b.get("initContainers")
@@ -296,8 +297,8 @@ class NodeInfo:
         "used_ports",
     )
 
-    def __init__(self, node: Mapping[str, Any] | None = None) -> None:
-        self.node: Mapping[str, Any] | None = None
+    def __init__(self, node: Manifest | None = None) -> None:
+        self.node: Manifest | None = None
         self.name: NodeName = NodeName("")
         self.labels: Mapping[str, str] = {}
         self.taints: tuple[Taint, ...] = ()
@@ -330,7 +331,7 @@ class NodeInfo:
         """:meth:`of`, with ``None`` (the missing side of an add or delete event) kept."""
         return None if obj is None else cls.of(obj)
 
-    def set_node(self, node: Mapping[str, Any]) -> None:
+    def set_node(self, node: Manifest) -> None:
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}
         status = node.get("status") or {}

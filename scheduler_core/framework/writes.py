@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, Protocol
 
 from scheduler_core.framework import manifest
+from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import PodInfo
 
@@ -76,7 +77,7 @@ class Write(NamedTuple):
 
     verb: Verb
     resource: Resource
-    obj: Mapping[str, Any]
+    obj: Manifest
     precondition: Precondition | None = None
     subresource: str = ""
     reason: str = ""
@@ -149,14 +150,14 @@ class ClusterAPI(Protocol):
         """Carry ``call`` out: the stored object, or the API's refusal."""
         ...
 
-    async def create(self, resource: Resource, obj: Mapping[str, Any]) -> Written:
+    async def create(self, resource: Resource, obj: Manifest) -> Written:
         """A POST of ``obj``, named by its name or else its ``generateName``."""
         return await self.write(Write(Verb.CREATE, resource, obj))
 
     async def update(
         self,
         resource: Resource,
-        obj: Mapping[str, Any],
+        obj: Manifest,
         *,
         precondition: Precondition | None = None,
         subresource: str = "",
@@ -168,7 +169,7 @@ class ClusterAPI(Protocol):
     async def patch(
         self,
         resource: Resource,
-        obj: Mapping[str, Any],
+        obj: Manifest,
         *,
         precondition: Precondition | None = None,
         subresource: str = "",
@@ -178,7 +179,7 @@ class ClusterAPI(Protocol):
         return await self.write(Write(Verb.PATCH, resource, obj, precondition, subresource))
 
     async def delete(
-        self, resource: Resource, obj: Mapping[str, Any], *, precondition: Precondition | None = None, reason: str = ""
+        self, resource: Resource, obj: Manifest, *, precondition: Precondition | None = None, reason: str = ""
     ) -> Written:
         """A DELETE of the object ``obj`` names, ``precondition`` its DeleteOptions'. A pod's
         ``reason`` (preemption's) is written first as its DisruptionTarget condition (upstream
@@ -192,7 +193,7 @@ class ClusterAPI(Protocol):
         return await self.write(Write(Verb.DELETE, resource, obj, precondition, reason=reason))
 
 
-async def patch_pod_status(api: ClusterAPI, pod: PodInfo, status: Mapping[str, Any]) -> Status | None:
+async def patch_pod_status(api: ClusterAPI, pod: PodInfo, status: Manifest) -> Status | None:
     """A strategic merge patch of ``pod``'s status under its UID (upstream ``util.PatchPodStatus``):
     ``{"nominatedNodeName": None}`` clears the nomination."""
     patch = {"metadata": {"name": pod.name, "namespace": pod.namespace}, STATUS: status}

@@ -32,8 +32,7 @@ scheduler-plugins' PodGroup controller, not by its scheduler plugin; see docs/ga
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -47,6 +46,7 @@ from scheduler_core.framework import (
     EventObject,
     EventResource,
     Handle,
+    Manifest,
     NodeInfo,
     NodeToStatus,
     PodInfo,
@@ -100,7 +100,7 @@ class Coscheduling:
             return None
         return podgroup.find(self._handle.objects(podgroup.KIND), pod.namespace, name)
 
-    def _members(self, pod: PodInfo) -> list[Mapping[str, Any]]:
+    def _members(self, pod: PodInfo) -> list[Manifest]:
         """The pods of the pod's group that exist, as stored (scheduler-plugins' pod informer
         skips Succeeded and Failed pods)."""
         name, namespace = group_name(pod), pod.namespace

@@ -9,12 +9,12 @@ Upstream: kubernetes-sigs/scheduler-plugins ``apis/scheduling/v1alpha1/types.go`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from scheduler_core.framework import PODS, PodInfo, QuantityError, Resource, gangs, manifest
+from scheduler_core.framework import PODS, Manifest, PodInfo, QuantityError, Resource, gangs, manifest
 
 API_GROUP = "scheduling.x-k8s.io"
 KIND = f"{API_GROUP}/PodGroup"
@@ -37,7 +37,7 @@ class PodGroup:
     namespace: str
     name: str
     min_member: int
-    min_resources: Mapping[str, Any] | None
+    min_resources: Manifest | None
     schedule_timeout_seconds: int | None
     created: float | None  # metadata.creationTimestamp, seconds since the epoch
 
@@ -46,7 +46,7 @@ class PodGroup:
         return f"{self.namespace}/{self.name}"
 
     @classmethod
-    def parse(cls, obj: Mapping[str, Any]) -> PodGroup:
+    def parse(cls, obj: Manifest) -> PodGroup:
         meta = manifest.meta(obj)
         spec = manifest.spec(obj)
         timeout = spec.get("scheduleTimeoutSeconds")

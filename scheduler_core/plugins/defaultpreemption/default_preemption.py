@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from scheduler_core.framework import (
     ASSIGNED_POD_DELETE,
@@ -32,6 +31,7 @@ from scheduler_core.framework import (
     CycleState,
     EventObject,
     Handle,
+    Manifest,
     NodeInfo,
     NodeToStatus,
     PodInfo,
@@ -82,7 +82,7 @@ class DefaultPreemption:
     name = NAME
     args_model = DefaultPreemptionArgs
 
-    def __init__(self, args: DefaultPreemptionArgs | Mapping[str, Any] | None, handle: Handle) -> None:
+    def __init__(self, args: DefaultPreemptionArgs | Manifest | None, handle: Handle) -> None:
         if not isinstance(args, DefaultPreemptionArgs):
             args = DefaultPreemptionArgs.model_validate(args or {})
         self.args = args

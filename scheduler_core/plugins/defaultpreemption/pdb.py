@@ -11,15 +11,14 @@ Exists/DoesNotExist with values, a bad key or value) matches nothing either.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from scheduler_core.framework import PodInfo, labels, manifest
+from scheduler_core.framework import Manifest, PodInfo, labels, manifest
 from scheduler_core.framework.labels import Selector
 
 
-def parse_selector(raw: Mapping[str, Any] | None) -> Selector | None:
+def parse_selector(raw: Manifest | None) -> Selector | None:
     """A budget's selector; None for one that matches nothing (null, empty or invalid)."""
     try:
         selector = labels.parse(raw)
@@ -40,7 +39,7 @@ class PodDisruptionBudget:
     disrupted_pods: frozenset[str]
 
     @classmethod
-    def from_manifest(cls, raw: Mapping[str, Any]) -> PodDisruptionBudget:
+    def from_manifest(cls, raw: Manifest) -> PodDisruptionBudget:
         meta = manifest.meta(raw)
         spec = manifest.spec(raw)
         status = manifest.status(raw)
@@ -57,7 +56,7 @@ class PodDisruptionBudget:
         return self.selector.matches(pod.labels)
 
 
-def budgets(manifests: Iterable[Mapping[str, Any]]) -> list[PodDisruptionBudget]:
+def budgets(manifests: Iterable[Manifest]) -> list[PodDisruptionBudget]:
     return [PodDisruptionBudget.from_manifest(m) for m in manifests]
 
 

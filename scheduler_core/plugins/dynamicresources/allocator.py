@@ -37,14 +37,14 @@ from fractions import Fraction
 from operator import is_
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.framework.device_cel import CELError, compile_selector
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.quantity import parse_quantity
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # k8s.io/api resource/v1 types.go
 DeviceID = tuple[str, str, str]  # driver, pool, device
-Object = Mapping[str, Any]
+Object = Manifest
 
 
 class AllocationError(Exception):

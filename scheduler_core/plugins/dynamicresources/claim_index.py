@@ -23,15 +23,15 @@ without reading every claim.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from operator import is_
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.framework.extended_resources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
-Claim = Mapping[str, Any]
+Claim = Manifest
 
 
 def claim_key(claim: Claim) -> tuple[str, str]:
@@ -56,7 +56,7 @@ def extended_claim_owners(claim: Claim) -> tuple[str, ...]:
     return tuple(str(o.get("uid")) for o in meta.get("ownerReferences") or () if o.get("controller"))
 
 
-def devices_of(allocation: Mapping[str, Any]) -> list[DeviceID]:
+def devices_of(allocation: Manifest) -> list[DeviceID]:
     """The devices an allocation holds (admin access ones excepted: they take no device)."""
     return [
         (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))

@@ -56,6 +56,7 @@ from scheduler_core.framework import (
     EventResource,
     Handle,
     IntArray,
+    Manifest,
     NodeColumns,
     NodeInfo,
     NodeScore,
@@ -103,7 +104,7 @@ ERR_STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 
-Claim = Mapping[str, Any]
+Claim = Manifest
 
 
 class ClaimProblem(Exception):
@@ -138,7 +139,7 @@ class _StateData:
         return self.user_claims if len(self.claims) > self.user_claims else None
 
 
-def claim_name(pod: Mapping[str, Any], pod_claim: Mapping[str, Any]) -> tuple[str | None, bool]:
+def claim_name(pod: Manifest, pod_claim: Manifest) -> tuple[str | None, bool]:
     """``resourceclaim.Name``: the claim's name and whether it must be owned by the pod."""
     meta = manifest.meta(pod)
     where = f'pod "{meta.get("namespace") or "default"}/{meta.get("name")}"'
@@ -666,7 +667,7 @@ class DynamicResources:
                 self.in_flight.pop(uid, None)
 
 
-def compute_score(claims: Sequence[Claim], allocations: Sequence[Mapping[str, Any]]) -> int:
+def compute_score(claims: Sequence[Claim], allocations: Sequence[Manifest]) -> int:
     """``computeScore``: ``8 - i`` for each claim whose ``firstAvailable`` subrequest ``i`` was chosen."""
     score = 0
     pending = iter(allocations)
@@ -689,7 +690,7 @@ def _first_available(claim: Claim) -> bool:
     return any(request.get("firstAvailable") for request in requests)
 
 
-def _validate_class(classes: Mapping[str, Any], class_name: str | None, request: str) -> Status | None:
+def _validate_class(classes: Manifest, class_name: str | None, request: str) -> Status | None:
     if not class_name:
         return Status.as_error(f"request {request}: unsupported request type")
     if class_name not in classes:

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import PodInfo, manifest, parse_quantity
+from scheduler_core.framework import Manifest, PodInfo, manifest, parse_quantity
 from scheduler_core.framework.extended_resources import (
     EXTENDED_RESOURCE_CLAIM_ANNOTATION,
     DeviceClassResolver,
@@ -39,7 +39,7 @@ SPECIAL_CLAIM_NAME = "<extended-resources>"
 ERR_STALE_CLAIM = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
 
-Claim = Mapping[str, Any]
+Claim = Manifest
 RequestMapping = dict[str, str]  # a ContainerExtendedResourceRequest
 
 
@@ -88,7 +88,7 @@ def is_special(claim: Claim) -> bool:
     return manifest.meta(claim).get("name") == SPECIAL_CLAIM_NAME
 
 
-def requests_of(claim: Claim) -> Sequence[Mapping[str, Any]] | None:
+def requests_of(claim: Claim) -> Sequence[Manifest] | None:
     return (manifest.spec(claim).get("devices") or {}).get("requests")
 
 
@@ -103,7 +103,7 @@ class NodeClaim:
 def node_claim(
     claim: Claim,
     user_claims: int,
-    pod: Mapping[str, Any],
+    pod: Manifest,
     scalars: Mapping[str, int],
     allocatable: Mapping[str, int],
     classes: DeviceClassResolver,
@@ -131,7 +131,7 @@ def node_claim(
 
 
 def _container_request(
-    index: int, container: Mapping[str, Any], resource: str, class_name: str,
+    index: int, container: Manifest, resource: str, class_name: str,
     reusable: Sequence[dict[str, Any] | None],
 ) -> tuple[dict[str, Any] | None, list[RequestMapping]]:  # fmt: skip
     """``createResourceRequestAndMappings``: the container's request for ``resource`` (None when
@@ -163,7 +163,7 @@ def _container_request(
 
 
 def requests_and_mappings(
-    pod: Mapping[str, Any], extended: Mapping[str, int], classes: DeviceClassResolver
+    pod: Manifest, extended: Mapping[str, int], classes: DeviceClassResolver
 ) -> tuple[list[dict[str, Any]], list[RequestMapping]]:
     """``createRequestsAndMappings``: the claim's device requests (by name) and the mappings."""
     spec = manifest.spec(pod)

@@ -29,7 +29,6 @@ parity scenarios check; the nodes chosen may differ. See docs/gang-scheduling.md
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from scheduler_core.framework import (
     ActionType,
@@ -40,6 +39,7 @@ from scheduler_core.framework import (
     EventObject,
     EventResource,
     Handle,
+    Manifest,
     NodeInfo,
     NodeToStatus,
     PodInfo,
@@ -70,7 +70,7 @@ def pod_group_name(pod: PodInfo) -> str:
     return name if isinstance(name, str) else ""
 
 
-def gang_min_count(group: Mapping[str, Any]) -> int | None:
+def gang_min_count(group: Manifest) -> int | None:
     """``spec.schedulingPolicy.gang.minCount``; None when the policy is not a gang."""
     policy = manifest.spec(group).get("schedulingPolicy") or {}
     gang = policy.get("gang")
@@ -86,10 +86,10 @@ class GangScheduling:
     def __init__(self, args: object, handle: Handle) -> None:
         self._handle = handle
 
-    def _group(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+    def _group(self, namespace: str, name: str) -> Manifest | None:
         return gangs.find_namespaced(self._handle.objects(KIND), namespace, name)
 
-    def _members(self, namespace: str, name: str) -> Iterable[Mapping[str, Any]]:
+    def _members(self, namespace: str, name: str) -> Iterable[Manifest]:
         """The group's pods the scheduler knows (upstream's podGroupState ``allPods``)."""
         for obj in self._handle.objects("Pod"):
             meta = manifest.meta(obj)

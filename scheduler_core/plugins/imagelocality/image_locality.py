@@ -18,8 +18,7 @@ costs a dict lookup instead of a scan of the feasible nodes.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -29,6 +28,7 @@ from scheduler_core.framework import (
     Handle,
     ImageStateSummary,
     IntArray,
+    Manifest,
     NodeColumns,
     NodeInfo,
     PodInfo,
@@ -74,7 +74,7 @@ def _pod_images(pod: PodInfo) -> tuple[tuple[str, ...], int]:
     image volumes) and its number of containers (image volumes do not count)."""
     memo = pod.images
     if memo is None:
-        spec: Mapping[str, Any] = manifest.spec(pod.pod)
+        spec: Manifest = manifest.spec(pod.pod)
         init = spec.get("initContainers") or ()
         containers = spec.get("containers") or ()
         images = [normalized_image_name(c.get("image") or "") for c in (*init, *containers)]

@@ -25,8 +25,7 @@ Not carried over: ``SignPod`` (crd-scheduler has no pod signing).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from scheduler_core.framework import (
     ActionType,
@@ -36,6 +35,7 @@ from scheduler_core.framework import (
     EventObject,
     EventResource,
     Handle,
+    Manifest,
     NodeInfo,
     PodInfo,
     PreFilterResult,
@@ -54,7 +54,7 @@ USER_NAMESPACES_HOST_NETWORK = "UserNamespacesHostNetworkSupport"
 ACTION_RESTART_ALL_CONTAINERS = "RestartAllContainers"  # v1.ContainerRestartRuleActionRestartAllContainers
 
 
-def required_features(spec: Mapping[str, Any]) -> frozenset[str]:
+def required_features(spec: Manifest) -> frozenset[str]:
     """``InferForPodScheduling`` with the default registry: the features ``spec`` needs."""
     needed: set[str] = set()
     containers = [*(spec.get("containers") or ()), *(spec.get("initContainers") or ())]
@@ -73,7 +73,7 @@ def declared_features(node: NodeInfo) -> list[str]:
     return list(manifest.status(node.node or {}).get("declaredFeatures") or ())
 
 
-def _pod_spec(pod: PodInfo) -> Mapping[str, Any]:
+def _pod_spec(pod: PodInfo) -> Manifest:
     return manifest.spec(pod.pod)
 
 

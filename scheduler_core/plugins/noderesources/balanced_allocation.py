@@ -13,13 +13,12 @@ events to register.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
-from scheduler_core.framework import CycleState, Handle, IntArray, NodeColumns, NodeInfo, PodInfo, Status
+from scheduler_core.framework import CycleState, Handle, IntArray, Manifest, NodeColumns, NodeInfo, PodInfo, Status
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
 from scheduler_core.plugins.noderesources.resource_allocation import ResourceAllocationScorer
@@ -47,9 +46,7 @@ class NodeResourcesBalancedAllocation:
     name = NAME
     args_model = NodeResourcesBalancedAllocationArgs
 
-    def __init__(
-        self, args: NodeResourcesBalancedAllocationArgs | Mapping[str, Any] | None, handle: Handle | None
-    ) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | Manifest | None, handle: Handle | None) -> None:
         if not isinstance(args, NodeResourcesBalancedAllocationArgs):
             args = NodeResourcesBalancedAllocationArgs.model_validate(args or {})
         self.args = args

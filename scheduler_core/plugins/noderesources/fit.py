@@ -20,9 +20,8 @@ here such a resource scores as one the node does not have).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scheduler_core.framework import (
     BoolArray,
@@ -31,6 +30,7 @@ from scheduler_core.framework import (
     CycleState,
     Handle,
     IntArray,
+    Manifest,
     NodeColumns,
     NodeInfo,
     PodInfo,
@@ -81,7 +81,7 @@ class NodeResourcesFit:
     name = NAME
     args_model = NodeResourcesFitArgs
 
-    def __init__(self, args: NodeResourcesFitArgs | Mapping[str, Any] | None, handle: Handle | None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs | Manifest | None, handle: Handle | None) -> None:
         if not isinstance(args, NodeResourcesFitArgs):
             args = NodeResourcesFitArgs.model_validate(args or {})
         self.args = args

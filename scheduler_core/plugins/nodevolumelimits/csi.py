@@ -20,7 +20,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from scheduler_core.framework import (
     ASSIGNED_POD_DELETE,
@@ -82,7 +81,7 @@ class _State:
         return self  # derived from objects only; what-if evaluations may share it
 
 
-def _counts(volume: Mapping[str, Any]) -> bool:
+def _counts(volume: Manifest) -> bool:
     return (
         volume.get("persistentVolumeClaim") is not None
         or volume.get("ephemeral") is not None
@@ -269,7 +268,7 @@ class NodeVolumeLimits:
             if driver and handle:
                 result[f"{driver}/{handle}"] = driver
 
-    def _inline_volume(self, volume: Mapping[str, Any], csi_node: Manifest | None, result: Volumes) -> None:
+    def _inline_volume(self, volume: Manifest, csi_node: Manifest | None, result: Volumes) -> None:
         """``checkAttachableInlineVolume``."""
         plugin = translation.plugin_for(volume)
         if plugin is None or not translation.is_csi_migration_on(csi_node, plugin):
@@ -377,7 +376,7 @@ def is_schedulable_after_csi_node_updated(pod: PodInfo, old: object, new: object
     return QueueingHint.SKIP
 
 
-def _driver_counts(csi_node: Mapping[str, Any]) -> dict[str, int]:
+def _driver_counts(csi_node: Manifest) -> dict[str, int]:
     return {
         str(d.get("name") or ""): int((d.get("allocatable") or {}).get("count") or 0)
         for d in spec(csi_node).get("drivers") or ()

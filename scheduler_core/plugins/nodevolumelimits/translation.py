@@ -10,17 +10,17 @@ count once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
 
+from scheduler_core.framework import Manifest
 from scheduler_core.framework.storage import labels_of
 
 LABEL_FAILURE_DOMAIN_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 UNSPECIFIED = "UNSPECIFIED"
 
-Source = Mapping[str, Any]
+Source = Manifest
 
 
 class TranslationError(ValueError):
@@ -37,7 +37,7 @@ def _ebs_volume_id(kubernetes_id: str) -> str:
     return aws_id
 
 
-def _gce_pv_handle(source: Source, pv: Mapping[str, Any] | None) -> str:
+def _gce_pv_handle(source: Source, pv: Manifest | None) -> str:
     pd_name = source.get("pdName") or ""
     if pv is None:
         return f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd_name}"
@@ -61,7 +61,7 @@ def _gce_pv_handle(source: Source, pv: Mapping[str, Any] | None) -> str:
     return f"projects/{UNSPECIFIED}/zones/{UNSPECIFIED}/disks/{pd_name}"
 
 
-def _azure_disk_handle(source: Source, pv: Mapping[str, Any] | None) -> str:
+def _azure_disk_handle(source: Source, pv: Manifest | None) -> str:
     # The API defaults kind to Shared; only managed disks migrate.
     kind = source.get("kind") or "Shared"
     if str(kind).lower() != "managed":
@@ -75,7 +75,7 @@ class InTreePlugin:
     plugin_name: str
     driver_name: str
     migration_on: bool
-    handle: Callable[[Source, Mapping[str, Any] | None], str] | None = None
+    handle: Callable[[Source, Manifest | None], str] | None = None
 
 
 IN_TREE_PLUGINS = (
@@ -104,7 +104,7 @@ IN_TREE_PLUGINS = (
 _BY_PLUGIN_NAME = {p.plugin_name: p for p in IN_TREE_PLUGINS}
 
 
-def plugin_for(source_holder: Mapping[str, Any]) -> InTreePlugin | None:
+def plugin_for(source_holder: Manifest) -> InTreePlugin | None:
     """The in-tree plugin of a pod volume or PV spec (``CanSupport``/``CanSupportInline``)."""
     for plugin in IN_TREE_PLUGINS:
         if source_holder.get(plugin.source) is not None:
@@ -112,7 +112,7 @@ def plugin_for(source_holder: Mapping[str, Any]) -> InTreePlugin | None:
     return None
 
 
-def is_inline_migratable(volume: Mapping[str, Any]) -> bool:
+def is_inline_migratable(volume: Manifest) -> bool:
     return plugin_for(volume) is not None
 
 
@@ -121,19 +121,19 @@ def plugin_by_name(name: str) -> InTreePlugin | None:
     return _BY_PLUGIN_NAME.get(name)
 
 
-def is_csi_migration_on(csi_node: Mapping[str, Any] | None, plugin: InTreePlugin) -> bool:
+def is_csi_migration_on(csi_node: Manifest | None, plugin: InTreePlugin) -> bool:
     """Upstream ``isCSIMigrationOn`` (``nodevolumelimits/utils.go``). Reads of ``csi_node`` must
     show in :func:`migration_key`."""
     return csi_node is not None and plugin.migration_on
 
 
-def migration_key(csi_node: Mapping[str, Any] | None) -> Hashable:
+def migration_key(csi_node: Manifest | None) -> Hashable:
     """What :func:`is_csi_migration_on` reads of a node's CSINode: two nodes with the same key
     count a pod's volumes the same (CSILimits counts the new pod's once per key)."""
     return csi_node is not None
 
 
-def translate(plugin: InTreePlugin, holder: Mapping[str, Any], pv: Mapping[str, Any] | None) -> str:
+def translate(plugin: InTreePlugin, holder: Manifest, pv: Manifest | None) -> str:
     """The CSI volume handle of an in-tree volume (``holder`` is the pod volume or PV spec)."""
     if plugin.handle is None:
         raise TranslationError(f"no translation for {plugin.plugin_name}")

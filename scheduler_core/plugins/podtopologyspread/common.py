@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from scheduler_core.framework import (
     NO_EXECUTE,
     NO_SCHEDULE,
+    Manifest,
     NodeInfo,
     PodInfo,
     Taint,
@@ -40,7 +41,7 @@ HONOR = "Honor"
 IGNORE = "Ignore"
 
 # plugin.go systemDefaultConstraints, in upstream's order (scores add up in this order).
-SYSTEM_DEFAULT_CONSTRAINTS: tuple[Mapping[str, Any], ...] = (
+SYSTEM_DEFAULT_CONSTRAINTS: tuple[Manifest, ...] = (
     {"topologyKey": LABEL_HOSTNAME, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 3},
     {"topologyKey": LABEL_TOPOLOGY_ZONE, "whenUnsatisfiable": SCHEDULE_ANYWAY, "maxSkew": 5},
 )
@@ -85,13 +86,11 @@ def has_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Tolerat
     )
 
 
-def pod_constraints_raw(pod: PodInfo) -> Sequence[Mapping[str, Any]]:
+def pod_constraints_raw(pod: PodInfo) -> Sequence[Manifest]:
     return manifest.spec(pod.pod).get("topologySpreadConstraints") or ()
 
 
-def filter_constraints(
-    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
-) -> list[Constraint]:
+def filter_constraints(raw: Iterable[Manifest], pod_labels: Mapping[str, str], action: str) -> list[Constraint]:
     """``filterTopologySpreadConstraints``: the constraints with ``whenUnsatisfiable ==
     action``; raises :class:`~scheduler_core.framework.labels.SelectorError`."""
     result: list[Constraint] = []

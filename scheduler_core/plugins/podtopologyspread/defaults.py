@@ -9,10 +9,10 @@ namespace is "default".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from scheduler_core.framework import PodInfo, manifest
+from scheduler_core.framework import Manifest, PodInfo, manifest
 from scheduler_core.framework import labels as labelselector
 from scheduler_core.framework.labels import Selector
 
@@ -36,7 +36,7 @@ def _parse_group_version(api_version: str) -> tuple[str, str] | None:
     return None
 
 
-def controller_of(pod: PodInfo) -> Mapping[str, Any] | None:
+def controller_of(pod: PodInfo) -> Manifest | None:
     """``metav1.GetControllerOfNoCopy``: the owner reference with ``controller: true``."""
     for ref in manifest.meta(pod.pod).get("ownerReferences") or ():
         if ref.get("controller"):
@@ -82,7 +82,7 @@ def default_selector(pod: PodInfo, objects: Objects) -> Selector:
     return result
 
 
-def _find(objects: Iterable[Mapping[str, Any]], namespace: str, name: str) -> Mapping[str, Any] | None:
+def _find(objects: Iterable[Manifest], namespace: str, name: str) -> Manifest | None:
     for obj in objects:
         if manifest.namespace_of(obj) == namespace and manifest.name_of(obj) == name:
             return obj

@@ -29,6 +29,7 @@ from scheduler_core.framework import (
     EventResource,
     Handle,
     IntArray,
+    Manifest,
     NodeColumns,
     NodeInfo,
     NodeScore,
@@ -77,7 +78,7 @@ class PodTopologySpread:
         args = args or PodTopologySpreadArgs()
         self._handle = handle
         self._system_defaulted = args.defaulting_type == SYSTEM_DEFAULTING
-        self._default_constraints: tuple[Mapping[str, Any], ...] = (
+        self._default_constraints: tuple[Manifest, ...] = (
             SYSTEM_DEFAULT_CONSTRAINTS
             if self._system_defaulted
             else tuple(c.as_manifest() for c in args.default_constraints)

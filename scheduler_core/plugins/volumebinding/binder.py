@@ -131,9 +131,7 @@ class Binder:
             self.pvc_cache.expire(view.all(PERSISTENT_VOLUME_CLAIM))
 
     # -- PreFilter -------------------------------------------------------------------------------
-    def _is_volume_bound(
-        self, view: StorageView, pod: PodInfo, volume: Mapping[str, Any]
-    ) -> tuple[bool, Manifest | None]:
+    def _is_volume_bound(self, view: StorageView, pod: PodInfo, volume: Manifest) -> tuple[bool, Manifest | None]:
         """``isVolumeBound``: (fully bound, the claim); non-claim volumes count as bound."""
         name, ephemeral = claim_name(pod, volume)
         if name is None:

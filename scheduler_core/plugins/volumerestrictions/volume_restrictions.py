@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from scheduler_core.framework import (
     ASSIGNED_POD_DELETE,
@@ -29,6 +28,7 @@ from scheduler_core.framework import (
     EventObject,
     EventResource,
     Handle,
+    Manifest,
     NodeInfo,
     PodInfo,
     PreFilterResult,
@@ -56,7 +56,7 @@ ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT = (
 
 _DISK_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 
-Volume = Mapping[str, Any]
+Volume = Manifest
 
 
 @dataclass(slots=True)
@@ -87,7 +87,7 @@ def needs_restrictions_check(volume: Volume) -> bool:
     return any(volume.get(source) is not None for source in _DISK_SOURCES)
 
 
-def _read_only(source: Mapping[str, Any]) -> bool:
+def _read_only(source: Manifest) -> bool:
     return bool(source.get("readOnly"))
 
 
@@ -101,21 +101,21 @@ def is_volume_conflict(volume: Volume, pod: PodInfo) -> bool:
     return False
 
 
-def _same_gce_disk(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_gce_disk(a: Manifest, b: Manifest) -> bool:
     # Same GCE disk mounted by several pods conflicts unless all mount it read-only.
     return bool(a.get("pdName") == b.get("pdName") and not (_read_only(a) and _read_only(b)))
 
 
-def _same_ebs_volume(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_ebs_volume(a: Manifest, b: Manifest) -> bool:
     return bool(a.get("volumeID") == b.get("volumeID"))
 
 
-def _same_iscsi_target(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_iscsi_target(a: Manifest, b: Manifest) -> bool:
     # iSCSI volumes are RWO or ROX: one read-write mount of an IQN at most.
     return bool(a.get("iqn") == b.get("iqn") and not (_read_only(a) and _read_only(b)))
 
 
-def _same_rbd_image(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _same_rbd_image(a: Manifest, b: Manifest) -> bool:
     # RBD's API defaults: pool "rbd" (SetDefaults_RBDVolumeSource).
     return (
         have_overlap(a.get("monitors") or (), b.get("monitors") or ())
