@@ -129,12 +129,22 @@ async def _start(server: Peer) -> Peer:
     return await server.start()
 
 
+def dev_cluster_bin() -> Path:
+    """Where scripts/dev-cluster keeps its binaries, as it finds them (hack/devcluster's
+    ``Layout.from_env``): ``CRD_SCHEDULER_DEVCLUSTER_BIN`` when set, else ``bin/`` of
+    ``CRD_SCHEDULER_DEVCLUSTER_DIR`` (``.devcluster``)."""
+    explicit = os.environ.get("CRD_SCHEDULER_DEVCLUSTER_BIN")
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR") or ROOT / ".devcluster") / "bin"
+
+
 @contextmanager
 def kube_scheduler(cluster: Cluster, tmp: Path, config: dict[str, Any]) -> Iterator[Path]:
     """Our own kube-scheduler with ``config`` (clientConnection and leaderElection filled in); its log."""
     if not cluster.dev_cluster:
         pytest.skip("needs the dev cluster's kube-scheduler binary")
-    binary = Path(os.environ.get("CRD_SCHEDULER_DEVCLUSTER_DIR", ROOT / ".devcluster")) / "bin" / "kube-scheduler"
+    binary = dev_cluster_bin() / "kube-scheduler"
     if not binary.exists():
         pytest.fail(f"no kube-scheduler binary at {binary}", pytrace=False)
     kubeconfig = cluster.kubeconfig.with_name("kubeconfig-scheduler")
