@@ -22,14 +22,14 @@ Depends only on the framework and the names (import-linter contract ``apivalidat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.apivalidation import decode, meta, objects, pod, resource
 from scheduler_core.apivalidation.decode import Problem, UnknownField
 from scheduler_core.apivalidation.limits import LimitError, load_documents
-from scheduler_core.framework import content, field
+from scheduler_core.framework import Manifest, content, field
 from scheduler_core.names import API_VERSION
 
 __all__ = [
@@ -45,7 +45,7 @@ __all__ = [
     "validate_custom_resource",
 ]
 
-Rules = Callable[[Mapping[str, Any]], list[field.Error]]
+Rules = Callable[[Manifest], list[field.Error]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +58,12 @@ class Kind:
     typed: bool = True  # its shape is in schema.json
 
 
-def _no_rules(obj: Mapping[str, Any]) -> list[field.Error]:
+def _no_rules(obj: Manifest) -> list[field.Error]:
     return []
 
 
 def _generic(namespaced: bool) -> Rules:
-    def rules(obj: Mapping[str, Any]) -> list[field.Error]:
+    def rules(obj: Manifest) -> list[field.Error]:
         return meta.object_meta(obj.get("metadata"), content.dns1123_subdomain, namespaced=namespaced)
 
     return rules
@@ -107,7 +107,7 @@ IGNORED_KINDS = frozenset({
 })  # fmt: skip
 
 
-def validate(kind: str, obj: Mapping[str, Any]) -> list[Problem]:
+def validate(kind: str, obj: Manifest) -> list[Problem]:
     """apiVersion, strict decoding, then the kind's rules (only if it decodes)."""
     info = KINDS[kind]
     found: list[Problem] = list(_api_version(obj, info.api_versions))
@@ -117,13 +117,13 @@ def validate(kind: str, obj: Mapping[str, Any]) -> list[Problem]:
     return found + (info.rules or _no_rules)(normalize(kind, obj))
 
 
-def normalize(kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+def normalize(kind: str, obj: Manifest) -> dict[str, Any]:
     """The object as the API server stores it after decoding (nulls gone); call after
     :func:`validate` found nothing."""
     return decode.normalize(kind, obj) if KINDS[kind].typed else dict(obj)
 
 
-def validate_custom_resource(obj: Mapping[str, Any]) -> list[Problem]:
+def validate_custom_resource(obj: Manifest) -> list[Problem]:
     """A SchedulerProfile or PluginConfig: apiVersion, top-level fields and metadata
     (the spec is the config models' to check, as the CRD schema is on the cluster)."""
     found: list[Problem] = list(_api_version(obj, (API_VERSION,)))
@@ -137,7 +137,7 @@ def validate_custom_resource(obj: Mapping[str, Any]) -> list[Problem]:
     return found + problems
 
 
-def _api_version(obj: Mapping[str, Any], supported: tuple[str, ...]) -> list[field.Error]:
+def _api_version(obj: Manifest, supported: tuple[str, ...]) -> list[field.Error]:
     version = obj.get("apiVersion")
     if version is None or version == "":
         return [field.required("apiVersion", "")]

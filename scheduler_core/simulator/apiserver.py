@@ -18,7 +18,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from scheduler_core.framework import Status, manifest
+from scheduler_core.framework import Manifest, Status, manifest
 from scheduler_core.framework.writes import Resource, Verb, Write, refused
 
 MODIFIED = "the object has been modified; please apply your changes to the latest version and try again"
@@ -45,7 +45,7 @@ def not_allowed(call: Write) -> Status:
     return refused(f"the in-memory cluster does not {call.verb} {call.target}", code=405, reason="MethodNotAllowed")
 
 
-def check(call: Write, stored: Mapping[str, Any] | None) -> Status | None:
+def check(call: Write, stored: Manifest | None) -> Status | None:
     """None when ``call`` may apply to ``stored`` (the object of its name, None if there is none)."""
     name = call.name
     if stored is None:
@@ -67,7 +67,7 @@ def check(call: Write, stored: Mapping[str, Any] | None) -> Status | None:
     return None
 
 
-def merge_patch(stored: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+def merge_patch(stored: Manifest, patch: Manifest) -> dict[str, Any]:
     """``stored`` with ``patch`` applied as a JSON merge patch (RFC 7386: maps merge, a null
     removes a field, anything else replaces), which is what a strategic merge patch does to the
     fields the plugins patch; ``stored`` is left as it was."""

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from scheduler_core.apivalidation import pod as apivalidation_pod
-from scheduler_core.framework import ClusterAPI, PodInfo, Status, field, manifest
+from scheduler_core.framework import ClusterAPI, Manifest, PodInfo, Status, field, manifest
 from scheduler_core.framework.writes import (
     PERSISTENT_VOLUME_CLAIMS,
     PERSISTENT_VOLUMES,
@@ -57,11 +57,11 @@ POD_SCHEDULED = "PodScheduled"
 class PodWatch(Protocol):
     """Who hears of pod and claim writes (the scheduler's event handlers)."""
 
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
+    def on_pod_update(self, old: Manifest, new: Manifest) -> None: ...
 
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None: ...
+    def on_pod_delete(self, pod: Manifest) -> None: ...
 
-    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None: ...
+    def on_object_update(self, kind: str, old: Manifest, new: Manifest) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,9 +79,9 @@ class InMemoryCluster(ClusterAPI):
     def __init__(
         self,
         *,
-        nodes: Iterable[Mapping[str, Any]] = (),
-        pods: Iterable[Mapping[str, Any]] = (),
-        objects: Mapping[str, Iterable[Mapping[str, Any]]] | None = None,
+        nodes: Iterable[Manifest] = (),
+        pods: Iterable[Manifest] = (),
+        objects: Mapping[str, Iterable[Manifest]] | None = None,
         copy_input: bool = True,
     ) -> None:
         """``copy_input=False`` stores the given objects as they are: for a snapshot nobody else
@@ -249,7 +249,7 @@ class InMemoryCluster(ClusterAPI):
         return stored, None
 
     # -- the resourceclaim controller ----------------------------------------------------------------
-    def add_pod(self, pod: Mapping[str, Any]) -> dict[str, Any]:
+    def add_pod(self, pod: Manifest) -> dict[str, Any]:
         """Store a new pod as the API server creates it, after which the resourceclaim controller
         makes the claims of its templates; the pod as stored (for the scheduler's informer)."""
         uid = manifest.meta(pod).get("uid") or PodInfo(pod).uid
@@ -265,7 +265,7 @@ class InMemoryCluster(ClusterAPI):
             self.pods[uid] = new
 
     # -- other kinds, as a client creates them (bench/scheduler_perf's createAny, updateAny) --
-    def create_object(self, kind: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+    def create_object(self, kind: str, obj: Manifest) -> dict[str, Any]:
         """Store an object of a kind other than Pod and Node; the stored object (PVs, PVCs and
         ResourceClaims get a uid and resourceVersion as their stores give them). The caller
         announces it (``on_object_add``), as the informer would."""
@@ -283,7 +283,7 @@ class InMemoryCluster(ClusterAPI):
             table = self._objects[kind] = ObjectTable(kind)
         return table
 
-    def replace_object(self, kind: str, obj: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    def replace_object(self, kind: str, obj: Manifest) -> tuple[dict[str, Any], dict[str, Any]] | None:
         """Replace the stored object with ``obj``'s namespace and name (an Update); (old, new),
         or None when there is none."""
         table = self._table(kind)
@@ -311,7 +311,7 @@ class InMemoryCluster(ClusterAPI):
         return [e for e in self.events if e.namespace == namespace and e.name == name]
 
 
-def _with_changes(stored: Mapping[str, Any], spec: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def _with_changes(stored: Manifest, spec: Manifest | None = None) -> dict[str, Any]:
     """A new version of a stored object: copies of its top level, spec and status (with
     ``spec`` changes applied), sharing everything deeper, which nobody mutates. A deep copy
     per binding would cost more than the scheduling cycle's own work."""

@@ -22,10 +22,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.framework.storage import name_of, namespace_of
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.simulator import apiserver
@@ -56,7 +55,7 @@ class ClaimStore:
             RESOURCE_CLAIM, [self._created(o) for o in objects.get(RESOURCE_CLAIM, ())]
         )
 
-    def _created(self, obj: Mapping[str, Any]) -> Object:
+    def _created(self, obj: Manifest) -> Object:
         new = copy.deepcopy(dict(obj))
         metadata = new.setdefault("metadata", {})
         metadata.setdefault("namespace", "default")
@@ -64,7 +63,7 @@ class ClaimStore:
         metadata.setdefault("resourceVersion", f"c{next(self._versions)}")
         return new
 
-    def create(self, obj: Mapping[str, Any]) -> Object:
+    def create(self, obj: Manifest) -> Object:
         """Add a claim as the API server creates it (uid, resourceVersion)."""
         return self._store(self._created(obj))
 
@@ -132,7 +131,7 @@ class ClaimStore:
         return self._store(new), None
 
     # -- the resourceclaim controller --------------------------------------------------------------
-    def claims_for_pod(self, pod: Mapping[str, Any]) -> list[dict[str, str]]:
+    def claims_for_pod(self, pod: Manifest) -> list[dict[str, str]]:
         """Create the claims of ``pod``'s templates that do not exist yet; the pod's new
         ``status.resourceClaimStatuses`` (empty when it names no template)."""
         metadata = manifest.meta(pod)
@@ -156,7 +155,7 @@ class ClaimStore:
             statuses.append({"name": pod_claim["name"], "resourceClaimName": claim_name})
         return statuses
 
-    def release_pod(self, pod: Mapping[str, Any]) -> None:
+    def release_pod(self, pod: Manifest) -> None:
         """The controller on a deleted pod (``syncClaim``): the pod leaves ``reservedFor``; a claim
         reserved by nobody is deallocated and loses its finalizer; a claim made for the pod is
         deleted (its owner is gone, as the garbage collector would)."""
@@ -188,12 +187,12 @@ def _suffix(seed: str) -> str:
     return "".join(_NAME_ALPHABET[b % len(_NAME_ALPHABET)] for b in digest[:_SUFFIX_LENGTH])
 
 
-def _controlled_by(claim: Mapping[str, Any], uid: object) -> bool:
+def _controlled_by(claim: Manifest, uid: object) -> bool:
     references = manifest.meta(claim).get("ownerReferences") or ()
     return any(o.get("controller") and o.get("uid") == uid for o in references)
 
 
-def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: str, name: str) -> Object:
+def _claim_from_template(template: Object, pod: Manifest, pod_claim: str, name: str) -> Object:
     template_spec = manifest.spec(template)
     template_meta = manifest.meta(template_spec)
     pod_meta = manifest.meta(pod)
@@ -219,7 +218,7 @@ def _claim_from_template(template: Object, pod: Mapping[str, Any], pod_claim: st
     }
 
 
-def allocated_devices(pod: Mapping[str, Any], claims: list[Object]) -> dict[str, list[str]]:
+def allocated_devices(pod: Manifest, claims: list[Object]) -> dict[str, list[str]]:
     """What DynamicResources' PreBind wrote for ``pod``: per claim reserved for it, its devices."""
     uid = manifest.meta(pod).get("uid")
     found: dict[str, list[str]] = {}

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import copy
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 
 DEFAULT_NAMESPACE = "default"
@@ -42,7 +42,7 @@ def generated_uid(kind: str, namespace: str, name: str) -> str:
     return str(uuid.uuid5(_UID_NAMESPACE, f"{kind}/{namespace}/{name}"))
 
 
-def default_node(node: Mapping[str, Any]) -> dict[str, Any]:
+def default_node(node: Manifest) -> dict[str, Any]:
     out = copy.deepcopy(dict(node))
     meta = out.setdefault("metadata", {})
     meta.setdefault("uid", generated_uid("Node", "", meta.get("name", "")))
@@ -55,9 +55,9 @@ def default_node(node: Mapping[str, Any]) -> dict[str, Any]:
 class PriorityClasses:
     """PriorityClass objects by name, and the global default (admission's lookup)."""
 
-    def __init__(self, classes: Iterable[Mapping[str, Any]]) -> None:
-        self._by_name: dict[str, Mapping[str, Any]] = {}
-        self._default: Mapping[str, Any] | None = None
+    def __init__(self, classes: Iterable[Manifest]) -> None:
+        self._by_name: dict[str, Manifest] = {}
+        self._default: Manifest | None = None
         for pc in classes:
             name = manifest.meta(pc).get("name", "")
             self._by_name[name] = pc
@@ -79,16 +79,16 @@ class PriorityClasses:
         return _value(pc), _policy(pc)
 
 
-def _value(pc: Mapping[str, Any]) -> int:
+def _value(pc: Manifest) -> int:
     value = pc.get("value", 0)
     return value if isinstance(value, int) else 0
 
 
-def _policy(pc: Mapping[str, Any]) -> str:
+def _policy(pc: Manifest) -> str:
     return str(pc.get("preemptionPolicy") or PREEMPT_LOWER_PRIORITY)
 
 
-def default_pod(pod: Mapping[str, Any], classes: PriorityClasses) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+def default_pod(pod: Manifest, classes: PriorityClasses) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     """The pod as the API server stores it, and the admission problems (path, reason)."""
     out = copy.deepcopy(dict(pod))
     meta = out.setdefault("metadata", {})

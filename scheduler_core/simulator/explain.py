@@ -22,11 +22,10 @@ pod then lands.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.framework import PodInfo, manifest
+from scheduler_core.framework import Manifest, PodInfo, manifest
 from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.simulator.errors import InputError, Problem
@@ -75,7 +74,7 @@ def explain(
     *,
     seed: int | None = 0,
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
-    registry: Mapping[str, Any] | None = None,
+    registry: Manifest | None = None,
 ) -> Explanation:
     """One scheduling cycle of pod ``namespace/name`` of ``cluster``; :class:`InputError` if
     there is no such pod, or no live profile serves it."""
@@ -141,12 +140,12 @@ def _refusals(cluster: Cluster, key: str, problems: list[Problem]) -> list[str]:
     return list(dict.fromkeys([*said, *(str(p) for p in problems if p.what.startswith(ours))]))
 
 
-def _named(pod: Mapping[str, Any], namespace: str, name: str) -> bool:
+def _named(pod: Manifest, namespace: str, name: str) -> bool:
     meta = manifest.meta(pod)
     return bool(meta.get("name") == name and (meta.get("namespace") or "default") == namespace)
 
 
-def _key(pod: Mapping[str, Any]) -> str:
+def _key(pod: Manifest) -> str:
     meta = manifest.meta(pod)
     return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
 

@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from scheduler_core.framework import PodInfo, manifest
+from scheduler_core.framework import Manifest, PodInfo, manifest
 from scheduler_core.plugins.coscheduling import coscheduling, podgroup
 from scheduler_core.plugins.gangscheduling import gang_scheduling
 from scheduler_core.simulator.report import SCHEDULED, PodReport
@@ -41,7 +40,7 @@ class Gang:
         return f"{self.namespace}/{self.name}"
 
 
-def gangs(objects: Mapping[str, Iterable[Mapping[str, Any]]]) -> list[Gang]:
+def gangs(objects: Mapping[str, Iterable[Manifest]]) -> list[Gang]:
     found: list[Gang] = []
     for obj in objects.get(podgroup.KIND, ()):
         group = podgroup.PodGroup.parse(obj)
@@ -60,8 +59,8 @@ def _group_of(pod: PodInfo, api: str) -> str:
 
 def annotate(
     reports: Sequence[PodReport],
-    pods: Iterable[Mapping[str, Any]],
-    objects: Mapping[str, Iterable[Mapping[str, Any]]],
+    pods: Iterable[Manifest],
+    objects: Mapping[str, Iterable[Manifest]],
 ) -> None:
     """Set ``gang`` on the report of every member of a gang (``pods``: the final cluster)."""
     infos = [PodInfo(p) for p in pods]

@@ -8,10 +8,10 @@ did in the list before.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.simulator.defaulting import DEFAULT_NAMESPACE
 from scheduler_core.simulator.manifests import CLUSTER_SCOPED_KINDS
 
@@ -30,7 +30,7 @@ class ObjectTable:
         for obj in objects:
             self.put(obj)
 
-    def key(self, obj: Mapping[str, Any]) -> Key:
+    def key(self, obj: Manifest) -> Key:
         meta = manifest.meta(obj)
         namespace = str(meta.get("namespace") or DEFAULT_NAMESPACE) if self._namespaced else ""
         return namespace, str(meta.get("name") or "")

@@ -10,9 +10,8 @@ anything else in a PodGroup is carried as written.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from scheduler_core.framework import QuantityError, parse_quantity
+from scheduler_core.framework import Manifest, QuantityError, parse_quantity
 from scheduler_core.plugins.coscheduling import podgroup
 from scheduler_core.plugins.gangscheduling import gang_scheduling
 
@@ -23,12 +22,12 @@ API_VERSIONS = {
 }
 
 
-def key(obj: Mapping[str, Any]) -> str | None:
+def key(obj: Manifest) -> str | None:
     """The ``Handle.objects`` key of a PodGroup, None for an API version we do not know."""
     return API_VERSIONS.get(str(obj.get("apiVersion") or ""))
 
 
-def problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
+def problems(obj: Manifest) -> list[tuple[str, str]]:
     """(field path, reason) for each field a gang plugin reads that the API would refuse."""
     spec = obj.get("spec")
     if spec is None:
@@ -64,7 +63,7 @@ def problems(obj: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def _int(
     found: list[tuple[str, str]],
-    spec: Mapping[str, Any],
+    spec: Manifest,
     field: str,
     path: str,
     *,

@@ -6,11 +6,11 @@ Built from the in-memory cluster's pods with the scheduler's own :class:`NodeInf
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from scheduler_core.framework import NodeInfo, manifest
+from scheduler_core.framework import Manifest, NodeInfo, manifest
 from scheduler_core.simulator.run import Simulation
 
 
@@ -26,7 +26,7 @@ class Usage:
         return {"cpu": round(self.cpu, 4), "memory": round(self.memory, 4), "pods": self.pods}
 
 
-def node_usage(nodes: Sequence[Mapping[str, Any]], sim: Simulation) -> dict[str, Usage]:
+def node_usage(nodes: Sequence[Manifest], sim: Simulation) -> dict[str, Usage]:
     """Every node of ``nodes``, in order, with the pods on it at the end of ``sim`` (as the
     scheduler's cache accounts them: bound pods, terminated ones left out)."""
     usage = {}

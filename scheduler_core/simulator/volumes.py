@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.framework.storage import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -72,7 +71,7 @@ class VolumeStore:
         metadata.setdefault("resourceVersion", str(next(self._versions)))
         return new
 
-    def create(self, kind: str, obj: Mapping[str, Any]) -> Object:
+    def create(self, kind: str, obj: Manifest) -> Object:
         """Add a PV or PVC as the API server creates it (uid, resourceVersion)."""
         return self._store(kind, self._created(kind, dict(obj)))
 
@@ -167,7 +166,7 @@ def _annotations(obj: Object) -> dict[str, str]:
     return annotations
 
 
-def _claim_ref(claim: Mapping[str, Any]) -> dict[str, Any]:
+def _claim_ref(claim: Manifest) -> dict[str, Any]:
     metadata = manifest.meta(claim)
     return {
         "kind": "PersistentVolumeClaim",

@@ -14,11 +14,11 @@ nodes that run at least one of the compared pods.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.framework import manifest
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
 from scheduler_core.simulator.report import PodReport
 from scheduler_core.simulator.run import Simulation, simulate
@@ -115,7 +115,7 @@ def compare(
     replace_all: bool = False,
     seed: int | None = 0,
     home_namespace: str = DEFAULT_HOME_NAMESPACE,
-    registry: Mapping[str, Any] | None = None,
+    registry: Manifest | None = None,
     namespace: str | None = None,
 ) -> WhatIf:
     """Schedule ``live`` as configured and with ``candidates`` overlaid; compare (the pods of
