@@ -107,7 +107,7 @@ def install_in_kopf() -> None:
 
 def install_on(api: types.ModuleType) -> None:
     """Replace ``get`` and ``json`` of ``api`` (Kopf's ``kopf._cogs.clients.api``; the test of
-    the patch's target, ``tests/unit/operator/test_kopf_patch_target.py``, passes a copy)."""
+    the patch's target, ``tests/unit/operator/io/test_kopf_patch_target.py``, passes a copy)."""
     original = getattr(api, "get", None)
     if not callable(original) or (getattr(api, "json", None) is not json and not _installed(api)):
         raise RuntimeError(

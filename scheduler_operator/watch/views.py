@@ -17,7 +17,7 @@ decodes it, so the cache holds only:
   startTime, resource claim statuses) stays, as the events, status writes and preemption read
   them.
 
-A field a plugin starts to read must be kept here too: ``tests/unit/operator/test_views.py``
+A field a plugin starts to read must be kept here too: ``tests/unit/operator/watch/test_reflector.py``
 pins what is kept.
 """
 

@@ -9,7 +9,7 @@ import pytest
 
 from scheduler_operator.cli.command import EXIT_BAD_INPUT, main
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 
 
 def test_simulate_html_is_one_self_contained_page(capsys: pytest.CaptureFixture[str]) -> None:

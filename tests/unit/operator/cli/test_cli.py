@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -96,9 +97,10 @@ def test_metrics_and_probes_are_served_over_https_on_10259_and_plain_http_only_w
     assert "--tls-cert-file and --tls-private-key-file go together" in capsys.readouterr().err
 
 
+EXAMPLES = Path(__file__).resolve().parents[4] / "scheduler_operator" / "examples"
 OFFLINE_VERBS = [
     pytest.param(["simulate", "--example", "-o", "json"], id="simulate"),
-    pytest.param(["validate", "-f", "scheduler_operator/examples/profiles.yaml"], id="validate"),
+    pytest.param(["validate", "-f", str(EXAMPLES / "profiles.yaml")], id="validate"),
 ]
 
 

@@ -4,7 +4,7 @@ The patch swaps two names of Kopf's private ``kopf._cogs.clients.api`` module: `
 tolerant ``response.json``) and its ``json`` (for a tolerant ``json.loads`` in the watch
 stream). It is proven on the Kopf version the lock holds; this test reads that module's source
 as installed (not the patched objects) and fails, naming what moved, when an upgrade changes
-what the patch relies on. Then re-prove the patch (tests/unit/operator/test_decoding.py and the
+what the patch relies on. Then re-prove the patch (tests/unit/operator/io/test_decoding.py and the
 e2e suite) and move the pin in ``pyproject.toml``.
 """
 

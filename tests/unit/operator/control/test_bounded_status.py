@@ -27,7 +27,7 @@ from scheduler_operator.control.writer import StatusWriter
 from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import PROFILE_PLURAL
-from tests.unit.operator.test_reconciler import HOME, config, profile
+from tests.unit.operator.control.test_reconciler import HOME, config, profile
 
 LATENCY = 0.1  # the API server's answer to a status PATCH, in fake seconds
 

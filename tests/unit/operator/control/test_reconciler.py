@@ -23,7 +23,7 @@ from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL
 from tests import wrappers
-from tests.unit.operator.test_double_serving import KUBE, T0, WEB, Clock, scheduled
+from tests.unit.operator.control.test_double_serving import KUBE, T0, WEB, Clock, scheduled
 
 HOME = "crd-scheduler"
 # The cluster-wide profile's policy letting tenants override its schedulerName.
