@@ -49,16 +49,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.metrics.registry import Registry
 from scheduler_core.profiles import ProfileKey
 from scheduler_operator.io.transport import Transport
 from scheduler_operator.resources import COMPONENT
-from scheduler_operator.watch.informer import Store, uid_of
+from scheduler_operator.watch.informer import Store
 from scheduler_operator.watch.reflector import Reflector, Resource
 
 log = logging.getLogger(__name__)
 
-Body = Mapping[str, Any]
 DOUBLE_SERVING = "DoubleServing"  # the condition's type and the Warning event's reason
 REASON_OTHER_SCHEDULER = "OtherSchedulerBinds"
 REASON_NONE_SEEN = "NoOtherScheduler"
@@ -97,7 +97,7 @@ class Episode:
 
 def event_view(body: dict[str, Any]) -> dict[str, Any]:
     """What the store keeps of a watched event: what :meth:`DoubleServing.observe` reads."""
-    meta = body.get("metadata") or {}
+    meta = manifest.meta(body)
     regarding = body.get("regarding") or {}
     source = body.get("deprecatedSource") or {}
     return {
@@ -124,7 +124,7 @@ class DoubleServing:
     def __init__(
         self,
         resolve: Callable[[str, str], ProfileKey | None],
-        pods: Callable[[str], Body | None] = lambda uid: None,
+        pods: Callable[[str], Manifest | None] = lambda uid: None,
         *,
         quiet: float = QUIET_PERIOD,
         clock: Callable[[], float] = time.time,
@@ -141,7 +141,7 @@ class DoubleServing:
     def episode(self, key: ProfileKey) -> Episode | None:
         return self._episodes.get(key)
 
-    def observe(self, event: Body) -> None:
+    def observe(self, event: Manifest) -> None:
         """One ``Scheduled`` event (of any reporter: ours and other reasons are passed over)."""
         regarding = event.get("regarding") or {}
         source = event.get("deprecatedSource") or {}
@@ -155,7 +155,7 @@ class DoubleServing:
         namespace = str(regarding.get("namespace") or "")
         pod = self._pods(str(regarding.get("uid") or ""))
         # Without the pod (deleted since): kube-scheduler reports as the schedulerName it served.
-        scheduler_name = str(((pod or {}).get("spec") or {}).get("schedulerName") or reporter)
+        scheduler_name = str(manifest.spec(pod or {}).get("schedulerName") or reporter)
         key = self._resolve(namespace, scheduler_name)
         if key is None or at < self._since.get(key, -math.inf):
             return
@@ -225,7 +225,11 @@ class Watch:
         self.check_every = check_every
         # Added only: an event's update is a series of the same binding, its deletion its TTL.
         self.store = Store(
-            "Event", key=uid_of, on_add=detector.observe, on_update=lambda old, new: None, on_delete=lambda old: None
+            "Event",
+            key=manifest.uid_of,
+            on_add=detector.observe,
+            on_update=lambda old, new: None,
+            on_delete=lambda old: None,
         )
         # No wake-up bell (the scheduling caches' reflectors have one): a list refused for want
         # of the RBAC right is retried every 30 s, not at every Lease renewal.
@@ -244,15 +248,15 @@ class Watch:
             await asyncio.gather(watching, return_exceptions=True)
 
 
-def counted_since(profile: Body) -> float:
+def counted_since(profile: Manifest) -> float:
     """From when another scheduler's bindings count against a profile first seen by this
     replica: its creation (before it, serving that name was the other scheduler's business, as
     when kube-scheduler is stopped and the profile then created: docs/deploy.md), or the last time
     its ``DoubleServing`` condition turned False (an episode ended, or an edit cleared it: what
     the status remembers across restarts and failovers)."""
-    meta = profile.get("metadata") or {}
+    meta = manifest.meta(profile)
     times = [_timestamp(meta.get("creationTimestamp"))]
-    for c in (profile.get("status") or {}).get("conditions") or ():
+    for c in manifest.status(profile).get("conditions") or ():
         if isinstance(c, Mapping) and c.get("type") == DOUBLE_SERVING and c.get("status") == "False":
             times.append(_timestamp(c.get("lastTransitionTime")))
     # Both are whole seconds (the binding's eventTime has microseconds): the end of that second,
@@ -269,9 +273,9 @@ def _timestamp(value: object) -> float | None:
     return None
 
 
-def _event_time(event: Body) -> float | None:
+def _event_time(event: Manifest) -> float | None:
     """When the event happened: ``eventTime``, or a ``core/v1`` event's last timestamp."""
-    meta = event.get("metadata") or {}
+    meta = manifest.meta(event)
     for value in (event.get("eventTime"), event.get("deprecatedLastTimestamp"), meta.get("creationTimestamp")):
         found = _timestamp(value)
         if found is not None:

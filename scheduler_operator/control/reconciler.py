@@ -52,6 +52,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from scheduler_core import resolution
+from scheduler_core.framework import Manifest, manifest
 from scheduler_core.names import DEFAULT_SCHEDULER_NAME
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
@@ -65,7 +66,6 @@ from scheduler_operator.resources import PLUGIN_CONFIG_KIND, PLUGIN_CONFIG_PLURA
 
 log = logging.getLogger(__name__)
 
-Body = Mapping[str, Any]
 # Debouncing PluginConfig-driven rebuilds. One second of quiet: a `kubectl apply -f dir/` or a
 # GitOps sync lands its objects within well under a second, and a single edit still serves a
 # second later; a rebuild costs ~25 ms a profile, so a PluginConfig selected by 300 profiles
@@ -82,12 +82,14 @@ REBUILD_MAX_DELAY = 10.0
 COLLECT_AFTER_REBUILDS = 50
 
 
-def _meta(body: Body) -> Mapping[str, Any]:
-    return body.get("metadata") or {}
+def _namespace(body: Manifest) -> str:
+    """``metadata.namespace``, "" when absent: a :class:`ProfileKey`'s namespace as given, not
+    :func:`manifest.namespace_of`'s "default"."""
+    return str(manifest.meta(body).get("namespace") or "")
 
 
-def _generation(body: Body) -> int | None:
-    generation = _meta(body).get("generation")
+def _generation(body: Manifest) -> int | None:
+    generation = manifest.meta(body).get("generation")
     return int(generation) if generation is not None else None
 
 
@@ -112,8 +114,8 @@ class Reconciler:
         self.writer = writer
         self.home_namespace = home_namespace
         self._clock = clock
-        self.profiles: dict[ProfileKey, Body] = {}
-        self.configs: dict[str, dict[str, Body]] = {}  # namespace -> name -> body
+        self.profiles: dict[ProfileKey, Manifest] = {}
+        self.configs: dict[str, dict[str, Manifest]] = {}  # namespace -> name -> body
         self._inputs: dict[ProfileKey, str] = {}  # fingerprint of what the profile was built from
         self._serving: dict[ProfileKey, int] = {}  # generation serving (absent: none)
         self._last_good: dict[ProfileKey, dict[str, Any]] = {}  # {"generation", "spec"} serving
@@ -135,8 +137,8 @@ class Reconciler:
         self.last_reload_seconds: float | None = None
 
     # -- SchedulerProfiles ---------------------------------------------------------------------
-    def profile_changed(self, body: Body) -> None:
-        key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
+    def profile_changed(self, body: Manifest) -> None:
+        key = ProfileKey(_namespace(body), manifest.name_of(body))
         self.writer.observe(PROFILE_PLURAL, body)
         old = self.profiles.get(key)
         if old is None:
@@ -149,8 +151,8 @@ class Reconciler:
             self._refresh_config_statuses(key.namespace)
             self._recount(key.namespace)
 
-    def profile_deleted(self, body: Body) -> None:
-        key = ProfileKey(str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or ""))
+    def profile_deleted(self, body: Manifest) -> None:
+        key = ProfileKey(_namespace(body), manifest.name_of(body))
         self.profiles.pop(key, None)
         self._inputs.pop(key, None)
         self._serving.pop(key, None)
@@ -198,8 +200,8 @@ class Reconciler:
         """Rebuild when the inputs changed; True if it did."""
         body = self.profiles[key]
         configs = sorted(self.configs.get(key.namespace, {}).items())
-        labels = dict(_meta(body).get("labels") or {})
-        raw_spec = body.get("spec") or {}
+        labels = dict(manifest.labels_of(body))
+        raw_spec = manifest.spec(body)
         inputs = json.dumps(
             [raw_spec, labels, _generation(body), [(name, c.get("spec")) for name, c in configs]],
             sort_keys=True, default=str,
@@ -236,7 +238,7 @@ class Reconciler:
         self._write_status(key, body, problems)
         return True
 
-    def _after_serving(self, key: ProfileKey, body: Body) -> None:
+    def _after_serving(self, key: ProfileKey, body: Manifest) -> None:
         """A served profile may demote a rival (the oldest wins) or change the tenant policy."""
         name = _scheduler_name(body)
         self._reconcile_later(
@@ -245,9 +247,9 @@ class Reconciler:
         if key.namespace == self.home_namespace:
             self._reconcile_later(self._tenants(name), force=True)
 
-    def _serve_last_good(self, key: ProfileKey, body: Body) -> None:
+    def _serve_last_good(self, key: ProfileKey, body: Manifest) -> None:
         """At start (nothing serving yet): serve the last good spec kept in status, if any."""
-        last = ((body.get("status") or {}).get("lastGood")) or {}
+        last = manifest.status(body).get("lastGood") or {}
         raw = last.get("spec")
         if not isinstance(raw, Mapping):
             return
@@ -266,7 +268,7 @@ class Reconciler:
         self._last_good[key] = {"generation": generation, "spec": dict(raw)}
         log.info("profile %s: serving the last good generation %s from status", key, generation)
 
-    def _write_status(self, key: ProfileKey, body: Body, problems: list[str]) -> None:
+    def _write_status(self, key: ProfileKey, body: Manifest, problems: list[str]) -> None:
         fwk = self.scheduler.profiles.get(key)
         status = profile_status(
             generation=_generation(body),
@@ -281,7 +283,7 @@ class Reconciler:
         status["conditions"].append(self._double_serving_condition(key, body, status))
         self.writer.set(PROFILE_PLURAL, body, status)
 
-    def _double_serving_condition(self, key: ProfileKey, body: Body, status: Mapping[str, Any]) -> dict[str, Any]:
+    def _double_serving_condition(self, key: ProfileKey, body: Manifest, status: Mapping[str, Any]) -> dict[str, Any]:
         active, reason, message = self.double_serving.condition_fields(key, _scheduler_name(body))
         before = (self.writer.current(PROFILE_PLURAL, body) or {}).get("conditions") or []
         return condition(
@@ -309,10 +311,10 @@ class Reconciler:
     def _build(
         self,
         key: ProfileKey,
-        body: Body,
+        body: Manifest,
         raw_spec: Mapping[str, Any],
         labels: dict[str, str],
-        configs: list[tuple[str, Body]],
+        configs: list[tuple[str, Manifest]],
     ) -> tuple[list[str], dict[str, Any]]:
         """Apply the profile; the problems (``field: reason``) when it does not build, and the
         merged spec when it does."""
@@ -325,7 +327,7 @@ class Reconciler:
             return problems, {}
         parsed: list[resolution.NamedConfig] = []
         for name, config in configs:
-            config_spec, _ = resolution.parse_plugin_config(config.get("spec") or {})
+            config_spec, _ = resolution.parse_plugin_config(manifest.spec(config))
             if config_spec is not None:  # else its own status says why; it cannot be merged
                 parsed.append(resolution.NamedConfig(name, config_spec))
         merged, blames = resolution.apply(self.scheduler, key, spec, labels, parsed, created=_created(body))
@@ -340,15 +342,15 @@ class Reconciler:
         return problems, merged.model_dump(by_alias=True, exclude_defaults=True, mode="json")
 
     # -- PluginConfigs ---------------------------------------------------------------------------
-    def plugin_config_changed(self, body: Body) -> None:
-        namespace, name = str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or "")
+    def plugin_config_changed(self, body: Manifest) -> None:
+        namespace, name = _namespace(body), manifest.name_of(body)
         self.writer.observe(PLUGIN_CONFIG_PLURAL, body)
         self.configs.setdefault(namespace, {})[name] = body
         self._reconcile_soon([k for k in self.profiles if k.namespace == namespace])
         self._refresh_config_statuses(namespace)
 
-    def plugin_config_deleted(self, body: Body) -> None:
-        namespace, name = str(_meta(body).get("namespace") or ""), str(_meta(body).get("name") or "")
+    def plugin_config_deleted(self, body: Manifest) -> None:
+        namespace, name = _namespace(body), manifest.name_of(body)
         self.configs.get(namespace, {}).pop(name, None)
         self._config_announced.pop((namespace, name), None)
         self.writer.drop(PLUGIN_CONFIG_PLURAL, body)
@@ -445,7 +447,7 @@ class Reconciler:
             self.writer.set(PLUGIN_CONFIG_PLURAL, body, status)
             self._announce_config(namespace, name, body, status)
 
-    def _announce_config(self, namespace: str, name: str, body: Body, status: Mapping[str, Any]) -> None:
+    def _announce_config(self, namespace: str, name: str, body: Manifest, status: Mapping[str, Any]) -> None:
         """An event on the PluginConfig itself when it is refused (on its own or by a profile it
         applies to) or applies again, once per change."""
         ready = next(c for c in status["conditions"] if c["type"] == READY)
@@ -459,27 +461,27 @@ class Reconciler:
         elif before:
             self.writer.event(body, NORMAL, str(ready["reason"]), str(status["message"]))
 
-    def _config_status(self, body: Body) -> dict[str, Any]:
+    def _config_status(self, body: Manifest) -> dict[str, Any]:
         problems: list[str] = []
         unknown = False
         selected: list[str] = []
-        spec, parse_problems = resolution.parse_plugin_config(body.get("spec") or {})
+        spec, parse_problems = resolution.parse_plugin_config(manifest.spec(body))
         if spec is None:
             problems = [f"{path}: {reason}" for path, reason in parse_problems]
         else:
             unknown, own = resolution.plugin_config_problems(spec, self.registry)
             problems = [f"{path}: {reason}" for path, reason in own]
-            namespace = str(_meta(body).get("namespace") or "")
+            namespace = _namespace(body)
             match = (spec.profile_selector.match_labels if spec.profile_selector else {}).items()
             for key, profile in sorted(self.profiles.items(), key=lambda item: item[0].name):
-                labels = _meta(profile).get("labels") or {}
+                labels = manifest.labels_of(profile)
                 if key.namespace == namespace and all(labels.get(k) == v for k, v in match):
                     selected.append(key.name)
-        name = str(_meta(body).get("name") or "")
+        name = manifest.name_of(body)
         refusals = [
             f"{key.namespace}/{key.name}: {reason}"
             for key, blamed in sorted(self._config_blames.items())
-            if key.namespace == str(_meta(body).get("namespace") or "") and key in self.profiles
+            if key.namespace == _namespace(body) and key in self.profiles
             for reason in blamed.get(name, ())
         ]
         return plugin_config_status(
@@ -497,10 +499,10 @@ def _digest(said: object) -> str:
     return hashlib.sha256(json.dumps(said, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _scheduler_name(body: Body) -> str:
-    name = (body.get("spec") or {}).get("schedulerName")
+def _scheduler_name(body: Manifest) -> str:
+    name = manifest.spec(body).get("schedulerName")
     return name if isinstance(name, str) and name else DEFAULT_SCHEDULER_NAME
 
 
-def _created(body: Body) -> str:
-    return str(_meta(body).get("creationTimestamp") or "")
+def _created(body: Manifest) -> str:
+    return str(manifest.meta(body).get("creationTimestamp") or "")

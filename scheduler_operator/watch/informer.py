@@ -25,28 +25,27 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from typing import Any
 
-Body = Mapping[str, Any]
+from scheduler_core.framework import Manifest, manifest
+
+Body = Manifest  # the name tests/unit/operator/watch/test_informer.py imports
 DELETED = "DELETED"
 MAX_REMEMBERED_DELETIONS = 10_000
 
 
-def uid_of(body: Body) -> str:
-    return str((body.get("metadata") or {}).get("uid") or "")
+# The store keys: pods by uid, nodes by name, the rest by namespaced_name_of.
+uid_of = manifest.uid_of
+name_of = manifest.name_of
 
 
-def name_of(body: Body) -> str:
-    return str((body.get("metadata") or {}).get("name") or "")
+def namespaced_name_of(body: Manifest) -> str:
+    """``namespace/name``; the namespace is empty for a cluster-scoped object (not
+    :func:`manifest.namespace_of`'s "default")."""
+    return f"{manifest.meta(body).get('namespace') or ''}/{manifest.name_of(body)}"
 
 
-def namespaced_name_of(body: Body) -> str:
-    meta = body.get("metadata") or {}
-    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
-def _resource_version(body: Body) -> str | None:
-    rv = (body.get("metadata") or {}).get("resourceVersion")
+def _resource_version(body: Manifest) -> str | None:
+    rv = manifest.meta(body).get("resourceVersion")
     return str(rv) if rv is not None else None
 
 
@@ -55,11 +54,11 @@ class Store:
         self,
         kind: str,
         *,
-        key: Callable[[Body], str],
-        on_add: Callable[[Body], None],
-        on_update: Callable[[Body, Body], None],
-        on_delete: Callable[[Body], None],
-        on_vanished: Callable[[Body], None] | None = None,
+        key: Callable[[Manifest], str],
+        on_add: Callable[[Manifest], None],
+        on_update: Callable[[Manifest, Manifest], None],
+        on_delete: Callable[[Manifest], None],
+        on_vanished: Callable[[Manifest], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kind = kind
@@ -71,12 +70,12 @@ class Store:
         # older than the deletion; default: as any delete.
         self._on_vanished = on_vanished or on_delete
         self._clock = clock
-        self._bodies: dict[str, Body] = {}
+        self._bodies: dict[str, Manifest] = {}
         self._seen: dict[str, float] = {}
         # uids seen deleted lately (for the sync check), oldest first, bounded
         self._deleted_uids: dict[str, None] = {}
 
-    def handle(self, event_type: str | None, body: Body) -> None:
+    def handle(self, event_type: str | None, body: Manifest) -> None:
         key = self._key(body)
         if event_type == DELETED:
             self._deleted_uids[uid_of(body)] = None
@@ -98,15 +97,15 @@ class Store:
             self._on_update(old, body)
 
     def replace(
-        self, bodies: Iterable[Body], *, on_error: Callable[[str | None, Body], None] | None = None
-    ) -> list[Body]:
+        self, bodies: Iterable[Manifest], *, on_error: Callable[[str | None, Manifest], None] | None = None
+    ) -> list[Manifest]:
         """A complete list: add or update every listed object, delete every other; return the
         deleted. ``on_error(event_type, body)`` is told of an object whose handling raised (the
         others go on); without it the error propagates."""
         return self.drop_unlisted(self.add_listed(bodies, on_error=on_error), on_error=on_error)
 
     def add_listed(
-        self, bodies: Iterable[Body], *, on_error: Callable[[str | None, Body], None] | None = None
+        self, bodies: Iterable[Manifest], *, on_error: Callable[[str | None, Manifest], None] | None = None
     ) -> set[str]:
         """One page of a list: add or update each object; return their keys. The list's last
         page is followed by :meth:`drop_unlisted` with every page's keys (:meth:`replace` in
@@ -123,8 +122,8 @@ class Store:
         return listed
 
     def drop_unlisted(
-        self, listed: Collection[str], *, on_error: Callable[[str | None, Body], None] | None = None
-    ) -> list[Body]:
+        self, listed: Collection[str], *, on_error: Callable[[str | None, Manifest], None] | None = None
+    ) -> list[Manifest]:
         """The end of a complete list: delete every object it did not hold; return them."""
         deleted = []
         for key in [k for k in self._bodies if k not in listed]:
@@ -139,7 +138,7 @@ class Store:
                 on_error(DELETED, body)
         return deleted
 
-    def resync(self, listed_keys: Collection[str], listed_since: float) -> list[Body]:
+    def resync(self, listed_keys: Collection[str], listed_since: float) -> list[Manifest]:
         """Delete what a list started at ``listed_since`` no longer holds; return what was deleted.
 
         An object seen after the list started may be newer than the list: it is kept."""
@@ -159,10 +158,10 @@ class Store:
             if uid not in self._deleted_uids and uid_of(self._bodies.get(key) or {}) != uid
         ]  # fmt: skip
 
-    def get(self, key: str) -> Body | None:
+    def get(self, key: str) -> Manifest | None:
         return self._bodies.get(key)
 
-    def values(self) -> list[Body]:
+    def values(self) -> list[Manifest]:
         return list(self._bodies.values())
 
     def __len__(self) -> int:

@@ -38,11 +38,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
+from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.io import decoding
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Transport, describe
@@ -159,7 +160,7 @@ class Reflector:
         try:
             while True:
                 page = await fetching
-                meta = page.get("metadata") or {}
+                meta = manifest.meta(page)
                 token = meta.get("continue")
                 if token:
                     fetching = asyncio.ensure_future(self._page(str(token)))
@@ -173,7 +174,7 @@ class Reflector:
             if not fetching.done():
                 fetching.cancel()
         for body in self.store.drop_unlisted(listed, on_error=self._failed):
-            gone = body.get("metadata") or {}
+            gone = manifest.meta(body)
             log.info("%s %s/%s was deleted unseen", self.resource.kind, gone.get("namespace") or "", gone.get("name"))
         self.resource_version = meta.get("resourceVersion") or None
         self.lists += 1
@@ -197,8 +198,8 @@ class Reflector:
     def _selector(self) -> dict[str, str]:
         return {"fieldSelector": self.resource.field_selector} if self.resource.field_selector else {}
 
-    def _failed(self, event_type: str | None, body: Mapping[str, Any]) -> None:
-        meta = body.get("metadata") or {}
+    def _failed(self, event_type: str | None, body: Manifest) -> None:
+        meta = manifest.meta(body)
         log.exception("%s %s event for %s/%s failed", self.resource.kind, event_type or "list",
                       meta.get("namespace") or "", meta.get("name"))  # fmt: skip
 
@@ -243,7 +244,7 @@ class Reflector:
                 raise Gone(f"{self.resource.kind} watch: {body.get('message')}")
             raise ApiError.of_status(body)
         self.last_event = self._clock()
-        rv = (body.get("metadata") or {}).get("resourceVersion")
+        rv = manifest.meta(body).get("resourceVersion")
         if kind != "BOOKMARK":
             try:
                 self.store.handle(kind, self.view(body))
