@@ -142,15 +142,16 @@ class ClaimIndex:
 
     def extended_claims(self, pod_uid: str) -> Iterable[Claim]:
         """The claims annotated as extended-resource claims whose controller has ``pod_uid``, in
-        :attr:`by_key`'s order, where ``findExtendedResourceClaim`` looks (with duplicate keys
-        or uids: every claim of :attr:`by_key`)."""
+        the store's order, where ``findExtendedResourceClaim`` looks (with duplicate keys or
+        uids: every claim of :attr:`by_key`). Not :attr:`by_key`'s order: a claim replaced
+        keeps its place in the store but moves to the end of :attr:`by_key`."""
         found = self._extended.get(pod_uid, [])
         if not self._unique:
             return self.by_key.values()
         if len(found) <= 1:
             return found
         ids = {id(c) for c in found}
-        return [c for c in self.by_key.values() if id(c) in ids]
+        return [c for c in self._claims if id(c) in ids]
 
     def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: the devices of every allocation, stored or in flight.

@@ -132,3 +132,16 @@ def test_an_unseen_special_claim_keeps_its_in_flight_devices_until_the_store_sho
         assert index.allocated_devices(in_flight, unseen) == {("d", "p", "dev-3")}
         assert in_flight == {}  # the stored allocation now counts
         assert unseen == set()
+
+
+def test_a_replaced_claim_keeps_its_place_among_the_pods_extended_claims() -> None:
+    """Two extended-resource claims of one pod; the first is replaced by a new version, which
+    keeps its place in the store: the lookup still finds it first, as the scan does (the index
+    once answered in its key table's order, where a replaced claim moves to the end)."""
+    first, second = claim(1, 1, None), claim(4, 3, None)  # both controlled by pod p1
+    index = ClaimIndex()
+    index.refresh([first, second])
+    newer = copy.deepcopy(first)
+    index.refresh([newer, second])
+    assert extended.find_claim(PODS[1], index.extended_claims("pod-1")) is newer
+    assert extended.find_claim(PODS[1], [newer, second]) is newer
