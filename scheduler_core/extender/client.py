@@ -31,13 +31,14 @@ import re
 import ssl
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from scheduler_core.config import Extender
 from scheduler_core.extender import wire
 from scheduler_core.framework import Manifest, manifest
+
+if TYPE_CHECKING:  # imported when a session is made: simulate without extenders never loads it
+    import aiohttp
 
 DEFAULT_TIMEOUT_SECONDS = 5.0  # extender.go DefaultExtenderTimeout
 _DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
@@ -209,6 +210,8 @@ class HTTPExtender:
 
     async def send(self, verb: str, args: Manifest) -> Any:
         """Upstream ``send``: POST, 200 required, decode the first JSON value."""
+        import aiohttp  # loaded by _client already
+
         url = self.name.rstrip("/") + "/" + verb
         session = self._client()
         try:
@@ -242,6 +245,8 @@ class HTTPExtender:
 
     def _client(self) -> aiohttp.ClientSession:
         """One keep-alive session per event loop (simulate runs a loop per simulation)."""
+        import aiohttp  # only a profile with an HTTP extender needs it
+
         loop = asyncio.get_running_loop()
         if self._session is None or self._session.closed or self._session_loop is not loop:
             self._session = aiohttp.ClientSession(

@@ -106,14 +106,15 @@ OFFLINE_VERBS = [
 
 @pytest.mark.parametrize("argv", OFFLINE_VERBS)
 def test_a_verb_that_reads_no_cluster_starts_and_runs_without_the_kubernetes_package(argv: list[str]) -> None:
-    """The cluster verbs import it when they run (cli.live, io.kube); a fresh interpreter checks
-    that importing the command line and running an offline verb never loads it."""
+    """The cluster verbs import it when they run (cli.live, io.kube), and the extender client
+    imports aiohttp when it makes a session; a fresh interpreter checks that importing the
+    command line and running an offline verb loads neither."""
     code = (
         "import contextlib, io, sys, scheduler_operator.cli\n"
-        "loaded = 'kubernetes' in sys.modules\n"
+        "loaded = [m in sys.modules for m in ('kubernetes', 'aiohttp')]\n"
         "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
         f"    code = scheduler_operator.cli.main({argv!r})\n"
-        "print(loaded, code, 'kubernetes' in sys.modules)"
+        "print(*loaded, code, *(m in sys.modules for m in ('kubernetes', 'aiohttp')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert done.stdout.split() == ["False", "0", "False"]
+    assert done.stdout.split() == ["False", "False", "0", "False", "False"]
