@@ -47,7 +47,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
-from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.framework import ClusterAPI, Code, Manifest, PodInfo, Status, manifest
 from scheduler_core.framework.storage import scan
 from scheduler_core.framework.writes import PODS, STATUS, Precondition, Verb, Write, Written, refused
 from scheduler_operator.control.recorder import NORMAL, WARNING, EventRecorder
@@ -83,9 +83,9 @@ def nomination_patch(carried: str | None, wanted: str | None) -> dict[str, Any]:
     return {"nominatedNodeName": wanted or None}
 
 
-def scheduled_condition(pod: Mapping[str, Any], reason: str, message: str) -> dict[str, Any] | None:
+def scheduled_condition(pod: Manifest, reason: str, message: str) -> dict[str, Any] | None:
     """The PodScheduled=False condition to write, or None when the pod carries it already."""
-    conditions = (pod.get("status") or {}).get("conditions") or []
+    conditions = manifest.status(pod).get("conditions") or []
     current = next((c for c in conditions if c.get("type") == POD_SCHEDULED), None)
     if (
         current is not None
@@ -146,11 +146,11 @@ class KubeBackend(ClusterAPI):
 
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         current = (self._pods.get(pod.uid) if self._pods is not None else None) or pod.pod
-        if (current.get("spec") or {}).get("nodeName"):
+        if manifest.spec(current).get("nodeName"):
             return  # bound meanwhile (upstream: "Pod has been assigned to node. Abort adding it back")
         self.recorder.record(current, WARNING, "FailedScheduling", ACTION_SCHEDULING, message)
         condition = scheduled_condition(current, reason, message)
-        nomination = nomination_patch((current.get("status") or {}).get("nominatedNodeName"), nominated_node)
+        nomination = nomination_patch(manifest.status(current).get("nominatedNodeName"), nominated_node)
         wanted = (reason, message, nominated_node)
         if self._reported.get(pod.uid) == wanted or (condition is None and not nomination):
             return
@@ -224,7 +224,7 @@ class KubeBackend(ClusterAPI):
             current = await self._lanes.critical.run(self._transport.request, "GET", path)
         except Exception as error:
             return Status.as_error(error)
-        meta, spec = current.get("metadata") or {}, current.get("spec") or {}
+        meta, spec = manifest.meta(current), manifest.spec(current)
         if meta.get("uid") == pod.uid and spec.get("nodeName"):
             self.bind_conflicts += 1
             self._conflicted.add(pod.uid)
@@ -297,7 +297,7 @@ def request(call: Write) -> tuple[str, str, Mapping[str, Any], str, Mapping[str,
         if wanted:
             options["preconditions"] = wanted
         return "DELETE", path, options, CONTENT_JSON, None
-    body = {**obj, "metadata": {**(obj.get("metadata") or {}), **wanted}} if wanted else obj
+    body = {**obj, "metadata": {**manifest.meta(obj), **wanted}} if wanted else obj
     if call.verb is Verb.UPDATE:
         return "PUT", path, body, CONTENT_JSON, _MANAGER
     return "PATCH", path, body, kube.CONTENT_STRATEGIC_MERGE_PATCH, None

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import kopf
 from kubernetes import client
 
+from scheduler_core.framework import manifest
 from scheduler_operator.io import kube
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
 from scheduler_operator.watch.informer import Store
@@ -39,7 +40,7 @@ def _feed(store: Store, event: dict[str, Any]) -> None:
     try:
         store.handle(event.get("type"), event["object"])
     except Exception:  # one bad object must not stop the stream of the others
-        meta = (event.get("object") or {}).get("metadata") or {}
+        meta = manifest.meta(event.get("object") or {})
         log.exception("%s event for %s/%s failed", store.kind, meta.get("namespace") or "", meta.get("name"))
 
 

@@ -44,6 +44,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any, Protocol
 
+from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.control.fence import Fence
 from scheduler_operator.control.options import JITTER_FACTOR, ElectionConfig
 from scheduler_operator.io.kube import ApiError
@@ -61,7 +62,7 @@ class LeaseRecord:
     transitions: int = 0
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> LeaseRecord:
+    def from_spec(cls, spec: Manifest) -> LeaseRecord:
         return cls(
             holder=spec.get("holderIdentity") or "",
             lease_duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
@@ -148,7 +149,7 @@ class KubeLeaseLock:
             if error.status == HTTPStatus.NOT_FOUND:
                 return None
             raise
-        return LeaseRecord.from_spec(lease.get("spec") or {}), lease["metadata"]["resourceVersion"]
+        return LeaseRecord.from_spec(manifest.spec(lease)), lease["metadata"]["resourceVersion"]
 
     async def create(self, record: LeaseRecord) -> str:
         return await self._write("POST", self._collection, self._body(record, None))

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.transport import Transport
 from scheduler_operator.resources import COMPONENT
@@ -47,7 +48,7 @@ def event_body(
     instance: str,
     now: datetime,
 ) -> dict[str, Any]:
-    meta = regarding.get("metadata") or {}
+    meta = manifest.meta(regarding)
     namespace = meta.get("namespace") or "default"
     nanos = int(now.timestamp() * 1_000_000) * 1000
     if len(note) > MAX_NOTE_LENGTH:
@@ -117,9 +118,9 @@ class EventRecorder:
         self._now = now
         self.posted = 0
 
-    def record(self, regarding: Mapping[str, Any], event_type: str, reason: str, action: str, note: str) -> bool:
+    def record(self, regarding: Manifest, event_type: str, reason: str, action: str, note: str) -> bool:
         """Post an event in the background unless the spam filter holds it back."""
-        uid = str((regarding.get("metadata") or {}).get("uid") or "")
+        uid = manifest.uid_of(regarding)
         if uid and not self.spam.allow(uid, reason, note):
             return False
         body = event_body(

@@ -59,6 +59,7 @@ from typing import Any
 
 from aiohttp import web
 
+from scheduler_core.framework import manifest
 from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
 from scheduler_operator.control.health import HealthState, report
 from scheduler_operator.control.options import SecureServingOptions
@@ -155,7 +156,7 @@ class DelegatedAuth:
         self.reviews += 1
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
         answer = await self._post(TOKEN_REVIEWS, body)
-        status = (answer or {}).get("status") or {}
+        status = manifest.status(answer or {})
         if not status.get("authenticated"):
             return status.get("error") or "token not authenticated"
         user = status.get("user") or {}
@@ -199,7 +200,7 @@ class DelegatedAuth:
             SUBJECT_ACCESS_REVIEWS,
             {"apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview", "spec": spec},
         )
-        status = (answer or {}).get("status") or {}
+        status = manifest.status(answer or {})
         decision = (bool(status.get("allowed")) and not status.get("denied"), str(status.get("reason") or ""))
         ttl = self.options.authorized_ttl if decision[0] else self.options.unauthorized_ttl
         self._decisions.put(key, decision, ttl)

@@ -40,6 +40,7 @@ from datetime import UTC, datetime
 from http import HTTPStatus
 from typing import Any
 
+from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.control.recorder import EventRecorder
 from scheduler_operator.control.status import merge_patch, needs_write
 from scheduler_operator.io import kube
@@ -96,10 +97,10 @@ class StatusWriter:
         key = _key(plural, body)
         return self._written.get(key) or self._current.get(key)
 
-    def set(self, plural: str, body: Mapping[str, Any], status: dict[str, Any]) -> None:
+    def set(self, plural: str, body: Manifest, status: dict[str, Any]) -> None:
         """The newest status wanted for the object: replaces any not yet written."""
         key = _key(plural, body)
-        self._desired[key] = (str((body.get("metadata") or {}).get("uid") or ""), status)
+        self._desired[key] = (manifest.uid_of(body), status)
         if self.leading:
             self._schedule(key)
 
@@ -221,6 +222,6 @@ class StatusWriter:
             worker.cancel()
 
 
-def _key(plural: str, body: Mapping[str, Any]) -> ObjectKey:
-    meta = body.get("metadata") or {}
-    return plural, str(meta.get("namespace") or ""), str(meta.get("name") or "")
+def _key(plural: str, body: Manifest) -> ObjectKey:
+    # the namespace as given, "" when absent (not manifest.namespace_of's "default")
+    return plural, str(manifest.meta(body).get("namespace") or ""), manifest.name_of(body)
