@@ -44,6 +44,7 @@ from typing import Any
 import kopf
 
 from scheduler_core.defaults import default_plugins
+from scheduler_core.framework import Manifest
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_operator.control import admission, collector, serving
@@ -72,7 +73,7 @@ from scheduler_operator.resources import (
     PROFILE_PLURAL,
     VERSION,
 )
-from scheduler_operator.watch.informer import Body, Store, name_of, namespaced_name_of, uid_of
+from scheduler_operator.watch.informer import Store, name_of, namespaced_name_of, uid_of
 from scheduler_operator.watch.reflector import Reflector, Resource, Wakeup
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ class Operator:
         sys.stderr.flush()
         os._exit(code)
 
-    def _scheduler_store(self, kind: str, key: Callable[[Body], str]) -> Store:
+    def _scheduler_store(self, kind: str, key: Callable[[Manifest], str]) -> Store:
         """A store whose changes go to ``Scheduler.on_object_*``, which decides what they mean
         (a pod deleted while no watch ran: ``Scheduler.on_pod_vanished``)."""
         return Store(
@@ -218,8 +219,8 @@ class Operator:
             (self.plugin_configs, f"{prefix}/{PLUGIN_CONFIG_PLURAL}"),
         ]
 
-    async def _list(self, path: str) -> list[Body]:
-        items: list[Body] = await self.transport.list_items(path, limit=CR_LIST_PAGE)
+    async def _list(self, path: str) -> list[Manifest]:
+        items: list[Manifest] = await self.transport.list_items(path, limit=CR_LIST_PAGE)
         return items
 
     def sync_state(self) -> dict[str, dict[str, Any]]:

@@ -34,13 +34,13 @@ from typing import Any
 from aiohttp import web
 
 from scheduler_core.extender.service import BadRequest, ExtenderService, ServiceError
-from scheduler_core.framework import ClusterAPI, Code, PodInfo, Status
+from scheduler_core.framework import ClusterAPI, Code, Manifest, PodInfo, Status
 from scheduler_core.framework.writes import Write, Written
 from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
 from scheduler_operator.control.backend import binding
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Transport
-from scheduler_operator.watch.informer import DELETED, Body, Store, name_of, uid_of
+from scheduler_operator.watch.informer import DELETED, Store, name_of, uid_of
 from scheduler_operator.watch.reflector import Reflector, Resource
 
 log = logging.getLogger(__name__)
@@ -178,7 +178,7 @@ class KubeBinder(ClusterAPI):
         return None, Status(Code.ERROR, message)
 
 
-def _store(kind: str, key: Callable[[Body], str], apply: Callable[[str, Mapping[str, Any]], None]) -> Store:
+def _store(kind: str, key: Callable[[Manifest], str], apply: Callable[[str, Mapping[str, Any]], None]) -> Store:
     """A store whose changes go to the service as the watch event that made them."""
     return Store(
         kind, key=key,
