@@ -58,6 +58,7 @@ PINNED = {
     "PodInfo",
     "PodUID",
     "PostBindPlugin",
+    "PostFilterExtensions",
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
