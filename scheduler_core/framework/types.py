@@ -351,11 +351,17 @@ class NodeInfo:
         self._account(pod_info, 1)
 
     def remove_pod(self, pod_info: PodInfo) -> bool:
-        """Remove the pod with ``pod_info``'s UID; False when it is not on this node."""
-        for i, existing in enumerate(self.pods):
-            if existing.uid == pod_info.uid:
-                self.pods[i] = self.pods[-1]
-                self.pods.pop()
+        """Remove the pod with ``pod_info``'s UID (its place takes the last pod, as upstream's
+        ``RemovePod``); False when it is not on this node. Searched from the end: the pod a
+        binding confirms or forgets is the one assumed last, so a node holding thousands of pods
+        (SchedulingWhileGated: 10,000 on one node) does not scan them all per binding."""
+        pods = self.pods
+        uid = pod_info.uid
+        for i in range(len(pods) - 1, -1, -1):
+            existing = pods[i]
+            if existing.uid == uid:
+                pods[i] = pods[-1]
+                pods.pop()
                 self._account(existing, -1)
                 return True
         return False
