@@ -9,11 +9,8 @@ at or above the preemptor's priority, so a pod never breaks a gang more importan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
-from scheduler_core.framework import manifest
-from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import NodeInfo, PodInfo
 
@@ -37,10 +34,3 @@ def protect_gang(
     return None
 
 
-def find_namespaced(objects: Iterable[Any], namespace: str, name: str) -> Manifest | None:
-    """The object ``namespace/name`` among ``Handle.objects(kind)`` (a lister's Get)."""
-    for obj in objects:
-        meta = manifest.meta(obj)
-        if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
-            return obj  # type: ignore[no-any-return]
-    return None

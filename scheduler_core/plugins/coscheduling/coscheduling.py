@@ -98,7 +98,7 @@ class Coscheduling:
         name = group_name(pod)
         if not name:
             return None
-        return podgroup.find(self._handle.objects(podgroup.KIND), pod.namespace, name)
+        return podgroup.parse_found(self._handle.lookup(podgroup.KIND, pod.namespace, name))
 
     def _members(self, pod: PodInfo) -> list[Manifest]:
         """The pods of the pod's group that exist, as stored (scheduler-plugins' pod informer
@@ -175,7 +175,7 @@ class Coscheduling:
         memo = pod.pod_group_created
         if memo is not None:
             return memo
-        group = podgroup.find(self._handle.objects(podgroup.KIND), pod.namespace, name)
+        group = podgroup.parse_found(self._handle.lookup(podgroup.KIND, pod.namespace, name))
         if group is None:
             return fallback
         created = group.created

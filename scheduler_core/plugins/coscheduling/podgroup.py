@@ -9,12 +9,10 @@ Upstream: kubernetes-sigs/scheduler-plugins ``apis/scheduling/v1alpha1/types.go`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
-from scheduler_core.framework import PODS, Manifest, PodInfo, QuantityError, Resource, gangs, manifest
+from scheduler_core.framework import PODS, Manifest, PodInfo, QuantityError, Resource, manifest
 
 API_GROUP = "scheduling.x-k8s.io"
 KIND = f"{API_GROUP}/PodGroup"
@@ -78,9 +76,8 @@ def parse_time(value: object) -> float | None:
         return None
 
 
-def find(objects: Iterable[Any], namespace: str, name: str) -> PodGroup | None:
-    """The group ``namespace/name`` among the backend's PodGroups (the client's Get)."""
-    found = gangs.find_namespaced(objects, namespace, name)
+def parse_found(found: Manifest | None) -> PodGroup | None:
+    """The group a lookup (``Handle.lookup(KIND, namespace, name)``, the client's Get) found."""
     return PodGroup.parse(found) if found is not None else None
 
 

@@ -87,7 +87,8 @@ class GangScheduling:
         self._handle = handle
 
     def _group(self, namespace: str, name: str) -> Manifest | None:
-        return gangs.find_namespaced(self._handle.objects(KIND), namespace, name)
+        found: Manifest | None = self._handle.lookup(KIND, namespace, name)
+        return found
 
     def _members(self, namespace: str, name: str) -> Iterable[Manifest]:
         """The group's pods the scheduler knows (upstream's podGroupState ``allPods``)."""

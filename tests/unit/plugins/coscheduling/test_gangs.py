@@ -13,6 +13,7 @@ from typing import Any
 from scheduler_core.clock import FakeClock
 from scheduler_core.defaults import default_plugins
 from scheduler_core.framework import PodInfo
+from scheduler_core.framework.storage import scan
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
 from scheduler_core.simulator import Simulation, simulate
@@ -172,6 +173,9 @@ def test_queue_sort_keeps_gang_members_together() -> None:
     class _Handle:
         def objects(self, kind: str) -> list[dict[str, Any]]:
             return groups if kind == "scheduling.x-k8s.io/PodGroup" else []
+
+        def lookup(self, kind: str, namespace: str, name: str) -> Any:
+            return scan(self.objects(kind), namespace, name)
 
     plugin = Coscheduling(None, _Handle())  # type: ignore[arg-type]
     queued = [

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, QueueingHint, Status
+from scheduler_core.framework.storage import scan
 from scheduler_core.plugins.gangscheduling import GangScheduling
 from scheduler_core.runtime.waiting_pods import WaitingPods
 from tests.wrappers import node, pod
@@ -45,6 +46,9 @@ class FakeHandle:
 
     def objects(self, kind: str) -> list[dict[str, Any]]:
         return {"Pod": self.pods, KIND: self.groups}.get(kind, [])
+
+    def lookup(self, kind: str, namespace: str, name: str) -> dict[str, Any] | None:
+        return scan(self.objects(kind), namespace, name)  # type: ignore[return-value]
 
     def snapshot(self) -> FakeHandle:
         return self
