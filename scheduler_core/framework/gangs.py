@@ -32,5 +32,3 @@ def protect_gang(
     if preemptor.priority <= highest:
         return Status(Code.UNSCHEDULABLE, f"{ERR_GANG_VICTIM}: {victim.namespace}/{name}")
     return None
-
-
