@@ -223,14 +223,6 @@ class Operator:
         items: list[Manifest] = await self.transport.list_items(path, limit=CR_LIST_PAGE)
         return items
 
-    def sync_state(self) -> dict[str, dict[str, Any]]:
-        """Per watched kind: whether its first list is in (``synced``), and when (monotonic
-        seconds) it last listed and last heard an event; for readiness."""
-        return {
-            r.resource.kind: {"synced": r.synced, "last_list": r.last_list, "last_event": r.last_event}
-            for r in self.reflectors
-        }
-
     async def wait_synced(self) -> None:
         """Wait until every store holds a consistent list (upstream WaitForCacheSync): each
         reflector's first list is in its store, and Kopf's custom-resource stores hold what a

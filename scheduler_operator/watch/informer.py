@@ -28,7 +28,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
 from scheduler_core.framework import Manifest, manifest
 
-Body = Manifest  # the name tests/unit/operator/watch/test_informer.py imports
 DELETED = "DELETED"
 MAX_REMEMBERED_DELETIONS = 10_000
 

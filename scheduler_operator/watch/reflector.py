@@ -29,15 +29,13 @@ fault ended, budget 30 s). An ``optional`` kind the server does not serve (404: 
 installed) is empty and counts as synced; it is listed again after the longest backoff.
 
 :attr:`synced` turns true once the first list is in the store (client-go's ``HasSynced``) and
-stays true; :attr:`last_list` and :attr:`last_event` (monotonic seconds) say how fresh the store
-is, for readiness.
+stays true.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -61,7 +59,6 @@ WATCH_TIMEOUT = 30  # seconds the server keeps a watch open (timeoutSeconds)
 IDLE_MARGIN = 10.0  # seconds past WATCH_TIMEOUT without a byte: the connection is dead
 MIN_BACKOFF = 0.8  # client-go reflector: NewExponentialBackoffManager(800ms, 30s, ...)
 MAX_BACKOFF = 30.0
-READ_CHUNK = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -128,7 +125,6 @@ class Reflector:
         page_size: int = PAGE_SIZE,
         watch_timeout: int = WATCH_TIMEOUT,
         view: Callable[[Body], Body] | None = None,
-        clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         wakeup: Wakeup | None = None,
     ) -> None:
@@ -139,12 +135,9 @@ class Reflector:
         self.page_size = page_size
         self.watch_timeout = watch_timeout
         self.view = view or view_of(resource.kind)
-        self._clock = clock
         self._sleep = sleep
         self.resource_version: str | None = None
         self.synced = False
-        self.last_list: float | None = None
-        self.last_event: float | None = None
         self.lists = 0
         self.gone = 0  # 410s seen
 
@@ -178,7 +171,6 @@ class Reflector:
             log.info("%s %s/%s was deleted unseen", self.resource.kind, gone.get("namespace") or "", gone.get("name"))
         self.resource_version = meta.get("resourceVersion") or None
         self.lists += 1
-        self.last_list = self._clock()
         self.synced = True
 
     async def _page(self, token: str | None) -> dict[str, Any]:
@@ -243,7 +235,6 @@ class Reflector:
             if code == HTTPStatus.GONE:
                 raise Gone(f"{self.resource.kind} watch: {body.get('message')}")
             raise ApiError.of_status(body)
-        self.last_event = self._clock()
         rv = manifest.meta(body).get("resourceVersion")
         if kind != "BOOKMARK":
             try:

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from scheduler_operator.watch.informer import Body, Store, name_of, uid_of
+from scheduler_core.framework import Manifest
+from scheduler_operator.watch.informer import Store, name_of, uid_of
 
 
 def obj(name: str, uid: str, rv: str, **extra: Any) -> dict[str, Any]:
@@ -17,13 +18,13 @@ class Calls:
     def __init__(self) -> None:
         self.seen: list[tuple[str, ...]] = []
 
-    def add(self, body: Body) -> None:
+    def add(self, body: Manifest) -> None:
         self.seen.append(("add", body["metadata"]["uid"]))
 
-    def update(self, old: Body, new: Body) -> None:
+    def update(self, old: Manifest, new: Manifest) -> None:
         self.seen.append(("update", old["metadata"]["resourceVersion"], new["metadata"]["resourceVersion"]))
 
-    def delete(self, body: Body) -> None:
+    def delete(self, body: Manifest) -> None:
         self.seen.append(("delete", body["metadata"]["uid"]))
 
 

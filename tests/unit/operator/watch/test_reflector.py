@@ -10,10 +10,10 @@ from typing import Any, cast
 
 import pytest
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import Manifest, PodInfo
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Credentials, Transport
-from scheduler_operator.watch.informer import Body, Store, uid_of
+from scheduler_operator.watch.informer import Store, uid_of
 from scheduler_operator.watch.reflector import Gone, Reflector, Resource, Wakeup
 from scheduler_operator.watch.views import LAST_APPLIED, object_view, pod_view
 from tests.wrappers import make_node, make_pod
@@ -56,7 +56,7 @@ def test_a_relist_delivers_the_deletions_of_a_gap() -> None:
 def test_one_object_that_fails_does_not_stop_a_list() -> None:
     failed: list[str] = []
 
-    def add(body: Body) -> None:
+    def add(body: Manifest) -> None:
         if uid_of(body) == "bad":
             raise ValueError("boom")
 
