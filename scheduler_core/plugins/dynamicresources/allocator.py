@@ -15,12 +15,18 @@ default feature gates. Kept as upstream:
   device), ``matchAttribute``
   constraints, shared counters of partitionable devices, device taints (``NoSchedule`` and
   ``NoExecute`` untolerated keep a device out);
+* consumable capacity (gate ``DRAConsumableCapacity``, on in v1.36; :mod:`.capacity`): a device
+  with ``allowMultipleAllocations`` is shared, each share taking the capacity its request asks
+  (rounded by the capacity's ``requestPolicy``) within what stored and in-flight shares already
+  consume (an :class:`~.capacity.AllocatedState` given for ``allocated``), its shared counters
+  taken by the first share only; every device's capacities are checked against a request's
+  ``capacity.requests``;
 * the depth-first search with backtracking (``allocateOne``), and the result: one entry per
-  device, class then claim configs, the node selector (``createNodeSelector``).
+  device (a share with its ``shareID`` and ``consumedCapacity``), class then claim configs,
+  the node selector (``createNodeSelector``).
 
-Not modelled (beta features off the path of plain claims): consumable capacity
-(``allowMultipleAllocations``), binding conditions (devices that have them are tried last, as
-upstream, but PreBind does not wait for them).
+Not modelled (beta features off the path of plain claims): binding conditions (devices that
+have them are tried last, as upstream, but PreBind does not wait for them).
 
 ``allocate`` answers the allocation results (one per claim), ``None`` when the claims do not fit
 on the node, or raises :class:`AllocationError` (upstream's error; Filter makes it an Error).
@@ -31,6 +37,7 @@ Filter runs on every node, but only the chosen node's results are read (and, wit
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -41,6 +48,8 @@ from scheduler_core.framework import Manifest, manifest
 from scheduler_core.framework.device_cel import CELError, compile_selector
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.quantity import parse_quantity
+from scheduler_core.plugins.dynamicresources import capacity
+from scheduler_core.plugins.dynamicresources.capacity import AllocatedState, DeviceCapacity, Quantity
 
 ALLOCATION_RESULTS_MAX_SIZE = 32  # k8s.io/api resource/v1 types.go
 DeviceID = tuple[str, str, str]  # driver, pool, device
@@ -62,6 +71,9 @@ class Pool:
     incomplete: bool = False
     invalid: bool = False
     binding_conditions: bool = False
+    # a device with capacities or allowMultipleAllocations: then the in-order fast path leaves
+    # the pool to the search
+    capacity: bool = False
 
 
 @dataclass(slots=True)
@@ -74,6 +86,7 @@ class _Request:
     admin: bool
     count: int
     all_devices: list[tuple[Pool, Object, Object]] | None = None  # for allocationMode All
+    capacities: dict[str, Quantity] | None = None  # ``capacity.requests``
     # the class's and the request's CEL expressions: the key of their combined result per device
     selectors: tuple[Any, ...] = ()
 
@@ -85,6 +98,9 @@ class _Result:
     device: Object
     slice: Object
     admin: bool
+    # a share of a device that allows multiple allocations: what it consumes (its shareID is
+    # made with the result)
+    consumed: dict[str, Quantity] | None = None
 
 
 def node_matches(labels: Mapping[str, str], node_name: str, name: str, all_nodes: bool, selector: Any) -> bool:
@@ -112,6 +128,7 @@ class SliceIndex:
     def __init__(self, slices: Sequence[Object]) -> None:
         self.slices = list(slices)  # held, so the ids in ``reuse`` stay theirs
         self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
+        self._capacities: dict[int, dict[str, DeviceCapacity]] = {}  # by id of a device of these slices
         self.by_node: dict[str, list[Object]] = {}
         self.others: list[Object] = []
         self.newest: dict[tuple[str, str], int] = {}
@@ -133,6 +150,13 @@ class SliceIndex:
     def reuse(self, slices: Sequence[Object]) -> bool:
         """Whether ``slices`` are the very objects this index was built from."""
         return len(slices) == len(self.slices) and all(a is b for a, b in zip(slices, self.slices, strict=True))
+
+    def capacities(self, device: Object) -> dict[str, DeviceCapacity]:
+        """The device's capacities with their request policies, parsed once."""
+        found = self._capacities.get(id(device))
+        if found is None:
+            found = self._capacities[id(device)] = capacity.device_capacities(device)
+        return found
 
     def pools(self, labels: Mapping[str, str], node_name: str) -> list[Pool]:
         cached = self._pools.get(node_name)
@@ -199,6 +223,7 @@ def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
                 pool.invalid = True  # validateDeviceNames: duplicate device name
             seen.add(device["name"])
             pool.binding_conditions = pool.binding_conditions or bool(device.get("bindingConditions"))
+            pool.capacity = pool.capacity or bool(device.get("capacity") or device.get("allowMultipleAllocations"))
         pool.slices.append(s)
         pool.devices.append([((pool.driver, pool.name, str(d["name"])), d) for d in spec.get("devices") or ()])
     return pool
@@ -247,13 +272,14 @@ class Allocator:
         self,
         classes: Mapping[str, Object],
         slices: SliceIndex | Sequence[Object],
-        allocated: set[DeviceID],
+        allocated: set[DeviceID] | AllocatedState,
         results: SelectorResults | None = None,
     ) -> None:
         self.results = results if results is not None else SelectorResults()
         self._classes = classes
         self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
-        self._allocated = allocated
+        # the devices allocated whole, with the shares of the others and their consumed capacity
+        self._allocated = capacity.state_of(allocated)
         self._prepared: _Prepared | None = None
 
     def allocate(
@@ -314,6 +340,8 @@ class _Allocation:
         self.constraints: list[list[dict[str, Any]]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
         self.allocating: dict[DeviceID, set[int]] = {}
+        # ``allocatingCapacity``: the capacity taken by this search's shares, per device
+        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}  # pool -> set -> counter
         self.available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         self.chosen: dict[tuple[int, int], int] = {}
@@ -397,6 +425,7 @@ class _Allocation:
             )
         mode = spec.get("allocationMode") or "ExactCount"
         req = _Request(name, base, sub, spec, klass, bool(spec.get("adminAccess")), 1)
+        req.capacities = capacity.request_capacities(spec)
         req.selectors = (_expressions(manifest.spec(klass).get("selectors")), _expressions(spec.get("selectors")))
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
@@ -416,9 +445,12 @@ class _Allocation:
                         f"{pool.driver}/{pool.name} is currently invalid"
                     )
                 for s, devices in zip(pool.slices, pool.devices, strict=True):
-                    for _, device in devices:
-                        if self._selectable(len(self.requests), req, pool, s, device):
-                            req.all_devices.append((pool, s, device))
+                    for device_id, device in devices:
+                        if not self._selectable(len(self.requests), req, pool, s, device):
+                            continue
+                        if (pool.capacity or req.capacities is not None) and not self._fits(req, device_id, device):
+                            continue
+                        req.all_devices.append((pool, s, device))
             req.count = len(req.all_devices)
         else:
             raise AllocationError(f"claim {_key(claim)}, request {name}: unsupported count mode {mode}")
@@ -427,19 +459,21 @@ class _Allocation:
     # -- the search (``allocateOne``) ------------------------------------------------------------------
     def _only_request(self) -> _Request | None:
         """The request, when the claims make one request with one alternative, a count, no
-        admin access and no constraint: then no device taken limits which other can be, unless
-        it consumes shared counters, and the search takes the first ones it can, in order."""
+        admin access, no capacity and no constraint: then no device taken limits which other can
+        be, unless it consumes shared counters or capacity, and the search takes the first ones
+        it can, in order."""
         if len(self.requests) != 1 or len(self.requests[0]) != 1 or self.constraints[0]:
             return None
         alternatives = self.requests[0][0]
         if len(alternatives) != 1 or alternatives[0].all_devices is not None or alternatives[0].admin:
             return None
-        return alternatives[0]
+        return alternatives[0] if alternatives[0].capacities is None else None
 
     def _allocate_in_order(self, request: _Request) -> bool | None:
         """What :meth:`_allocate_request` finds for the only request, without its recursion:
         the first ``count`` devices not in use, selected and not tainted, in the search's order;
-        None (nothing taken) at a device consuming shared counters, left to the search."""
+        None (nothing taken) at a device consuming shared counters or in a pool with capacities,
+        left to the search."""
         if request.count > ALLOCATION_RESULTS_MAX_SIZE:
             return False
         self.chosen[(0, 0)] = 0
@@ -450,6 +484,9 @@ class _Allocation:
         for pool in self.pools:
             if pool.incomplete or pool.invalid:
                 continue
+            if pool.capacity:
+                taken.clear()
+                return None
             for s, devices in zip(pool.slices, pool.devices, strict=True):
                 for device_id, device in devices:
                     if device_id in allocated:
@@ -523,6 +560,8 @@ class _Allocation:
                         continue
                     if not self._selectable(claim_index, request, pool, s, device):
                         continue
+                    if (pool.capacity or request.capacities is not None) and not self._fits(request, device_id, device):
+                        continue
                     undo = self._take(claim_index, request, pool, s, device, must=False, device_id=device_id)
                     if undo is None:
                         continue
@@ -590,7 +629,9 @@ class _Allocation:
         must: bool,
         device_id: DeviceID | None = None,
     ) -> Any:
-        """``allocateDevice``: the undo function, or None when the device cannot be taken."""
+        """``allocateDevice``: the undo function, or None when the device cannot be taken. A
+        device that allows multiple allocations is not marked in use: the search takes a share
+        of it, its capacity consumed, and its shared counters only by the first share."""
         if device_id is None:
             device_id = (pool.driver, pool.name, str(device["name"]))
         if request.admin and claim_index in self.allocating.get(device_id, ()):
@@ -599,8 +640,11 @@ class _Allocation:
             return None
         if _taint_prevents(device, request.spec):
             return None
+        multi = pool.capacity and bool(device.get("allowMultipleAllocations"))
         counters_taken = False
-        if device.get("consumesCounters"):
+        if device.get("consumesCounters") and not (
+            multi and (device_id in self.owner._allocated.capacity or device_id in self.allocating_capacity)
+        ):
             if not self._take_counters(pool, device):
                 return None
             counters_taken = True
@@ -618,18 +662,59 @@ class _Allocation:
                     )
                 return None
             added.append(constraint)
-        self.allocating.setdefault(device_id, set()).add(claim_index)
-        self.results[claim_index].append(_Result(request.name, device_id, device, s, request.admin))
+        consumed: dict[str, Quantity] | None = None
+        existed = False
+        if pool.capacity or request.capacities is not None:
+            if not self._fits(request, device_id, device):
+                for c in added:
+                    _constraint_remove(c)
+                if counters_taken:
+                    self._release_counters(pool, device)
+                return None
+            if multi:
+                consumed = capacity.consumed_by(request.capacities, self.owner._slices.capacities(device))
+                existed = device_id in self.allocating_capacity
+                entry = self.allocating_capacity.setdefault(device_id, {})
+                for name, q in consumed.items():
+                    entry[name] = entry.get(name, Fraction(0)) + q.value
+        if not multi:
+            self.allocating.setdefault(device_id, set()).add(claim_index)
+        self.results[claim_index].append(_Result(request.name, device_id, device, s, request.admin, consumed))
 
         def undo() -> None:
             self.results[claim_index].pop()
-            self.allocating[device_id].discard(claim_index)
+            if consumed is not None:
+                self._release_capacity(device_id, consumed, existed)
+            else:
+                self.allocating[device_id].discard(claim_index)
             for c in added:
                 _constraint_remove(c)
             if counters_taken:
                 self._release_counters(pool, device)
 
         return undo
+
+    # -- consumable capacity (``CmpRequestOverCapacity``) ------------------------------------------------
+    def _fits(self, request: _Request, device_id: DeviceID, device: Object) -> bool:
+        return capacity.fits(
+            self.owner._allocated.capacity.get(device_id),
+            request.capacities,
+            self.owner._slices.capacities(device),
+            self.allocating_capacity.get(device_id),
+        )
+
+    def _release_capacity(self, device_id: DeviceID, consumed: dict[str, Quantity], existed: bool) -> None:
+        """``ConsumedCapacityCollection.Remove`` (an entry left at zero goes), keeping the entry
+        of an earlier share: it marks the device as shared, so later shares skip its counters."""
+        entry = self.allocating_capacity[device_id]
+        for name, q in consumed.items():
+            if name in entry:
+                entry[name] -= q.value
+        if not any(entry.values()):
+            if existed:
+                entry.clear()
+            else:
+                del self.allocating_capacity[device_id]
 
     # -- shared counters (``checkAvailableCounters``) ----------------------------------------------------
     def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
@@ -642,7 +727,7 @@ class _Allocation:
                 if int((manifest.spec(s).get("pool") or {}).get("generation") or 0) != generation:
                     continue
                 for device in manifest.spec(s).get("devices") or ():
-                    if (*key, device.get("name")) not in self.owner._allocated:
+                    if not self.owner._allocated.holds((*key, device.get("name"))):
                         continue
                     for consumption in device.get("consumesCounters") or ():
                         counter_set = available.get(consumption.get("counterSet"), {})
@@ -683,6 +768,12 @@ class _Allocation:
                                      "device": r.device_id[2]}  # fmt: skip
             if r.admin:
                 entry["adminAccess"] = True
+            if r.consumed is not None:
+                entry["shareID"] = str(uuid.uuid1())  # GenerateShareID: uuid.NewUUID
+                if r.consumed:
+                    entry["consumedCapacity"] = {
+                        name: capacity.canonical(r.consumed[name]) for name in sorted(r.consumed)
+                    }
             results.append(entry)
         config: list[dict[str, Any]] = []
         seen_classes: dict[str, list[dict[str, Any]]] = {}
