@@ -589,7 +589,7 @@ class Executor:
         """executor.go createPodsSteadily: keep ``count`` pods; each time ``count`` more got
         scheduled, delete the namespace's pods and create ``count`` new ones, for ``duration``."""
         count = int(op.get("count", 0))
-        duration = _seconds(op.get("duration", "0s"))
+        duration = go_seconds(op.get("duration", "0s"))
         deadline = time.perf_counter() + duration
         self._create_pods(namespace, path, count, op)
         scheduled = 0
@@ -720,7 +720,7 @@ class Executor:
                 self.scheduled_per_namespace.clear()
 
     async def op_sleep(self, index: int, op: Mapping[str, Any]) -> None:
-        await self._schedule(deadline=time.perf_counter() + _seconds(op.get("duration", "0s")))
+        await self._schedule(deadline=time.perf_counter() + go_seconds(op.get("duration", "0s")))
 
     async def op_startCollectingMetrics(self, index: int, op: Mapping[str, Any]) -> None:
         self._start_collecting(
@@ -809,7 +809,7 @@ class Executor:
         allocator, the seeded random generator), and write the allocation to its status."""
         # The plugin's allocator, outside a scheduling cycle: the bench's use, not the plugin's.
         from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
-        from scheduler_core.plugins.dynamicresources.claim_index import devices_of
+        from scheduler_core.framework.dra import allocated_devices as devices_of
 
         namespace = str(op.get("namespace") or "")
         claims = list(self.cluster.objects("ResourceClaim"))
@@ -879,7 +879,7 @@ def load_template(path: str, index: int = 0, count: int = 1) -> Obj:
     return copied
 
 
-def _seconds(value: object) -> float:
+def go_seconds(value: object) -> float:
     """A Go duration string of the forms upstream's configs use (``10s``, ``0s``, ``500ms``, ``1m``)."""
     text = str(value)
     for suffix, factor in (("ms", 0.001), ("s", 1.0), ("m", 60.0), ("h", 3600.0)):
