@@ -5,7 +5,7 @@ checks SchedulerProfiles and PluginConfigs with the operator's rules; ``run`` st
 the operator (``scheduler_operator.control.app``). Exit codes: 0 done (a pod that does not fit
 is a result, not a failure),
 2 bad input or usage (with one ``error: file: Kind ns/name: field: reason`` line per problem
-on stderr, never a traceback), 3 not available in this build.
+on stderr, never a traceback), 4 a live cluster not reachable (``cli.live``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from scheduler_core.simulator.html import render_simulation
 from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator.cli import explain_cmd, import_cmd, logs, whatif_cmd
-from scheduler_operator.cli.output import emit, warn
+from scheduler_operator.cli.live import HOME_NAMESPACE_ENV
+from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
 from scheduler_operator.control.options import (
     DEFAULT_LIVENESS,
     ElectionConfig,
@@ -42,10 +43,6 @@ from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_CRITICAL_LIMIT, D
 from scheduler_operator.io.kube import KubeconfigSource
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
-HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
-EXIT_OK = 0
-EXIT_BAD_INPUT = 2
-EXIT_UNAVAILABLE = 3
 DEFAULT_LISTEN = "127.0.0.1:8888"
 EXAMPLES = ("cluster", "profiles")
 
@@ -219,13 +216,11 @@ def _simulate(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         cluster = load_files(files, home_namespace=args.home_namespace)
-        _warn(cluster.warnings)
+        warn(cluster.warnings)
         result = run_simulation(cluster, seed=args.seed, home_namespace=args.home_namespace)
     except InputError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    _warn(result.warnings)
+        return errors(exc)
+    warn(result.warnings)
     if args.output == "html":
         text = render_simulation(result.pods, node_usage(cluster.nodes, result))
     else:
@@ -347,18 +342,13 @@ def _run(args: argparse.Namespace) -> int:
         logging.getLogger(noisy).setLevel(logging.WARNING)
     try:
         election = ElectionConfig(args.lease_duration, args.renew_deadline, args.retry_period)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    webhook = None
-    if args.webhook_port is not None:
-        if not args.webhook_cert or not args.webhook_key:
-            print("error: --webhook-port needs --webhook-cert and --webhook-key", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        webhook = WebhookOptions(
-            args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
-        )
-    try:
+        webhook = None
+        if args.webhook_port is not None:
+            if not args.webhook_cert or not args.webhook_key:
+                raise ValueError("--webhook-port needs --webhook-cert and --webhook-key")
+            webhook = WebhookOptions(
+                args.webhook_port, args.webhook_cert, args.webhook_key, args.webhook_addr, managed=args.webhook_managed
+            )
         plain, secure = _serving_options(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -390,11 +380,6 @@ def _extender_serve(args: argparse.Namespace) -> int:
     logs.configure(args.log_format, logs.level_of(args.verbosity, args.log_level))
     try:
         service, host, port, tls = extender_cli.prepare(args.profile, args.listen, args.tls_cert, args.tls_key)
-    except extender_cli.UsageError as exc:
-        for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(extender_cli.run(service, host, port, tls))
     except extender_cli.UsageError as exc:
@@ -402,10 +387,6 @@ def _extender_serve(args: argparse.Namespace) -> int:
             print(f"error: {problem}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_OK
-
-
-def _warn(warnings: Sequence[str]) -> None:
-    warn(warnings)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 import yaml
 
-from scheduler_operator.cli.command import EXIT_BAD_INPUT, main
+from scheduler_operator.cli.command import main
+from scheduler_operator.cli.output import EXIT_BAD_INPUT
 
 CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # `error: FILE: line N[, column M]: ...`: a refusal that names the file and where in it.

@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 from scheduler_core.framework import NodeInfo, QuantityError, milli_value, parse_quantity, value
 from scheduler_core.framework.quantity import MAX_INT64
 from scheduler_core.simulator import load_files, simulate
-from scheduler_operator.cli.command import EXIT_BAD_INPUT, main
+from scheduler_operator.cli.command import main
+from scheduler_operator.cli.output import EXIT_BAD_INPUT
 from tests.unit.simulator.support import PROFILE_API
 from tests.wrappers import node, pod
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_operator.cli.command import EXIT_BAD_INPUT, _serving_options, build_parser, main
+from scheduler_operator.cli.command import _serving_options, build_parser, main
+from scheduler_operator.cli.output import EXIT_BAD_INPUT
 from scheduler_operator.control.options import ServingOptions
 
 
@@ -95,6 +96,10 @@ def test_metrics_and_probes_are_served_over_https_on_10259_and_plain_http_only_w
     assert "--secure-port -1 is not a TCP port" in capsys.readouterr().err
     assert main(["run", "--tls-cert-file", "a.crt"]) == EXIT_BAD_INPUT
     assert "--tls-cert-file and --tls-private-key-file go together" in capsys.readouterr().err
+    assert main(["run", "--webhook-port", "9443", "--webhook-cert", "a.crt"]) == EXIT_BAD_INPUT
+    assert "error: --webhook-port needs --webhook-cert and --webhook-key" in capsys.readouterr().err
+    assert main(["run", "--lease-duration", "1s", "--renew-deadline", "2s"]) == EXIT_BAD_INPUT
+    assert "error: --lease-duration must be greater than --renew-deadline" in capsys.readouterr().err
 
 
 EXAMPLES = Path(__file__).resolve().parents[4] / "scheduler_operator" / "examples"

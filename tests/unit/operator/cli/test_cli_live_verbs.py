@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from scheduler_operator.cli.command import EXIT_BAD_INPUT, main
+from scheduler_operator.cli.command import main
+from scheduler_operator.cli.output import EXIT_BAD_INPUT
 
 ROOT = Path(__file__).resolve().parents[4]
 
