@@ -209,18 +209,17 @@ class Pool:
         status, reason, headers, reusable = await _read_head(reader)
         if _bodiless(method, status):
             body = b""
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            body = await _read_chunks(reader)
-        elif "content-length" in headers:
+        elif "content-length" in headers and not _chunked(headers):  # one read: the common case
             body = await reader.readexactly(_content_length(headers))
-        else:
-            body = await reader.read()  # to the end: the server closes
-            reusable = False
-        if body and _gzip(headers):
-            try:
-                body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-            except zlib.error as error:
-                raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
+            if body and _gzip(headers):
+                try:
+                    body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
+                except zlib.error as error:
+                    raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
+        else:  # chunked, or to the end when the server closes: as a stream, within the request's time-out
+            stream = Stream(reader, status, reason, headers, method, None)
+            body = await stream.read()
+            reusable = reusable and stream.delimited
         return Answer(status, reason, headers, body), reusable
 
     def drop_idle(self) -> None:
@@ -230,17 +229,6 @@ class Pool:
 
     async def close(self) -> None:
         self.drop_idle()
-
-
-async def _read_chunks(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size = await _chunk_size(reader)
-        if size:
-            parts.append(await reader.readexactly(size))
-        await _chunk_end(reader, size)
-        if size == 0:
-            return b"".join(parts)
 
 
 async def _read_head(reader: asyncio.StreamReader) -> tuple[int, str, CIMultiDict[str], bool]:
@@ -273,26 +261,12 @@ def _content_length(headers: CIMultiDict[str]) -> int:
     return int(length)
 
 
+def _chunked(headers: CIMultiDict[str]) -> bool:
+    return "chunked" in headers.get("transfer-encoding", "").lower()
+
+
 def _gzip(headers: CIMultiDict[str]) -> bool:
     return headers.get("content-encoding", "").lower() == "gzip"
-
-
-async def _chunk_size(reader: asyncio.StreamReader) -> int:
-    line = await reader.readuntil(b"\r\n")
-    size_text = line.split(b";", 1)[0].strip()
-    try:
-        return int(size_text, 16)
-    except ValueError:
-        raise ConnectionError(f"invalid chunk size {size_text[:20]!r}") from None
-
-
-async def _chunk_end(reader: asyncio.StreamReader, size: int) -> None:
-    """After a chunk's data, its CRLF; after the last (empty) chunk, the trailers and the blank line."""
-    if size == 0:
-        while (await reader.readuntil(b"\r\n")) != b"\r\n":
-            pass
-    elif await reader.readexactly(2) != b"\r\n":
-        raise ConnectionError("a chunk does not end with CRLF")
 
 
 _SIZE, _DATA, _TRAILER = range(3)  # where a chunked stream's parser stands
@@ -301,7 +275,8 @@ _MAX_SIZE_LINE = 4096
 
 class Stream:
     """An answer's body as it comes: :meth:`readany` gives the next bytes (decompressed), b"" at
-    the end; every read waits at most ``idle_timeout`` seconds (``TimeoutError``).
+    the end; every read waits at most ``idle_timeout`` seconds (``TimeoutError``; None: no limit
+    of its own, as :meth:`Pool.request` reads a chunked answer within its own time-out).
 
     A chunked body (a watch) is parsed from what each read of the socket brings, whole chunks
     and the part of one that has arrived, so an event costs one read of the socket rather than
@@ -314,13 +289,13 @@ class Stream:
         reason: str,
         headers: CIMultiDict[str],
         method: str,
-        idle_timeout: float,
+        idle_timeout: float | None,
     ) -> None:
         self.status, self.reason, self.headers = status, reason, headers
         self._reader = reader
         self._idle_timeout = idle_timeout
         bodiless = _bodiless(method, status)
-        self._chunked = not bodiless and "chunked" in headers.get("transfer-encoding", "").lower()
+        self._chunked = not bodiless and _chunked(headers)
         self._left: int | None = None  # bytes left of a Content-Length body or chunk; None: to the end
         if bodiless or self._chunked:
             self._left = 0
