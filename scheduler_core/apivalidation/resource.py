@@ -10,6 +10,7 @@ is refused with ``validateCELSelector``'s words.
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 from scheduler_core.apivalidation import meta
@@ -17,6 +18,7 @@ from scheduler_core.apivalidation.resources import is_extended
 from scheduler_core.framework import content, field, manifest
 from scheduler_core.framework.device_cel import CELError, CostError, compile_selector
 from scheduler_core.framework.manifest import Manifest
+from scheduler_core.framework.quantity import canonical, format_of, int64_ceil, parse_quantity
 
 Errors = list[field.Error]
 
@@ -29,6 +31,7 @@ FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
 RESOURCE_SLICE_MAX_DEVICES = 128
 RESOURCE_SLICE_MAX_COUNTER_SETS = 8
+CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS = 10
 ALLOCATION_MODES = ("All", "ExactCount")
 NODE_SELECTION = "exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
 
@@ -92,13 +95,132 @@ def resource_slice(obj: Manifest) -> Errors:
         )
     if spec.get("sharedCounters") is not None and spec.get("devices") is not None:
         errs.append(field.invalid(path, "", "only one of `sharedCounters` or `devices` is allowed"))
-    errs += _named_set(spec.get("devices"), RESOURCE_SLICE_MAX_DEVICES, field.child(path, "devices"), _no_rules)
+    errs += _named_set(spec.get("devices"), RESOURCE_SLICE_MAX_DEVICES, field.child(path, "devices"), _device)
     errs += _named_set(spec.get("sharedCounters"), RESOURCE_SLICE_MAX_COUNTER_SETS,
                        field.child(path, "sharedCounters"), _no_rules)  # fmt: skip
     return errs
 
 
 def _no_rules(item: Manifest, path: str) -> Errors:
+    return []
+
+
+def _device(device: Manifest, path: str) -> Errors:
+    """``validateDevice``'s capacity rules: a ``requestPolicy`` only where the device allows
+    multiple allocations (``validateSingleAllocatableDeviceCapacity``), and then one that fits
+    the capacity's value (``validateMultiAllocatableDeviceCapacity``)."""
+    errs: Errors = []
+    multi = device.get("allowMultipleAllocations") is True
+    capacities = device.get("capacity") or {}
+    for name in sorted(capacities):
+        capacity = capacities[name] or {}
+        policy = capacity.get("requestPolicy")
+        if policy is None:
+            continue
+        ppath = field.child(field.key(field.child(path, "capacity"), name), "requestPolicy")
+        if not multi:
+            errs.append(field.forbidden(ppath, "allowMultipleAllocations must be true"))
+        else:
+            errs += _request_policy(_quantity(capacity.get("value", "0")), policy, ppath)
+    return errs
+
+
+Quantity = tuple[Fraction, str]  # the value and its canonical string (``Quantity.String``)
+
+
+def _quantity(text: Any) -> Quantity:
+    value = parse_quantity(str(text))
+    return value, canonical(value, format_of(str(text)))
+
+
+def _request_policy(capacity: Quantity, policy: Manifest, path: str) -> Errors:
+    """``validateRequestPolicy``."""
+    values, valid_range = policy.get("validValues") or [], policy.get("validRange")
+    if values and valid_range is not None:
+        return [field.forbidden(path, 'exactly one policy can be specified, cannot specify "validValues" and '
+                                      '"validRange" at the same time')]  # fmt: skip
+    if not values and valid_range is None:
+        return []
+    kind = "validValues" if values else "validRange"
+    if policy.get("default") is None:
+        return [field.required(field.child(path, "default"), f"required when {kind} is defined")]
+    default = _quantity(policy["default"])
+    if values:
+        return _valid_values(default, capacity, [_quantity(v) for v in values], field.child(path, "validValues"))
+    return _valid_range(default, capacity, valid_range or {}, field.child(path, "validRange"))
+
+
+def _valid_values(default: Quantity, capacity: Quantity, values: list[Quantity], path: str) -> Errors:
+    """``validateRequestPolicyValidValues``: sorted, at most 10, distinct, within the capacity,
+    the default among them."""
+    errs = [
+        field.invalid(field.index(path, i + 1), values[i + 1][1], "values must be sorted in ascending order")
+        for i in range(len(values) - 1)
+        if values[i][0] > values[i + 1][0]
+    ]
+    if len(values) > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS:
+        errs.append(field.too_many(path, len(values), CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS))
+    else:
+        for i, option in enumerate(values):
+            if option[0] > capacity[0]:
+                errs.append(field.invalid(field.index(path, i), option[1],
+                                          f"option is larger than capacity value: {capacity[1]}"))  # fmt: skip
+        seen: set[str] = set()
+        for i, option in enumerate(values):
+            key = str(int64_ceil(option[0]))  # quantityKey: Value()
+            if key in seen:
+                errs.append(field.duplicate(field.index(path, i), key))
+            seen.add(key)
+    if (
+        not any(option[0] == default[0] for option in values)
+        or len(values) > CAPACITY_REQUEST_POLICY_DISCRETE_MAX_OPTIONS
+    ):
+        errs.append(field.invalid(path, default[1], "default value is not valid according to the requestPolicy"))
+    return errs
+
+
+def _valid_range(default: Quantity, capacity: Quantity, valid_range: Manifest, path: str) -> Errors:
+    """``validateRequestPolicyRange``."""
+    if valid_range.get("min") is None:
+        return [field.required(field.child(path, "min"), "required when validRange is defined")]
+    low = _quantity(valid_range["min"])
+    errs: Errors = []
+    if low[0] > capacity[0]:
+        errs.append(
+            field.invalid(field.child(path, "min"), low[1], f"min is larger than capacity value: {capacity[1]}")
+        )
+    if default[0] < low[0]:
+        errs.append(field.invalid(field.child(path, "min"), default[1], f"default is less than min: {low[1]}"))
+    high = _quantity(valid_range["max"]) if valid_range.get("max") is not None else None
+    if high is not None:
+        if low[0] > high[0]:
+            errs.append(field.invalid(field.child(path, "max"), low[1], f"min is larger than max: {high[1]}"))
+        if high[0] > capacity[0]:
+            errs.append(field.invalid(field.child(path, "max"), high[1],
+                                      f"max is larger than capacity value: {capacity[1]}"))  # fmt: skip
+        if default[0] > high[0]:
+            errs.append(field.invalid(field.child(path, "max"), default[1], f"default is more than max: {high[1]}"))
+    if valid_range.get("step") is not None:
+        step = _quantity(valid_range["step"])
+        spath = field.child(path, "step")
+        added = low[0] + step[0]
+        if added > capacity[0]:
+            # Quantity.Add keeps the receiver's (min's) format
+            one_step = canonical(added, format_of(str(valid_range["min"])))
+            errs.append(field.invalid(spath, step[1],
+                                      f"one step {one_step} is larger than capacity value: {capacity[1]}"))  # fmt: skip
+        errs += _step(default, low, step, spath)
+        if high is not None:
+            errs += _step(high, low, step, spath)
+    return errs
+
+
+def _step(value: Quantity, low: Quantity, step: Quantity, path: str) -> Errors:
+    """``validateRequestPolicyRangeStep``: on the integer values (``Value`` rounds up)."""
+    added = int64_ceil(value[0]) - int64_ceil(low[0])
+    divisor = int64_ceil(step[0])
+    if divisor and added - divisor * int(added / divisor) != 0:  # Go's %, truncating
+        return [field.invalid(path, value[1], f"value is not a multiple of a given step ({step[1]}) from ({low[1]})")]
     return []
 
 

@@ -132,3 +132,48 @@ def milli_value(text: str | int | float) -> int:
 def value(text: str | int | float) -> int:
     """``Quantity.Value``: the value rounded up to an integer."""
     return int64_ceil(parse_quantity(text))
+
+
+# -- writing a quantity back (``Quantity.String``, ``CanonicalizeBytes``) -------------------------------
+BINARY_SI, DECIMAL_SI, DECIMAL_EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
+_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
+_BINARY_SUFFIXES = ("", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
+
+
+def format_of(text: str | int | float) -> str:
+    """The format ``ParseQuantity`` gives a quantity: its suffix's kind (none is decimal)."""
+    raw = str(text).strip()
+    if raw[-2:] in _BINARY:
+        return BINARY_SI
+    match = _NUMBER.match(raw)
+    return DECIMAL_EXPONENT if match and _EXPONENT.match(match.group(3)) else DECIMAL_SI
+
+
+def canonical(value: Fraction, fmt: str) -> str:
+    """``Quantity.String`` of a parsed quantity (how the API server writes it back): a binary
+    quantity as a whole number of the largest binary suffix dividing it, unless it is below
+    1024 or not whole (then decimal); a decimal one as the smallest integer times a power of
+    ten that is a multiple of three, with that power's suffix (``e<n>`` past the suffixes, or
+    always for the exponent format)."""
+    if value == 0:
+        return "0"
+    if fmt == BINARY_SI and (-1024 < value < 1024 or value.denominator != 1):
+        fmt = DECIMAL_SI
+    if fmt == BINARY_SI:
+        amount, exponent = int(value), 0
+        while amount % 1024 == 0 and exponent < len(_BINARY_SUFFIXES) - 1:
+            amount //= 1024
+            exponent += 1
+        return f"{amount}{_BINARY_SUFFIXES[exponent]}"
+    amount, exponent = int(value * 10**9), -9  # parse_quantity keeps nano precision
+    while amount % 10 == 0:
+        amount //= 10
+        exponent += 1
+    remainder = int(math.fmod(exponent, 3))  # Go's %: the sign of the dividend
+    if remainder in (1, -2):
+        amount, exponent = amount * 10, exponent - 1
+    elif remainder in (2, -1):
+        amount, exponent = amount * 100, exponent - 2
+    if fmt == DECIMAL_SI and exponent in _DECIMAL_SUFFIXES:
+        return f"{amount}{_DECIMAL_SUFFIXES[exponent]}"
+    return f"{amount}e{exponent}" if exponent else str(amount)

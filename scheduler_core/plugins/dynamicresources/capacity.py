@@ -24,22 +24,18 @@ API server would serialize upstream's ``resource.Quantity``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 from scheduler_core.framework import Manifest
-from scheduler_core.framework.quantity import int64_ceil, parse_quantity
+from scheduler_core.framework.quantity import BINARY_SI, format_of, int64_ceil, parse_quantity
+from scheduler_core.framework.quantity import canonical as quantity_string
 
 DeviceID = tuple[str, str, str]  # driver, pool, device
 SharedDeviceID = tuple[str, str, str, str]  # driver, pool, device, shareID
 Consumed = dict[str, Fraction]  # capacity name -> amount
-
-BINARY, DECIMAL, EXPONENT = "BinarySI", "DecimalSI", "DecimalExponent"
-_BINARY_SUFFIX = re.compile(r"[KMGTPE]i$")
-_EXPONENT_SUFFIX = re.compile(r"[eE][-+]?[0-9]+$")
 
 
 class AllocatedState(set[DeviceID]):
@@ -95,18 +91,11 @@ def add(into: Consumed, amounts: Mapping[str, Fraction]) -> None:
 @dataclass(frozen=True, slots=True)
 class Quantity:
     value: Fraction
-    format: str  # BINARY, DECIMAL or EXPONENT: how the API server writes it back
+    format: str  # BinarySI, DecimalSI or DecimalExponent: how the API server writes it back
 
 
 def quantity(text: Any) -> Quantity:
-    raw = str(text)
-    if _BINARY_SUFFIX.search(raw):
-        fmt = BINARY
-    elif _EXPONENT_SUFFIX.search(raw):
-        fmt = EXPONENT
-    else:
-        fmt = DECIMAL
-    return Quantity(parse_quantity(raw), fmt)
+    return Quantity(parse_quantity(str(text)), format_of(str(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -217,7 +206,7 @@ def _round_up_range(requested: Quantity, policy: Policy) -> Quantity:
     n = _go_div(added, step)
     if _go_mod(added, step):
         n += 1
-    return Quantity(Fraction(minimum + step * n), BINARY)  # resource.NewQuantity(val, BinarySI)
+    return Quantity(Fraction(minimum + step * n), BINARY_SI)  # resource.NewQuantity(val, BinarySI)
 
 
 def violates_policy(requested: Quantity, policy: Policy | None) -> bool:
@@ -251,33 +240,5 @@ def _go_mod(a: int, b: int) -> int:
     return a - b * _go_div(a, b) if b else 0
 
 
-# -- writing a quantity as the API server does (``Quantity.CanonicalizeBytes``) -----------------------
-_DECIMAL_SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
-_BINARY_SUFFIXES = {0: "", 1: "Ki", 2: "Mi", 3: "Gi", 4: "Ti", 5: "Pi", 6: "Ei"}
-
-
 def canonical(q: Quantity) -> str:
-    value = q.value
-    if value == 0:
-        return "0"
-    fmt = q.format
-    if fmt == BINARY and (-1024 < value < 1024 or value.denominator != 1):
-        fmt = DECIMAL
-    if fmt == BINARY:
-        amount, exponent = int(value), 0
-        while amount % 1024 == 0 and exponent < 6:
-            amount //= 1024
-            exponent += 1
-        return f"{amount}{_BINARY_SUFFIXES[exponent]}"
-    amount, exponent = int(value * 10**9), -9  # parse_quantity keeps nano precision
-    while amount % 10 == 0:
-        amount //= 10
-        exponent += 1
-    remainder = exponent % 3 if exponent >= 0 else -((-exponent) % 3)
-    if remainder in (1, -2):
-        amount, exponent = amount * 10, exponent - 1
-    elif remainder in (2, -1):
-        amount, exponent = amount * 100, exponent - 2
-    if fmt == DECIMAL and exponent in _DECIMAL_SUFFIXES:
-        return f"{amount}{_DECIMAL_SUFFIXES[exponent]}"
-    return f"{amount}e{exponent}" if exponent else str(amount)
+    return quantity_string(q.value, q.format)

@@ -22,6 +22,16 @@ def slice_(**spec: Any) -> dict[str, Any]:
     return {"apiVersion": API, "kind": "ResourceSlice", "metadata": {"name": "s"}, "spec": body}
 
 
+POLICY = "spec.devices[0].capacity[memory].requestPolicy"
+
+
+def shared(**policy: Any) -> dict[str, Any]:
+    """A slice with one device that allows multiple allocations, 80Gi of memory with ``policy``."""
+    device = {"name": "a", "allowMultipleAllocations": True,
+              "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}}}  # fmt: skip
+    return slice_(nodeName="n", devices=[device])
+
+
 def messages(kind: str, obj: dict[str, Any]) -> list[str]:
     return [str(p) for p in apivalidation.validate(kind, obj)]
 
@@ -90,6 +100,39 @@ EXACT = {"name": "r", "exactly": {"deviceClassName": "gpu"}}
         pytest.param("ResourceSlice", slice_(nodeName="n", pool={"name": "p", "resourceSliceCount": 0}),
                      ["spec.pool.resourceSliceCount: Invalid value: 0: must be greater than zero"],
                      id="validateResourcePool"),
+        pytest.param("ResourceSlice", shared(default="1Gi", validRange={"min": "1Gi"}), [],
+                     id="validateMultiAllocatableDeviceCapacity-valid"),
+        pytest.param("ResourceSlice", slice_(nodeName="n", devices=[
+                         {"name": "a", "capacity": {"memory": {"value": "8Gi", "requestPolicy": {"default": "1Gi"}}}}]),
+                     [f"{POLICY}: Forbidden: allowMultipleAllocations must be true"],
+                     id="validateSingleAllocatableDeviceCapacity"),
+        pytest.param("ResourceSlice", shared(default="1Gi", validRange={"min": "1Gi"}, validValues=["1Gi"]),
+                     [f'{POLICY}: Forbidden: exactly one policy can be specified, cannot specify "validValues" and '
+                      '"validRange" at the same time'],
+                     id="validateRequestPolicy-both"),
+        pytest.param("ResourceSlice", shared(validRange={"min": "1Gi"}),
+                     [f"{POLICY}.default: Required value: required when validRange is defined"],
+                     id="validateValidRequestValues-no-default"),
+        pytest.param("ResourceSlice", shared(default="1Gi", validRange={"min": "2Gi", "max": "100Gi", "step": "3Gi"}),
+                     [f'{POLICY}.validRange.min: Invalid value: "1Gi": default is less than min: 2Gi',
+                      f'{POLICY}.validRange.max: Invalid value: "100Gi": max is larger than capacity value: 80Gi',
+                      f'{POLICY}.validRange.step: Invalid value: "1Gi": value is not a multiple of a given step (3Gi) '
+                      "from (2Gi)",
+                      f'{POLICY}.validRange.step: Invalid value: "100Gi": value is not a multiple of a given step '
+                      "(3Gi) from (2Gi)"],
+                     id="validateRequestPolicyRange"),
+        pytest.param("ResourceSlice", shared(default="1Gi", validRange={"min": "79Gi", "step": "2Gi"}),
+                     [f'{POLICY}.validRange.min: Invalid value: "1Gi": default is less than min: 79Gi',
+                      f'{POLICY}.validRange.step: Invalid value: "2Gi": one step 81Gi is larger than capacity '
+                      "value: 80Gi"],
+                     id="validateRequestPolicyRange-step-past-capacity"),
+        pytest.param("ResourceSlice", shared(default="3Gi", validValues=["4Gi", "2Gi", "2Gi", "90Gi"]),
+                     [f'{POLICY}.validValues[1]: Invalid value: "2Gi": values must be sorted in ascending order',
+                      f'{POLICY}.validValues[3]: Invalid value: "90Gi": option is larger than capacity value: 80Gi',
+                      f'{POLICY}.validValues[2]: Duplicate value: "2147483648"',
+                      f'{POLICY}.validValues: Invalid value: "3Gi": default value is not valid according to the '
+                      "requestPolicy"],
+                     id="validateRequestPolicyValidValues"),
     ],
 )  # fmt: skip
 def test_dra_kinds_are_validated_as_upstream(kind: str, obj: dict[str, Any], expected: list[str]) -> None:
