@@ -25,13 +25,15 @@ __all__ = [
     "COMPONENT",
     "DEFAULT_LEASE_NAME",
     "GROUP",
+    "NODES",
     "OBJECT_KINDS",
     "PLUGIN_CONFIG_KIND",
     "PLUGIN_CONFIG_PLURAL",
+    "PODS",
     "PROFILE_KIND",
     "PROFILE_PLURAL",
     "VERSION",
-    "ObjectKind",
+    "Resource",
 ]
 
 COMPONENT = "crd-scheduler"  # reportingController of events, fieldManager of writes
@@ -39,45 +41,55 @@ DEFAULT_LEASE_NAME = "crd-scheduler"
 
 
 @dataclass(frozen=True)
-class ObjectKind:
-    """A kind the plugins read through ``Handle.objects(kind)`` (upstream: the scheduler's
-    informers and listers). Which of its changes are cluster events is the scheduler's call
+class Resource:
+    """A kind the operator lists and watches (``watch.reflector``): its name in the stores and
+    its collection path (all namespaces). Of ``OBJECT_KINDS``, a kind the plugins read through
+    ``Handle.objects(kind)`` (upstream: the scheduler's informers and listers); which of its
+    changes are cluster events is the scheduler's call
     (``scheduler_core.eventhandlers.STORAGE_EVENT_RESOURCES``)."""
 
     kind: str
     group: str  # "" for the core group
     version: str
     plural: str
-    namespaced: bool
     optional: bool = False  # a CRD or alpha API the cluster may not serve: absent is empty
+    field_selector: str = ""  # listed and watched with ``fieldSelector`` (filtered by the server)
 
+    @property
+    def path(self) -> str:
+        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        return f"{prefix}/{self.plural}"
+
+
+NODES = Resource("Node", "", "v1", "nodes")
+PODS = Resource("Pod", "", "v1", "pods")
 
 # Upstream kube-scheduler's informers besides pods and nodes (pkg/scheduler/eventhandlers.go,
 # and the listers of PodTopologySpread's default selector, InterPodAffinity's namespace
 # selector, DefaultPreemption's PDBs and the volume plugins).
-OBJECT_KINDS: tuple[ObjectKind, ...] = (
-    ObjectKind("Namespace", "", "v1", "namespaces", False),
-    ObjectKind("Service", "", "v1", "services", True),
-    ObjectKind("ReplicationController", "", "v1", "replicationcontrollers", True),
-    ObjectKind("ReplicaSet", "apps", "v1", "replicasets", True),
-    ObjectKind("StatefulSet", "apps", "v1", "statefulsets", True),
-    ObjectKind("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
-    ObjectKind("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
-    ObjectKind("PersistentVolume", "", "v1", "persistentvolumes", False),
-    ObjectKind("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
-    ObjectKind("CSINode", "storage.k8s.io", "v1", "csinodes", False),
-    ObjectKind("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
-    ObjectKind("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True),
-    ObjectKind("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments", False),
+OBJECT_KINDS: tuple[Resource, ...] = (
+    Resource("Namespace", "", "v1", "namespaces"),
+    Resource("Service", "", "v1", "services"),
+    Resource("ReplicationController", "", "v1", "replicationcontrollers"),
+    Resource("ReplicaSet", "apps", "v1", "replicasets"),
+    Resource("StatefulSet", "apps", "v1", "statefulsets"),
+    Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets"),
+    Resource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims"),
+    Resource("PersistentVolume", "", "v1", "persistentvolumes"),
+    Resource("StorageClass", "storage.k8s.io", "v1", "storageclasses"),
+    Resource("CSINode", "storage.k8s.io", "v1", "csinodes"),
+    Resource("CSIDriver", "storage.k8s.io", "v1", "csidrivers"),
+    Resource("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities"),
+    Resource("VolumeAttachment", "storage.k8s.io", "v1", "volumeattachments"),
     # Gang scheduling: scheduler-plugins' PodGroup CRD (Coscheduling) and upstream's alpha
     # PodGroup (GangScheduling, served with the GenericWorkload feature gate). The two share a
     # kind name; the key is the one the plugins read (``<group>/PodGroup``).
-    ObjectKind("scheduling.x-k8s.io/PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", True, optional=True),
-    ObjectKind("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
+    Resource("scheduling.x-k8s.io/PodGroup", "scheduling.x-k8s.io", "v1alpha1", "podgroups", optional=True),
+    Resource("scheduling.k8s.io/PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", optional=True),
     # DynamicResources (upstream's informers of pkg/scheduler/framework/plugins/dynamicresources,
     # v1.36.3). resource.k8s.io/v1 is served from Kubernetes 1.34: on an older API server the
     # lists answer 404 and the stores stay empty, so pods with claims wait, as upstream's do.
-    ObjectKind("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False, optional=True),
-    ObjectKind("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False, optional=True),
-    ObjectKind("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True, optional=True),
+    Resource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", optional=True),
+    Resource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", optional=True),
+    Resource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", optional=True),
 )

@@ -29,14 +29,16 @@ from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import (
     GROUP,
+    NODES,
     OBJECT_KINDS,
     PLUGIN_CONFIG_KIND,
     PLUGIN_CONFIG_PLURAL,
+    PODS,
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
+    Resource,
 )
-from scheduler_operator.watch.reflector import Resource
 
 LIST_PAGE = 500
 JSON_DEPTH = 12_000  # above the API server's own nesting limit
@@ -58,15 +60,15 @@ def credentials(kubeconfig: str | None = None, context: str | None = None) -> Cr
 
 def _kinds() -> list[tuple[str, str]]:
     """(kind, collection path) of every list the snapshot makes."""
-    kinds = [
-        ("Node", Resource("Node", "", "v1", "nodes").path),
-        ("Pod", Resource("Pod", "", "v1", "pods").path),
-        (PROFILE_KIND, Resource(PROFILE_KIND, GROUP, VERSION, PROFILE_PLURAL).path),
-        (PLUGIN_CONFIG_KIND, Resource(PLUGIN_CONFIG_KIND, GROUP, VERSION, PLUGIN_CONFIG_PLURAL).path),
-        ("PriorityClass", Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses").path),
-    ]
-    kinds += [(kind.kind, Resource(kind.kind, kind.group, kind.version, kind.plural).path) for kind in OBJECT_KINDS]
-    return kinds
+    resources = (
+        NODES,
+        PODS,
+        Resource(PROFILE_KIND, GROUP, VERSION, PROFILE_PLURAL),
+        Resource(PLUGIN_CONFIG_KIND, GROUP, VERSION, PLUGIN_CONFIG_PLURAL),
+        Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
+        *OBJECT_KINDS,
+    )
+    return [(resource.kind, resource.path) for resource in resources]
 
 
 async def list_all(transport: Transport) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:

@@ -66,15 +66,17 @@ from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.transport import Credentials, Transport, describe
 from scheduler_operator.resources import (
     GROUP,
+    NODES,
     OBJECT_KINDS,
     PLUGIN_CONFIG_KIND,
     PLUGIN_CONFIG_PLURAL,
+    PODS,
     PROFILE_KIND,
     PROFILE_PLURAL,
     VERSION,
 )
 from scheduler_operator.watch.informer import Store, name_of, namespaced_name_of, uid_of
-from scheduler_operator.watch.reflector import Reflector, Resource, Wakeup
+from scheduler_operator.watch.reflector import Reflector, Wakeup
 
 log = logging.getLogger(__name__)
 
@@ -101,17 +103,9 @@ class Operator:
         # retry at once (an API server back from a restart is not left waiting on a 25.6 s one).
         self.wakeup = Wakeup()
         self.reflectors = [
-            Reflector(self.transport, Resource("Node", "", "v1", "nodes"), self.nodes, wakeup=self.wakeup),
-            Reflector(self.transport, Resource("Pod", "", "v1", "pods"), self.pods, wakeup=self.wakeup),
-            *(
-                Reflector(
-                    self.transport,
-                    Resource(k.kind, k.group, k.version, k.plural, k.optional),
-                    self.objects[k.kind],
-                    wakeup=self.wakeup,
-                )
-                for k in OBJECT_KINDS
-            ),
+            Reflector(self.transport, NODES, self.nodes, wakeup=self.wakeup),
+            Reflector(self.transport, PODS, self.pods, wakeup=self.wakeup),
+            *(Reflector(self.transport, k, self.objects[k.kind], wakeup=self.wakeup) for k in OBJECT_KINDS),
         ]
         self.backend = KubeBackend(
             self.transport, self.lanes, self.recorder, stores={"Pod": self.pods, "Node": self.nodes, **self.objects}

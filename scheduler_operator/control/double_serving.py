@@ -53,9 +53,9 @@ from scheduler_core.framework import Manifest, manifest
 from scheduler_core.metrics.registry import Registry
 from scheduler_core.profiles import ProfileKey
 from scheduler_operator.io.transport import Transport
-from scheduler_operator.resources import COMPONENT
+from scheduler_operator.resources import COMPONENT, Resource
 from scheduler_operator.watch.informer import Store
-from scheduler_operator.watch.reflector import Reflector, Resource
+from scheduler_operator.watch.reflector import Reflector
 
 log = logging.getLogger(__name__)
 

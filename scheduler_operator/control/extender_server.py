@@ -28,6 +28,7 @@ import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
 from http import HTTPStatus
 from typing import Any
 
@@ -40,8 +41,9 @@ from scheduler_core.metrics.registry import CONTENT_TYPE, Registry
 from scheduler_operator.control.backend import binding
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Transport
+from scheduler_operator.resources import NODES, PODS
 from scheduler_operator.watch.informer import DELETED, Store, name_of, uid_of
-from scheduler_operator.watch.reflector import Reflector, Resource
+from scheduler_operator.watch.reflector import Reflector
 
 log = logging.getLogger(__name__)
 
@@ -191,12 +193,9 @@ def _store(kind: str, key: Callable[[Manifest], str], apply: Callable[[str, Mapp
 def reflectors(service: ExtenderService, transport: Transport) -> list[Reflector]:
     """List-then-watch of nodes and of the scheduled pods into the service's cache."""
     return [
-        Reflector(transport, Resource("Node", "", "v1", "nodes"), _store("Node", name_of, service.on_node)),
-        Reflector(
-            transport, Resource("Pod", "", "v1", "pods", field_selector=SCHEDULED_PODS),
-            _store("Pod", uid_of, service.on_pod),
-        ),
-    ]  # fmt: skip
+        Reflector(transport, NODES, _store("Node", name_of, service.on_node)),
+        Reflector(transport, replace(PODS, field_selector=SCHEDULED_PODS), _store("Pod", uid_of, service.on_pod)),
+    ]
 
 
 async def serve(

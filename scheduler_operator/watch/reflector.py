@@ -37,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
@@ -45,6 +44,7 @@ from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.io import decoding
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Transport, describe
+from scheduler_operator.resources import Resource
 from scheduler_operator.watch.informer import Store
 from scheduler_operator.watch.views import Body, view_of
 
@@ -59,23 +59,6 @@ WATCH_TIMEOUT = 30  # seconds the server keeps a watch open (timeoutSeconds)
 IDLE_MARGIN = 10.0  # seconds past WATCH_TIMEOUT without a byte: the connection is dead
 MIN_BACKOFF = 0.8  # client-go reflector: NewExponentialBackoffManager(800ms, 30s, ...)
 MAX_BACKOFF = 30.0
-
-
-@dataclass(frozen=True)
-class Resource:
-    """A watched kind: its name in the stores and its collection path (all namespaces)."""
-
-    kind: str
-    group: str
-    version: str
-    plural: str
-    optional: bool = False
-    field_selector: str = ""  # listed and watched with ``fieldSelector`` (filtered by the server)
-
-    @property
-    def path(self) -> str:
-        prefix = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
-        return f"{prefix}/{self.plural}"
 
 
 class Gone(Exception):

@@ -14,11 +14,10 @@ import pytest
 from kubernetes import client
 
 from scheduler_operator.io.transport import Credentials, Transport
+from scheduler_operator.resources import PODS
 from scheduler_operator.watch.informer import Store, uid_of
-from scheduler_operator.watch.reflector import Reflector, Resource
+from scheduler_operator.watch.reflector import Reflector
 from tests.wrappers import make_pod
-
-PODS = Resource("Pod", "", "v1", "pods")
 
 
 class Seen:

@@ -13,8 +13,9 @@ import pytest
 from scheduler_core.framework import Manifest, PodInfo
 from scheduler_operator.io.kube import ApiError
 from scheduler_operator.io.transport import Credentials, Transport
+from scheduler_operator.resources import PODS
 from scheduler_operator.watch.informer import Store, uid_of
-from scheduler_operator.watch.reflector import Gone, Reflector, Resource, Wakeup
+from scheduler_operator.watch.reflector import Gone, Reflector, Wakeup
 from scheduler_operator.watch.views import LAST_APPLIED, object_view, pod_view
 from tests.wrappers import make_node, make_pod
 
@@ -34,7 +35,7 @@ class Calls:
 
 def reflector(store: Store) -> Reflector:
     transport = Transport(Credentials("http://127.0.0.1:9", False, lambda: None))  # never called here
-    return Reflector(transport, Resource("Pod", "", "v1", "pods"), store)
+    return Reflector(transport, PODS, store)
 
 
 def test_a_relist_delivers_the_deletions_of_a_gap() -> None:
@@ -232,7 +233,7 @@ async def test_a_list_asks_for_the_next_page_before_it_applies_this_one() -> Non
         ],
         log,
     )
-    listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store, page_size=2)
+    listing = Reflector(cast(Transport, server), PODS, store, page_size=2)
 
     await listing.list_objects()
 
@@ -257,7 +258,7 @@ async def test_a_list_that_fails_midway_deletes_nothing_and_is_not_synced() -> N
         log,
         expired=1,
     )
-    listing = Reflector(cast(Transport, server), Resource("Pod", "", "v1", "pods"), store)
+    listing = Reflector(cast(Transport, server), PODS, store)
 
     with pytest.raises(Gone):
         await listing.list_objects()
@@ -287,9 +288,7 @@ async def test_a_wakeup_cuts_the_backoff_short_once_the_api_server_answers() -> 
         slept.append(seconds)
         await asyncio.sleep(3600)  # a backoff that, alone, would outlast the test
 
-    watcher = Reflector(
-        cast(Transport, server), Resource("Pod", "", "v1", "pods"), Calls().store(), sleep=long_sleep, wakeup=wakeup
-    )
+    watcher = Reflector(cast(Transport, server), PODS, Calls().store(), sleep=long_sleep, wakeup=wakeup)
     running = asyncio.ensure_future(watcher.run())
     try:
         for _ in range(100):
