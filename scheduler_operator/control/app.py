@@ -63,7 +63,8 @@ from scheduler_operator.control.recorder import EventRecorder
 from scheduler_operator.control.writer import StatusWriter
 from scheduler_operator.io import decoding
 from scheduler_operator.io.calls import Lanes
-from scheduler_operator.io.transport import Credentials, Transport, describe
+from scheduler_operator.io.kube import describe
+from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import (
     GROUP,
     NODES,

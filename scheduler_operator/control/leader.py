@@ -47,8 +47,8 @@ from typing import Any, Protocol
 from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.control.fence import Fence
 from scheduler_operator.control.options import JITTER_FACTOR, ElectionConfig
-from scheduler_operator.io.kube import ApiError
-from scheduler_operator.io.transport import Credentials, Transport, describe
+from scheduler_operator.io.kube import ApiError, describe
+from scheduler_operator.io.transport import Credentials, Transport
 
 log = logging.getLogger(__name__)
 

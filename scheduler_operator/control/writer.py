@@ -45,7 +45,8 @@ from scheduler_operator.control.recorder import EventRecorder
 from scheduler_operator.control.status import merge_patch, needs_write
 from scheduler_operator.io import kube
 from scheduler_operator.io.calls import Lane
-from scheduler_operator.io.transport import TokenBucket, Transport, describe
+from scheduler_operator.io.kube import describe
+from scheduler_operator.io.transport import TokenBucket, Transport
 from scheduler_operator.resources import GROUP, VERSION
 
 log = logging.getLogger(__name__)

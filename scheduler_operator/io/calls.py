@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import ParamSpec, TypeVar
 
-from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.kube import ApiError, describe
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +86,7 @@ class Lanes:
             if _namespace_terminating(exc):  # the object goes with its namespace: nothing to tell
                 log.debug("%s skipped: its namespace is being deleted", what)
             else:
-                log.warning("%s failed: %s", what, _short(exc))
+                log.warning("%s failed: %s", what, describe(exc))
 
     async def drain(self) -> None:
         """Wait for the background reports started so far (tests, shutdown)."""
@@ -104,9 +104,3 @@ def _namespace_terminating(exc: BaseException) -> bool:
     return isinstance(causes, list) and any(
         isinstance(c, dict) and c.get("reason") == "NamespaceTerminating" for c in causes
     )
-
-
-def _short(exc: BaseException) -> str:
-    if isinstance(exc, ApiError):
-        return f"HTTP {exc.status} {exc.reason}".strip()
-    return f"{type(exc).__name__}: {exc}"

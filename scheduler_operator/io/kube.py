@@ -106,6 +106,13 @@ def retry_delay(attempt: int, error: Exception) -> float | None:
     return 0.5 * float(2**attempt)
 
 
+def describe(error: BaseException) -> str:
+    """An error in one line: ``HTTP 503 Service Unavailable``, ``TimeoutError``..."""
+    if isinstance(error, ApiError):
+        return f"HTTP {error.status} {error.reason}".strip()
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 CONTENT_MERGE_PATCH = "application/merge-patch+json"
 CONTENT_STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 

@@ -43,7 +43,7 @@ from kubernetes import client
 
 from scheduler_operator.io import decoding, http1, kube
 from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_QPS
-from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.kube import ApiError, describe
 
 log = logging.getLogger(__name__)
 
@@ -266,10 +266,3 @@ class Transport:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
-
-
-def describe(error: BaseException) -> str:
-    """An error in one line: ``HTTP 503 Service Unavailable``, ``TimeoutError``..."""
-    if isinstance(error, ApiError):
-        return f"HTTP {error.status} {error.reason}".strip()
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

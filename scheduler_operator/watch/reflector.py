@@ -42,8 +42,8 @@ from typing import Any
 
 from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.io import decoding
-from scheduler_operator.io.kube import ApiError
-from scheduler_operator.io.transport import Transport, describe
+from scheduler_operator.io.kube import ApiError, describe
+from scheduler_operator.io.transport import Transport
 from scheduler_operator.resources import Resource
 from scheduler_operator.watch.informer import Store
 from scheduler_operator.watch.views import Body, view_of
