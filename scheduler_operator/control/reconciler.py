@@ -134,7 +134,6 @@ class Reconciler:
         self._stale_configs: dict[str, None] = {}  # namespaces whose PluginConfig statuses to refresh
         self.rebuilds = 0
         self._rebuilds_collected = 0  # self.rebuilds at the last full collection
-        self.last_reload_seconds: float | None = None
 
     # -- SchedulerProfiles ---------------------------------------------------------------------
     def profile_changed(self, body: Manifest) -> None:
@@ -218,7 +217,6 @@ class Reconciler:
         if not problems:
             self._serving[key] = generation or 0
             self._last_good[key] = {"generation": generation, "spec": merged}
-            self.last_reload_seconds = elapsed
             log.info("profile %s generation %s serving (reload %.1f ms)", key, generation, elapsed * 1000)
             announce = _digest(["serving", generation, merged])
             if not was_serving or self._announced.get(key) != announce:

@@ -116,7 +116,6 @@ class EventRecorder:
         self.instance = instance
         self.spam = spam or SpamFilter()
         self._now = now
-        self.posted = 0
 
     def record(self, regarding: Manifest, event_type: str, reason: str, action: str, note: str) -> bool:
         """Post an event in the background unless the spam filter holds it back."""
@@ -137,6 +136,5 @@ class EventRecorder:
             except Exception:
                 self._transport.count_failure("event")
                 raise  # logged by the report lane
-            self.posted += 1
 
         return self._lanes.report(f"event {reason} for {body['regarding'].get('name')}", post)

@@ -276,16 +276,11 @@ def _answer(ok: bool, body: str) -> web.Response:
 def self_signed_pair(host: str = "localhost", ips: Sequence[str] = ("127.0.0.1",)) -> tuple[bytes, bytes]:
     """A self-signed certificate (PEM) and its key for ``host`` and ``ips``, a year long, as
     apiserver's ``GenerateSelfSignedCertKey`` names it (``<host>@<unix time>``)."""
-    try:
-        from cryptography import x509
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import ec
-        from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-    except ImportError as error:  # imported here: only a start without a given pair needs it
-        raise RuntimeError(
-            "cannot generate a self-signed serving certificate: the cryptography package is not "
-            "installed; give --tls-cert-file and --tls-private-key-file, or --secure-port 0"
-        ) from error
+    # Imported here: only a start without a given pair needs it (a dependency, so always there).
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)

@@ -149,7 +149,6 @@ class Transport:
         self._pool: http1.Pool | None = None  # every request, the watches' streams included
         self.sleep = sleep
         self.requests = 0
-        self.retries = 0
         self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
         self.on_failed_write: Callable[[str], None] = lambda _what: None  # metrics (io_metrics)
         # Called on every answer of the server (readiness: "the API was reachable recently").
@@ -224,7 +223,6 @@ class Transport:
                 delay = kube.retry_delay(attempt, error) if retry else None
                 if delay is None:
                     raise
-                self.retries += 1
                 log.warning("%s %s failed (%s); retrying in %.1f s", method, path, describe(error), delay)
                 await self.sleep(delay)
                 attempt += 1
