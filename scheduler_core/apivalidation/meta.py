@@ -12,7 +12,6 @@ from scheduler_core.framework import content, field
 
 Errors = list[field.Error]
 NameCheck = Callable[[str], list[str]]
-SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
 def object_meta(meta: Mapping[str, Any] | None, name_check: NameCheck, *, namespaced: bool) -> Errors:

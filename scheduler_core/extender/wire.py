@@ -26,7 +26,6 @@ from scheduler_core.framework import Manifest, manifest
 Json = dict[str, Any]
 
 MAX_EXTENDER_PRIORITY = 10  # extender/v1 MaxExtenderPriority
-MIN_EXTENDER_PRIORITY = 0  # extender/v1 MinExtenderPriority
 
 _DECODER = json.JSONDecoder()
 _WHITESPACE = " \t\n\r"

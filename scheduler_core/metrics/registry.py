@@ -111,9 +111,6 @@ class GaugeChild:
     def inc(self, amount: float = 1.0) -> None:
         self.value += amount
 
-    def dec(self, amount: float = 1.0) -> None:
-        self.value -= amount
-
 
 class HistogramChild:
     """Non-cumulative counts per bucket (the last one is ``+Inf``), made cumulative on collect."""

@@ -55,7 +55,6 @@ from scheduler_core.metrics.registry import (
     exponential_buckets,
 )
 
-SUBSYSTEM = "scheduler"
 # schedule_one.go: pluginMetricsSamplePercent = 10.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
