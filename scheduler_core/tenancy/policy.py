@@ -112,11 +112,13 @@ def check_tenant_profile(
                         "disable it (the policy's allowDisabling does not list it)",
                     )
                 )
-    for point, names in tenant.items():
-        if point in FREE_POINTS:
-            continue
-        theirs = set(cluster.get(point, ()))
-        for name in names:
+    # A plugin the tenant runs at a free point (preScore, score) must run somewhere in the
+    # cluster-wide profile; at any other point, at that same point there. Free points last.
+    cluster_names = {n for names in cluster.values() for n in names}
+    for point in [*(p for p in tenant if p not in FREE_POINTS), *FREE_POINTS]:
+        free = point in FREE_POINTS
+        theirs = cluster_names if free else set(cluster.get(point, ()))
+        for name in tenant.get(point, ()):
             if name not in theirs and name not in allowed_plugins:
                 violations.append(
                     Violation(
@@ -124,23 +126,9 @@ def check_tenant_profile(
                         name,
                         f"plugins.{point}",
                         f"{where} may not enable {point} plugin {name!r}: the cluster-wide profile {cluster_profile} "
-                        "does not run it there and the policy's allowedPlugins does not list it",
+                        f"does not run it{'' if free else ' there'} and the policy's allowedPlugins does not list it",
                     )
                 )
-    for point in FREE_POINTS:
-        known = {n for names in cluster.values() for n in names}
-        for name in tenant.get(point, ()):
-            if name not in known and name not in allowed_plugins:
-                violations.append(
-                    Violation(
-                        "allowed-plugins",
-                        name,
-                        f"plugins.{point}",
-                        f"{where} may not enable {point} plugin {name!r}: the cluster-wide profile {cluster_profile} "
-                        "does not run it and the policy's allowedPlugins does not list it",
-                    )
-                )
-    cluster_names = {n for names in cluster.values() for n in names}
     extra_args = {a.plugin: set(a.fields) for a in policy.allowed_args}
     for index, entry in enumerate(spec.plugin_config):
         if entry.name in allowed_plugins and entry.name not in cluster_names:
