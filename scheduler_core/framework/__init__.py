@@ -3,12 +3,14 @@
 This is the Pythonic form of the Kubernetes scheduling framework (KEP-624): one Protocol per
 extension point, :class:`Status` and :class:`Code`, :class:`CycleState`, the
 :class:`Handle`, :class:`PodInfo`/:class:`NodeInfo`, the one :class:`Resource` type and the
-one pod-requests function. Nothing outside this package is public to plugins; the set of
-names below is pinned by a test.
+one pod-requests function, and views of the DRA kinds (:class:`ResourceClaim`,
+:class:`DeviceClass`, :class:`ResourceSlice`). Nothing outside this package is public to plugins;
+the set of names below is pinned by a test.
 """
 
 from scheduler_core.framework.columns import BoolArray, IntArray, LabelColumn, NodeColumns, TaintColumns
 from scheduler_core.framework.cycle_state import CycleState, StateData, StateNotFound
+from scheduler_core.framework.dra import DeviceClass, ResourceClaim, ResourceSlice
 from scheduler_core.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -122,6 +124,7 @@ __all__ = [
     "ClusterEventWithHint",
     "Code",
     "CycleState",
+    "DeviceClass",
     "EnqueueExtensions",
     "EventObject",
     "EventResource",
@@ -160,6 +163,8 @@ __all__ = [
     "QueueingHintFn",
     "ReservePlugin",
     "Resource",
+    "ResourceClaim",
+    "ResourceSlice",
     "ScoreExtensions",
     "ScorePlugin",
     "SnapshotLister",

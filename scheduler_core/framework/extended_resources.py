@@ -19,13 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from scheduler_core.framework import manifest
+from scheduler_core.framework.dra import DEVICE_CLASS as DEVICE_CLASS
+from scheduler_core.framework.dra import EXTENDED_RESOURCE_CLAIM_ANNOTATION as EXTENDED_RESOURCE_CLAIM_ANNOTATION
 from scheduler_core.framework.manifest import Manifest
 from scheduler_core.framework.resource import is_extended_resource_name
 
-DEVICE_CLASS = "DeviceClass"
 # k8s.io/api@v0.36.3 resource/v1/types.go
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"  # ResourceDeviceClassPrefix
-EXTENDED_RESOURCE_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
 
 
 def is_dra_extended_resource_name(name: str) -> bool:

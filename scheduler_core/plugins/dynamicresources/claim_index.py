@@ -10,7 +10,8 @@ object, it replaces it, in its place, and appends new ones (the simulator's
 claims that changed since the last look are found by comparing identities place by place (in C,
 ``map(operator.is_, ...)``), or, when the list got shorter, by set operations on ``id``\\ s (the
 index holds every object it indexed, so an ``id`` is not reused while it is indexed). Only the
-changed claims are read again.
+changed claims are read again, each into a :class:`~scheduler_core.framework.dra.ResourceClaim`
+view, which the plugin then reads for as long as the object is stored.
 
 A store has one claim per namespace and name and one per uid. Input that breaks that (a
 hand-built list) is indexed as :meth:`DynamicResources._claims_by_key` always did, the last
@@ -27,59 +28,27 @@ from collections.abc import Iterable
 from operator import is_
 from typing import Any
 
-from scheduler_core.framework import Manifest, manifest
-from scheduler_core.framework.extended_resources import EXTENDED_RESOURCE_CLAIM_ANNOTATION
-
-DeviceID = tuple[str, str, str]  # driver, pool, device
-Claim = Manifest
-
-
-def claim_key(claim: Claim) -> tuple[str, str]:
-    meta = manifest.meta(claim)
-    return str(meta.get("namespace") or "default"), str(meta.get("name") or "")
-
-
-def claim_uid(claim: Claim) -> str:
-    meta = manifest.meta(claim)
-    return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
-
-
-def allocation_of(claim: Claim) -> Any:
-    return manifest.status(claim).get("allocation")
-
-
-def extended_claim_owners(claim: Claim) -> tuple[str, ...]:
-    """The uids of the controllers of a claim annotated as a pod's extended-resource claim."""
-    meta = manifest.meta(claim)
-    if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
-        return ()
-    return tuple(str(o.get("uid")) for o in meta.get("ownerReferences") or () if o.get("controller"))
-
-
-def devices_of(allocation: Manifest) -> list[DeviceID]:
-    """The devices an allocation holds (admin access ones excepted: they take no device)."""
-    return [
-        (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-        for result in (allocation.get("devices") or {}).get("results") or ()
-        if not result.get("adminAccess")
-    ]
+from scheduler_core.framework import Manifest
+from scheduler_core.framework.dra import DeviceID, ResourceClaim, allocated_devices
 
 
 class ClaimIndex:
-    """The claims by (namespace, name) and by uid, and the count of stored allocations per
-    device; :meth:`refresh` with the stored claims before reading."""
+    """The claims by (namespace, name) and by uid, as views made once per stored object, and
+    the count of stored allocations per device; :meth:`refresh` with the stored claims before
+    reading."""
 
     def __init__(self) -> None:
-        self._claims: list[Claim] = []  # as last refreshed, in store order
-        self._by_id: dict[int, tuple[Claim, tuple[str, str], str, list[DeviceID], tuple[str, ...]]] = {}
-        self._extended: dict[str, list[Claim]] = {}  # controller uid -> extended-resource claims
-        self.by_key: dict[tuple[str, str], Claim] = {}
-        self.by_uid: dict[str, Claim] = {}
+        self._claims: list[Manifest] = []  # as last refreshed, in store order
+        # id of a stored object -> its view and the uids of its extended-resource controllers
+        self._by_id: dict[int, tuple[ResourceClaim, tuple[str, ...]]] = {}
+        self._extended: dict[str, list[ResourceClaim]] = {}  # controller uid -> extended-resource claims
+        self.by_key: dict[tuple[str, str], ResourceClaim] = {}
+        self.by_uid: dict[str, ResourceClaim] = {}
         self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it
         self._distinct = True  # no object listed twice
         self._unique = True  # one claim per key and per uid
 
-    def refresh(self, claims: Iterable[Claim]) -> None:
+    def refresh(self, claims: Iterable[Manifest]) -> None:
         """Bring the index to ``claims`` (all stored claims, in the store's order)."""
         current = list(claims)
         old = self._claims
@@ -100,47 +69,46 @@ class ClaimIndex:
         else:
             ids = dict(zip(map(id, current), current, strict=True))
             added = [ids[i] for i in ids.keys() - self._by_id.keys()]
-            removed = [self._by_id[i][0] for i in self._by_id.keys() - ids.keys()]
+            removed = [self._by_id[i][0].manifest for i in self._by_id.keys() - ids.keys()]
         self._claims = current
-        for claim in removed:
-            _, key, uid, devices, owners = self._by_id.pop(id(claim))
+        for obj in removed:
+            claim, owners = self._by_id.pop(id(obj))
             for owner in owners:
                 left_claims = [c for c in self._extended[owner] if c is not claim]
                 if left_claims:
                     self._extended[owner] = left_claims
                 else:
                     del self._extended[owner]
-            if self.by_key.get(key) is claim:
-                del self.by_key[key]
-            if self.by_uid.get(uid) is claim:
-                del self.by_uid[uid]
-            for device in devices:
+            if self.by_key.get(claim.key) is claim:
+                del self.by_key[claim.key]
+            if self.by_uid.get(claim.uid) is claim:
+                del self.by_uid[claim.uid]
+            for device in claim.devices:
                 left = self._allocated[device] - 1
                 if left:
                     self._allocated[device] = left
                 else:
                     del self._allocated[device]
-        for claim in added:
-            if id(claim) in self._by_id:
+        for obj in added:
+            if id(obj) in self._by_id:
                 continue  # listed twice
-            key, uid = claim_key(claim), claim_uid(claim)
-            allocation = allocation_of(claim)
-            devices = devices_of(allocation) if allocation else []
-            owners = extended_claim_owners(claim)
-            self._by_id[id(claim)] = (claim, key, uid, devices, owners)
+            claim = ResourceClaim(obj)
+            owners = claim.controllers if claim.is_extended_resource_claim else ()
+            self._by_id[id(obj)] = (claim, owners)
             for owner in owners:
                 self._extended.setdefault(owner, []).append(claim)
-            self.by_key[key] = claim
-            self.by_uid[uid] = claim
-            for device in devices:
+            self.by_key[claim.key] = claim
+            self.by_uid[claim.uid] = claim
+            for device in claim.devices:
                 self._allocated[device] = self._allocated.get(device, 0) + 1
         self._distinct = len(self._by_id) == len(current)
         self._unique = len(self.by_key) == len(self._by_id) == len(self.by_uid)
         if not self._unique:  # the last of each key wins, as a dict built in store order
-            self.by_key = {claim_key(c): c for c in current}
-            self.by_uid = {claim_uid(c): c for c in current}
+            views = [self._by_id[id(c)][0] for c in current]
+            self.by_key = {c.key: c for c in views}
+            self.by_uid = {c.uid: c for c in views}
 
-    def extended_claims(self, pod_uid: str) -> Iterable[Claim]:
+    def extended_claims(self, pod_uid: str) -> Iterable[ResourceClaim]:
         """The claims annotated as extended-resource claims whose controller has ``pod_uid``, in
         the store's order, where ``findExtendedResourceClaim`` looks (with duplicate keys or
         uids: every claim of :attr:`by_key`). Not :attr:`by_key`'s order: a claim replaced
@@ -150,8 +118,8 @@ class ClaimIndex:
             return self.by_key.values()
         if len(found) <= 1:
             return found
-        ids = {id(c) for c in found}
-        return [c for c in self._claims if id(c) in ids]
+        ids = {id(c.manifest) for c in found}
+        return [self._by_id[id(c)][0] for c in self._claims if id(c) in ids]
 
     def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> set[DeviceID]:
         """``ListAllAllocatedDevices``: the devices of every allocation, stored or in flight.
@@ -167,12 +135,12 @@ class ClaimIndex:
             if claim is None:
                 if uid not in unseen:
                     del in_flight[uid]
-            elif allocation_of(claim):
+            elif claim.allocation:
                 del in_flight[uid]
         unseen.difference_update([uid for uid in unseen if uid in self.by_uid])
         allocated = set(self._allocated)
         for allocation in in_flight.values():
-            allocated.update(devices_of(allocation))
+            allocated.update(allocated_devices(allocation))
         return allocated
 
     def _allocated_devices_slowly(self, in_flight: dict[str, Any], unseen: set[str]) -> set[DeviceID]:
@@ -180,19 +148,19 @@ class ClaimIndex:
         allocated: set[DeviceID] = set()
         stored = set()
         for claim in self.by_key.values():
-            uid = claim_uid(claim)
+            uid = claim.uid
             stored.add(uid)
-            allocation = allocation_of(claim)
+            allocation = claim.allocation
             if allocation:
                 in_flight.pop(uid, None)
             else:
                 allocation = in_flight.get(uid)
             if allocation:
-                allocated.update(devices_of(allocation))
+                allocated.update(allocated_devices(allocation))
         unseen -= stored
         for uid in [uid for uid in in_flight if uid not in stored]:
             if uid in unseen:
-                allocated.update(devices_of(in_flight[uid]))
+                allocated.update(allocated_devices(in_flight[uid]))
             else:
                 del in_flight[uid]
         return allocated

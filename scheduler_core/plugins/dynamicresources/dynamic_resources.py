@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -68,11 +69,15 @@ from scheduler_core.framework import (
     Status,
     manifest,
 )
-from scheduler_core.framework.extended_resources import (
+from scheduler_core.framework.dra import (
     DEVICE_CLASS,
-    DeviceClassResolver,
-    is_dra_extended_resource_name,
+    RESOURCE_CLAIM,
+    RESOURCE_SLICE,
+    DeviceClass,
+    DeviceID,
+    ResourceClaim,
 )
+from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
 from scheduler_core.framework.helpers import default_normalize_score, default_normalize_score_batch
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, is_conflict, patch_pod_status
@@ -81,12 +86,11 @@ from scheduler_core.plugins.dynamicresources import extended
 from scheduler_core.plugins.dynamicresources.allocator import (
     AllocationError,
     Allocator,
-    DeviceID,
     Found,
     SelectorResults,
     SliceIndex,
 )
-from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex, allocation_of, claim_key, claim_uid
+from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
 
 log = logging.getLogger(__name__)
 
@@ -104,8 +108,6 @@ ERR_STILL_NOT_SCHEDULABLE = "still not schedulable"
 DEALLOCATED = "deallocation of ResourceClaim completed"
 DELETED = "deletion of ResourceClaim completed"
 
-Claim = Manifest
-
 
 class ClaimProblem(Exception):
     """Why a pod's claims cannot be used now (upstream ``foreachPodResourceClaim`` errors)."""
@@ -113,7 +115,7 @@ class ClaimProblem(Exception):
 
 @dataclass(slots=True)
 class _StateData:
-    claims: list[Claim] = field(default_factory=list)  # the user's, then the special one if any
+    claims: list[ResourceClaim] = field(default_factory=list)  # the user's, then the special one if any
     user_claims: int = 0
     scalars: dict[str, int] = field(default_factory=dict)  # the pod's, when DRA backs one of them
     classes: DeviceClassResolver | None = None
@@ -131,7 +133,7 @@ class _StateData:
         return self  # as upstream: what-if evaluations share the cycle's Filter results
 
     def to_allocate(self) -> list[int]:
-        return [i for i, c in enumerate(self.claims) if not allocation_of(c)]
+        return [i for i, c in enumerate(self.claims) if not c.allocation]
 
     @property
     def extended_index(self) -> int | None:
@@ -154,8 +156,30 @@ def claim_name(pod: Manifest, pod_claim: Manifest) -> tuple[str | None, bool]:
     raise ClaimProblem(f'{where}, spec.resourceClaim "{pod_claim.get("name")}": none of the supported fields are set')
 
 
-def _reserved_for(claim: Claim, pod: PodInfo) -> bool:
-    return any(r.get("uid") == pod.uid for r in manifest.status(claim).get("reservedFor") or ())
+class ClassIndex:
+    """The DeviceClasses by name, and their resolver of extended resources, made again only when
+    the stored classes changed (a store replaces an object it changes: compared by identity)."""
+
+    __slots__ = ("_objects", "_resolver", "by_name")
+
+    def __init__(self) -> None:
+        self._objects: list[Manifest] = []
+        self._resolver: DeviceClassResolver | None = None
+        self.by_name: dict[str, Manifest] = {}
+
+    def refresh(self, objects: Iterable[Manifest]) -> None:
+        current = list(objects)
+        if len(current) == len(self._objects) and all(map(is_, current, self._objects)):
+            return
+        self._objects = current
+        self._resolver = None
+        self.by_name = {c.name: c.manifest for c in map(DeviceClass, current)}
+
+    @property
+    def resolver(self) -> DeviceClassResolver:
+        if self._resolver is None:
+            self._resolver = DeviceClassResolver(self._objects)
+        return self._resolver
 
 
 class ClaimTracker:
@@ -172,6 +196,7 @@ class ClaimTracker:
         # waitForExtendedClaimInAssumeCache); their allocations stay in flight meanwhile.
         self.unseen: set[str] = set()
         self.claims = ClaimIndex()
+        self.classes = ClassIndex()
         self.selector_results = SelectorResults()
         self.slice_index = SliceIndex(())
 
@@ -189,12 +214,14 @@ class DynamicResources:
         return self._tracker.in_flight
 
     # -- the objects ----------------------------------------------------------------------------------
-    def _claims_by_key(self) -> Mapping[tuple[str, str], Claim]:
+    def _claims_by_key(self) -> Mapping[tuple[str, str], ResourceClaim]:
         claims = self._tracker.claims
-        claims.refresh(self._handle.objects("ResourceClaim"))
+        claims.refresh(self._handle.objects(RESOURCE_CLAIM))
         return claims.by_key
 
-    def pod_claims(self, pod: PodInfo, stored: Mapping[tuple[str, str], Claim] | None = None) -> list[Claim]:
+    def pod_claims(
+        self, pod: PodInfo, stored: Mapping[tuple[str, str], ResourceClaim] | None = None
+    ) -> list[ResourceClaim]:
         """``foreachPodResourceClaim``: the pod's claims, or :class:`ClaimProblem`."""
         stored = self._claims_by_key() if stored is None else stored
         claims = []
@@ -205,12 +232,9 @@ class DynamicResources:
             claim = stored.get((pod.namespace, name))
             if claim is None:
                 raise ClaimProblem(f'could not find ResourceClaim "{pod.namespace}/{name}"')
-            if manifest.meta(claim).get("deletionTimestamp") is not None:
+            if claim.deleting:
                 raise ClaimProblem(f'resourceclaim "{name}" is being deleted')
-            if must_check_owner and not any(
-                o.get("controller") and o.get("uid") == pod.uid
-                for o in manifest.meta(claim).get("ownerReferences") or ()
-            ):
+            if must_check_owner and not claim.controlled_by(pod.uid):
                 raise ClaimProblem(
                     f"ResourceClaim {pod.namespace}/{name} was not created for Pod {pod.namespace}/{pod.name} "
                     "(Pod is not owner)"
@@ -244,17 +268,20 @@ class DynamicResources:
     def is_schedulable_after_claim_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
+        modified = ResourceClaim(new)
         try:
-            uses = any(claim_uid(c) == claim_uid(new) for c in self.pod_claims(pod))
+            uses = any(c.uid == modified.uid for c in self.pod_claims(pod))
         except ClaimProblem:
             return QueueingHint.SKIP
-        if isinstance(old, Mapping) and allocation_of(old) and not allocation_of(new):
+        original = ResourceClaim(old) if isinstance(old, Mapping) else None
+        if original is not None and original.allocation and not modified.allocation:
             return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
         if not uses:
             return QueueingHint.SKIP
-        if old is None or not isinstance(old, Mapping):
+        if original is None:
             return QueueingHint.QUEUE
-        return QueueingHint.SKIP if old.get("status") == new.get("status") else QueueingHint.QUEUE
+        # apiequality.Semantic.DeepEqual of the statuses: a struct in Go, so absent reads as empty
+        return QueueingHint.SKIP if original.status == modified.status else QueueingHint.QUEUE
 
     def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         modified = PodInfo.of(new)
@@ -287,9 +314,10 @@ class DynamicResources:
         may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
         if not has_claims and not may_be_extended:
             return None, Status.skip()
-        device_classes = list(self._handle.objects(DEVICE_CLASS))
+        device_classes = self._tracker.classes
+        device_classes.refresh(self._handle.objects(DEVICE_CLASS))
         if may_be_extended:
-            resolver = DeviceClassResolver(device_classes)
+            resolver = device_classes.resolver
             data.scalars = extended.dra_backed_requests(pod, resolver)
             data.classes = resolver if data.scalars else None
         if not has_claims and not data.scalars:
@@ -306,9 +334,9 @@ class DynamicResources:
             data.claims.append(found if found is not None else extended.special_claim(pod))
         if not data.claims:
             return None, Status.skip()
-        classes = {manifest.meta(c).get("name") or "": c for c in device_classes}
+        classes = device_classes.by_name
         for index, claim in enumerate(data.claims):
-            allocation = allocation_of(claim)
+            allocation = claim.allocation
             if allocation:
                 # "resourceclaim in use" cannot happen: CanBeReserved is always true in v1.36.
                 if allocation.get("nodeSelector"):
@@ -317,14 +345,13 @@ class DynamicResources:
                     except SelectorError as error:
                         return None, Status.as_error(str(error))
                 continue
-            if claim_uid(claim) in self.in_flight:
-                ns = manifest.meta(claim).get("namespace") or "default"
+            if claim.uid in self.in_flight:
                 return None, Status.unresolvable(
-                    f"resource claim {ns}/{manifest.meta(claim).get('name')} is in the process of being allocated"
+                    f"resource claim {claim.namespace}/{claim.name} is in the process of being allocated"
                 )
             if index == data.extended_index:
                 continue  # its requests come in Filter; one from an earlier cycle is refused there
-            for request in (manifest.spec(claim).get("devices") or {}).get("requests") or ():
+            for request in claim.requests or ():
                 if request.get("exactly") is not None:
                     status = _validate_class(classes, request["exactly"].get("deviceClassName"), request["name"])
                 elif request.get("firstAvailable"):
@@ -333,16 +360,15 @@ class DynamicResources:
                         qualified = f"{request['name']}/{sub['name']}"
                         status = status or _validate_class(classes, sub.get("deviceClassName"), qualified)
                 else:
-                    ns = manifest.meta(claim).get("namespace") or "default"
                     status = Status.unresolvable(
-                        f"resource claim {ns}/{manifest.meta(claim).get('name')}, request {request.get('name')}: "
+                        f"resource claim {claim.namespace}/{claim.name}, request {request.get('name')}: "
                         "unknown request type"
                     )
                 if status is not None:
                     return None, status
         if data.to_allocate():
             allocated = self._allocated_devices()
-            slices = list(self._handle.objects("ResourceSlice"))
+            slices = list(self._handle.objects(RESOURCE_SLICE))
             tracker = self._tracker
             if not tracker.slice_index.reuse(slices):
                 tracker.slice_index = SliceIndex(slices)
@@ -365,7 +391,9 @@ class DynamicResources:
         result: Found | None = None
         if data.allocator is not None:
             to_allocate = [
-                node_claim.claim if i == data.extended_index and node_claim.claim is not None else data.claims[i]
+                node_claim.claim
+                if i == data.extended_index and node_claim.claim is not None
+                else data.claims[i].manifest
                 for i in data.to_allocate()
             ]
             try:
@@ -414,9 +442,9 @@ class DynamicResources:
                 if not extended.is_special(claim):
                     break  # deleted below
                 continue
-            reserved = manifest.status(claim).get("reservedFor") or ()
+            reserved = claim.reserved_for
             if not reserved or (len(reserved) == 1 and reserved[0].get("uid") == pod.uid):
-                new = copy.deepcopy(dict(claim))
+                new = copy.deepcopy(dict(claim.manifest))
                 status = new.setdefault("status", {})
                 for key in ("reservedFor", "allocation", "devices"):
                     status.pop(key, None)
@@ -428,7 +456,7 @@ class DynamicResources:
             return None, Status.unschedulable(DELETED)
         return None, Status.unschedulable(ERR_STILL_NOT_SCHEDULABLE)
 
-    async def _write_status(self, claim: Claim) -> None:
+    async def _write_status(self, claim: Manifest) -> None:
         await self._handle.api.update(RESOURCE_CLAIMS, claim, subresource=STATUS)
 
     # -- PreScore / Score --------------------------------------------------------------------------
@@ -456,7 +484,7 @@ class DynamicResources:
         """Without a ``firstAvailable`` request no claim adds to any node's score: every node's is 0,
         in one array rather than a call per node (None: score per node)."""
         data = _state(state)
-        if data is None or any(_first_available(claim) for claim in data.claims):
+        if data is None or any(claim.has_first_available for claim in data.claims):
             return None
         return np.zeros(len(rows), np.int64)
 
@@ -485,7 +513,7 @@ class DynamicResources:
             )
         for index, allocation in zip(indices, allocations, strict=True):
             data.allocations[index] = allocation
-            uid = claim_uid(data.claims[index])
+            uid = data.claims[index].uid
             self.in_flight[uid] = allocation
             if index == data.extended_index:
                 self._tracker.unseen.add(uid)
@@ -496,44 +524,43 @@ class DynamicResources:
         if data is None or not data.claims:
             return
         for claim in data.claims:
-            self.in_flight.pop(claim_uid(claim), None)
+            self.in_flight.pop(claim.uid, None)
         stored = self._claims_by_key()
         for claim in data.claims[: data.user_claims]:
-            current = stored.get(claim_key(claim))
-            if current and allocation_of(current) and _reserved_for(current, pod):
-                new = copy.deepcopy(dict(current))
+            current = stored.get(claim.key)
+            if current and current.allocation and current.is_reserved_for(pod.uid):
+                new = copy.deepcopy(dict(current.manifest))
                 new["status"]["reservedFor"] = [r for r in new["status"]["reservedFor"] if r.get("uid") != pod.uid]
                 self._handle.start_task(self._write_status(new))
         index = data.extended_index
         if index is not None:
             special = data.claims[index]
-            self._tracker.unseen.discard(claim_uid(special))
+            self._tracker.unseen.discard(special.uid)
             if not extended.is_special(special):  # PreBind created it: delete it, not to orphan it
                 self._handle.start_task(self._delete_quietly(special))
 
-    async def _delete_quietly(self, claim: Claim) -> None:
+    async def _delete_quietly(self, claim: ResourceClaim) -> None:
         """Unreserve's and PostFilter's delete: a failure is logged (upstream logs it too); the
         claim is found again at the pod's next attempt, or goes with the pod."""
         error = await self._delete_claim(claim)
         if error is not None:
-            log.warning("delete of resourceclaim %s/%s failed: %s", manifest.meta(claim).get("namespace"),
-                        manifest.meta(claim).get("name"), error)  # fmt: skip
+            log.warning("delete of resourceclaim %s/%s failed: %s", claim.namespace, claim.name, error)
 
-    async def _delete_claim(self, claim: Claim) -> str | None:
+    async def _delete_claim(self, claim: ResourceClaim) -> str | None:
         """``deleteClaim``: drop the delete-protection finalizer (retried on conflicts), then
         delete; the error, or None."""
         api = self._handle.api
-        key = claim_key(claim)
-        current: Claim | None = claim
+        key = claim.key
+        current: ResourceClaim | None = claim
         for attempt in range(_CONFLICT_RETRIES):
             if attempt:
                 current = self._claims_by_key().get(key)
             if current is None:
                 return f"get resourceclaim {key[0]}/{key[1]}: not found"
-            finalizers = list(manifest.meta(current).get("finalizers") or ())
+            finalizers = list(current.finalizers)
             if FINALIZER in finalizers:
                 finalizers.remove(FINALIZER)
-            new = copy.deepcopy(dict(current))
+            new = copy.deepcopy(dict(current.manifest))
             new["metadata"] = {**new["metadata"], "finalizers": finalizers}
             updated, status = await api.update(RESOURCE_CLAIMS, new)
             if status is None:
@@ -542,8 +569,8 @@ class DynamicResources:
                 return f"update resourceclaim {key[0]}/{key[1]}: {status.message()}"
         else:
             return f"update resourceclaim {key[0]}/{key[1]}: too many conflicts"
-        deleted = updated or current
-        uid = manifest.meta(deleted).get("uid")
+        deleted = updated or current.manifest
+        uid = manifest.uid_of(deleted)
         _, status = await api.delete(RESOURCE_CLAIMS, deleted, precondition=Precondition(uid=uid) if uid else None)
         return status.message() if status is not None else None
 
@@ -553,11 +580,11 @@ class DynamicResources:
         if data is None:
             return Status.as_error("not found")
         for index, claim in enumerate(data.claims):
-            if _reserved_for(claim, pod):
+            if claim.is_reserved_for(pod.uid):
                 continue
             allocation = data.allocations.get(index)
             if index == data.extended_index:
-                if allocation is None and extended.requests_of(claim) is None:
+                if allocation is None and claim.requests is None:
                     continue  # the node's device plugins serve every extended resource
                 error = await self._create_extended(data, index, pod, node_name)
                 if error is not None:
@@ -587,15 +614,16 @@ class DynamicResources:
         body.pop("status", None)
         body["metadata"] = {k: v for k, v in body["metadata"].items() if k not in ("name", "uid")}
         created, status = await self._handle.api.create(RESOURCE_CLAIMS, body)
-        stand_in = claim_uid(claim)
+        stand_in = claim.uid
         allocation = self.in_flight.pop(stand_in, None)
         self._tracker.unseen.discard(stand_in)
         if status is not None or created is None:
             return f"create claim for extended resources {pod.namespace}/: {status.message() if status else ''}"
+        view = ResourceClaim(created)
         if allocation is not None:
-            self.in_flight[claim_uid(created)] = allocation
-            self._tracker.unseen.add(claim_uid(created))
-        data.claims[index] = created
+            self.in_flight[view.uid] = allocation
+            self._tracker.unseen.add(view.uid)
+        data.claims[index] = view
         return None
 
     async def _write_pod_status(self, data: _StateData, pod: PodInfo, node_name: str) -> str | None:
@@ -608,39 +636,36 @@ class DynamicResources:
                 "ExtendedResourceClaimStatus"
             )
         claim = data.claims[data.user_claims]
-        value = {"requestMappings": mappings, "resourceClaimName": manifest.meta(claim).get("name")}
+        value = {"requestMappings": mappings, "resourceClaimName": claim.name}
         status = await patch_pod_status(self._handle.api, pod, {"extendedResourceClaimStatus": value})
         if status is not None:
             return f"update pod {pod.namespace}/{pod.name} ExtendedResourceClaimStatus: {status.message()}"
         return None
 
     async def _bind_claim(
-        self, claim: Claim, allocation: dict[str, Any] | None, pod: PodInfo
-    ) -> tuple[Claim | None, str | None]:
+        self, claim: ResourceClaim, allocation: dict[str, Any] | None, pod: PodInfo
+    ) -> tuple[ResourceClaim | None, str | None]:
         """``bindClaim``: finalizer, allocation and reservation, retried on conflicts."""
         api = self._handle.api
-        uid = claim_uid(claim)
-        key = f"{manifest.meta(claim).get('namespace') or 'default'}/{manifest.meta(claim).get('name')}"
-        current: Claim = claim
+        uid = claim.uid
+        key = f"{claim.namespace}/{claim.name}"
+        current = claim
         done = False
         try:
             for attempt in range(_CONFLICT_RETRIES):
                 if attempt:
-                    refreshed = self._claims_by_key().get(tuple(key.split("/", 1)))  # type: ignore[arg-type]
+                    refreshed = self._claims_by_key().get(claim.key)
                     if refreshed is None:
                         return None, f"claim {key} got deleted in the meantime"
                     current = refreshed
-                if manifest.meta(current).get("deletionTimestamp") is not None:
+                if current.deleting:
                     return None, f"claim {key} got deleted in the meantime"
-                new = copy.deepcopy(dict(current))
+                new = copy.deepcopy(dict(current.manifest))
                 if allocation is not None:
-                    if allocation_of(current):
+                    if current.allocation:
                         return None, f"claim {key} got allocated elsewhere in the meantime"
-                    if FINALIZER not in (manifest.meta(current).get("finalizers") or ()):
-                        new["metadata"] = {
-                            **new["metadata"],
-                            "finalizers": [*(manifest.meta(current).get("finalizers") or ()), FINALIZER],
-                        }
+                    if FINALIZER not in current.finalizers:
+                        new["metadata"] = {**new["metadata"], "finalizers": [*current.finalizers, FINALIZER]}
                         updated, status = await api.update(RESOURCE_CLAIMS, new)
                         if status is not None or updated is None:
                             if status is not None and is_conflict(status):
@@ -652,11 +677,11 @@ class DynamicResources:
                 new.setdefault("status", {})["reservedFor"] = [*(new["status"].get("reservedFor") or ()), reference]
                 updated, status = await api.update(RESOURCE_CLAIMS, new, subresource=STATUS)
                 if status is None and updated is not None:
-                    written = allocation_of(updated)
-                    if written:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
-                        self.in_flight[uid] = written
+                    written = ResourceClaim(updated)
+                    if written.allocation:  # upstream AssumeClaimAfterAPICall: in flight until the store shows it
+                        self.in_flight[uid] = dict(written.allocation)
                     done = True
-                    return updated, None
+                    return written, None
                 if status is not None and is_conflict(status):
                     continue
                 what = "add allocation and reservation to" if allocation is not None else "add reservation to"
@@ -667,27 +692,22 @@ class DynamicResources:
                 self.in_flight.pop(uid, None)
 
 
-def compute_score(claims: Sequence[Claim], allocations: Sequence[Manifest]) -> int:
+def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Manifest]) -> int:
     """``computeScore``: ``8 - i`` for each claim whose ``firstAvailable`` subrequest ``i`` was chosen."""
     score = 0
     pending = iter(allocations)
     for claim in claims:
-        allocation = allocation_of(claim) or next(pending, None) or {}
+        allocation = claim.allocation or next(pending, None) or {}
         chosen = {
             r.get("request")
             for r in (allocation.get("devices") or {}).get("results") or ()
             if "/" in str(r.get("request"))
         }
-        for request in (manifest.spec(claim).get("devices") or {}).get("requests") or ():
+        for request in claim.requests or ():
             for i, sub in enumerate(request.get("firstAvailable") or ()):
                 if f"{request['name']}/{sub['name']}" in chosen:
                     score += FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE - i
     return score
-
-
-def _first_available(claim: Claim) -> bool:
-    requests = (manifest.spec(claim).get("devices") or {}).get("requests") or ()
-    return any(request.get("firstAvailable") for request in requests)
 
 
 def _validate_class(classes: Manifest, class_name: str | None, request: str) -> Status | None:

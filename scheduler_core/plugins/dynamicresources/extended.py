@@ -26,11 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from scheduler_core.framework import Manifest, PodInfo, manifest, parse_quantity
-from scheduler_core.framework.extended_resources import (
-    EXTENDED_RESOURCE_CLAIM_ANNOTATION,
-    DeviceClassResolver,
-    is_dra_extended_resource_name,
-)
+from scheduler_core.framework.dra import EXTENDED_RESOURCE_CLAIM_ANNOTATION, ResourceClaim
+from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
 
 # Not a valid ResourceClaim name, so it never clashes with one (specialClaimInMemName).
 SPECIAL_CLAIM_NAME = "<extended-resources>"
@@ -39,7 +36,6 @@ SPECIAL_CLAIM_NAME = "<extended-resources>"
 ERR_STALE_CLAIM = "cannot schedule extended resource claim"
 ERR_CANNOT_FIT = "cannot fit resource"
 
-Claim = Manifest
 RequestMapping = dict[str, str]  # a ContainerExtendedResourceRequest
 
 
@@ -52,22 +48,21 @@ def dra_backed_requests(pod: PodInfo, classes: DeviceClassResolver) -> dict[str,
     return {}
 
 
-def find_claim(pod: PodInfo, claims: Iterable[Claim]) -> Claim | None:
+def find_claim(pod: PodInfo, claims: Iterable[ResourceClaim]) -> ResourceClaim | None:
     """``findExtendedResourceClaim``: the pod's special claim from an earlier cycle."""
     for claim in claims:
-        meta = manifest.meta(claim)
-        if (meta.get("annotations") or {}).get(EXTENDED_RESOURCE_CLAIM_ANNOTATION) != "true":
+        if not claim.is_extended_resource_claim:
             continue
-        for owner in meta.get("ownerReferences") or ():
+        for owner in claim.owner_references:
             if owner.get("name") == pod.name and owner.get("controller") and owner.get("uid") == pod.uid:
                 return claim
     return None
 
 
-def special_claim(pod: PodInfo) -> dict[str, Any]:
+def special_claim(pod: PodInfo) -> ResourceClaim:
     """The in-memory claim; its uid is a stand-in until PreBind creates it (upstream draws a
     random one; derived from the pod's, it keeps ``simulate`` reproducible)."""
-    return {
+    return ResourceClaim({
         "apiVersion": "resource.k8s.io/v1",
         "kind": "ResourceClaim",
         "metadata": {
@@ -81,15 +76,11 @@ def special_claim(pod: PodInfo) -> dict[str, Any]:
             "annotations": {EXTENDED_RESOURCE_CLAIM_ANNOTATION: "true"},
         },
         "spec": {},
-    }
+    })  # fmt: skip
 
 
-def is_special(claim: Claim) -> bool:
-    return manifest.meta(claim).get("name") == SPECIAL_CLAIM_NAME
-
-
-def requests_of(claim: Claim) -> Sequence[Manifest] | None:
-    return (manifest.spec(claim).get("devices") or {}).get("requests")
+def is_special(claim: ResourceClaim) -> bool:
+    return claim.name == SPECIAL_CLAIM_NAME
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +92,7 @@ class NodeClaim:
 
 
 def node_claim(
-    claim: Claim,
+    claim: ResourceClaim,
     user_claims: int,
     pod: Manifest,
     scalars: Mapping[str, int],
@@ -110,7 +101,7 @@ def node_claim(
 ) -> NodeClaim | str:
     """``filterExtendedResources`` on a node with ``allocatable`` scalar resources: the claim to
     allocate there, or the reason the node does not fit."""
-    if requests_of(claim) is not None:
+    if claim.requests is not None:
         return ERR_STALE_CLAIM
     extended: dict[str, int] = {}
     for name, quantity in scalars.items():
@@ -122,10 +113,10 @@ def node_claim(
             return ERR_CANNOT_FIT  # neither a device plugin nor DRA provides it
     if not user_claims and not extended:
         return NodeClaim(None)
-    if manifest.status(claim).get("allocation"):
+    if claim.allocation:
         return NodeClaim(None)
     requests, mappings = requests_and_mappings(pod, extended, classes)
-    copied = copy.deepcopy(dict(claim))
+    copied = copy.deepcopy(dict(claim.manifest))
     copied["spec"] = {"devices": {"requests": requests}} if requests else {"devices": {}}
     return NodeClaim(copied, tuple(mappings))
 

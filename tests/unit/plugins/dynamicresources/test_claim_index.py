@@ -16,30 +16,29 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.framework import PodInfo
+from scheduler_core.framework.dra import DeviceID, ResourceClaim, allocated_devices
 from scheduler_core.plugins.dynamicresources import extended
-from scheduler_core.plugins.dynamicresources.claim_index import (
-    ClaimIndex,
-    DeviceID,
-    allocation_of,
-    claim_key,
-    claim_uid,
-    devices_of,
-)
+from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
 
 
 def reference(claims: list[dict[str, Any]], in_flight: dict[str, Any]) -> tuple[dict[Any, Any], set[DeviceID]]:
-    by_key = {claim_key(c): c for c in claims}
+    """The claims by key (as views, compared by their objects) and the allocated devices."""
+    by_key = {c.key: c for c in map(ResourceClaim, claims)}
     allocated: set[DeviceID] = set()
     for claim in by_key.values():  # in the store's order, as the scan went
-        uid = claim_uid(claim)
-        if allocation_of(claim):
-            in_flight.pop(uid, None)  # PreBind's write landed
-            allocated.update(devices_of(allocation_of(claim)))
-        elif uid in in_flight:
-            allocated.update(devices_of(in_flight[uid]))
-    for gone in set(in_flight) - {claim_uid(c) for c in by_key.values()}:
+        if claim.allocation:
+            in_flight.pop(claim.uid, None)  # PreBind's write landed
+            allocated.update(allocated_devices(claim.allocation))
+        elif claim.uid in in_flight:
+            allocated.update(allocated_devices(in_flight[claim.uid]))
+    for gone in set(in_flight) - {c.uid for c in by_key.values()}:
         del in_flight[gone]
     return by_key, allocated
+
+
+def found(pod: PodInfo, claims: Any) -> Any:
+    claim = extended.find_claim(pod, claims)
+    return None if claim is None else claim.manifest
 
 
 def allocation(devices: list[tuple[int, bool]]) -> dict[str, Any]:
@@ -91,7 +90,7 @@ def test_the_index_agrees_with_a_scan_of_every_claim(steps: list[Any], unique: b
         elif op == "same" and at is not None:
             store[at] = copy.deepcopy(store[at])
         elif op == "reserve":
-            uid = claim_uid(store[at]) if at is not None and n % 3 else f"u{m}"
+            uid = ResourceClaim(store[at]).uid if at is not None and n % 3 else f"u{m}"
             in_flight[uid] = expected_in_flight[uid] = allocation(devices or [])
         elif op == "twice" and at is not None and not unique:
             store.insert(n % (len(store) + 1), store[at])
@@ -99,9 +98,9 @@ def test_the_index_agrees_with_a_scan_of_every_claim(steps: list[Any], unique: b
             store = store[n % len(store) :] + store[: n % len(store)]
         index.refresh(list(store))
         by_key, allocated = reference(store, expected_in_flight)
-        assert index.by_key == by_key
+        assert {k: c.manifest for k, c in index.by_key.items()} == {k: c.manifest for k, c in by_key.items()}
         for pod in PODS:
-            assert extended.find_claim(pod, index.extended_claims(pod.uid)) is extended.find_claim(pod, by_key.values())
+            assert found(pod, index.extended_claims(pod.uid)) is found(pod, by_key.values())
         assert index.allocated_devices(in_flight) == allocated
         assert in_flight == expected_in_flight
 
@@ -143,5 +142,5 @@ def test_a_replaced_claim_keeps_its_place_among_the_pods_extended_claims() -> No
     index.refresh([first, second])
     newer = copy.deepcopy(first)
     index.refresh([newer, second])
-    assert extended.find_claim(PODS[1], index.extended_claims("pod-1")) is newer
-    assert extended.find_claim(PODS[1], [newer, second]) is newer
+    assert found(PODS[1], index.extended_claims("pod-1")) is newer
+    assert found(PODS[1], map(ResourceClaim, [newer, second])) is newer

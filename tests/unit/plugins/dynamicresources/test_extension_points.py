@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
+from scheduler_core.framework.dra import ResourceClaim
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.plugins.dynamicresources import DynamicResources
 from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
@@ -211,7 +212,7 @@ def test_score_prefers_earlier_subrequests(chosen: str, expected: int) -> None:
         "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": first}]}},
     }
     allocation = {"devices": {"results": [{"request": f"r/{chosen}", "driver": DRIVER, "pool": "n1", "device": "x"}]}}
-    assert compute_score([prioritized], [allocation]) == expected
+    assert compute_score([ResourceClaim(prioritized)], [allocation]) == expected
 
 
 @pytest.mark.parametrize(
