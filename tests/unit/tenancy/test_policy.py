@@ -67,6 +67,15 @@ def problems(*objects: Any) -> list[str]:
             id="enable-a-plugin-not-allowed",
         ),
         pytest.param(
+            [profile("default", HOME, plugins={"score": {"disabled": [{"name": "ImageLocality"}]}},
+                     tenantPolicy=OVERRIDE),
+             tenant(plugins={"score": {"enabled": [{"name": "ImageLocality"}]}})],
+            "in.yaml: SchedulerProfile team-a/own: spec.plugins.score: tenant policy rule 'allowed-plugins': a "
+            "profile in namespace 'team-a' may not enable score plugin 'ImageLocality': the cluster-wide profile "
+            "crd-scheduler/default does not run it and the policy's allowedPlugins does not list it",
+            id="enable-a-scorer-run-nowhere",
+        ),
+        pytest.param(
             [tenant(pluginConfig=[{"name": "NodeResourcesFit", "args": {"ignoredResources": ["cpu"]}}])],
             "in.yaml: SchedulerProfile team-a/own: spec.pluginConfig[0].args.ignoredResources: tenant policy rule "
             "'narrowing-args': a profile in namespace 'team-a' may set only args that narrow where its own pods "
