@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from scheduler_core.clock import FakeClock
 from scheduler_core.defaults import default_plugins
@@ -36,6 +36,9 @@ from scheduler_core.simulator.manifests import (
 from scheduler_core.simulator.report import UNSCHEDULABLE, PodReport, Recorder
 from scheduler_core.simulator.validate import profile_problems
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 POD_ARRIVAL_INTERVAL = 1e-6  # seconds of fake time between two pending pods
 MAX_UNHANDLED_WARNINGS = 10
 
@@ -50,26 +53,6 @@ class Simulation:
     warnings: list[str] = field(default_factory=list)
     recorder: Recorder | None = None
     problems: list[Problem] = field(default_factory=list)  # of the profiles not served (``live``)
-
-
-def simulate(
-    cluster: Cluster,
-    *,
-    seed: int | None = 0,
-    home_namespace: str = DEFAULT_HOME_NAMESPACE,
-    registry: Mapping[str, Any] | None = None,
-    batch: bool = True,
-    live: bool = False,
-    replace_all: bool = False,
-    namespace: str | None = None,
-) -> Simulation:
-    """Run :func:`simulate_async` in a fresh event loop."""
-    return asyncio.run(
-        simulate_async(
-            cluster, seed=seed, home_namespace=home_namespace, registry=registry, batch=batch, live=live,
-            replace_all=replace_all, namespace=namespace,
-        )
-    )  # fmt: skip
 
 
 async def simulate_async(
@@ -152,6 +135,17 @@ async def simulate_async(
             if stored is not None:
                 report.devices = allocated_devices(stored, claims)
     return Simulation(reports, backend, scheduler, [*invalid, *_unhandled_warnings(unhandled)], recorder, problems)
+
+
+def _in_new_loop(run: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> T:
+        return asyncio.run(run(*args, **kwargs))
+
+    blocking.__doc__ = f"Run :func:`{run.__name__}` in a fresh event loop (the same arguments)."
+    return blocking
+
+
+simulate = _in_new_loop(simulate_async)
 
 
 def _unbind_handled(scheduler: Scheduler, backend: InMemoryCluster, namespace: str | None) -> list[dict[str, Any]]:
