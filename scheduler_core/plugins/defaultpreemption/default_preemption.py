@@ -185,27 +185,28 @@ class DefaultPreemption:
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[PodDisruptionBudget], now: int
     ) -> tuple[list[PodInfo], int, Status | None]:
         """Upstream ``SelectVictimsOnNode`` on ``node`` and ``state``, both clones: the fewest
-        pods to evict, most important first, and how many of them violate a PDB."""
+        pods to evict, most important first, and how many of them violate a PDB.
+
+        The dry run calls this for hundreds of nodes per attempt (PreemptionPVs, 1000 nodes:
+        about 330 a pod), so the loops below read the handle's runners once and inline
+        ``is_preemption_allowed``; the calls to the handle are upstream's, in its order."""
         handle = self._handle
-
-        def remove(victim: PodInfo) -> Status | None:
-            node.remove_pod(victim)
-            return _as_error(handle.run_pre_filter_extension_remove_pod(state, pod, victim, node))
-
-        def add(victim: PodInfo) -> Status | None:
-            node.add_pod(victim)
-            return _as_error(handle.run_pre_filter_extension_add_pod(state, pod, victim, node))
-
-        potential = [p for p in node.pods if self.is_preemption_allowed(node, p, pod)]
-        for victim in potential:
-            if (error := remove(victim)) is not None:
-                return [], 0, error
+        remove_extension = handle.run_pre_filter_extension_remove_pod
+        add_extension = handle.run_pre_filter_extension_add_pod
+        run_filter = handle.run_filter_with_nominated_pods
+        priority = pod.priority
+        tenant = handle.tenant_namespace
+        potential = [p for p in node.pods if p.priority < priority and (tenant is None or p.namespace == tenant)]
         # Nothing to remove: the node is as it was, and rejected the pod.
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
+        for victim in potential:
+            node.remove_pod(victim)
+            if (error := _as_error(remove_extension(state, pod, victim, node))) is not None:
+                return [], 0, error
         # Even without every lower-priority pod the pod does not fit (affinity to victims is
         # deliberately not considered).
-        status = handle.run_filter_with_nominated_pods(state, pod, node)
+        status = run_filter(state, pod, node)
         if status is not None and not status.is_success():
             return [], 0, status
 
@@ -216,12 +217,14 @@ class DefaultPreemption:
         num_violating = 0
         for group in (violating, non_violating):
             for candidate in group:
-                if (error := add(candidate)) is not None:
+                node.add_pod(candidate)
+                if (error := _as_error(add_extension(state, pod, candidate, node))) is not None:
                     return [], 0, error
-                fits = handle.run_filter_with_nominated_pods(state, pod, node)
+                fits = run_filter(state, pod, node)
                 if fits is None or fits.is_success():
                     continue  # reprieved
-                if (error := remove(candidate)) is not None:
+                node.remove_pod(candidate)
+                if (error := _as_error(remove_extension(state, pod, candidate, node))) is not None:
                     return [], 0, error
                 victims.append(candidate)
                 if group is violating:
