@@ -20,66 +20,23 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from scheduler_core.config import Extender, PluginConfigEntry, SchedulerProfileSpec
 from scheduler_core.extender.client import HTTPExtender, parse_duration
-from scheduler_core.framework import is_extended_resource_name
+from scheduler_core.framework import content, is_extended_resource_name
 
 NODE_RESOURCES_FIT = "NodeResourcesFit"
 IGNORED_RESOURCES = "ignoredResources"
 
 Problem = tuple[str, str]
 
-# k8s.io/apimachinery/pkg/util/validation IsQualifiedName
-_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_PREFIX_MSG = (
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
 
 def _invalid(value: Any, detail: str) -> str:
     """``field.Invalid(...).ErrorBody()``: Go prints strings quoted, numbers bare."""
     shown = f'"{value}"' if isinstance(value, str) else str(value)
     return f"Invalid value: {shown}: {detail}"
-
-
-def _qualified_name(name: str) -> list[str]:
-    parts = name.split("/")
-    if len(parts) > 2:
-        return [
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
-            "an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-            "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' "
-            "(e.g. 'example.com/MyName')"
-        ]
-    messages = []
-    if len(parts) == 2:
-        prefix = parts[0]
-        if not prefix:
-            messages.append("prefix part must be non-empty")
-        elif len(prefix) > 253:
-            messages.append("prefix part must be no more than 253 bytes")
-        elif not _DNS1123_SUBDOMAIN.match(prefix):
-            messages.append(_PREFIX_MSG)
-    short = parts[-1]
-    if not short:
-        messages.append("name part must be non-empty")
-    elif len(short) > 63:
-        messages.append("name part must be no more than 63 bytes")
-    if short and not _NAME.match(short):
-        messages.append(_NAME_MSG)
-    return messages
 
 
 def validate_extenders(extenders: Sequence[Extender]) -> list[Problem]:
@@ -95,7 +52,7 @@ def validate_extenders(extenders: Sequence[Extender]) -> list[Problem]:
             binders += 1
         for j, resource in enumerate(ext.managed_resources):
             rpath = f"{path}.managedResources[{j}].name"
-            messages = _qualified_name(resource.name)
+            messages = content.qualified_name(resource.name)  # IsQualifiedName: content.IsLabelKey
             problems.extend((rpath, _invalid(resource.name, m)) for m in messages)
             if not messages and not is_extended_resource_name(resource.name):
                 problems.append((rpath, _invalid(resource.name, "is an invalid extended resource name")))

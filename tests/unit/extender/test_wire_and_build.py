@@ -10,6 +10,12 @@ from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.extender import ExtenderConfigError, build_extenders, validate_extenders, wire
 from scheduler_core.extender.client import parse_duration
 
+LABEL_KEY_REGEX = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+
 
 @pytest.mark.parametrize(
     ("body", "message"),
@@ -108,6 +114,30 @@ def _spec(*extenders: dict[str, Any]) -> SchedulerProfileSpec:
             [{"urlPrefix": "http://a", "managedResources": [{"name": "cpu"}]}],
             [("extenders[0].managedResources[0].name", 'Invalid value: "cpu": is an invalid extended resource name')],
             id="native-resource-managed",
+        ),
+        # IsQualifiedName is content.IsLabelKey in v1.36.3 (apimachinery util/validation): its
+        # messages, every one that applies.
+        pytest.param(
+            [{"urlPrefix": "http://a", "managedResources": [{"name": "example.com/"}]}],
+            [
+                ("extenders[0].managedResources[0].name", 'Invalid value: "example.com/": name part must be non-empty'),
+                (
+                    "extenders[0].managedResources[0].name",
+                    f'Invalid value: "example.com/": name part {LABEL_KEY_REGEX}',
+                ),
+            ],
+            id="managed-resource-without-name",
+        ),
+        pytest.param(
+            [{"urlPrefix": "http://a", "managedResources": [{"name": "a/b/c"}]}],
+            [
+                (
+                    "extenders[0].managedResources[0].name",
+                    f'Invalid value: "a/b/c": a valid label key {LABEL_KEY_REGEX} with an optional DNS subdomain '
+                    "prefix and '/' (e.g. 'example.com/MyName')",
+                )
+            ],
+            id="managed-resource-of-three-parts",
         ),
         pytest.param(
             [
