@@ -87,6 +87,7 @@ class _Request:
     count: int
     all_devices: list[tuple[Pool, Object, Object]] | None = None  # for allocationMode All
     capacities: dict[str, Quantity] | None = None  # ``capacity.requests``
+    capacity_key: Hashable = None  # the same amounts, hashable
     # the class's and the request's CEL expressions: the key of their combined result per device
     selectors: tuple[Any, ...] = ()
 
@@ -281,6 +282,9 @@ class Allocator:
         # the devices allocated whole, with the shares of the others and their consumed capacity
         self._allocated = capacity.state_of(allocated)
         self._prepared: _Prepared | None = None
+        # whether a request's amounts fit a device next to the stored shares alone (nothing of
+        # the device being allocated): the same on every node of the cycle
+        self._fits: dict[tuple[DeviceID, Hashable], bool] = {}
 
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
@@ -426,6 +430,8 @@ class _Allocation:
         mode = spec.get("allocationMode") or "ExactCount"
         req = _Request(name, base, sub, spec, klass, bool(spec.get("adminAccess")), 1)
         req.capacities = capacity.request_capacities(spec)
+        if req.capacities is not None:
+            req.capacity_key = tuple(sorted((name, q.value) for name, q in req.capacities.items()))
         req.selectors = (_expressions(manifest.spec(klass).get("selectors")), _expressions(spec.get("selectors")))
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
@@ -696,12 +702,16 @@ class _Allocation:
 
     # -- consumable capacity (``CmpRequestOverCapacity``) ------------------------------------------------
     def _fits(self, request: _Request, device_id: DeviceID, device: Object) -> bool:
-        return capacity.fits(
-            self.owner._allocated.capacity.get(device_id),
-            request.capacities,
-            self.owner._slices.capacities(device),
-            self.allocating_capacity.get(device_id),
-        )
+        allocating = self.allocating_capacity.get(device_id)
+        consumed = self.owner._allocated.capacity.get(device_id)
+        capacities = self.owner._slices.capacities(device)
+        if allocating is not None:
+            return capacity.fits(consumed, request.capacities, capacities, allocating)
+        known = self.owner._fits.get((device_id, request.capacity_key))
+        if known is None:
+            known = capacity.fits(consumed, request.capacities, capacities, None)
+            self.owner._fits[(device_id, request.capacity_key)] = known
+        return known
 
     def _release_capacity(self, device_id: DeviceID, consumed: dict[str, Quantity], existed: bool) -> None:
         """``ConsumedCapacityCollection.Remove`` (an entry left at zero goes), keeping the entry
