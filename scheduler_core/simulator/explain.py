@@ -30,7 +30,7 @@ from scheduler_core.names import PLUGIN_CONFIG_KIND, PROFILE_KIND
 from scheduler_core.reporting import REASON_PROFILE_NOT_SERVING
 from scheduler_core.simulator.errors import InputError, Problem
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
-from scheduler_core.simulator.report import TOTAL, PodReport
+from scheduler_core.simulator.report import TOTAL, PodReport, columns
 from scheduler_core.simulator.run import simulate
 from scheduler_core.simulator.usage import Usage, node_usage
 
@@ -167,10 +167,8 @@ def render_text(explanation: Explanation, *, top: int = 5) -> str:
         plugins = [p for p in next(iter(r.scores.values())) if p != TOTAL]
         header = ["NODE", "TOTAL", *plugins]
         rows = [[node, str(row[TOTAL]), *(str(row.get(p, 0)) for p in plugins)] for node, row in ranked]
-        widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header))]
         lines.append(f"Scores (weighted, top {len(rows)} of {len(r.scores)} scored nodes):")
-        lines.extend("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
-                     for row in (header, *rows))  # fmt: skip
+        lines.extend("  " + line for line in columns([header, *rows], sep="  "))
     elif r.status == "Scheduled":
         lines.append("Scores: not computed (only one feasible node, as upstream)")
     if r.filtered:

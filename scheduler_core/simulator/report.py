@@ -153,9 +153,10 @@ def render_table(reports: Sequence[PodReport]) -> str:
         )
         for r in reports
     ]
-    widths = [max(len(row[i]) for row in (header, *rows)) for i in range(len(header) - 1)]
-    lines = []
-    for row in (header, *rows):
-        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
-        lines.append("   ".join([*cells, row[-1]]).rstrip())
-    return "\n".join(lines)
+    return "\n".join(columns([header, *rows]))
+
+
+def columns(rows: Sequence[Sequence[str]], sep: str = "   ") -> list[str]:
+    """The rows as lines of aligned columns (the text reports of simulate, what-if, explain)."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [sep.join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]

@@ -14,13 +14,12 @@ nodes that run at least one of the compared pods.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from scheduler_core.framework import Manifest, manifest
 from scheduler_core.simulator.manifests import DEFAULT_HOME_NAMESPACE, Cluster
-from scheduler_core.simulator.report import PodReport
+from scheduler_core.simulator.report import PodReport, columns
 from scheduler_core.simulator.run import Simulation, simulate
 from scheduler_core.simulator.usage import Usage, node_usage
 
@@ -174,9 +173,4 @@ def render_table(whatif: WhatIf) -> str:
             name, f"{before.cpu:.0%}", f"{after.cpu:.0%}", f"{before.memory:.0%}", f"{after.memory:.0%}",
             f"{before.pods} -> {after.pods}",
         ))  # fmt: skip
-    return "\n".join([*_columns(pods), "", *_columns(nodes), "", whatif.summary()])
-
-
-def _columns(rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["   ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    return "\n".join([*columns(pods), "", *columns(nodes), "", whatif.summary()])
