@@ -69,6 +69,12 @@ DEV_CLUSTER = ROOT / "scripts" / "dev-cluster"
 CRDS = (ROOT / "crds" / "schedulerprofiles.yaml", ROOT / "crds" / "pluginconfigs.yaml")
 KUBE_SCHEDULER_QPS = 5000
 TIMEOUT = 600.0
+KUBE_SCHEDULER_CONFIGURATION = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "clientConnection": {"qps": KUBE_SCHEDULER_QPS, "burst": KUBE_SCHEDULER_QPS},
+    "profiles": [{"schedulerName": "default-scheduler"}],
+}
 
 
 def dev_cluster(*args: str, whole: bool = False) -> str:
@@ -150,6 +156,16 @@ def free_port() -> int:
         return port
 
 
+def stop_operator(operator: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (it releases its lease), killed after 30 s."""
+    if operator.poll() is None:
+        operator.send_signal(signal.SIGTERM)
+    try:
+        operator.wait(30)
+    except subprocess.TimeoutExpired:
+        operator.kill()
+
+
 class Bench:
     def __init__(self, kubeconfig: str, nodes: int, pods: int, creators: int) -> None:
         self.kubeconfig = kubeconfig
@@ -181,6 +197,17 @@ class Bench:
         response.read()  # type: ignore[no-untyped-call]
         if response.status >= 300:
             raise client.ApiException(status=response.status, reason=response.reason)
+
+    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
+        """Any verb on any API path, the same raw way as :meth:`_post`: the parsed answer (None
+        when empty). ``content_type`` for patches (``application/merge-patch+json``)."""
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
+        params = self.api.param_serialize(method, path, header_params=headers, body=body, auth_settings=["BearerToken"])
+        response = self.api.call_api(*params)
+        data = response.read()  # type: ignore[no-untyped-call]
+        if response.status >= 300:
+            raise client.ApiException(status=response.status, reason=f"{response.reason}: {data[:500]!r}")
+        return json.loads(data) if data else None
 
     # -- setup ---------------------------------------------------------------------------------
     def install_crds(self) -> None:
@@ -367,12 +394,7 @@ class Bench:
 
         def stop() -> None:
             for operator in operators:
-                if operator.poll() is None:
-                    operator.send_signal(signal.SIGTERM)
-                try:
-                    operator.wait(30)
-                except subprocess.TimeoutExpired:
-                    operator.kill()
+                stop_operator(operator)
 
         try:
             if backlog:
@@ -402,14 +424,8 @@ class Bench:
 
     def kube_scheduler(self, log_dir: Path, *, backlog: bool) -> dict[str, Any]:
         namespace = self.namespace("kube-backlog" if backlog else "kube-stream")
-        configuration = {
-            "apiVersion": "kubescheduler.config.k8s.io/v1",
-            "kind": "KubeSchedulerConfiguration",
-            "clientConnection": {"qps": KUBE_SCHEDULER_QPS, "burst": KUBE_SCHEDULER_QPS},
-            "profiles": [{"schedulerName": "default-scheduler"}],
-        }
         path = log_dir / "kube-scheduler.yaml"
-        path.write_text(yaml.safe_dump(configuration))
+        path.write_text(yaml.safe_dump(KUBE_SCHEDULER_CONFIGURATION))
 
         def start() -> None:
             dev_cluster("kube-scheduler", "up", "--config", str(path))

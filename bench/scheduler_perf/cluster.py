@@ -14,46 +14,128 @@ by the side under test before its measured pods, untimed (``Bench.place_init_pod
 backlog mode by a first run of that scheduler, stopped before the backlog is made), and each
 side's pods are deleted after its turn, so both start from the same empty nodes.
 
-Supported: variants whose ops are ``createNodes``, ``createNamespaces`` and ``createPods``
-without volume templates. Other variants raise :class:`~bench.scheduler_perf.inprocess.Unsupported`.
+That is the *simple* path, for variants whose ops are ``createNodes``, ``createNamespaces`` and
+``createPods``. Any other variant takes the *ops* path (:class:`OpsRun`, stream only): for each
+side in turn, its scheduler is started, then every op runs in upstream's order on the wall
+clock as ``executor.go`` runs them (``createAny``/``updateAny`` of any kind through discovery,
+``updateAny`` at ``updatePerSecond``, ``deletePods`` at ``deletePodsPerSecond`` or as one
+DeleteCollection, in the background with ``skipWaitToCompletion``, ``churn`` in the background
+until the last op, ``barrier``, ``sleep``, and the measured windows of ``collectMetrics`` and
+``start``/``stopCollectingMetrics``); the scheduler is stopped and everything the side made is
+deleted (pods with their finalizers dropped, namespaces, nodes, cluster-scoped objects), so
+the other side starts from the same state. Pods get the side's ``schedulerName`` and a
+``nodeSelector`` on the run label; every node the ops make carries that label. Templates are
+read with the in-process mode's :func:`~bench.scheduler_perf.inprocess.load_template`.
+
+:func:`check` raises :class:`~bench.scheduler_perf.inprocess.Unsupported`, named by op, for
+volumes (no PV controller on the dev cluster) and DRA (no ResourceSlice publisher, feature
+gates not set on the dev cluster's API server and kube-scheduler), and ``steadyState``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
-from collections.abc import Mapping
+import itertools
+import json
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.cluster import Bench
+import yaml
+from kubernetes import client, dynamic
+
+from bench.cluster import (
+    CONTROL_PLANE,
+    KUBE_SCHEDULER_CONFIGURATION,
+    ROOT,
+    Bench,
+    control_plane_cpu,
+    dev_cluster,
+    dev_cluster_pids,
+    process_cpu_seconds,
+    process_memory_mib,
+    stop_operator,
+)
 from bench.scheduler_perf.config import Variant
 from bench.scheduler_perf.inprocess import (
     BASE_NODE_STATUS,
     BASE_POD_SPEC,
     HOSTNAME,
+    WAIT_TIMEOUT,
     Unsupported,
+    WorkloadFailed,
+    go_seconds,
     load_template,
     node_strategy,
 )
 
 SIMPLE_OPS = frozenset({"createNodes", "createNamespaces", "createPods"})
+# Ops the cluster mode runs one after another on the wall clock, with the scheduler running
+# throughout, as upstream's executor.go does (the "ops" path: stream only).
+OPS = SIMPLE_OPS | {
+    "createAny", "updateAny", "deletePods", "churn", "barrier", "sleep",
+    "startCollectingMetrics", "stopCollectingMetrics",
+}  # fmt: skip
+DRA_REASON = (
+    "DRA on the cluster is not wired: the bench would publish ResourceSlices per node itself"
+    " (dra.go createResourceDriverOp), allocate claims as allocResourceClaimsOp does, and start the"
+    " dev cluster's kube-apiserver and kube-scheduler with the variant's featureGates (resource.k8s.io"
+    " served, the DRA gates equal on both)"
+)
+UNSUPPORTED_OPS = {
+    "createResourceDriver": DRA_REASON,
+    "allocResourceClaims": DRA_REASON,
+    "createResourceClaims": DRA_REASON,
+}
+VOLUME_REASON = (
+    "the cluster mode makes no volumes: the dev cluster has no PV controller, so the bench would create"
+    " each PV and its claim pre-bound itself (runners.go CreatePodWithPersistentVolume), and CSINodes"
+    " for nodeAllocatableStrategy.csiNodeAllocatable"
+)
 
 
-def measured_op(variant: Variant) -> dict[str, Any]:
-    unsupported = sorted({str(op["opcode"]) for op in variant.ops} - SIMPLE_OPS)
-    if unsupported:
-        raise Unsupported(
-            ",".join(unsupported), "the cluster mode runs createNodes/createNamespaces/createPods workloads only"
-        )
+def check(variant: Variant) -> bool:
+    """Raise :class:`Unsupported` (named by op, with the reason) for what the cluster mode cannot
+    run; True when the variant needs the ops path (anything beyond createNodes/createNamespaces/
+    createPods), False for the simple path (stream and backlog modes)."""
+    opcodes = [str(op["opcode"]) for op in variant.ops]
+    for opcode in opcodes:
+        if opcode in UNSUPPORTED_OPS:
+            raise Unsupported(opcode, UNSUPPORTED_OPS[opcode])
+    unknown = sorted(set(opcodes) - OPS)
+    if unknown:
+        raise Unsupported(",".join(unknown), "no cluster-mode implementation")
     for op in variant.ops:
         volumes = sorted(k for k in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath") if op.get(k))
         if volumes:
-            raise Unsupported("createPods", f"the cluster mode makes no volumes ({', '.join(volumes)})")
+            raise Unsupported(str(op["opcode"]), f"{VOLUME_REASON} ({', '.join(volumes)})")
+        if (op.get("nodeAllocatableStrategy") or {}).get("csiNodeAllocatable"):
+            raise Unsupported("createNodes", VOLUME_REASON)
+        if op["opcode"] == "createPods" and op.get("steadyState"):
+            raise Unsupported("createPods", "steadyState is not run on the cluster")
+        paths = [op["templatePath"]] if op.get("templatePath") else list(op.get("templatePaths") or ())
+        for path in paths:
+            api_version = str(load_template(path).get("apiVersion", ""))
+            if api_version.startswith("resource.k8s.io/"):
+                raise Unsupported(str(op["opcode"]), f"{path}: {DRA_REASON}")
+    if not any(op.get("collectMetrics") or op["opcode"] == "startCollectingMetrics" for op in variant.ops):
+        raise Unsupported("createPods", "no op collects metrics")
+    return bool(set(opcodes) - SIMPLE_OPS)
+
+
+def measured_op(variant: Variant) -> dict[str, Any]:
+    """The simple path's measured ``createPods`` op (:class:`Unsupported` on the ops path)."""
+    if check(variant):
+        raise Unsupported("ops", "runs on the ops path (OpsRun), not as one measured createPods op")
     for op in variant.ops:
         if op["opcode"] == "createPods" and op.get("collectMetrics"):
-            if op.get("steadyState"):
-                raise Unsupported("createPods", "steadyState is not measured on the cluster")
             return dict(op)
     raise Unsupported("createPods", "no createPods op collects metrics")
 
@@ -61,6 +143,11 @@ def measured_op(variant: Variant) -> dict[str, Any]:
 class WorkloadBench(Bench):
     def __init__(self, kubeconfig: str, variant: Variant, creators: int = 16) -> None:
         self.variant = variant
+        self.ops_path = check(variant)
+        if self.ops_path:  # every op runs per side (run_ops): nothing is shared
+            super().__init__(kubeconfig, 0, 0, creators)
+            self.node_ops, self.init_pods = [], []
+            return
         self.measured = measured_op(variant)
         self.node_ops = [op for op in variant.ops if op["opcode"] == "createNodes"]
         nodes = sum(int(op.get("count", 0)) for op in self.node_ops)
@@ -129,16 +216,519 @@ class WorkloadBench(Bench):
         return pod
 
 
+@dataclass(slots=True)
+class Window:
+    """A measured window (``startCollectingMetrics`` .. ``stop``, or a ``collectMetrics`` op)."""
+
+    name: str
+    namespaces: frozenset[str]
+    labels: Mapping[str, str]
+    started: float
+    cpu_before: float
+    control_plane_before: dict[str, float] | None
+
+
+def _matches(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+class OpsRun:
+    """One side's run of every op of the variant in upstream's order, on the wall clock, with
+    its scheduler running throughout (executor.go ``runWorkload``): ``createNodes``,
+    ``createNamespaces``, ``createPods``, ``createAny``, ``updateAny`` (``updatePerSecond``),
+    ``deletePods`` (``deletePodsPerSecond``, ``skipWaitToCompletion``: a background thread),
+    ``churn`` (create/recreate: a background thread until the last op is done), ``barrier``,
+    ``sleep`` and the measured windows. A watch over every pod of the run's namespaces stands for
+    upstream's pod informer (barriers, the pods deletePods lists, binding times)."""
+
+    def __init__(self, bench: WorkloadBench, side: str, scheduler_name: str, pid: int) -> None:
+        self.bench, self.side, self.scheduler_name, self.pid = bench, side, scheduler_name, pid
+        self.variant = bench.variant
+        self.scheduled_per_namespace: dict[str, int] = {}  # executor.go numPodsScheduledPerNamespace
+        self.namespaces: list[str] = []
+        self.cluster_objects: list[str] = []  # API paths of cluster-scoped objects made (not Nodes)
+        self.names = itertools.count()
+        self.stop = threading.Event()
+        self.threads: list[threading.Thread] = []
+        self.errors: list[str] = []
+        # The pod informer: (namespace, name) -> [labels, bound time or None, attempted].
+        self.pods: dict[tuple[str, str], list[Any]] = {}
+        self.bindings: list[tuple[str, Mapping[str, str], float]] = []  # (namespace, labels, time)
+        self.window: Window | None = None
+        self.collections: list[dict[str, Any]] = []
+        self.mapper = dynamic.DynamicClient(bench.api).resources  # type: ignore[no-untyped-call]
+
+    # -- the pod informer ------------------------------------------------------------------------
+    def _watch(self) -> None:
+        core = self.bench.core
+        while not self.stop.is_set():
+            listed = json.loads(core.list_pod_for_all_namespaces(_preload_content=False).data)
+            for pod in listed["items"]:
+                self._seen(pod)
+            rv = listed["metadata"]["resourceVersion"]
+            while not self.stop.is_set():
+                response = core.list_pod_for_all_namespaces(
+                    watch=True, resource_version=rv, timeout_seconds=5, allow_watch_bookmarks=True,
+                    _preload_content=False,
+                )  # fmt: skip
+                buffer, gone = b"", False
+                for chunk in response.stream(65536):
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in filter(None, lines):
+                        event = json.loads(line)
+                        obj = event["object"]
+                        if event["type"] == "ERROR":
+                            gone = True
+                            continue
+                        rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                        if event["type"] == "DELETED":
+                            meta = obj["metadata"]
+                            self.pods.pop((meta["namespace"], meta["name"]), None)
+                        elif event["type"] in ("ADDED", "MODIFIED"):
+                            self._seen(obj)
+                response.release_conn()
+                if gone:
+                    break
+
+    def _seen(self, pod: Mapping[str, Any]) -> None:
+        meta = pod["metadata"]
+        if meta["namespace"] not in self.scheduled_per_namespace and meta["namespace"] not in self.namespaces:
+            return
+        key = (meta["namespace"], meta["name"])
+        labels = meta.get("labels") or {}
+        entry = self.pods.get(key)
+        if entry is None or entry[3] != meta.get("uid"):
+            entry = self.pods[key] = [labels, None, False, meta.get("uid")]
+        entry[0] = labels
+        if (pod.get("spec") or {}).get("nodeName"):
+            entry[2] = True
+            if entry[1] is None:
+                bound_at = entry[1] = time.time()
+                self.bindings.append((str(meta["namespace"]), labels, bound_at))
+        elif any(c.get("type") == "PodScheduled" for c in (pod.get("status") or {}).get("conditions") or ()):
+            entry[2] = True  # util.go isAttempted
+
+    def _count(self, namespace: str, labels: Mapping[str, str], attempted: bool = False) -> int:
+        index = 2 if attempted else 1
+        return sum(
+            1
+            for (ns, _), entry in list(self.pods.items())
+            if ns == namespace and entry[index] and _matches(entry[0], labels)
+        )
+
+    def _wait(self, what: str, done: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> None:
+        """executor.go's waits: a poll, failing after 10 minutes."""
+        deadline = time.monotonic() + timeout
+        while not done():
+            if time.monotonic() > deadline:
+                raise WorkloadFailed(f"{self.side}: {what} not met in {timeout:.0f} s")
+            if self.errors:
+                raise WorkloadFailed(f"{self.side}: {self.errors[0]}")
+            time.sleep(0.05)
+
+    # -- objects ---------------------------------------------------------------------------------
+    def _path(self, obj: Mapping[str, Any], namespace: str) -> tuple[str, bool]:
+        """The collection path of an object's kind (discovery: upstream's REST mapper), and
+        whether it is namespaced."""
+        resource = self.mapper.get(api_version=obj.get("apiVersion", "v1"), kind=obj["kind"])
+        group_version = str(resource.group_version)
+        prefix = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+        if resource.namespaced:
+            return f"{prefix}/namespaces/{namespace or 'default'}/{resource.name}", True
+        return f"{prefix}/{resource.name}", False
+
+    def _pod(self, pod: dict[str, Any]) -> dict[str, Any]:
+        """The side's schedulerName and the run's nodeSelector, as on the simple path. And what
+        keeps an ``updateAny`` of a template valid: the dev cluster's ServiceAccount admission
+        (upstream's test API server runs without it) would set ``serviceAccountName`` and mount
+        a token volume at creation, which an update from the template would then drop (pod spec
+        fields are immutable): both are given here, the token not mounted."""
+        spec = pod.setdefault("spec", {})
+        spec["schedulerName"] = self.scheduler_name
+        spec.setdefault("serviceAccountName", "default")
+        spec.setdefault("automountServiceAccountToken", False)
+        spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.bench.label}
+        return pod
+
+    def _node(self, node: dict[str, Any]) -> dict[str, Any]:
+        """The run's label (the pods' nodeSelector) and the hostname label; a node without a
+        name is named for the run and side."""
+        meta = node.setdefault("metadata", {})
+        if not meta.get("name"):
+            meta["name"] = f"bench-{self.bench.run_id}-{self.side[0]}-n{next(self.names):05d}"
+            meta.pop("generateName", None)
+        meta["labels"] = {**(meta.get("labels") or {}), HOSTNAME: meta["name"], **self.bench.label}
+        return node
+
+    def _shaped(self, obj: dict[str, Any]) -> dict[str, Any]:
+        kind = obj.get("kind")
+        return self._pod(obj) if kind == "Pod" else self._node(obj) if kind == "Node" else obj
+
+    def create(self, obj: dict[str, Any], namespace: str) -> str:
+        path, namespaced = self._path(obj, namespace)
+        created = self.bench.request("POST", path, self._shaped(obj))
+        name = str(created["metadata"]["name"])
+        if not namespaced and obj.get("kind") != "Node":
+            self.cluster_objects.append(f"{path}/{name}")
+        return name
+
+    def ensure_namespace(self, name: str, body: dict[str, Any] | None = None) -> None:
+        """executor.go createNamespaceIfNotPresent (and the default ServiceAccount pods need)."""
+        if name in self.scheduled_per_namespace:
+            return
+        self.namespaces.append(name)
+        body = copy.deepcopy(body) if body else {"metadata": {}}
+        body.setdefault("metadata", {})["name"] = name
+        try:
+            self.bench.core.create_namespace(body)
+        except client.ApiException as error:
+            if error.status != 409:
+                raise
+        self.scheduled_per_namespace[name] = 0
+        self._wait(f"namespace {name}'s default ServiceAccount", lambda: self._has_service_account(name), 60)
+
+    def _has_service_account(self, namespace: str) -> bool:
+        try:
+            self.bench.core.read_namespaced_service_account("default", namespace)
+            return True
+        except client.ApiException:
+            return False
+
+    def _background(self, what: str, target: Callable[[], None]) -> None:
+        def guarded() -> None:
+            try:
+                target()
+            except Exception as error:  # reported: the run fails at its next wait
+                self.errors.append(f"{what}: {type(error).__name__}: {error}")
+
+        thread = threading.Thread(target=guarded, daemon=True, name=what)
+        thread.start()
+        self.threads.append(thread)
+
+    # -- the run -----------------------------------------------------------------------------------
+    def run(self) -> dict[str, Any]:
+        self._background("pod watch", self._watch)
+        try:
+            for index, op in enumerate(self.variant.ops):
+                getattr(self, "op_" + str(op["opcode"]))(index, op)
+                if self.errors:
+                    raise WorkloadFailed(f"{self.side}: op {index} {op['opcode']}: {self.errors[0]}")
+        finally:
+            self.stop.set()  # upstream cancels the workload's context: churn and deletions stop
+            for thread in self.threads:
+                thread.join(30)
+        bound = sum(c["bound"] for c in self.collections)
+        seconds = sum(c["seconds"] for c in self.collections)
+        cpu = sum(c["cpu_seconds"] for c in self.collections)
+        result: dict[str, Any] = {"bound": bound, "collections": self.collections}
+        if len(self.collections) == 1:
+            result["pods_per_second"] = self.collections[0]["pods_per_second"]
+            result["seconds"] = self.collections[0]["seconds"]
+        elif bound and seconds > 0:
+            result["pods_per_second"] = round(bound / seconds, 1)
+            result["seconds"] = round(seconds, 3)
+        result["cpu_seconds_per_bound_pod"] = round(cpu / max(bound, 1), 5)
+        spent = [c["control_plane_cpu_seconds"] for c in self.collections if "control_plane_cpu_seconds" in c]
+        if spent and len(spent) == len(self.collections):
+            result["control_plane_cpu_seconds"] = round(sum(spent), 2)
+        with contextlib.suppress(OSError):
+            result["peak_rss_mib"] = process_memory_mib(self.pid, "VmHWM")
+        return result
+
+    def _start_window(self, name: str, namespaces: frozenset[str], labels: Mapping[str, str]) -> None:
+        if self.window is not None:
+            raise WorkloadFailed("metrics collection is overlapping")
+        self.window = Window(
+            name, namespaces, dict(labels), time.time(), process_cpu_seconds(self.pid),
+            control_plane_cpu(self.bench.control_plane),
+        )  # fmt: skip
+
+    def _stop_window(self) -> None:
+        window = self.window
+        if window is None:
+            raise WorkloadFailed("missing startCollectingMetrics operation before stopping")
+        stopped, cpu = time.time(), process_cpu_seconds(self.pid)
+        control_plane = control_plane_cpu(self.bench.control_plane)
+        self.window = None
+        times = [
+            t
+            for ns, labels, t in list(self.bindings)
+            if window.started <= t <= stopped
+            and (not window.namespaces or ns in window.namespaces)
+            and _matches(labels, window.labels)
+        ]
+        seconds = (max(times) if times else stopped) - window.started
+        figures: dict[str, Any] = {
+            "name": window.name, "bound": len(times), "seconds": round(seconds, 3),
+            "pods_per_second": round(len(times) / seconds, 1) if times and seconds > 0 else 0.0,
+            "cpu_seconds": round(cpu - window.cpu_before, 3),
+        }  # fmt: skip
+        if control_plane is not None and window.control_plane_before is not None:
+            spent = sum(control_plane[n] - window.control_plane_before[n] for n in CONTROL_PLANE)
+            figures["control_plane_cpu_seconds"] = round(spent, 2)
+        self.collections.append(figures)
+
+    # -- ops (executor.go runOp) ---------------------------------------------------------------------
+    def op_createNodes(self, index: int, op: Mapping[str, Any]) -> None:
+        count = int(op.get("count", 0))
+        strategy = node_strategy(op)
+
+        def body(i: int) -> dict[str, Any]:
+            if op.get("nodeTemplatePath"):
+                node = load_template(op["nodeTemplatePath"], i, count)
+            else:
+                node = {"apiVersion": "v1", "kind": "Node", "status": copy.deepcopy(BASE_NODE_STATUS)}
+            node.setdefault("kind", "Node")
+            node["metadata"] = {k: v for k, v in (node.get("metadata") or {}).items() if k != "generateName"}
+            self._node(node)
+            if strategy is not None:
+                strategy(node, i)
+            return node
+
+        bodies = [body(i) for i in range(count)]
+        with ThreadPoolExecutor(self.bench.creators) as pool:
+            list(pool.map(lambda node: self.bench.request("POST", "/api/v1/nodes", node), bodies))
+
+    def op_createNamespaces(self, index: int, op: Mapping[str, Any]) -> None:
+        base = load_template(op["namespaceTemplatePath"]) if op.get("namespaceTemplatePath") else None
+        for i in range(int(op.get("count", 0))):
+            self.ensure_namespace(f"{op['prefix']}-{i}", base)
+
+    def op_createPods(self, index: int, op: Mapping[str, Any]) -> None:
+        namespace = str(op.get("namespace") or f"namespace-{index}")
+        self.ensure_namespace(namespace)
+        path = op.get("podTemplatePath") or self.variant.default_pod_template
+        count = int(op.get("count", 0))
+        if op.get("collectMetrics"):
+            self._start_window(namespace, frozenset({namespace}), {})
+
+        def body(i: int) -> dict[str, Any]:
+            pod = load_template(path, i, count) if path else {"spec": copy.deepcopy(BASE_POD_SPEC)}
+            meta = pod.setdefault("metadata", {})
+            if not meta.get("name") and not meta.get("generateName"):
+                meta["generateName"] = "pod-"
+            return self._pod(pod)
+
+        url = f"/api/v1/namespaces/{namespace}/pods"
+        with ThreadPoolExecutor(self.bench.creators) as pool:
+            list(pool.map(lambda i: self.bench.request("POST", url, body(i)), range(count)))
+        if op.get("skipWaitToCompletion"):
+            self.scheduled_per_namespace[namespace] = self.scheduled_per_namespace.get(namespace, 0) + count
+        else:
+            self._wait(f"op {index} createPods: {count} pods scheduled in {namespace}",
+                       lambda: self._count(namespace, {}) >= count)  # fmt: skip
+        if op.get("collectMetrics"):
+            self._stop_window()
+
+    def op_createAny(self, index: int, op: Mapping[str, Any]) -> None:
+        namespace = str(op.get("namespace") or "")
+        if namespace:
+            self.ensure_namespace(namespace)
+        count = int(op["count"]) if op.get("count") is not None else 1
+        for i in range(count):
+            self.create(load_template(op["templatePath"], i, count), namespace)
+
+    def op_updateAny(self, index: int, op: Mapping[str, Any]) -> None:
+        """update.go updateAny.run: Update (with the subresources) then UpdateStatus, one per
+        tick of ``updatePerSecond`` when set; the op returns when all are done."""
+        namespace = str(op.get("namespace") or "")
+        if namespace:
+            self.ensure_namespace(namespace)
+        count = int(op["count"]) if op.get("count") is not None else 1
+        rate = int(op.get("updatePerSecond") or 0)
+        for i in range(count):
+            if rate > 0:
+                time.sleep(1.0 / rate)
+            obj = self._shaped(load_template(op["templatePath"], i, count))
+            path, _ = self._path(obj, namespace)
+            url = f"{path}/{obj['metadata']['name']}?fieldValidation=Strict"
+            subresources = list(op.get("subresources") or ())
+            if subresources:
+                url = f"{path}/{obj['metadata']['name']}/{'/'.join(subresources)}?fieldValidation=Strict"
+            self.bench.request("PUT", url, obj)
+            self.bench.request("PUT", f"{path}/{obj['metadata']['name']}/status?fieldValidation=Strict", obj)
+
+    def op_deletePods(self, index: int, op: Mapping[str, Any]) -> None:
+        namespace, labels = str(op["namespace"]), op.get("labelSelector") or {}
+        victims = [
+            name for (ns, name), entry in list(self.pods.items()) if ns == namespace and _matches(entry[0], labels)
+        ]
+        rate = int(op.get("deletePodsPerSecond") or 0)
+        url = f"/api/v1/namespaces/{namespace}/pods"
+
+        def delete() -> None:
+            if rate > 0:
+                for name in victims:
+                    if self.stop.wait(1.0 / rate):
+                        return
+                    with contextlib.suppress(client.ApiException):  # upstream logs and goes on
+                        self.bench.request("DELETE", f"{url}/{name}")
+                return
+            selector = ",".join(f"{k}={v}" for k, v in labels.items())
+            self.bench.request("DELETE", f"{url}?labelSelector={selector}" if selector else url)
+
+        if op.get("skipWaitToCompletion"):
+            self._background(f"op {index} deletePods", delete)
+        else:
+            delete()
+
+    def op_churn(self, index: int, op: Mapping[str, Any]) -> None:
+        namespace = str(op.get("namespace") or f"namespace-{index}")
+        self.ensure_namespace(namespace)
+        templates = [load_template(path) for path in op["templatePaths"]]
+        interval = int(op.get("intervalMilliseconds") or 500) / 1000
+        number = int(op.get("number") or 0)
+        recreate = op["mode"] == "recreate"
+
+        def churn() -> None:
+            live: list[list[str]] = [[""] * max(number, 1) for _ in templates]
+            count = 0
+            while not self.stop.wait(interval):
+                if not recreate and number and count >= number:
+                    return
+                for i, template in enumerate(templates):
+                    if not recreate:
+                        with contextlib.suppress(client.ApiException):
+                            self.create(copy.deepcopy(template), namespace)
+                        continue
+                    slot = count % number
+                    if live[i][slot]:
+                        path, _ = self._path(template, namespace)
+                        with contextlib.suppress(client.ApiException):
+                            self.bench.request("DELETE", f"{path}/{live[i][slot]}")
+                        live[i][slot] = ""
+                    else:
+                        with contextlib.suppress(client.ApiException):
+                            live[i][slot] = self.create(copy.deepcopy(template), namespace)
+                count += 1
+
+        self._background(f"op {index} churn", churn)
+
+    def op_barrier(self, index: int, op: Mapping[str, Any]) -> None:
+        namespaces = list(op.get("namespaces") or self.scheduled_per_namespace)
+        for namespace in namespaces:
+            if namespace not in self.scheduled_per_namespace:
+                raise WorkloadFailed(f"op {index} barrier: unknown namespace {namespace}")
+        labels = op.get("labelSelector") or {}
+        attempted = op.get("stageRequirement") == "Attempted"
+        stage = "attempted" if attempted else "scheduled"
+        for namespace in namespaces:
+            want = self.scheduled_per_namespace[namespace]
+
+            def reached(ns: str = namespace, n: int = want) -> bool:
+                return self._count(ns, labels, attempted) >= n
+
+            self._wait(f"op {index} barrier: {want} pods {stage} in {namespace}", reached)
+        if not attempted:
+            if op.get("namespaces"):
+                for namespace in namespaces:
+                    self.scheduled_per_namespace.pop(namespace, None)
+            else:
+                self.scheduled_per_namespace.clear()
+
+    def op_sleep(self, index: int, op: Mapping[str, Any]) -> None:
+        time.sleep(go_seconds(op.get("duration", "0s")))
+
+    def op_startCollectingMetrics(self, index: int, op: Mapping[str, Any]) -> None:
+        self._start_window(
+            str(op.get("name", "")), frozenset(op.get("namespaces") or ()), op.get("labelSelector") or {}
+        )
+
+    def op_stopCollectingMetrics(self, index: int, op: Mapping[str, Any]) -> None:
+        self._stop_window()
+
+    # -- after the side's turn ---------------------------------------------------------------------
+    def cleanup(self) -> None:
+        """Delete everything the side made, so the other starts from the same empty cluster: its
+        pods (finalizers dropped: nothing else would), namespaces, nodes and cluster-scoped
+        objects, and wait until the namespaces are gone (their names are upstream's, reused)."""
+        bench = self.bench
+        for namespace in self.namespaces:
+            with contextlib.suppress(client.ApiException):
+                listed = json.loads(bench.core.list_namespaced_pod(namespace, _preload_content=False).data)
+                for pod in listed["items"]:
+                    if pod["metadata"].get("finalizers"):
+                        bench.request(
+                            "PATCH", f"/api/v1/namespaces/{namespace}/pods/{pod['metadata']['name']}",
+                            {"metadata": {"finalizers": None}}, "application/merge-patch+json",
+                        )  # fmt: skip
+            bench.clear(namespace)
+            with contextlib.suppress(client.ApiException):
+                bench.core.delete_namespace(namespace)
+        selector = ",".join(f"{k}={v}" for k, v in bench.label.items())
+        with contextlib.suppress(client.ApiException):
+            bench.core.delete_collection_node(label_selector=selector)
+        for path in self.cluster_objects:
+            with contextlib.suppress(client.ApiException):
+                bench.request("DELETE", path)
+        bench._wait_gone(self.namespaces)
+        deadline = time.monotonic() + 60
+        while bench.core.list_node(label_selector=selector, limit=1).items and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def _ops_side(bench: WorkloadBench, side: str, log_dir: Path) -> dict[str, Any]:
+    """One side on the ops path: its scheduler started (the operator leading, or kube-scheduler
+    with the bench's configuration), every op run, the scheduler stopped, the side's objects
+    deleted."""
+    operator: subprocess.Popen[bytes] | None = None
+    log = None
+    log_path = log_dir / "crd-scheduler-ops.log"
+    config_path = log_dir / "kube-scheduler.yaml"
+    if side == "crd_scheduler":
+        home, scheduler_name = bench.crd_profile("ops")
+        log = log_path.open("w")
+        env = {**os.environ, "KUBECONFIG": bench.kubeconfig, "PYTHONUNBUFFERED": "1"}
+        argv = bench.operator_argv(home)
+        operator = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    else:
+        scheduler_name = "default-scheduler"
+        config_path.write_text(yaml.safe_dump(KUBE_SCHEDULER_CONFIGURATION))
+    run: OpsRun | None = None
+    try:
+        if operator is not None:
+            bench._wait_log(log_path, "leading: scheduling", operator)
+            pid = operator.pid
+        else:
+            dev_cluster("kube-scheduler", "up", "--config", str(config_path))
+            time.sleep(3)  # its informers sync, as on the simple path
+            pid = dev_cluster_pids()["kube-scheduler"]
+        run = OpsRun(bench, side, scheduler_name, pid)
+        result = run.run()
+        with contextlib.suppress(OSError):
+            result["scheduler_cpu_seconds"] = round(process_cpu_seconds(pid), 2)
+        return result
+    finally:
+        if operator is not None:
+            stop_operator(operator)
+        else:
+            dev_cluster("kube-scheduler", "down")
+        if log is not None:
+            log.close()
+        if run is not None:
+            run.cleanup()
+
+
 def run(variant: Variant, *, modes: dict[str, bool], log_dir: Path, creators: int = 16) -> dict[str, Any]:
     """Both schedulers on the variant, per mode (``{"stream": False, "backlog": True}``)."""
-    from bench.cluster import dev_cluster
-
     kubeconfig = dev_cluster("up")
     bench = WorkloadBench(kubeconfig, variant, creators)
     result: dict[str, Any] = {"workload": variant.full_name, "nodes": bench.node_count, "pods": bench.pod_count,
-                              "init_pods": bench.init_count}  # fmt: skip
+                              "init_pods": bench.init_count, "path": "ops" if bench.ops_path else "simple"}  # fmt: skip
     try:
         bench.install_crds()
+        if bench.ops_path:  # the ops interleave with scheduling: stream only
+            figures = result.setdefault("stream", {})
+            for side in ("crd_scheduler", "kube_scheduler"):
+                figures[side] = _ops_side(bench, side, log_dir)
+            ours = figures["crd_scheduler"].get("pods_per_second")
+            theirs = figures["kube_scheduler"].get("pods_per_second")
+            if ours and theirs:
+                figures["ratio"] = round(ours / theirs, 3)
+            if "backlog" in modes:
+                result["backlog_skipped"] = "the ops path runs the scheduler throughout (stream only)"
+            return result
         bench.create_nodes()
         for mode, backlog in modes.items():
             figures = result.setdefault(mode, {})

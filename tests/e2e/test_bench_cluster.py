@@ -1,13 +1,17 @@
 """``python -m bench.suite --mode cluster`` on the dev cluster: upstream's init pods placed by
-each side before its measured pods, and each side's pods gone before the other's turn."""
+each side before its measured pods, and each side's pods gone before the other's turn; on the
+ops path (createAny, updateAny, deletePods, churn, barrier, sleep, measured windows) every op
+run per side, and the side's namespaces and nodes gone after its turn."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.scheduler_perf import cluster, config
+from bench.scheduler_perf.inprocess import Unsupported
 
 pytestmark = pytest.mark.usefixtures("cluster")
 
@@ -28,3 +32,92 @@ def test_each_side_places_the_init_pods_before_its_measured_ones(tmp_path: Path)
         assert (ours["bound"], theirs["bound"]) == (4, 4), result
         # The operator's log holds 3 + 4 bindings: the init pods were its own.
         assert ours["bound_by_operator"] == 4, result
+
+
+def _window_pods(variant: config.Variant) -> int:
+    """The pods the ops create inside the variant's measured window, in its namespaces."""
+    ops = variant.ops
+    start = next(i for i, op in enumerate(ops) if op["opcode"] == "startCollectingMetrics")
+    stop = next(i for i, op in enumerate(ops) if op["opcode"] == "stopCollectingMetrics")
+    namespaces = set(ops[start].get("namespaces") or ())
+    return sum(
+        int(op["count"])
+        for op in ops[start:stop]
+        if op["opcode"] == "createPods" and (not namespaces or op.get("namespace") in namespaces)
+    )
+
+
+def _both_bound(result: dict[str, Any], want: int) -> None:
+    assert result["path"] == "ops", result
+    for side in ("crd_scheduler", "kube_scheduler"):
+        figures = result["stream"][side]
+        assert figures["bound"] == want, result
+        assert figures["pods_per_second"] > 0, result
+
+
+def _leftovers(variant: config.Variant) -> tuple[list[str], list[str]]:
+    """Namespaces the variant's ops name, and bench nodes, still in the cluster after a run."""
+    from kubernetes import client as k8s
+    from kubernetes import config as kubeconfig
+
+    from bench.cluster import dev_cluster
+
+    core: Any = k8s.CoreV1Api(kubeconfig.new_client_from_config(dev_cluster("up")))  # type: ignore[no-untyped-call]
+    named = {str(op["namespace"]) for op in variant.ops if op.get("namespace")}
+    namespaces = [ns.metadata.name for ns in core.list_namespace().items if ns.metadata.name in named]
+    nodes = [n.metadata.name for n in core.list_node(label_selector="bench-run").items]
+    return namespaces, nodes
+
+
+def test_create_any_builds_the_service_default_spreading_reads(tmp_path: Path) -> None:
+    # DefaultTopologySpreading: createAny (a Service in service-ns) before the measured pods.
+    variant = _variant("DefaultTopologySpreading", "500Nodes", initNodes=4, initPods=4, measurePods=4)
+    result = cluster.run(variant, modes={"stream": False, "backlog": True}, log_dir=tmp_path)
+    _both_bound(result, 4)
+    assert "backlog_skipped" in result
+    assert _leftovers(variant) == ([], [])
+
+
+def test_collecting_barriers_and_rate_limited_node_updates(tmp_path: Path) -> None:
+    # EventHandlingNodeUpdate: start/stopCollectingMetrics around createNodes, createPods
+    # (skipWaitToCompletion), barrier (Attempted and Scheduled) and updateAny of Nodes at 100/s.
+    variant = _variant("EventHandlingNodeUpdate", "100Nodes_1000Pods", nodes=2, measurePods=3)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, _window_pods(variant))
+    assert _leftovers(variant) == ([], [])
+
+
+def test_rate_limited_deletion_of_pods_with_finalizers(tmp_path: Path) -> None:
+    # SchedulingDeletedPodsWithFinalizers: deletePods at deletePodsPerSecond in the background;
+    # the pods keep their finalizers, which the cleanup drops so the second side can start.
+    variant = _variant(
+        "SchedulingDeletedPodsWithFinalizers", "1000Node_1000DeletingPods_QueueingHintsEnabled",
+        initNodes=4, deletingPods=4, measurePods=4,
+    )  # fmt: skip
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, 4)
+    assert _leftovers(variant) == ([], [])
+
+
+def test_churn_recreates_nodes_pods_and_services_meanwhile(tmp_path: Path) -> None:
+    # SchedulingWithMixedChurn: churn (recreate: a Node, a Pod, a Service every second) while the
+    # measured pods are made and scheduled.
+    variant = _variant("SchedulingWithMixedChurn", "1000Nodes", initNodes=4, measurePods=4)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, 4)
+    assert _leftovers(variant) == ([], [])
+
+
+def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
+    reasons = {}
+    for case in config.load(config.scheduler_perf_root()):
+        variant = config.default_variant(case)
+        try:
+            cluster.check(variant)
+        except Unsupported as error:
+            reasons[case.name] = (error.op, error.reason)
+    assert reasons["SchedulingCSIPVs"][1].startswith("the cluster mode makes no volumes")
+    assert reasons["SchedulingWithResourceClaim"][0] == "createResourceDriver"
+    assert reasons["PartitionableBacktracking"][0] == "createAny"  # its DeviceClass, claims, slices
+    for name in ("DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync"):
+        assert name not in reasons
