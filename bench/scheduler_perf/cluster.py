@@ -712,6 +712,8 @@ def _ops_side(bench: WorkloadBench, side: str, log_dir: Path) -> dict[str, Any]:
 
 def run(variant: Variant, *, modes: dict[str, bool], log_dir: Path, creators: int = 16) -> dict[str, Any]:
     """Both schedulers on the variant, per mode (``{"stream": False, "backlog": True}``)."""
+    if check(variant) and "stream" not in modes:
+        raise Unsupported("backlog", "the ops path interleaves its ops with scheduling: stream mode only")
     kubeconfig = dev_cluster("up")
     bench = WorkloadBench(kubeconfig, variant, creators)
     result: dict[str, Any] = {"workload": variant.full_name, "nodes": bench.node_count, "pods": bench.pod_count,

@@ -121,3 +121,9 @@ def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
     assert reasons["PartitionableBacktracking"][0] == "createAny"  # its DeviceClass, claims, slices
     for name in ("DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync"):
         assert name not in reasons
+
+
+def test_the_ops_path_refuses_backlog_only(tmp_path: Path) -> None:
+    variant = _variant("DefaultTopologySpreading", "500Nodes", initNodes=4, initPods=4, measurePods=4)
+    with pytest.raises(Unsupported, match="stream mode only"):
+        cluster.run(variant, modes={"backlog": True}, log_dir=tmp_path)
