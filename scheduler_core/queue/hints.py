@@ -13,6 +13,13 @@ whose registered event matches are asked:
 * a pod with no rejector plugins (it failed with an Error) is always worth requeuing;
 * a wildcard event (UnschedulableTimeout, ForceActivate) moves every pod, unless it names a
   particular pod in ``new`` (ForceActivate of one in-flight pod).
+
+Plugins' hints are typed by their event's kind (``QueueingHintFn[NodeInfo]`` for a Node event,
+:mod:`scheduler_core.framework.events`); the queue's own code takes the event's objects as
+``object`` on purpose, and keeps each hint erased (``QueueingHintFn[Any]``). :func:`hint_objects`
+converts an object to its kind's type when it can; one that does not convert is handed to the
+hint as it came, so the hint raises and the pod is queued: upstream's type assertion
+(``util.As`` in each plugin's hint) fails the same way and counts as Queue.
 """
 
 from __future__ import annotations
@@ -71,7 +78,7 @@ def hint_objects(event: ClusterEvent, old: object, new: object) -> tuple[object,
 class _Hint:
     event: ClusterEvent
     plugin: str
-    fn: QueueingHintFn | None
+    fn: QueueingHintFn[Any] | None
 
 
 class HintRegistry:
@@ -132,7 +139,7 @@ class HintRegistry:
             return True
         return any(registered.matches(event) for registered in self._events_of_interest)
 
-    def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: Any, new: Any) -> QueueingStrategy:
+    def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: object, new: object) -> QueueingStrategy:
         rejectors = qp.rejector_plugins()
         if not rejectors:
             return QueueingStrategy.AFTER_BACKOFF
@@ -173,7 +180,7 @@ class HintRegistry:
             found = self._matching[(profile, event)] = tuple(h for h in hints if h.event.matches(event))
         return found
 
-    def _run_hint(self, hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> QueueingHint:
+    def _run_hint(self, hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> QueueingHint:
         """The hint, timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
         (``queueing_hint_execution_duration_seconds``; a plugin without a function answers Queue,
         as upstream's ``defaultQueueingHintFn``)."""
@@ -185,7 +192,7 @@ class HintRegistry:
         return answer
 
 
-def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: Any, new: Any) -> tuple[QueueingHint, str]:
+def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> tuple[QueueingHint, str]:
     """The answer, and its metrics label (upstream ``queueingHintToLabel``)."""
     if hint.fn is None:
         return QueueingHint.QUEUE, "Queue"

@@ -53,7 +53,6 @@ from scheduler_core.framework import (
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
-    EventObject,
     EventResource,
     Handle,
     IntArray,
@@ -265,7 +264,9 @@ class DynamicResources:
             ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_update)),
         ]  # fmt: skip
 
-    def is_schedulable_after_claim_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
+    def is_schedulable_after_claim_change(
+        self, pod: PodInfo, old: Manifest | None, new: Manifest | None
+    ) -> QueueingHint:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
         modified = ResourceClaim(new)
@@ -283,7 +284,7 @@ class DynamicResources:
         # apiequality.Semantic.DeepEqual of the statuses: a struct in Go, so absent reads as empty
         return QueueingHint.SKIP if original.status == modified.status else QueueingHint.QUEUE
 
-    def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
+    def is_schedulable_after_pod_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
         modified = PodInfo.of(new)
         if modified.uid != pod.uid:
             return QueueingHint.SKIP

@@ -183,11 +183,17 @@ def test_queueing_hints_as_upstream() -> None:
     template_pod = {"metadata": {"name": "pt", "namespace": "default", "uid": "uid-pt"},
                     "spec": {"resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "t"}]}}  # fmt: skip
     # isSchedulableAfterPodChange: the pod's claim is not created yet, then it is
-    assert setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, template_pod) is QueueingHint.SKIP
+    assert (
+        setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, PodInfo(template_pod))
+        is QueueingHint.SKIP
+    )
     with_status = {**template_pod, "status": {"resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": "a"}]}}
     assert setup.plugin.pre_enqueue(PodInfo(template_pod)) is not None
     # "a" is not owned by the pod: still not schedulable, as resourceclaim.IsForPod says
-    assert setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, with_status) is QueueingHint.SKIP
+    assert (
+        setup.plugin.is_schedulable_after_pod_change(PodInfo(template_pod), None, PodInfo(with_status))
+        is QueueingHint.SKIP
+    )
 
 
 def test_pre_enqueue_message_for_a_template_claim_not_created_yet() -> None:

@@ -189,7 +189,7 @@ def test_hint_wrong_object_raises() -> None:
     hint = NodePorts(None, None).events_to_register()[0].hint
     assert hint is not None
     with pytest.raises(TypeError):
-        hint(PodInfo(HOST_PORT_8080), "not-a-pod", None)  # type: ignore[arg-type]  # on purpose
+        hint(PodInfo(HOST_PORT_8080), "not-a-pod", None)  # on purpose: a stored hint takes any object
 
 
 def test_events() -> None:
