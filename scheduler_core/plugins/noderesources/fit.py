@@ -112,9 +112,12 @@ class NodeResourcesFit:
         found = insufficient_resources(request, node.allocatable, node.requested, len(node.pods))
         if not found:
             return None
-        unresolvable = any(r.unresolvable for r in found)
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
-        return Status(code, *(r.reason for r in found))
+        code = Code.UNSCHEDULABLE
+        for r in found:
+            if r.unresolvable:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                break
+        return Status(code, *[r.reason for r in found])
 
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
         request = _pre_filter_state(state)
