@@ -55,14 +55,16 @@ class AllocatedState(set[DeviceID]):
         """``foreachAllocatedDevice`` with consumable capacity on: a result with a ``shareID``
         is a share (its ``consumedCapacity``, if any, added to the device's), any other one
         not for admin access a device of its own."""
-        for result in (allocation.get("devices") or {}).get("results") or ():
-            if result.get("adminAccess"):
+        self.update(dedicated_devices(allocation))
+        self.add_shares(allocation)
+
+    def add_shares(self, allocation: Manifest) -> None:
+        """The shares of an allocation, without its dedicated devices."""
+        for result in _results(allocation):
+            share = result.get("shareID")
+            if share is None or result.get("adminAccess"):
                 continue
             device = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
-            share = result.get("shareID")
-            if share is None:
-                self.add(device)
-                continue
             self.shared.add((*device, str(share)))
             consumed = result.get("consumedCapacity")
             if consumed is not None:
@@ -71,6 +73,24 @@ class AllocatedState(set[DeviceID]):
     def holds(self, device: DeviceID) -> bool:
         """``IsDeviceAllocated``: allocated whole, or shared, or with consumed capacity."""
         return device in self or device in self.capacity or any(s[:3] == device for s in self.shared)
+
+
+def _results(allocation: Manifest) -> Iterable[Manifest]:
+    return (allocation.get("devices") or {}).get("results") or ()
+
+
+def has_shares(allocation: Manifest) -> bool:
+    """Whether an allocation holds a share of a device (a result with a ``shareID``)."""
+    return any(result.get("shareID") is not None for result in _results(allocation))
+
+
+def dedicated_devices(allocation: Manifest) -> list[DeviceID]:
+    """The devices an allocation holds whole: neither shares nor for admin access."""
+    return [
+        (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
+        for result in _results(allocation)
+        if result.get("shareID") is None and not result.get("adminAccess")
+    ]
 
 
 def state_of(allocated: set[DeviceID]) -> AllocatedState:
