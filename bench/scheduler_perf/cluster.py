@@ -84,10 +84,11 @@ OPS = SIMPLE_OPS | {
     "startCollectingMetrics", "stopCollectingMetrics",
 }  # fmt: skip
 DRA_REASON = (
-    "DRA on the cluster is not wired: the bench would publish ResourceSlices per node itself"
-    " (dra.go createResourceDriverOp), allocate claims as allocResourceClaimsOp does, and start the"
-    " dev cluster's kube-apiserver and kube-scheduler with the variant's featureGates (resource.k8s.io"
-    " served, the DRA gates equal on both)"
+    "DRA is not wired on the cluster: the dev cluster serves resource.k8s.io/v1, but the bench would"
+    " have to publish each node's ResourceSlice itself (dra.go createResourceDriverOp; the shape of"
+    " bench.workloads.dra_slice), allocate claims and write their status as allocResourceClaimsOp"
+    " does, and start kube-apiserver and kube-scheduler with the variant's featureGates (its DRA*"
+    " gates equal on both)"
 )
 UNSUPPORTED_OPS = {
     "createResourceDriver": DRA_REASON,
