@@ -69,6 +69,8 @@ def filter_pods_with_pdb_violation(
     is already in its ``disruptedPods`` (the API server processed that eviction); a pod that
     drives any budget below zero is violating.
     """
+    if not pdbs:
+        return [], list(pods)
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
     violating: list[PodInfo] = []
     non_violating: list[PodInfo] = []
