@@ -127,3 +127,13 @@ def test_the_ops_path_refuses_backlog_only(tmp_path: Path) -> None:
     variant = _variant("DefaultTopologySpreading", "500Nodes", initNodes=4, initPods=4, measurePods=4)
     with pytest.raises(Unsupported, match="stream mode only"):
         cluster.run(variant, modes={"backlog": True}, log_dir=tmp_path)
+
+
+def test_rate_limited_pod_updates_from_templates(tmp_path: Path) -> None:
+    # EventHandlingPodUpdate without blockers: updateAny of Pods (the unschedulable ones made
+    # schedulable, the scheduling gates removed) at 100/s. A pod update from a template is valid
+    # only if the pod was made without what the dev cluster's ServiceAccount admission adds.
+    variant = _variant("EventHandlingPodUpdate", "1Node_1000Pods", blockerPods=0, measurePods=2)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, _window_pods(variant))
+    assert _leftovers(variant) == ([], [])
