@@ -33,10 +33,6 @@ def _schema(kind: str) -> Mapping[str, Any]:
     return schema
 
 
-def kinds() -> tuple[str, ...]:
-    return tuple(k.kind for k in KINDS)
-
-
 def check(kind: str, obj: Mapping[str, Any]) -> list[Problem]:
     """apiVersion and metadata as for any object, then the CRD schema (status is not checked:
     it is the operator's to write)."""

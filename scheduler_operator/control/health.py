@@ -63,18 +63,6 @@ def report(kind: str, checks: list[Check]) -> tuple[bool, str]:
     return ok, "\n".join(lines) + "\n"
 
 
-def _never() -> bool:
-    return False
-
-
-def _none() -> float | None:
-    return None
-
-
-def _zero() -> int:
-    return 0
-
-
 class HealthState:
     """The operator's health, read by the HTTP endpoints; the app sets the callables."""
 
@@ -90,11 +78,11 @@ class HealthState:
         self.loop_stuck_after = loop_stuck_after
         self.api_stale_after = api_stale_after
         self.clock = clock
-        self.synced: Callable[[], bool] = _never  # the caches hold a consistent LIST
-        self.leading: Callable[[], bool] = _never  # this replica holds the Lease and schedules
-        self.last_turn: Callable[[], float | None] = _none  # the loop's last turn (same clock)
-        self.waiting: Callable[[], int] = _zero  # pods the loop could pop now (activeQ + backoffQ)
-        self.lease_observed: Callable[[], float | None] = _none  # the elector's observed_at
+        self.synced: Callable[[], bool] = lambda: False  # the caches hold a consistent LIST
+        self.leading: Callable[[], bool] = lambda: False  # this replica holds the Lease and schedules
+        self.last_turn: Callable[[], float | None] = lambda: None  # the loop's last turn (same clock)
+        self.waiting: Callable[[], int] = lambda: 0  # pods the loop could pop now (activeQ + backoffQ)
+        self.lease_observed: Callable[[], float | None] = lambda: None  # the elector's observed_at
         self.loop_ended: str | None = None  # why the scheduling loop ended while leading, if it did
         self._api_contact: float | None = None
         self._waiting_seen: float | None = None  # first check that saw pods waiting, this stretch
