@@ -12,7 +12,7 @@ default feature gates. Kept as upstream:
 * requests: ``exactly`` with ``count`` or ``allocationMode: All``, ``firstAvailable``
   subrequests tried in order, class selectors then request selectors (CEL,
   :mod:`scheduler_core.framework.device_cel`), ``adminAccess`` (may take an allocated
-  device), ``matchAttribute``
+  device), ``matchAttribute`` and ``distinctAttribute`` (devices of differing values)
   constraints, shared counters of partitionable devices, device taints (``NoSchedule`` and
   ``NoExecute`` untolerated keep a device out);
 * consumable capacity (gate ``DRAConsumableCapacity``, on in v1.36; :mod:`.capacity`): a device
@@ -370,7 +370,9 @@ class _Allocation:
             assert prepared.requests is not None and prepared.constraints is not None
             self.requests = prepared.requests  # never changed by the search
             # constraints hold the search's state: a fresh copy per node
-            self.constraints = [[{**c, "value": None, "count": 0} for c in cs] for cs in prepared.constraints]
+            self.constraints = [
+                [{**c, "value": None, "count": 0, "attributes": {}} for c in cs] for cs in prepared.constraints
+            ]
         if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
             raise AllocationError("invalid resource pools were encountered")
         request = self._only_request()
@@ -404,12 +406,14 @@ class _Allocation:
             self.requests.append(alternatives)
             constraints: list[dict[str, Any]] = []
             for i, constraint in enumerate(devices.get("constraints") or ()):
-                if not constraint.get("matchAttribute"):
+                distinct = not constraint.get("matchAttribute")
+                attribute = constraint.get("distinctAttribute") if distinct else constraint["matchAttribute"]
+                if not attribute:
                     raise AllocationError(
                         f"claim {_key(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
                     )
-                constraints.append({"requests": set(constraint.get("requests") or ()),
-                                    "attribute": constraint["matchAttribute"], "value": None, "count": 0})  # fmt: skip
+                constraints.append({"requests": set(constraint.get("requests") or ()), "attribute": attribute,
+                                    "distinct": distinct, "value": None, "count": 0, "attributes": {}})  # fmt: skip
             self.constraints.append(constraints)
 
     def _has_valid_device_pool(self) -> bool:
@@ -849,7 +853,7 @@ def _key(claim: Object) -> str:
     return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
 
 
-# -- matchAttribute constraints (``matchAttributeConstraint``) ----------------------------------------
+# -- constraints (``matchAttributeConstraint``, ``distinctAttributeConstraint``) ------------------------
 def _attribute(device: Object, driver: str, name: str) -> Any:
     domain, _, ident = name.partition("/")
     attributes = device.get("attributes") or {}
@@ -872,6 +876,16 @@ def _constraint_add(constraint: dict[str, Any], request: _Request, device: Objec
     value = _attribute(device, driver, constraint["attribute"])
     if value is None:
         return False
+    if constraint["distinct"]:
+        # upstream keeps one value per (parent) request name: a request's second device
+        # replaces its first one's value, and removing either forgets it
+        attributes = constraint["attributes"]
+        if constraint["count"] and value in attributes.values():
+            return False
+        attributes[request.base] = value
+        constraint["count"] += 1
+        constraint.setdefault("stack", []).append(request.base)
+        return True
     if constraint["count"] and constraint["value"] != value:
         return False
     constraint.setdefault("stack", []).append(True)
@@ -881,7 +895,11 @@ def _constraint_add(constraint: dict[str, Any], request: _Request, device: Objec
 
 
 def _constraint_remove(constraint: dict[str, Any]) -> None:
-    if constraint["stack"].pop():
+    added = constraint["stack"].pop()
+    if added is not False and constraint["distinct"]:
+        constraint["attributes"].pop(added, None)
+        constraint["count"] -= 1
+    elif added:
         constraint["count"] -= 1
         if not constraint["count"]:
             constraint["value"] = None

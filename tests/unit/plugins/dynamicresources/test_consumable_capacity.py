@@ -205,6 +205,31 @@ def test_allocate_as_upstream(
     assert run(devices, claims, multi) == expected
 
 
+@pytest.mark.parametrize(
+    ("devices", "amount", "expected"),
+    [
+        pytest.param([dev("device-1", range_policy("2"), multi=True, attr="v")], "1", None,
+                     id="distinct-constraint-one-multi-allocatable-device-with-distinct-constraint"),
+        pytest.param([dev("device-1", range_policy("4"), multi=True, attr="v1"),
+                      dev("device-2", range_policy("4"), multi=True, attr="v2")], "2",
+                     [["req-0=device-1+share capacity-0:2", "req-1=device-2+share capacity-0:2"]],
+                     id="distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint"),
+    ],
+)  # fmt: skip
+def test_distinct_attribute_constraint(devices: list[Any], amount: str, expected: Any) -> None:
+    claims = [claim(req(capacity=amount), req("req-1", capacity=amount), constraints=[{"distinctAttribute": MATCH}])]
+    assert run(devices, claims) == expected
+
+
+def test_a_distinct_attribute_is_kept_per_request_name_as_upstream() -> None:
+    """``distinctAttributeConstraint`` keeps one value per request name: a request's second
+    device replaces the first one's value, so a later request may take the first one's value."""
+    devices = [dev(f"d{i}", attr=v) for i, v in enumerate(["a", "b", "a"])]
+    claims = [claim({"name": "two", "exactly": {"deviceClassName": "class-a", "count": 2}}, req("one"),
+                    constraints=[{"distinctAttribute": MATCH}])]  # fmt: skip
+    assert run(devices, claims, None) == [["two=d0", "two=d1", "one=d2"]]
+
+
 def test_a_request_for_a_capacity_the_device_lacks_does_not_fit() -> None:
     # consumable-capacity-multi-allocatable-device-with-missing-capacity-request (and its mode All)
     device = dev("device-1", {"capacity-1": {"value": "1"}}, multi=True)
