@@ -85,6 +85,10 @@ class Backend(Protocol):
         """One of :meth:`objects` by namespace ("" when cluster-scoped) and name (``Handle.lookup``)."""
         ...
 
+    def objects_version(self, kind: str) -> int | None:
+        """The change counter of ``kind``'s objects (``Handle.objects_version``)."""
+        ...
+
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         """PodScheduled=False condition and a FailedScheduling event (may be asynchronous)."""
         ...
@@ -260,6 +264,7 @@ class Scheduler:
             nominator=self.queue.nominator,
             objects=self.backend.objects,
             lookup=self.backend.lookup,
+            objects_version=self.backend.objects_version,
             shared=self._shared,
             # Permit timeouts on the fake clock when run_until_idle advances it (simulate).
             waiting_pods=WaitingPods(self.clock if _advancer(self.clock) is not None else None),

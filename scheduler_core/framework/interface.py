@@ -87,16 +87,6 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None: ...
 
 
-@runtime_checkable
-class BatchFilterRejection(Protocol):
-    """Optional on a batch Filter plugin: the one Status its ``filter`` returns, in this cycle,
-    for every node its ``filter_batch`` mask rejects, or ``None`` when that depends on the node.
-    A failed attempt then needs no ``filter`` call per rejected node to say why (the diagnosis
-    of each node, the FailedScheduling message); it must agree exactly with ``filter``."""
-
-    def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None: ...
-
-
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -269,6 +259,13 @@ class Handle(Protocol):
     def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
         """One of :meth:`objects` by namespace ("" for a cluster-scoped kind) and name, or None:
         a lister's ``Get``, without listing the kind."""
+        ...
+
+    def objects_version(self, kind: str) -> int | None:
+        """A number that changes whenever an object of ``kind`` is added, replaced or removed,
+        and never takes an earlier value again; None when the backend does not count. What a
+        plugin derives from :meth:`objects` and :meth:`lookup` may be kept across cycles while
+        the numbers of the kinds it read stay the same."""
         ...
 
     def activate(self, pods: Iterable[PodInfo]) -> None:

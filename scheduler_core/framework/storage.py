@@ -212,6 +212,12 @@ class ObjectLister(Protocol):
 
     def lookup(self, kind: str, namespace: str, name: str) -> Any | None: ...
 
+    def objects_version(self, kind: str) -> int | None: ...
+
+
+# The kinds whose change counters a view reads when it is made (:meth:`StorageView.version`).
+VERSIONED_KINDS = (PERSISTENT_VOLUME_CLAIM, PERSISTENT_VOLUME, STORAGE_CLASS)
+
 
 def scan(objects: Iterable[Manifest], namespace: str, name: str) -> Manifest | None:
     """:meth:`ObjectLister.lookup` by listing, for a lister without an index: the object named
@@ -226,10 +232,12 @@ class StorageView:
     """The storage objects of one cycle: each kind listed on first use of :meth:`all`, single
     objects looked up through the backend's index (and remembered for the cycle)."""
 
-    __slots__ = ("_found", "_listed", "_lister", "_node_affinity")
+    __slots__ = ("_found", "_listed", "_lister", "_node_affinity", "_versions")
 
     def __init__(self, lister: ObjectLister) -> None:
         self._lister = lister
+        # Read before any object: what the view reads is at least as new as these numbers.
+        self._versions = {kind: lister.objects_version(kind) for kind in VERSIONED_KINDS}
         self._listed: dict[str, list[Manifest]] = {}
         self._found: dict[tuple[str, str, str], Manifest | None] = {}
         self._node_affinity: dict[int, tuple[Manifest, NodeSelector | None]] = {}
@@ -237,6 +245,18 @@ class StorageView:
     def clone(self) -> StorageView:
         # Objects do not change within a cycle; what-if evaluations may share the view.
         return self
+
+    def version(self, *kinds: str) -> tuple[int, ...] | None:
+        """The backend's change counters of ``kinds`` (of :data:`VERSIONED_KINDS`) when the view
+        was made, or None when one is not counted: the key under which a plugin may keep, across
+        cycles, what it derived from these kinds' objects."""
+        numbers = []
+        for kind in kinds:
+            number = self._versions[kind]
+            if number is None:
+                return None
+            numbers.append(number)
+        return tuple(numbers)
 
     def all(self, kind: str) -> Iterable[Manifest]:
         listed = self._listed.get(kind)

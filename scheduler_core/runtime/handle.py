@@ -51,6 +51,7 @@ class FrameworkHandle:
         nominator: Nominator | None = None,
         objects: Callable[[str], Iterable[Any]] | None = None,
         lookup: Callable[[str, str, str], Any | None] | None = None,
+        objects_version: Callable[[str], int | None] | None = None,
         tenant_namespace: str | None = None,
         spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Task[None]] | None = None,
         activate: Callable[[Iterable[PodInfo]], None] | None = None,
@@ -74,6 +75,7 @@ class FrameworkHandle:
         self._nominator: Nominator = nominator or _NoNominator()
         self._objects = objects
         self._lookup = lookup
+        self._objects_version = objects_version
         # The profile's HTTP extenders (upstream Handle.Extenders()), set when the profile is built.
         self.extenders: Sequence[HTTPExtender] = ()
 
@@ -116,6 +118,9 @@ class FrameworkHandle:
         if self._lookup is not None:
             return self._lookup(kind, namespace, name)
         return scan(self.objects(kind), namespace, name)  # a backend without an index
+
+    def objects_version(self, kind: str) -> int | None:
+        return self._objects_version(kind) if self._objects_version is not None else None
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
         if self._activate is not None:

@@ -142,6 +142,12 @@ class InMemoryCluster(ClusterAPI):
         table = self._objects.get(kind)
         return table.get(namespace, name) if table is not None else None
 
+    def objects_version(self, kind: str) -> int | None:
+        if kind in ("Pod", "Node"):
+            return None  # not counted: the scheduler follows them by their events
+        table = self._objects.get(kind)
+        return table.version if table is not None else 0  # a table made later starts above 0
+
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         stored = self.pods.get(pod.uid)
         if stored is not None:

@@ -4,10 +4,15 @@ An informer's indexer: a list (``objects(kind)``, in the order objects were crea
 simulator always listed them) and a lister's ``Get`` (``lookup``) in one dict, so a lookup
 costs the same with 10 or 10,000 objects of the kind. A replaced object keeps its place, as it
 did in the list before.
+
+Each table keeps a change counter (``version``, the backend's ``objects_version``): a fresh
+number from one sequence shared by all tables at every add, replacement and removal, so a
+number is never seen twice, even across tables made anew.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -18,15 +23,18 @@ from scheduler_core.simulator.manifests import CLUSTER_SCOPED_KINDS
 Object = dict[str, Any]
 Key = tuple[str, str]
 
+_changes = itertools.count(1)
+
 
 class ObjectTable:
     """Objects of one kind keyed by (namespace, name); a cluster-scoped kind's namespace is ""."""
 
-    __slots__ = ("_by_key", "_namespaced")
+    __slots__ = ("_by_key", "_namespaced", "version")
 
     def __init__(self, kind: str, objects: Iterable[Object] = ()) -> None:
         self._namespaced = kind not in CLUSTER_SCOPED_KINDS
         self._by_key: dict[Key, Object] = {}
+        self.version = next(_changes)
         for obj in objects:
             self.put(obj)
 
@@ -43,10 +51,14 @@ class ObjectTable:
         key = self.key(obj)
         old = self._by_key.get(key)
         self._by_key[key] = obj
+        self.version = next(_changes)
         return old
 
     def pop(self, namespace: str, name: str) -> Object | None:
-        return self._by_key.pop((namespace if self._namespaced else "", name), None)
+        popped = self._by_key.pop((namespace if self._namespaced else "", name), None)
+        if popped is not None:
+            self.version = next(_changes)
+        return popped
 
     def remove(self, doomed: Iterable[Object]) -> None:
         """Drop these stored objects (by identity)."""
@@ -54,6 +66,7 @@ class ObjectTable:
             key = self.key(obj)
             if self._by_key.get(key) is obj:
                 del self._by_key[key]
+                self.version = next(_changes)
 
     def __iter__(self) -> Iterator[Object]:
         return iter(self._by_key.values())

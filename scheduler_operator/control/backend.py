@@ -144,6 +144,10 @@ class KubeBackend(ClusterAPI):
         # Nodes by name; the other kinds by namespace/name ("/name" when cluster-scoped)
         return store.get(name if kind == "Node" else f"{namespace}/{name}")
 
+    def objects_version(self, kind: str) -> int | None:
+        store = self._stores.get(kind)
+        return store.version if store is not None else 0  # a kind not carried never changes
+
     def report_failure(self, pod: PodInfo, reason: str, message: str, nominated_node: str | None) -> None:
         current = (self._pods.get(pod.uid) if self._pods is not None else None) or pod.pod
         if manifest.spec(current).get("nodeName"):

@@ -19,10 +19,15 @@ A list replaces the store's content (:meth:`Store.replace`, the reflector's list
 re-list after 410 Gone): what the list lacks is deleted. Kopf re-lists after a watch expires
 without announcing what vanished meanwhile; for the kinds it watches, :meth:`Store.resync`
 compares the store with a fresh list and deletes the objects gone.
+
+Each store counts its changes (``version``, the backend's ``objects_version``): every body
+added, replaced or dropped takes a fresh number from one sequence shared by all stores, after
+the store changed, so a number is never seen twice, even across stores made anew.
 """
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 
@@ -30,6 +35,8 @@ from scheduler_core.framework import Manifest, manifest
 
 DELETED = "DELETED"
 MAX_REMEMBERED_DELETIONS = 10_000
+
+_changes = itertools.count(1)
 
 
 # The store keys: pods by uid, nodes by name, the rest by namespaced_name_of.
@@ -73,6 +80,7 @@ class Store:
         self._seen: dict[str, float] = {}
         # uids seen deleted lately (for the sync check), oldest first, bounded
         self._deleted_uids: dict[str, None] = {}
+        self.version = next(_changes)
 
     def handle(self, event_type: str | None, body: Manifest) -> None:
         key = self._key(body)
@@ -85,11 +93,13 @@ class Store:
                 return
             del self._bodies[key]
             self._seen.pop(key, None)
+            self.version = next(_changes)
             self._on_delete(body)
             return
         old = self._bodies.get(key)
         self._bodies[key] = body
         self._seen[key] = self._clock()
+        self.version = next(_changes)  # a re-listed body too: it is another object
         if old is None:
             self._on_add(body)
         elif _resource_version(old) != _resource_version(body) or _resource_version(body) is None:
@@ -128,6 +138,7 @@ class Store:
         for key in [k for k in self._bodies if k not in listed]:
             body = self._bodies.pop(key)
             self._seen.pop(key, None)
+            self.version = next(_changes)
             deleted.append(body)
             try:
                 self._on_vanished(body)
@@ -146,6 +157,7 @@ class Store:
         for key in gone:
             body = self._bodies.pop(key)
             self._seen.pop(key, None)
+            self.version = next(_changes)
             self._on_vanished(body)
             deleted.append(body)
         return deleted

@@ -12,6 +12,12 @@ A claim counts through its bound PV's CSI source (or the CSI driver an in-tree P
 per-claim handle. Inline in-tree volumes count when their plugin migrated. PreFilter skips pods
 with no claim and no migratable inline volume, which is most pods.
 
+What the pods on a node count is kept across cycles, per node, while the node holds the same
+pods (its NodeInfo generation), the claims, volumes and classes are the same (the backend's
+change counters, :meth:`StorageView.version`) and the node's CSINode reads the same for
+migration; a pod's own count is reused when the node's pods change. A backend that does not
+count changes gets the count made anew each time, as upstream.
+
 The VolumeLimitScaling gate (alpha, off) is not implemented.
 """
 
@@ -36,6 +42,9 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.framework.storage import (
+    PERSISTENT_VOLUME,
+    PERSISTENT_VOLUME_CLAIM,
+    STORAGE_CLASS,
     VOLUME_ATTACHMENT,
     Manifest,
     NotFound,
@@ -70,8 +79,26 @@ class _Fail(Exception):
 
 
 @dataclass(slots=True)
+class _Counted:
+    """``filterAttachableVolumes`` of each pod on a node: the union of their CSI volumes, or the
+    first pod's failure in the node's order; ``per_driver`` counts ``volumes`` by driver. Valid
+    for the NodeInfo ``generation`` and the ``stamp`` (storage change counters and the CSINode's
+    migration key); ``by_pod`` (uid -> the pod object and its own count) serves the pods still
+    on the node when the node's pods change."""
+
+    generation: int
+    stamp: Hashable
+    by_pod: dict[str, tuple[Manifest, Volumes | Status]]
+    volumes: Volumes | Status
+    per_driver: dict[str, int]
+
+
+@dataclass(slots=True)
 class _State:
     view: StorageView
+    # What the pods' counts read (claims, volumes, classes), as counted by the backend; None:
+    # not counted, nothing is kept across cycles.
+    versions: tuple[int, ...] | None = None
     attachments_by_node: dict[str, list[Manifest]] | None = None
     # The pod's own volumes (or the failure counting them) by what they depend on in a node:
     # translation.migration_key of its CSINode. Counted once per kind of node, not per node.
@@ -124,10 +151,11 @@ class NodeVolumeLimits:
         # Handles of unbound claims must not collide with real volume handles (upstream
         # uses a random prefix per plugin instance too).
         self._random_volume_id_prefix = uuid.uuid4().hex
-        # Caches, never decisions: node name -> (NodeInfo generation, _volume_bound), and
-        # node name -> (its CSINode object, the limits read from it).
+        # Caches, never decisions: node name -> (NodeInfo generation, _volume_bound), node
+        # name -> (its CSINode object, the limits read from it), node name -> what its pods count.
         self._bounds: dict[str, tuple[int, int | None]] = {}
         self._limits: dict[str, tuple[Manifest, dict[str, int]]] = {}
+        self._counted: dict[str, _Counted] = {}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Upstream also registers VolumeAttachment/Delete; the framework has no such resource.
@@ -148,7 +176,7 @@ class NodeVolumeLimits:
     ) -> tuple[PreFilterResult | None, Status | None]:
         if not any(_counts(volume) for volume in pod_volumes(pod)):
             return None, Status.skip()
-        state.write(STATE_KEY, _State(storage_view(state, self._handle)))
+        state.write(STATE_KEY, _new_state(storage_view(state, self._handle)))
         return None, None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -157,7 +185,7 @@ class NodeVolumeLimits:
         try:
             data = state.read_as(STATE_KEY, _State)
         except KeyError:
-            data = _State(storage_view(state, self._handle))
+            data = _new_state(storage_view(state, self._handle))
         view = data.view
         csi_node = view.csi_node(node.name)
         key = translation.migration_key(csi_node)
@@ -171,30 +199,31 @@ class NodeVolumeLimits:
             data.new_volumes[key] = counted
         if isinstance(counted, Status):
             return counted
-        new_volumes = dict(counted)
-        try:
-            if not new_volumes:
+        if not counted:
+            return None
+        limits = self._volume_limits(node.name, csi_node)
+        if not limits:
+            return None
+        stamp = None if data.versions is None else (data.versions, key)
+        existing = self._counted.get(node.name) if stamp is not None else None
+        if existing is None or existing.generation != node.generation or existing.stamp != stamp:
+            if self._within_limits_at_most(data, node, counted, limits):
                 return None
-            limits = self._volume_limits(node.name, csi_node)
-            if not limits:
-                return None
-            if self._within_limits_at_most(data, node, new_volumes, limits):
-                return None
-            attached: Volumes = {}
-            for existing in node.pods:
-                self._attachable_volumes(view, existing, csi_node, False, attached)
-        except _Fail as failure:
-            return failure.status
-        attached_count: dict[str, int] = {}
-        for unique_name, driver in attached.items():
-            new_volumes.pop(unique_name, None)  # a volume shared with a pod on the node counts once
-            attached_count[driver] = attached_count.get(driver, 0) + 1
-        for unique_name, driver in self._node_attachments(data, node.name).items():
-            if unique_name not in attached:
-                attached_count[driver] = attached_count.get(driver, 0) + 1
+            existing = self._count_existing(view, node, csi_node, stamp, existing)
+        attached = existing.volumes
+        if isinstance(attached, Status):
+            return attached
         new_count: dict[str, int] = {}
-        for driver in new_volumes.values():
-            new_count[driver] = new_count.get(driver, 0) + 1
+        for unique_name, driver in counted.items():
+            if unique_name not in attached:  # a volume shared with a pod on the node counts once
+                new_count[driver] = new_count.get(driver, 0) + 1
+        attached_count = existing.per_driver
+        attachments = self._node_attachments(data, node.name)
+        if attachments:
+            attached_count = dict(attached_count)
+            for unique_name, driver in attachments.items():
+                if unique_name not in attached:
+                    attached_count[driver] = attached_count.get(driver, 0) + 1
         for driver, count in new_count.items():
             limit = limits.get(driver)
             if limit is not None and attached_count.get(driver, 0) + count > limit:
@@ -241,6 +270,42 @@ class NodeVolumeLimits:
         bound = _volume_bound(node.pods)
         self._bounds[node.name] = (node.generation, bound)
         return bound
+
+    def _count_existing(
+        self,
+        view: StorageView,
+        node: NodeInfo,
+        csi_node: Manifest | None,
+        stamp: Hashable | None,
+        previous: _Counted | None,
+    ) -> _Counted:
+        """The count of the pods on ``node`` (kept for the node when ``stamp`` is known), with
+        each pod's own count reused from ``previous`` when made under the same stamp."""
+        reuse = previous.by_pod if previous is not None and stamp is not None and previous.stamp == stamp else {}
+        by_pod: dict[str, tuple[Manifest, Volumes | Status]] = {}
+        volumes: Volumes = {}
+        failed: Status | None = None
+        for existing in node.pods:
+            memo = reuse.get(existing.uid)
+            if memo is None or memo[0] is not existing.pod:
+                own: Volumes = {}
+                try:
+                    self._attachable_volumes(view, existing, csi_node, False, own)
+                    memo = (existing.pod, own)
+                except _Fail as failure:
+                    memo = (existing.pod, failure.status)
+            by_pod[existing.uid] = memo
+            if isinstance(memo[1], Status):
+                failed = memo[1]  # upstream stops at the first pod that fails
+                break
+            volumes.update(memo[1])
+        per_driver: dict[str, int] = {}
+        for driver in volumes.values():
+            per_driver[driver] = per_driver.get(driver, 0) + 1
+        counted = _Counted(node.generation, stamp, by_pod, volumes if failed is None else failed, per_driver)
+        if stamp is not None:
+            self._counted[node.name] = counted
+        return counted
 
     def _attachable_volumes(
         self, view: StorageView, pod: PodInfo, csi_node: Manifest | None, new_pod: bool, result: Volumes
@@ -346,6 +411,10 @@ class NodeVolumeLimits:
                 continue
             result[f"{attacher}/{csi.get('volumeHandle') or ''}"] = attacher
         return result
+
+
+def _new_state(view: StorageView) -> _State:
+    return _State(view, view.version(PERSISTENT_VOLUME_CLAIM, PERSISTENT_VOLUME, STORAGE_CLASS))
 
 
 # -- queueing hints -------------------------------------------------------------------------------------

@@ -35,6 +35,9 @@ class IndexOnly:
         self.lookups.append((kind, namespace, name))
         return self.cluster.lookup(kind, namespace, name)
 
+    def objects_version(self, kind: str) -> int | None:
+        return self.cluster.objects_version(kind)
+
 
 def test_a_lookup_lists_nothing_and_is_remembered_for_the_cycle() -> None:
     cluster = InMemoryCluster(objects={PERSISTENT_VOLUME_CLAIM: [_pvc("data")], PERSISTENT_VOLUME: [_pv("vol")]})

@@ -126,3 +126,27 @@ def test_objects_by_kind() -> None:
     assert list(cluster.objects("Service")) == []
     assert cluster.pod("default", "p") is cluster.pods["p"]
     assert cluster.pod("default", "nope") is None
+
+
+def test_objects_version_changes_with_every_change_of_the_kind_and_only_then() -> None:
+    """``objects_version``: what a plugin keeps across cycles is keyed by it, so every create,
+    replace and delete changes it and no number comes back; other kinds keep theirs; pods and
+    nodes (which the scheduler follows by their events) are not counted."""
+    cluster, _ = _cluster(pod("p", uid="p"))
+    service = {"metadata": {"name": "s", "namespace": "default"}}
+    seen = [cluster.objects_version("Service")]  # no Service yet: a number all the same
+    budgets = cluster.objects_version("PodDisruptionBudget")
+    cluster.create_object("Service", service)
+    seen.append(cluster.objects_version("Service"))
+    cluster.replace_object("Service", {**service, "spec": {}})
+    seen.append(cluster.objects_version("Service"))
+    cluster.delete_object("Service", "default", "s")
+    seen.append(cluster.objects_version("Service"))
+    assert None not in seen and len(set(seen)) == len(seen)
+    cluster.delete_object("Service", "default", "s")  # nothing to delete: nothing changed
+    assert cluster.objects_version("Service") == seen[-1]
+    volumes = cluster.objects_version("PersistentVolume")
+    cluster.create_object("PersistentVolume", {"metadata": {"name": "v"}})
+    assert cluster.objects_version("PersistentVolume") != volumes
+    assert cluster.objects_version("PodDisruptionBudget") == budgets
+    assert cluster.objects_version("Pod") is None and cluster.objects_version("Node") is None

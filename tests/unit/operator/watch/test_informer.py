@@ -123,3 +123,36 @@ def test_missing_tells_what_the_store_has_not_caught_up_with() -> None:
     pods.handle("DELETED", obj("b", "u2", "2"))
 
     assert pods.missing({"u1": "u1", "u2": "u2", "u3": "u3"}) == ["u3"]  # u2: seen deleted since the list
+
+
+def test_the_version_changes_with_every_change_of_the_store_and_only_then() -> None:
+    """``objects_version`` of the operator's backend: what a plugin keeps across cycles is keyed
+    by it, so a body replaced, deleted, re-listed or dropped by a list must change it, and no
+    number may come back, even from a store made anew."""
+    things, _ = store(key=name_of)
+    seen = [things.version]
+
+    def changed() -> None:
+        assert things.version not in seen
+        seen.append(things.version)
+
+    things.handle("ADDED", obj("a", "u1", "1"))
+    changed()
+    things.handle("MODIFIED", obj("a", "u1", "2"))
+    changed()
+    things.handle(None, obj("a", "u1", "2"))  # re-listed: another object of the same version
+    changed()
+    things.handle("DELETED", obj("a", "other-uid", "3"))  # not the stored one: nothing changed
+    assert things.version == seen[-1]
+    things.handle("DELETED", obj("a", "u1", "3"))
+    changed()
+    things.handle("ADDED", obj("b", "u2", "1"))
+    changed()
+    things.replace([obj("c", "u3", "1")])  # c added, b dropped
+    changed()
+    assert things.resync(listed_keys={"c"}, listed_since=1.0) == []
+    assert things.version == seen[-1]
+    assert things.resync(listed_keys=set(), listed_since=1.0) != []
+    changed()
+    again, _ = store(key=name_of)
+    assert again.version not in seen

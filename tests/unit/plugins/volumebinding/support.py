@@ -35,6 +35,9 @@ class StorageHandle:
     def lookup(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None:
         return scan(self.by_kind.get(kind, ()), namespace, name)  # a Get, not a List: not in calls
 
+    def objects_version(self, kind: str) -> int | None:
+        return None  # tests edit by_kind in place: uncounted, so plugins keep nothing across cycles
+
     def snapshot(self) -> SnapshotLister:
         return self._snapshot
 

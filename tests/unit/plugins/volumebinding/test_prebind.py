@@ -45,6 +45,9 @@ class ClusterHandle:
     def lookup(self, kind: str, namespace: str, name: str) -> Any | None:
         return self.cluster.lookup(kind, namespace, name)
 
+    def objects_version(self, kind: str) -> int | None:
+        return self.cluster.objects_version(kind)
+
     def snapshot(self) -> SnapshotLister:
         return self._snapshot
 
