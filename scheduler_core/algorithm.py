@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import cast, overload
 
 import numpy as np
 
@@ -206,25 +206,63 @@ class Algorithm:
         processed = int(positions[-1]) + 1 if len(positions) >= to_find else n
         feasible_rows = order[positions]
         if explain or not len(feasible_rows):
-            feasible_set = set(feasible_rows.tolist())
-            for i in order[:processed].tolist():
-                if i in feasible_set:
-                    continue
-                info = columns.infos[i]
-                status = rejected.get(i)
-                if status is None:
-                    status = fwk.run_filter_with_nominated_pods(state, pod, info, nominated.get(info.name, ()))
-                if status is None:
-                    # Only the per-node-only filters or ghosts can reject a node the batch passed.
-                    status = Status.unschedulable("node(s) were rejected by a filter plugin")
-                if status.code is Code.ERROR:
-                    fwk.observe(FILTER, status, began)
-                    raise ScheduleError(status)
-                diagnosis.node_to_status[info.name] = status
-                diagnosis.add_plugin_status(status)
+            try:
+                self._diagnose(fwk, state, pod, columns, order[:processed], positions, nominated, rejected, diagnosis)
+            except ScheduleError as error:
+                fwk.observe(FILTER, error.status, began)
+                raise
         fwk.observe(FILTER, None, began)
         self.next_start_node_index = (start + processed) % n
         return feasible_rows, diagnosis
+
+    @staticmethod
+    def _diagnose(
+        fwk: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        columns: NodeColumns,
+        processed: np.ndarray,
+        positions: np.ndarray,
+        nominated: dict[str, list[PodInfo]],
+        rejected: dict[int, Status],
+        diagnosis: Diagnosis,
+    ) -> None:
+        """The status of each processed node that is not feasible (``positions`` in
+        ``processed``), in search order, into ``diagnosis``: upstream's per-node result of
+        ``RunFilterPluginsWithNominatedPods``. A node with nominated pods keeps the status its
+        search found or is filtered again with them; the others get theirs from
+        :meth:`Framework.run_filter_rejected` in one pass. An Error status raises."""
+        unfit = np.ones(len(processed), np.bool_)
+        unfit[positions] = False
+        rows = processed[unfit]
+        names = columns.names
+        row_names = [names[row] for row in rows.tolist()]
+        with_ghosts = [i for i, name in enumerate(row_names) if nominated.get(name)] if nominated else []
+        if not with_ghosts:
+            statuses = fwk.run_filter_rejected(state, pod, columns, rows)
+        else:
+            others = np.ones(len(rows), np.bool_)
+            others[with_ghosts] = False
+            found = iter(fwk.run_filter_rejected(state, pod, columns, rows[others]))
+            statuses = [None if ghosts else next(found) for ghosts in (~others).tolist()]
+            for i in with_ghosts:
+                row = int(rows[i])
+                status = rejected.get(row)
+                if status is None:
+                    status = fwk.run_filter_with_nominated_pods(state, pod, columns.infos[row], nominated[row_names[i]])
+                statuses[i] = status
+        # Nodes rejected alike share one Status: each distinct one is looked at once.
+        distinct = {id(status): status for status in statuses}
+        for status in distinct.values():
+            if status is None:
+                # Only the per-node-only filters or ghosts can reject a node the batch passed.
+                rejected_by_filter = Status.unschedulable("node(s) were rejected by a filter plugin")
+                statuses = [rejected_by_filter if s is None else s for s in statuses]
+            elif status.code is Code.ERROR:
+                raise ScheduleError(next(s for s in statuses if s is not None and s.code is Code.ERROR))
+            else:
+                diagnosis.add_plugin_status(status)
+        diagnosis.node_to_status.update(zip(row_names, cast(list[Status], statuses), strict=True))
 
     @staticmethod
     def _evaluate_nominated_node(

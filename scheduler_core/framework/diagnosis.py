@@ -26,8 +26,10 @@ def reasons_histogram(num_all_nodes: int, statuses: Mapping[str, Status], absent
     PreFilter/PostFilter messages)."""
     message = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
     histogram: Counter[str] = Counter()
-    for status in statuses.values():
-        histogram.update(status.reasons)
+    # Nodes rejected alike share equal statuses (often one object): count each once.
+    for status, nodes in Counter(statuses.values()).items():
+        for reason in status.reasons:
+            histogram[reason] += nodes
     missing = num_all_nodes - len(statuses)
     if missing > 0 and absent is not None:
         for reason in absent.reasons:

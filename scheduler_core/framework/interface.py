@@ -87,6 +87,16 @@ class BatchFilterPlugin(FilterPlugin, Protocol):
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None: ...
 
 
+@runtime_checkable
+class BatchFilterRejection(Protocol):
+    """Optional on a batch Filter plugin: the one Status its ``filter`` returns, in this cycle,
+    for every node its ``filter_batch`` mask rejects, or ``None`` when that depends on the node.
+    A failed attempt then needs no ``filter`` call per rejected node to say why (the diagnosis
+    of each node, the FailedScheduling message); it must agree exactly with ``filter``."""
+
+    def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus

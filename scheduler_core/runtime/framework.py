@@ -29,6 +29,7 @@ from scheduler_core.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BatchFilterPlugin,
+    BoolArray,
     ClusterEventWithHint,
     Code,
     CycleState,
@@ -51,7 +52,7 @@ from scheduler_core.framework.events import ActionType, ClusterEvent, EventResou
 from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.framework.field import go_quote
-from scheduler_core.framework.interface import PostFilterExtensions
+from scheduler_core.framework.interface import BatchFilterRejection, PostFilterExtensions
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile, ProfileError
@@ -140,6 +141,9 @@ class Framework:
         self.annotate = annotate  # explain: Annotate (scheduler_core.explanation)
         self.batch_filter_plugins: list[BatchFilterPlugin] = [p for p in self.filter_plugins if batch and _batch(p)]
         self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and _batch(p))]
+        self._batch_rejections = {
+            p.name: p.filter_batch_rejection for p in self.batch_filter_plugins if isinstance(p, BatchFilterRejection)
+        }
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
         self._enqueue_extensions = self._register_events()
 
@@ -259,6 +263,7 @@ class Framework:
         mask: np.ndarray | None = None
         skip = state.skip_filter_plugins
         declined: list[FilterPlugin] = []
+        masks: dict[str, BoolArray] = {}
         sampled = state.record_plugin_metrics
         for plugin in self.batch_filter_plugins:
             if skip and plugin.name in skip:
@@ -270,15 +275,95 @@ class Framework:
             if plugin_mask is None:
                 declined.append(plugin)
                 continue
+            masks[plugin.name] = plugin_mask
             mask = plugin_mask if mask is None else mask & plugin_mask
         state_declined: list[FilterPlugin] = [*declined]
         state_declined += [p for p in self.node_filter_plugins if not (skip and p.name in skip)]
-        state.write(_DECLINED_KEY, _Declined(state_declined))
+        state.write(_DECLINED_KEY, _BatchPass(state_declined, masks))
         return mask
+
+    def run_filter_rejected(
+        self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray
+    ) -> list[Status | None]:
+        """What :meth:`run_filter` returns for each node at column ``rows``, after
+        :meth:`run_filter_batch` on ``state`` and the same ``columns``: the statuses of the nodes
+        a failed search rejected, which the diagnosis needs.
+
+        The plugins run in order as in :meth:`run_filter`, but plugin by plugin over the rows
+        still undecided, and a batch plugin only on the rows its mask rejected: where the mask
+        passes a node, its ``filter`` would have passed it too (the batch contract). A batch
+        plugin that names its one rejection (:class:`BatchFilterRejection`) is not called per
+        node at all. The nodes a plugin rejects with the same code and reasons share one Status."""
+        statuses: list[Status | None] = [None] * len(rows)
+        if not len(rows):
+            return statuses
+        infos = columns.infos
+        masks = state.read_as(_DECLINED_KEY, _BatchPass).masks
+        skip = state.skip_filter_plugins
+        sampled = state.record_plugin_metrics
+        undecided = np.arange(len(rows), dtype=np.int64)
+        for plugin in self.filter_plugins:
+            name = plugin.name
+            if skip and name in skip:
+                continue
+            mask = masks.get(name)
+            if mask is None:
+                candidates = undecided
+            else:
+                rejected = ~mask[rows[undecided]]
+                if not rejected.any():
+                    continue
+                candidates = undecided[rejected]
+                undecided = undecided[~rejected]
+                named_rejection = self._batch_rejection(state, pod, name)
+                if named_rejection is not None:
+                    for index in candidates.tolist():
+                        statuses[index] = named_rejection
+                    if not len(undecided):
+                        break
+                    continue
+            passed: list[int] = []
+            shared: dict[tuple[Code, tuple[str, ...]], Status] = {}
+            for index in candidates.tolist():
+                begun = self.timer() if sampled else 0.0
+                status = plugin.filter(state, pod, infos[int(rows[index])])
+                if sampled:
+                    self._plugin_ran(name, sm.FILTER, status, begun)
+                if status is None or status.code is Code.SUCCESS:
+                    passed.append(index)
+                elif not status.is_rejected():
+                    statuses[index] = _error(f"running {go_quote(name)} filter plugin: {status.message()}", name)
+                elif status.error is not None:
+                    statuses[index] = _with_plugin(status, name)
+                else:
+                    key = (status.code, status.reasons)
+                    named = shared.get(key)
+                    if named is None:
+                        named = shared[key] = _with_plugin(status, name)
+                    statuses[index] = named
+            if mask is None:
+                undecided = np.array(passed, np.int64)
+            elif passed:  # the mask rejected a node its filter passes: the next plugins judge it
+                undecided = np.concatenate((undecided, np.array(passed, np.int64)))
+            if not len(undecided):
+                break
+        return statuses
+
+    def _batch_rejection(self, state: CycleState, pod: PodInfo, plugin: str) -> Status | None:
+        """Plugin ``plugin``'s one rejection of this cycle, named, if it gives one."""
+        rejection = self._batch_rejections.get(plugin)
+        if rejection is None:
+            return None
+        status = rejection(state, pod)
+        if status is None:
+            return None
+        if not status.is_rejected():
+            return _error(f"running {go_quote(plugin)} filter plugin: {status.message()}", plugin)
+        return _with_plugin(status, plugin)
 
     def run_filter_per_node_only(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> bool:
         """Whether ``node`` passes the Filter plugins that the batch pass did not cover."""
-        declined = state.read_as(_DECLINED_KEY, _Declined).plugins
+        declined = state.read_as(_DECLINED_KEY, _BatchPass).plugins
         sampled = state.record_plugin_metrics
         for plugin in declined:
             begun = self.timer() if sampled else 0.0
@@ -290,7 +375,7 @@ class Framework:
         return True
 
     def has_per_node_filters(self, state: CycleState) -> bool:
-        return bool(state.read_as(_DECLINED_KEY, _Declined).plugins)
+        return bool(state.read_as(_DECLINED_KEY, _BatchPass).plugins)
 
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo]
@@ -653,8 +738,12 @@ _DECLINED_KEY = "crd-scheduler/per-node-filters"
 
 
 @dataclass(slots=True)
-class _Declined:
-    plugins: list[FilterPlugin]
+class _BatchPass:
+    """What :meth:`Framework.run_filter_batch` left for the per-node work of the cycle: the
+    Filter plugins to run per node, and each batch plugin's mask by name."""
 
-    def clone(self) -> _Declined:
+    plugins: list[FilterPlugin]
+    masks: dict[str, BoolArray]
+
+    def clone(self) -> _BatchPass:
         return self

@@ -226,6 +226,10 @@ class NodeAffinity:
             mask &= added
         return mask
 
+    def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None:
+        # With an added selector, which of the two a node fails depends on the node.
+        return Status.unresolvable(ERR_REASON_POD) if self._added_selector is None else None
+
     def _required(self, state: CycleState, pod: PodInfo) -> selector.RequiredNodeAffinity:
         data = _pre_filter_state(state)
         # Without PreFilter (disabled), compute it here, as upstream does.

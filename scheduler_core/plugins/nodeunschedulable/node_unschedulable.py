@@ -88,3 +88,6 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.tolerations):
             return np.ones(columns.size, dtype=np.bool_)
         return ~columns.unschedulable
+
+    def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None:
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)

@@ -140,6 +140,9 @@ class TaintToleration:
             return np.ones(columns.size, dtype=np.bool_)
         return np.logical_not(taints.matrix[:, untolerated].any(axis=1))
 
+    def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None:
+        return Status.unresolvable(ERR_REASON_NOT_MATCH)
+
     # -- PreScore / Score ------------------------------------------------------------------
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

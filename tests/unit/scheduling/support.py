@@ -25,6 +25,7 @@ def make_scheduler(
     seed: int = 1,
     cluster: InMemoryCluster | None = None,
     metrics: SchedulerMetrics | None = None,
+    batch: bool = True,
 ) -> tuple[Scheduler, InMemoryCluster, FakeClock]:
     registry: dict[str, Any] = dict(default_registry(with_out_of_tree=False))
     registry.update(extra_plugins or {})
@@ -37,6 +38,7 @@ def make_scheduler(
         clock=clock,
         rng=random.Random(seed),
         metrics=metrics,
+        batch=batch,
     )
     cluster.watch(scheduler)
     scheduler.apply_profile(ProfileKey(HOME, "default"), SchedulerProfileSpec.model_validate(spec or {}))
