@@ -22,17 +22,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from scheduler_core.config import SchedulerProfileSpec
+from scheduler_core.config import Plugins, SchedulerProfileSpec
 from scheduler_core.names import API_VERSION as PROFILE_API_VERSION
 from scheduler_core.names import DEFAULT_SCHEDULER_NAME, PROFILE_KIND, UPSTREAM_DEFAULT_SCHEDULER_NAME
 from scheduler_core.runtime.build import ProfileError, validate_args
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
-EXTENSION_POINTS = (
-    "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score", "reserve", "permit",
-    "preBind", "bind", "postBind", "multiPoint",
-)  # fmt: skip
+EXTENSION_POINTS = tuple(str(f.alias) for f in Plugins.model_fields.values())  # the profile's, as upstream's
 # Top-level fields the operator has its own way to set, and upstream's defaults: a value equal
 # to the default needs no warning (types.go and config/v1/defaults.go).
 _OPERATOR_FIELDS = {

@@ -83,8 +83,7 @@ def _client_problems(path: str, ext: Extender) -> list[Problem]:
             problems.append(
                 (f"{path}.tlsConfig", "specifying a root certificates file with the insecure flag is not allowed")
             )
-        for name in ("certData", "keyData", "caData"):
-            value = getattr(tls, {"certData": "cert_data", "keyData": "key_data", "caData": "ca_data"}[name])
+        for name, value in (("certData", tls.cert_data), ("keyData", tls.key_data), ("caData", tls.ca_data)):
             if value:
                 try:
                     base64.b64decode(value, validate=True)

@@ -35,7 +35,6 @@ webhook (offline) run the very same code.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -180,8 +179,8 @@ def check_tenant_extenders(extenders: Sequence[Extender], policy: TenantPolicy, 
                 )
             )
         tls = extender.tls_config
-        for field in ("certFile", "keyFile", "caFile"):
-            if tls is not None and getattr(tls, _snake(field)):
+        for field, attribute in (("certFile", "cert_file"), ("keyFile", "key_file"), ("caFile", "ca_file")):
+            if tls is not None and getattr(tls, attribute):
                 # A file path would be read from the operator's own filesystem (its credentials).
                 violations.append(
                     Violation(
@@ -200,7 +199,3 @@ def _seconds(duration: str) -> float:
         return parse_duration(duration) if duration else 0.0
     except ValueError:
         return 0.0
-
-
-def _snake(camel: str) -> str:
-    return re.sub(r"(?<!^)([A-Z])", r"_\1", camel).lower()

@@ -60,10 +60,10 @@ def line_of(problem: Problem) -> int | None:
     line: int = node.start_mark.line
     for step in _steps(problem.path):
         if isinstance(step, str):
-            key_node = _key(node, step)
+            key_node, value = _entry(node, step)
             if key_node is None:
                 break
-            line, node = key_node.start_mark.line, _child(node, step) or key_node  # the key's line: "args:"
+            line, node = key_node.start_mark.line, value or key_node  # the key's line: "args:"
         else:
             item = _item(node, step)
             if item is None:
@@ -82,15 +82,14 @@ def _steps(path: str) -> Iterator[str | int]:
 
 
 def _child(node: yaml.Node | None, key: str) -> yaml.Node | None:
-    if not isinstance(node, yaml.MappingNode):
-        return None
-    return next((value for k, value in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+    return _entry(node, key)[1]
 
 
-def _key(node: yaml.Node, key: str) -> yaml.Node | None:
+def _entry(node: yaml.Node | None, key: str) -> tuple[yaml.Node | None, yaml.Node | None]:
+    """The key's node and the value's node of ``key`` in a mapping node (None, None: not there)."""
     if not isinstance(node, yaml.MappingNode):
-        return None
-    return next((k for k, _ in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), None)
+        return None, None
+    return next(((k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key), (None, None))
 
 
 def _item(node: yaml.Node, index: int) -> yaml.Node | None:

@@ -15,7 +15,6 @@ import contextlib
 import importlib.resources
 import json
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from scheduler_core.simulator.html import render_simulation
 from scheduler_core.simulator.usage import node_usage
 from scheduler_core.simulator.validate import validate_files
 from scheduler_operator.cli import explain_cmd, import_cmd, logs, whatif_cmd
-from scheduler_operator.cli.live import HOME_NAMESPACE_ENV
+from scheduler_operator.cli.live import add_home_namespace
 from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
 from scheduler_operator.control.options import (
     DEFAULT_LIVENESS,
@@ -128,11 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the operator with the credentials a Kubernetes client finds (in-cluster service account, "
         "else KUBECONFIG). Every replica keeps its caches warm; the holder of the Lease schedules.",
     )
-    run.add_argument(
-        "--home-namespace", default=os.environ.get(HOME_NAMESPACE_ENV) or DEFAULT_HOME_NAMESPACE, metavar="NS",
-        help=f"namespace whose profiles apply cluster-wide, and of the Lease (env {HOME_NAMESPACE_ENV}; "
-        f"{DEFAULT_HOME_NAMESPACE})",
-    )  # fmt: skip
+    add_home_namespace(run, "namespace whose profiles apply cluster-wide, and of the Lease")
     run.add_argument(
         "--kubeconfig", default=None, metavar="FILE",
         help="kubeconfig file, as kubectl's flag (default: in-cluster service account, else KUBECONFIG)",

@@ -9,7 +9,6 @@ anything is printed: what would not serve is an error, not a surprise after appl
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,8 +17,8 @@ import yaml
 
 from scheduler_core.importconfig import ConfigImportError, convert
 from scheduler_core.runtime.registry import default_registry
-from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, InputError, load_lists, simulate
-from scheduler_operator.cli.live import HOME_NAMESPACE_ENV
+from scheduler_core.simulator import InputError, load_lists, simulate
+from scheduler_operator.cli.live import add_home_namespace
 from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
 
 
@@ -32,11 +31,7 @@ def add_parser(verbs: Any) -> None:
         "equivalent is a warning on stderr.",
     )
     parser.add_argument("config", metavar="KUBE_SCHEDULER_CONFIG", help="the configuration file, or - for stdin")
-    parser.add_argument(
-        "--home-namespace", default=os.environ.get(HOME_NAMESPACE_ENV) or DEFAULT_HOME_NAMESPACE, metavar="NS",
-        help=f"namespace of the profiles: the operator's home, where they apply cluster-wide "
-        f"({DEFAULT_HOME_NAMESPACE})",
-    )  # fmt: skip
+    add_home_namespace(parser, "namespace of the profiles: the operator's home, where they apply cluster-wide")
     parser.add_argument(
         "--take-over-default-scheduler", action="store_true",
         help="keep a profile for default-scheduler (kube-scheduler's name, of every pod that names no scheduler) "

@@ -24,14 +24,18 @@ HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
 EXIT_UNREACHABLE = 4
 
 
+def add_home_namespace(parser: argparse.ArgumentParser, what: str) -> None:
+    """``--home-namespace``: ``what`` it is; by default from the environment, as the operator's."""
+    parser.add_argument(
+        "--home-namespace", default=os.environ.get(HOME_NAMESPACE_ENV) or DEFAULT_HOME_NAMESPACE, metavar="NS",
+        help=f"{what} (env {HOME_NAMESPACE_ENV}; {DEFAULT_HOME_NAMESPACE})",
+    )  # fmt: skip
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kubeconfig", default=None, metavar="FILE", help="kubeconfig (KUBECONFIG, ~/.kube/config)")
     parser.add_argument("--context", default=None, metavar="NAME", help="kubeconfig context (the current one)")
-    parser.add_argument(
-        "--home-namespace", default=os.environ.get(HOME_NAMESPACE_ENV) or DEFAULT_HOME_NAMESPACE, metavar="NS",
-        help=f"the operator's home namespace, whose profiles apply cluster-wide (env {HOME_NAMESPACE_ENV}; "
-        f"{DEFAULT_HOME_NAMESPACE})",
-    )  # fmt: skip
+    add_home_namespace(parser, "the operator's home namespace, whose profiles apply cluster-wide")
     parser.add_argument(
         "--seed", type=int, default=0, metavar="N", help="seed of the random choice among equally scored nodes (0)"
     )

@@ -45,7 +45,7 @@ from scheduler_operator.io import decoding
 from scheduler_operator.io.kube import ApiError, describe
 from scheduler_operator.io.transport import Transport
 from scheduler_operator.resources import Resource
-from scheduler_operator.watch.informer import Store
+from scheduler_operator.watch.informer import Store, namespaced_name_of
 from scheduler_operator.watch.views import Body, view_of
 
 log = logging.getLogger(__name__)
@@ -150,8 +150,7 @@ class Reflector:
             if not fetching.done():
                 fetching.cancel()
         for body in self.store.drop_unlisted(listed, on_error=self._failed):
-            gone = manifest.meta(body)
-            log.info("%s %s/%s was deleted unseen", self.resource.kind, gone.get("namespace") or "", gone.get("name"))
+            log.info("%s %s was deleted unseen", self.resource.kind, namespaced_name_of(body))
         self.resource_version = meta.get("resourceVersion") or None
         self.lists += 1
         self.synced = True
@@ -174,9 +173,7 @@ class Reflector:
         return {"fieldSelector": self.resource.field_selector} if self.resource.field_selector else {}
 
     def _failed(self, event_type: str | None, body: Manifest) -> None:
-        meta = manifest.meta(body)
-        log.exception("%s %s event for %s/%s failed", self.resource.kind, event_type or "list",
-                      meta.get("namespace") or "", meta.get("name"))  # fmt: skip
+        log.exception("%s %s event for %s failed", self.resource.kind, event_type or "list", namespaced_name_of(body))
 
     # -- watch -------------------------------------------------------------------------------
     async def watch(self) -> None:

@@ -17,6 +17,12 @@ A store has one claim per namespace and name and one per uid. Input that breaks 
 hand-built list) is indexed as :meth:`DynamicResources._claims_by_key` always did, the last
 claim of a key winning, and its allocated devices are computed from every claim each time.
 
+Shares of devices that allow multiple allocations (results with a ``shareID``) are not devices
+in use: :meth:`ClaimIndex.allocated_devices` answers the
+:class:`~scheduler_core.plugins.dynamicresources.capacity.AllocatedState` that upstream's
+``GatherAllocatedState`` does, the devices held whole, the shares and the capacity they consume;
+only claims that hold shares are read again for it.
+
 The special claims of extended resources backed by DRA are indexed by the pod that controls
 them, so PreFilter finds a pod's claim from an earlier cycle (``findExtendedResourceClaim``)
 without reading every claim.
@@ -29,7 +35,8 @@ from operator import is_
 from typing import Any
 
 from scheduler_core.framework import Manifest
-from scheduler_core.framework.dra import DeviceID, ResourceClaim, allocated_devices
+from scheduler_core.framework.dra import DeviceID, ResourceClaim
+from scheduler_core.plugins.dynamicresources.capacity import AllocatedState, dedicated_devices, has_shares
 
 
 class ClaimIndex:
@@ -44,7 +51,8 @@ class ClaimIndex:
         self._extended: dict[str, list[ResourceClaim]] = {}  # controller uid -> extended-resource claims
         self.by_key: dict[tuple[str, str], ResourceClaim] = {}
         self.by_uid: dict[str, ResourceClaim] = {}
-        self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it
+        self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it whole
+        self._shares: dict[int, Manifest] = {}  # id of a stored object -> its allocation with shares
         self._distinct = True  # no object listed twice
         self._unique = True  # one claim per key and per uid
 
@@ -83,7 +91,10 @@ class ClaimIndex:
                 del self.by_key[claim.key]
             if self.by_uid.get(claim.uid) is claim:
                 del self.by_uid[claim.uid]
-            for device in claim.devices:
+            devices = claim.devices
+            if self._shares.pop(id(obj), None) is not None:
+                devices = dedicated_devices(claim.allocation or {})
+            for device in devices:
                 left = self._allocated[device] - 1
                 if left:
                     self._allocated[device] = left
@@ -99,7 +110,11 @@ class ClaimIndex:
                 self._extended.setdefault(owner, []).append(claim)
             self.by_key[claim.key] = claim
             self.by_uid[claim.uid] = claim
-            for device in claim.devices:
+            devices = claim.devices
+            if claim.allocation and has_shares(claim.allocation):
+                self._shares[id(obj)] = claim.allocation
+                devices = dedicated_devices(claim.allocation)
+            for device in devices:
                 self._allocated[device] = self._allocated.get(device, 0) + 1
         self._distinct = len(self._by_id) == len(current)
         self._unique = len(self.by_key) == len(self._by_id) == len(self.by_uid)
@@ -121,8 +136,8 @@ class ClaimIndex:
         ids = {id(c.manifest) for c in found}
         return [self._by_id[id(c)][0] for c in self._claims if id(c) in ids]
 
-    def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> set[DeviceID]:
-        """``ListAllAllocatedDevices``: the devices of every allocation, stored or in flight.
+    def allocated_devices(self, in_flight: dict[str, Any], unseen: set[str] | None = None) -> AllocatedState:
+        """``GatherAllocatedState``: the devices and shares of every allocation, stored or in flight.
         An in-flight allocation whose claim now shows one as stored (PreBind's write landed),
         or whose claim is gone, is dropped from ``in_flight``, unless the claim is in ``unseen``
         (a special claim the store does not show yet); an ``unseen`` claim the store now shows
@@ -138,14 +153,16 @@ class ClaimIndex:
             elif claim.allocation:
                 del in_flight[uid]
         unseen.difference_update([uid for uid in unseen if uid in self.by_uid])
-        allocated = set(self._allocated)
+        allocated = AllocatedState(self._allocated)
+        for allocation in self._shares.values():
+            allocated.add_shares(allocation)
         for allocation in in_flight.values():
-            allocated.update(allocated_devices(allocation))
+            allocated.add_allocation(allocation)
         return allocated
 
-    def _allocated_devices_slowly(self, in_flight: dict[str, Any], unseen: set[str]) -> set[DeviceID]:
+    def _allocated_devices_slowly(self, in_flight: dict[str, Any], unseen: set[str]) -> AllocatedState:
         """The same over every claim in store order, for input with duplicate keys or uids."""
-        allocated: set[DeviceID] = set()
+        allocated = AllocatedState()
         stored = set()
         for claim in self.by_key.values():
             uid = claim.uid
@@ -156,11 +173,11 @@ class ClaimIndex:
             else:
                 allocation = in_flight.get(uid)
             if allocation:
-                allocated.update(allocated_devices(allocation))
+                allocated.add_allocation(allocation)
         unseen -= stored
         for uid in [uid for uid in in_flight if uid not in stored]:
             if uid in unseen:
-                allocated.update(allocated_devices(in_flight[uid]))
+                allocated.add_allocation(in_flight[uid])
             else:
                 del in_flight[uid]
         return allocated

@@ -32,7 +32,7 @@ Messages are upstream's.
   ``status.extendedResourceClaimStatus``, Unreserve deletes a claim PreBind created, and
   PostFilter deletes one left from an earlier cycle.
 
-Not built: pod-group claims, binding conditions, consumable capacity and node-allocatable
+Not built: pod-group claims, binding conditions and node-allocatable
 resources.
 """
 

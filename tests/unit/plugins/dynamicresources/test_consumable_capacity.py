@@ -418,3 +418,108 @@ def test_a_request_fits_with_what_is_consumed_and_being_allocated() -> None:
 )
 def test_consumed_capacity_is_written_as_the_api_server_writes_a_quantity(q: Quantity, text: str) -> None:
     assert canonical(q) == text
+
+
+# -- the plugin: shares of stored claims --------------------------------------------------------------
+SHARED_CLUSTER = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "8", memory: 32Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: shared}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "driver-a" && device.allowMultipleAllocations == true'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1}
+spec:
+  driver: driver-a
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: nic
+    allowMultipleAllocations: true
+    capacity:
+      bandwidth: {value: 80Gi, requestPolicy: {default: 1Gi, validRange: {min: 1Gi}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: half, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: bw
+        exactly: {deviceClassName: shared, capacity: {requests: {bandwidth: 40Gi}}}
+"""
+
+
+def shared_pod(name: str) -> str:
+    return f"""
+---
+apiVersion: v1
+kind: Pod
+metadata: {{name: {name}, namespace: default}}
+spec:
+  schedulerName: crd-scheduler
+  containers: [{{name: main, image: x}}]
+  resourceClaims: [{{name: bw, resourceClaimTemplateName: half}}]
+"""
+
+
+def test_pods_of_separate_claims_share_a_device_up_to_its_capacity() -> None:
+    """Each pod's claim takes a share of 40Gi of the one 80Gi device, in a cycle of its own:
+    the shares stored or in flight count against the capacity, not as the device in use."""
+    from scheduler_core.simulator.manifests import load_texts
+    from scheduler_core.simulator.run import simulate
+
+    text = SHARED_CLUSTER + "".join(shared_pod(f"pod-{i}") for i in range(3))
+    sim = simulate(load_texts([("cluster.yaml", text)]))
+    reports = {r.name: r for r in sim.pods}
+    assert [reports[f"pod-{i}"].node for i in range(3)] == ["node-1", "node-1", None]
+    assert "cannot allocate all claims" in reports["pod-2"].message
+    results = [
+        c["status"]["allocation"]["devices"]["results"]
+        for c in sim.cluster.objects("ResourceClaim")
+        if (c.get("status") or {}).get("allocation")
+    ]
+    assert [[{k: v for k, v in r.items() if k != "shareID"} for r in rs] for rs in results] == [
+        [{"request": "bw", "driver": "driver-a", "pool": "node-1", "device": "nic",
+          "consumedCapacity": {"bandwidth": "40Gi"}}]
+    ] * 2  # fmt: skip
+    shares = {r["shareID"] for rs in results for r in rs}
+    assert len(shares) == 2 and all(uuid.UUID(s) for s in shares)
+
+
+def test_the_claim_index_gathers_shares_apart_from_devices() -> None:
+    from scheduler_core.plugins.dynamicresources.claim_index import ClaimIndex
+
+    def stored(name: str, *results: dict[str, Any]) -> dict[str, Any]:
+        return {"metadata": {"name": name, "namespace": "default", "uid": name},
+                "status": {"allocation": {"devices": {"results": list(results)}}}}  # fmt: skip
+
+    def result(device: str, **more: Any) -> dict[str, Any]:
+        return {"request": "r", "driver": DRIVER, "pool": POOL, "device": device, **more}
+
+    index = ClaimIndex()
+    a = stored("a", result("d1", shareID="s1", consumedCapacity={CAP: "1"}), result("d2"))
+    b = stored("b", result("d1", shareID="s2", consumedCapacity={CAP: "2"}))
+    c = {"metadata": {"name": "c", "namespace": "default", "uid": "c"}}  # allocated in flight
+    index.refresh([a, b, c])
+    in_flight: dict[str, Any] = {
+        "c": {"devices": {"results": [result("d1", shareID="s3", consumedCapacity={CAP: "4"})]}}
+    }
+    state = index.allocated_devices(in_flight)
+    assert isinstance(state, AllocatedState)
+    assert set(state) == {(DRIVER, POOL, "d2")}
+    assert state.capacity == {(DRIVER, POOL, "d1"): {CAP: Fraction(7)}}
+    assert {s[3] for s in state.shared} == {"s1", "s2", "s3"}
+    index.refresh([b, c])  # a's allocation is gone: its device and its share with it
+    state = index.allocated_devices({})
+    assert set(state) == set()
+    assert state.capacity == {(DRIVER, POOL, "d1"): {CAP: Fraction(2)}}
