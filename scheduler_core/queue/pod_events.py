@@ -1,9 +1,9 @@
-"""Which events a pod update raises, and which pending pods an assigned pod may unblock.
+"""Which events a pod update raises.
 
-Upstream: ``PodSchedulingPropertiesChange`` in ``pkg/scheduler/framework/events.go`` and
-``getUnschedulablePodsWithCrossTopologyTerm`` in ``pkg/scheduler/backend/queue/scheduling_queue.go``
-with the affinity-term matching of ``pkg/scheduler/framework/types.go`` (``AffinityTerm.Matches``,
-``newAffinityTerm``, ``getNamespacesFromPodAffinityTerm``).
+Upstream: ``PodSchedulingPropertiesChange`` in ``pkg/scheduler/framework/events.go``. Which
+pending pods an event moves is the hints' decision alone (``MoveAllToActiveOrBackoffQueue``);
+``getUnschedulablePodsWithCrossTopologyTerm``, the pre-filter of the gate-off path, is not
+used: SchedulerQueueingHints is GA and locked on in v1.36.
 
 An update of a pod raises one event per changed property (labels, request scale-down,
 scheduling gates all removed, tolerations added, generated resource claims), or a plain
@@ -15,14 +15,10 @@ considered: requests come from the spec.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, pod_requests
-from scheduler_core.framework.labels import EQUALS, IN
-from scheduler_core.plugins.names import POD_TOPOLOGY_SPREAD
-
-NamespaceLabels = Callable[[str], Mapping[str, str]]
 
 
 def pod_scheduling_properties_change(
@@ -78,49 +74,3 @@ def _generated_resource_claim_change(new: PodInfo, old: PodInfo) -> ActionType |
         if (new_status.get(field) or None) != (old_status.get(field) or None):
             return ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return None
-
-
-def may_unblock(
-    pending: PodInfo, unschedulable_plugins: set[str], assigned: PodInfo, ns_labels: Mapping[str, str]
-) -> bool:
-    """Whether ``assigned`` (added to or updated on a node) may make ``pending`` schedulable:
-    PodTopologySpread rejected it in the same namespace, or one of its required affinity
-    terms (upstream ``PodInfo.RequiredAffinityTerms``, empty when they do not parse) matches
-    ``assigned``."""
-    if POD_TOPOLOGY_SPREAD in unschedulable_plugins and assigned.namespace == pending.namespace:
-        return True
-    return any(term.matches(assigned, ns_labels) for term in pending.affinity_terms.required_affinity)
-
-
-# The keys :func:`unblock_keys` files a pending pod under, and :func:`assigned_keys` looks up.
-ANY_ASSIGNED: Hashable = ("any",)
-
-
-def unblock_keys(pending: PodInfo, unschedulable_plugins: set[str]) -> set[Hashable]:
-    """Keys such that :func:`may_unblock` can be true for ``pending`` only if ``assigned`` has
-    one of them among :func:`assigned_keys`: its namespace when PodTopologySpread rejected it;
-    per required affinity term, one label (key, value) its selector requires, or
-    :data:`ANY_ASSIGNED` when the selector requires no particular value. A term that selects
-    nothing needs no key."""
-    keys: set[Hashable] = set()
-    if POD_TOPOLOGY_SPREAD in unschedulable_plugins:
-        keys.add(("namespace", pending.namespace))
-    for term in pending.affinity_terms.required_affinity:
-        selector = term.selector
-        if selector.nothing:
-            continue
-        required = next((r for r in selector.requirements if r.operator in (EQUALS, IN)), None)
-        if required is None:
-            keys.add(ANY_ASSIGNED)
-        else:
-            keys.update(("label", required.key, value) for value in required.values)
-    return keys
-
-
-def assigned_keys(assigned: PodInfo) -> list[Hashable]:
-    """The keys under which :func:`unblock_keys` filed the pending pods ``assigned`` may unblock."""
-    return [
-        ANY_ASSIGNED,
-        ("namespace", assigned.namespace),
-        *(("label", key, value) for key, value in assigned.labels.items()),
-    ]

@@ -48,7 +48,6 @@ from scheduler_core.clock import Clock
 from scheduler_core.framework import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
-    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
@@ -64,7 +63,7 @@ from scheduler_core.queue.active import ActiveQueue
 from scheduler_core.queue.backoff import BackoffQueue
 from scheduler_core.queue.hints import HintRegistry, QueueingStrategy, hint_objects, is_wildcard
 from scheduler_core.queue.nominator import Nominator, PodLookup
-from scheduler_core.queue.pod_events import NamespaceLabels, may_unblock, pod_scheduling_properties_change
+from scheduler_core.queue.pod_events import pod_scheduling_properties_change
 from scheduler_core.queue.pre_enqueue import PreEnqueueRunner
 from scheduler_core.queue.queued import QueuedPod, as_queued_pod, pod_key
 from scheduler_core.queue.unschedulable import UnschedulablePods
@@ -82,7 +81,6 @@ ACTIVE_Q = "Active"
 BACKOFF_Q = "Backoff"
 UNSCHEDULABLE_Q = "Unschedulable"
 
-_ASSIGNED_POD_SCALE_DOWN = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_SCALE_DOWN)
 
 Less = Callable[[QueuedPodInfo, QueuedPodInfo], bool]
 ProfileOf = Callable[[PodInfo], str | None]
@@ -103,7 +101,6 @@ class SchedulingQueue:
         max_backoff: float = DEFAULT_MAX_BACKOFF,
         max_in_unschedulable: float = DEFAULT_MAX_IN_UNSCHEDULABLE,
         pop_from_backoff: bool = True,
-        namespace_labels: NamespaceLabels | None = None,
         pod_lister: PodLookup | None = None,
         profile_of: ProfileOf | None = None,
         metrics: sm.SchedulerMetrics | None = None,
@@ -127,7 +124,6 @@ class SchedulingQueue:
         self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
         self._hints = HintRegistry(self._profile_of, self.metrics.hint_ran, self.metrics.timer)
         self._pre_enqueue = PreEnqueueRunner(self._hints.plugin_events, self._profile_of)
-        self._namespace_labels: NamespaceLabels = namespace_labels or (lambda _ns: {})
         self.nominator = Nominator(pod_lister=pod_lister)
         self.nominator.resolve = self._freshest
         self._wakeup = asyncio.Event()
@@ -420,33 +416,26 @@ class SchedulingQueue:
             self._broadcast()
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
-        self._move_pods(self._pods_unblocked_by(pod, ASSIGNED_POD_ADD), ASSIGNED_POD_ADD, None, pod)
+        """``MoveAllToActiveOrBackoffQueue(EventAssignedPodAdd)``: eventhandlers.go
+        ``addAssignedPodToCache`` with SchedulerQueueingHints, GA and locked on since v1.34, so
+        every interested plugin's hint decides (``AssignedPodAdded``'s pre-filter of pods with
+        cross-topology terms is the gate-off path, gone from the binary)."""
+        self.move_all_to_active_or_backoff(ASSIGNED_POD_ADD, None, pod)
 
     def assigned_pod_updated(self, old: PodInfo, new: PodInfo, event: ClusterEvent | None = None) -> None:
-        """Raise the AssignedPod update events of this change (one call per event upstream,
-        from ``PodSchedulingPropertiesChange``), or just ``event`` when given."""
+        """``MoveAllToActiveOrBackoffQueue`` for each event of this change (eventhandlers.go
+        ``updateAssignedPodInCache``: one per event from ``PodSchedulingPropertiesChange``), or
+        for just ``event`` when given."""
         events = (
             [event]
             if event is not None
             else pod_scheduling_properties_change(new, old, resource=EventResource.ASSIGNED_POD)
         )
         for evt in events:
-            if _ASSIGNED_POD_SCALE_DOWN.matches(evt):
-                # Freed resources may help any pod, not only those with cross-topology terms.
-                self.move_all_to_active_or_backoff(evt, old, new)
-            else:
-                self._move_pods(self._pods_unblocked_by(new, evt), evt, old, new)
+            self.move_all_to_active_or_backoff(evt, old, new)
 
     def assigned_pod_deleted(self, pod: PodInfo) -> None:
         self.move_all_to_active_or_backoff(ASSIGNED_POD_DELETE, pod, None)
-
-    def _pods_unblocked_by(self, assigned: PodInfo, event: ClusterEvent) -> list[QueuedPod]:
-        ns_labels = self._namespace_labels(assigned.namespace)
-        return [
-            qp
-            for qp in self._unschedulable.unblock_candidates(event, assigned)
-            if may_unblock(qp.pod_info, qp.unschedulable_plugins, assigned, ns_labels)
-        ]
 
     # Time-driven moves.
     def flush_backoff_completed(self) -> None:

@@ -15,11 +15,10 @@ them ran each one's affinity pre-check for every bound pod.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator
+from collections.abc import Iterator
 
-from scheduler_core.framework import ClusterEvent, PodInfo
+from scheduler_core.framework import ClusterEvent
 from scheduler_core.queue.hints import is_wildcard
-from scheduler_core.queue.pod_events import assigned_keys, unblock_keys
 from scheduler_core.queue.queued import QueuedPod
 
 # A gating plugin and the events it registered: pods gated alike are moved alike.
@@ -27,18 +26,13 @@ _Gate = tuple[str, tuple[ClusterEvent, ...]]
 
 
 class UnschedulablePods:
-    __slots__ = ("_by_unblock_key", "_gate_of", "_gated", "_order", "_pods", "_sequence", "_tried", "_unblock_keys")
+    __slots__ = ("_gate_of", "_gated", "_pods", "_tried")
 
     def __init__(self) -> None:
         self._pods: dict[str, QueuedPod] = {}
         self._tried: dict[str, QueuedPod] = {}  # the pods no PreEnqueue plugin gates
         self._gated: dict[_Gate, dict[str, QueuedPod]] = {}
         self._gate_of: dict[str, _Gate] = {}
-        # The tried pods by unblock key, and each one's place in ``_tried`` (insertion order).
-        self._by_unblock_key: dict[Hashable, dict[str, QueuedPod]] = {}
-        self._unblock_keys: dict[str, set[Hashable]] = {}
-        self._order: dict[str, int] = {}
-        self._sequence = 0
 
     def add_or_update(self, qp: QueuedPod) -> None:
         key = qp.key
@@ -50,25 +44,13 @@ class UnschedulablePods:
             self._gate_of[key] = gate
         else:
             self._tried[key] = qp
-            self._sequence += 1
-            self._order[key] = self._sequence
-            keys = self._unblock_keys[key] = unblock_keys(qp.pod_info, qp.unschedulable_plugins)
-            for unblock_key in keys:
-                self._by_unblock_key.setdefault(unblock_key, {})[key] = qp
 
     def delete(self, key: str) -> QueuedPod | None:
         self._unindex(key)
         return self._pods.pop(key, None)
 
     def _unindex(self, key: str) -> None:
-        if self._tried.pop(key, None) is not None:
-            del self._order[key]
-            for unblock_key in self._unblock_keys.pop(key):
-                filed = self._by_unblock_key[unblock_key]
-                del filed[key]
-                if not filed:
-                    del self._by_unblock_key[unblock_key]
-        elif (gate := self._gate_of.pop(key, None)) is not None:
+        if self._tried.pop(key, None) is None and (gate := self._gate_of.pop(key, None)) is not None:
             group = self._gated[gate]
             del group[key]
             if not group:
@@ -84,25 +66,6 @@ class UnschedulablePods:
             if any(e.matches(event) for e in events):
                 found.extend(group.values())
         return found
-
-    def unblock_candidates(self, event: ClusterEvent, assigned: PodInfo) -> list[QueuedPod]:
-        """The pods of :meth:`candidates`, in its order, that ``assigned`` (an assigned pod
-        added or updated: ``event``) may unblock by :func:`~scheduler_core.queue.pod_events.
-        may_unblock`'s criteria: a superset of those it unblocks, to be checked with it. The
-        gated pods the event may move are all included."""
-        if is_wildcard(event):
-            return self.candidates(event)
-        found: dict[str, QueuedPod] = {}
-        for unblock_key in assigned_keys(assigned):
-            filed = self._by_unblock_key.get(unblock_key)
-            if filed:
-                found.update(filed)
-        order = self._order
-        tried = sorted(found.values(), key=lambda qp: order[qp.key]) if len(found) > 1 else list(found.values())
-        for (_, events), group in self._gated.items():
-            if any(e.matches(event) for e in events):
-                tried.extend(group.values())
-        return tried
 
     def gated_count(self) -> int:
         return len(self._gate_of)
