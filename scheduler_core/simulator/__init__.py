@@ -13,7 +13,6 @@ from scheduler_core.simulator.manifests import (
     Cluster,
     load_files,
     load_lists,
-    load_objects,
     load_texts,
 )
 from scheduler_core.simulator.report import PodReport, Recorder, render_json, render_table
@@ -31,7 +30,6 @@ __all__ = [
     "Simulation",
     "load_files",
     "load_lists",
-    "load_objects",
     "load_texts",
     "render_json",
     "render_table",

@@ -204,25 +204,17 @@ def _flatten(
 # -- loading --------------------------------------------------------------------------------
 
 
-def load_files(
-    paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE, kinds: Collection[str] | None = None
-) -> Cluster:
-    return load_texts(read_sources(paths), home_namespace=home_namespace, kinds=kinds)
+def load_files(paths: Sequence[str], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
+    return load_texts(read_sources(paths), home_namespace=home_namespace)
 
 
-def load_texts(
-    texts: Sequence[tuple[str, str]],
-    *,
-    home_namespace: str = DEFAULT_HOME_NAMESPACE,
-    kinds: Collection[str] | None = None,
-) -> Cluster:
-    """Parse, validate and default; raise :class:`InputError` listing every problem.
-
-    ``kinds`` keeps only objects of those kinds (``validate`` reads SchedulerProfiles and
-    PluginConfigs from a GitOps folder and passes over everything else without a word)."""
+def load_texts(texts: Sequence[tuple[str, str]], *, home_namespace: str = DEFAULT_HOME_NAMESPACE) -> Cluster:
+    """Parse, validate and default; raise :class:`InputError` listing every problem."""
     problems: list[Problem] = []
-    documents = parse_texts(texts, problems)
-    return load_objects(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
+    cluster = load_valid(parse_texts(texts, problems), home_namespace=home_namespace, problems=problems)
+    if problems:
+        raise InputError(problems)
+    return cluster
 
 
 def parse_texts(texts: Sequence[tuple[str, str]], problems: list[Problem]) -> list[tuple[str, str, object]]:
@@ -237,22 +229,6 @@ def parse_texts(texts: Sequence[tuple[str, str]], problems: list[Problem]) -> li
     return documents
 
 
-def load_objects(
-    documents: Sequence[tuple[str, str, object]],
-    *,
-    home_namespace: str = DEFAULT_HOME_NAMESPACE,
-    kinds: Collection[str] | None = None,
-    problems: list[Problem] | None = None,
-) -> Cluster:
-    """:func:`load_texts` for parsed documents ``(source, where, document)``: the admission
-    webhook's entry, where the object comes as JSON in an AdmissionReview."""
-    problems = [] if problems is None else problems
-    cluster = load_valid(documents, home_namespace=home_namespace, kinds=kinds, problems=problems)
-    if problems:
-        raise InputError(problems)
-    return cluster
-
-
 def load_valid(
     documents: Sequence[tuple[str, str, object]],
     *,
@@ -260,7 +236,10 @@ def load_valid(
     kinds: Collection[str] | None = None,
     problems: list[Problem],
 ) -> Cluster:
-    """The objects that passed; the problems of the others are appended to ``problems``."""
+    """The objects that passed; the problems of the others are appended to ``problems``.
+
+    ``kinds`` keeps only objects of those kinds (``validate`` reads SchedulerProfiles and
+    PluginConfigs from a GitOps folder and passes over everything else without a word)."""
     raws: list[_Raw] = []
     for source, where, doc in documents:
         raws.extend(_flatten(source, where, doc, problems))
