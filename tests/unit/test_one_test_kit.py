@@ -8,7 +8,8 @@ that is a local pod or node builder:
 * it spells a pod or node by hand, anywhere in its body: a dict display with ``"kind": "Pod"``
   or ``"Node"`` and a ``"metadata"`` key; one with a ``"containers"`` key (a pod spec, a
   template's included); one with an ``"allocatable"`` or ``"capacity"`` dict naming ``cpu``,
-  ``memory`` or ``pods`` (a node's status); or ``PodInfo({...})`` / ``NodeInfo({...})`` of a
+  ``memory`` or ``pods`` with a quantity (a node's status; a DRA device's capacity maps them
+  to dicts); or ``PodInfo({...})`` / ``NodeInfo({...})`` of a
   dict display with a ``"metadata"`` key; or
 * its name says it makes pods or nodes and it returns what it made: the name's head word (the
   last word, or the one before the first of ``with``/``on``/``for``/``in``/``from``/``at``/
@@ -87,7 +88,11 @@ def _spelled(node: ast.AST) -> str | None:
         return "a pod spec"
     for field in ("allocatable", "capacity"):
         value = keys.get(field)
-        if isinstance(value, ast.Dict) and NODE_RESOURCES & set(_keys(value)):
+        if not isinstance(value, ast.Dict):
+            continue
+        entries = _keys(value)
+        # A node's resources map to quantities; a DRA device's capacity maps each to a dict.
+        if any(not isinstance(entries[name], ast.Dict) for name in NODE_RESOURCES & set(entries)):
             return "a node's status"
     return None
 
@@ -281,6 +286,11 @@ def test_the_checker_refuses_a_builder(source: str, expected: list[str]) -> None
         pytest.param(
             'def _event(ns):\n    return {"metadata": {}, "involvedObject": {"kind": "Pod", "name": "p"}}\n',
             id="a-reference-to-a-pod",
+        ),
+        pytest.param(
+            "def shared(**policy):\n"
+            '    return {"name": "a", "capacity": {"memory": {"value": "80Gi", "requestPolicy": policy}}}\n',
+            id="a-dra-device-capacity",
         ),
         pytest.param(
             "def _one_pod_one_node() -> tuple[Scheduler, Callable[[PodInfo], None]]:\n"
