@@ -552,11 +552,12 @@ def node_info(name: str = "n", *, pods_on_node: list[Json] | None = None, **kwar
     return make_node_info(node(name, **kwargs), pods_on_node or ())
 
 
-def make_node_info(node: Json, pods: Iterable[Json] = ()) -> NodeInfo:
-    """A NodeInfo of the ``node`` manifest with the ``pods`` manifests on it."""
+def make_node_info(node: Json, pods: Iterable[Json | PodInfo] = ()) -> NodeInfo:
+    """A NodeInfo of the ``node`` manifest with the ``pods`` (manifests, or PodInfos kept as
+    they are) on it."""
     info = NodeInfo(node)
     for p in pods:
-        info.add_pod(PodInfo(p))
+        info.add_pod(p if isinstance(p, PodInfo) else PodInfo(p))
     return info
 
 

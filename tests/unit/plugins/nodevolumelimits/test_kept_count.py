@@ -18,7 +18,7 @@ from scheduler_core.plugins.nodevolumelimits.csi import ERR_REASON_MAX_VOLUME_CO
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator import InMemoryCluster
 from tests.unit.plugins.volumebinding.support import claim_volume, csi_node, pv, pvc, storage_class
-from tests.wrappers import node, pod_info
+from tests.wrappers import make_node_info, node, pod_info
 
 EBS = "ebs.csi.aws.com"
 GCE = "pd.csi.storage.gke.io"
@@ -63,13 +63,6 @@ def user(name: str, *claims: str) -> PodInfo:
 NEW_POD = user("new", "c-new")
 
 
-def node_with(*pods: PodInfo) -> NodeInfo:
-    info = NodeInfo(node(NODE))
-    for p in pods:
-        info.add_pod(p)
-    return info
-
-
 def two_bound_claims() -> InMemoryCluster:
     """c1 and c2 bound to CSI volumes v1 and v2; the new pod's c-new to v-new."""
     names = ("1", "2", "-new")
@@ -81,7 +74,7 @@ def test_a_claim_bound_between_cycles_counts() -> None:
     is bound to a CSI volume, the node holds two volumes and the new pod no longer fits."""
     cluster = cluster_of(csi_pv("v1"), csi_pv("v-new"), pvc("c1", None, volume_name="v1"), pvc("c2", None),
                          pvc("c-new", None, volume_name="v-new"))  # fmt: skip
-    info = node_with(user("a", "c1"), user("b", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c1"), user("b", "c2")])
     plugin = plugin_over(cluster)
     assert cycle(plugin, NEW_POD, info) is None
     cluster.create_object("PersistentVolume", csi_pv("v2"))
@@ -92,7 +85,7 @@ def test_a_claim_bound_between_cycles_counts() -> None:
 
 def test_a_volume_moved_to_another_driver_stops_counting() -> None:
     cluster = two_bound_claims()
-    info = node_with(user("a", "c1"), user("b", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c1"), user("b", "c2")])
     plugin = plugin_over(cluster)
     assert cycle(plugin, NEW_POD, info) == EXCEEDED
     cluster.replace_object("PersistentVolume", csi_pv("v2", GCE))
@@ -101,7 +94,7 @@ def test_a_volume_moved_to_another_driver_stops_counting() -> None:
 
 def test_a_deleted_claim_stops_counting() -> None:
     cluster = two_bound_claims()
-    info = node_with(user("a", "c1"), user("b", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c1"), user("b", "c2")])
     plugin = plugin_over(cluster)
     assert cycle(plugin, NEW_POD, info) == EXCEEDED
     cluster.delete_object("PersistentVolumeClaim", "default", "c2")
@@ -111,7 +104,7 @@ def test_a_deleted_claim_stops_counting() -> None:
 def test_a_pod_removed_from_the_node_stops_counting_and_one_added_counts() -> None:
     cluster = two_bound_claims()
     b = user("b", "c2")
-    info = node_with(user("a", "c1"), b)
+    info = make_node_info(node(NODE), [user("a", "c1"), b])
     plugin = plugin_over(cluster)
     assert cycle(plugin, NEW_POD, info) == EXCEEDED
     assert info.remove_pod(b)
@@ -124,7 +117,7 @@ def test_a_class_given_a_provisioner_counts_an_unbound_claim() -> None:
     cluster = cluster_of(csi_pv("v1"), csi_pv("v-new"), storage_class("sc", provisioner="other.csi"),
                          pvc("c1", None, volume_name="v1"), pvc("c2", "sc"),
                          pvc("c-new", None, volume_name="v-new"))  # fmt: skip
-    info = node_with(user("a", "c1"), user("b", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c1"), user("b", "c2")])
     plugin = plugin_over(cluster)
     assert cycle(plugin, NEW_POD, info) is None
     cluster.replace_object("StorageClass", storage_class("sc", provisioner=EBS))
@@ -185,7 +178,7 @@ def test_the_kept_count_answers_as_a_count_from_scratch(steps: list[tuple[str, s
     cluster = cluster_of(*(csi_pv(v) for v in VOLUMES), csi_pv("v-new"), storage_class("sc", provisioner=EBS),
                          *(pvc(c, "sc", volume_name=v) for c, v in zip(CLAIMS, VOLUMES, strict=True)),
                          pvc("c-new", None, volume_name="v-new"), limit=limit)  # fmt: skip
-    info = node_with(user("a", "c0"), user("b", "c1", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c0"), user("b", "c1", "c2")])
     kept = plugin_over(cluster)
     added: list[int] = []
     for step in steps:
@@ -196,7 +189,7 @@ def test_the_kept_count_answers_as_a_count_from_scratch(steps: list[tuple[str, s
 def test_a_backend_without_counters_keeps_nothing() -> None:
     cluster = cluster_of(csi_pv("v1"), csi_pv("v-new"), pvc("c1", None, volume_name="v1"), pvc("c2", None),
                          pvc("c-new", None, volume_name="v-new"))  # fmt: skip
-    info = node_with(user("a", "c1"), user("b", "c2"))
+    info = make_node_info(node(NODE), [user("a", "c1"), user("b", "c2")])
     plugin = plugin_over(cluster, counted=False)
     assert cycle(plugin, NEW_POD, info) is None
     cluster.create_object("PersistentVolume", csi_pv("v2"))
