@@ -20,7 +20,8 @@ from scheduler_core.framework import (
     parse_quantity,
     value,
 )
-from tests.wrappers import pod
+from scheduler_core.framework.quantity import MAX_INT64, int64_wrap
+from tests.wrappers import node_info, pod, pod_info
 
 
 @pytest.mark.parametrize(
@@ -160,3 +161,21 @@ def test_pod_level_requests_replace_the_container_aggregate() -> None:
     requests, non_zero_cpu, _ = compute_pod_resources(manifest)
     assert (requests.milli_cpu, requests.memory) == (1000, 2 * 2**30)
     assert non_zero_cpu == 1000
+
+
+def test_a_node_s_sums_wrap_around_int64_as_go_s_and_come_back() -> None:
+    """NodeInfo's requested sums are Go int64 (``Resource.Add``'s ``+=``): past MaxInt64 they wrap
+    to the negative side, and removing the pod brings them back; within range they are plain
+    sums (the range check that skips the wrap must not change either)."""
+    info = node_info("n", memory="1Ei", pods="10")
+    small = pod_info("small", uid="u-small", memory="1Ki")
+    huge = pod_info("huge", uid="u-huge", memory="8Ei")  # 2**63 bytes: past MaxInt64 alone
+    info.add_pod(small)
+    assert info.requested.memory == 1024
+    info.add_pod(huge)
+    assert info.requested.memory == int64_wrap(1024 + huge.requests.memory) < 0
+    assert huge.requests.memory + 1024 > MAX_INT64
+    info.remove_pod(huge)
+    assert info.requested.memory == 1024
+    info.remove_pod(small)
+    assert info.requested.memory == 0
