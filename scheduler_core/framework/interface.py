@@ -97,6 +97,18 @@ class BatchFilterRejection(Protocol):
     def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None: ...
 
 
+@runtime_checkable
+class BatchFilterStatuses(Protocol):
+    """Optional on a batch Filter plugin whose rejection depends on the node: what its
+    ``filter`` returns for each node at column ``rows`` (nodes its ``filter_batch`` mask
+    rejected), read from the columns, or ``None`` to be asked per node. Nodes given the same
+    answer may share one Status. It must agree exactly with ``filter``."""
+
+    def filter_batch_statuses(
+        self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray
+    ) -> list[Status | None] | None: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus

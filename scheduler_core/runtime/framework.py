@@ -52,7 +52,7 @@ from scheduler_core.framework.events import ActionType, ClusterEvent, EventResou
 from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.framework.field import go_quote
-from scheduler_core.framework.interface import BatchFilterRejection, PostFilterExtensions
+from scheduler_core.framework.interface import BatchFilterRejection, BatchFilterStatuses, PostFilterExtensions
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile, ProfileError
@@ -143,6 +143,9 @@ class Framework:
         self.node_filter_plugins = [p for p in self.filter_plugins if not (batch and _batch(p))]
         self._batch_rejections = {
             p.name: p.filter_batch_rejection for p in self.batch_filter_plugins if isinstance(p, BatchFilterRejection)
+        }
+        self._batch_statuses = {
+            p.name: p.filter_batch_statuses for p in self.batch_filter_plugins if isinstance(p, BatchFilterStatuses)
         }
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
         self._enqueue_extensions = self._register_events()
@@ -292,8 +295,9 @@ class Framework:
         The plugins run in order as in :meth:`run_filter`, but plugin by plugin over the rows
         still undecided, and a batch plugin only on the rows its mask rejected: where the mask
         passes a node, its ``filter`` would have passed it too (the batch contract). A batch
-        plugin that names its one rejection (:class:`BatchFilterRejection`) is not called per
-        node at all. The nodes a plugin rejects with the same code and reasons share one Status."""
+        plugin that names its one rejection (:class:`BatchFilterRejection`) or answers for the
+        rows from the columns (:class:`BatchFilterStatuses`) is not called per node at all. The
+        nodes a plugin rejects with the same code and reasons share one Status."""
         statuses: list[Status | None] = [None] * len(rows)
         if not len(rows):
             return statuses
@@ -324,7 +328,20 @@ class Framework:
                     continue
             passed: list[int] = []
             shared: dict[tuple[Code, tuple[str, ...]], Status] = {}
-            for index in candidates.tolist():
+            answers = None
+            if mask is not None and (from_columns := self._batch_statuses.get(name)) is not None:
+                answers = from_columns(state, pod, columns, rows[candidates])
+            if answers is not None:
+                for index, status in zip(candidates.tolist(), answers, strict=True):
+                    if status is None:
+                        passed.append(index)
+                        continue
+                    key = (status.code, status.reasons)
+                    named = shared.get(key)
+                    if named is None:
+                        named = shared[key] = _with_plugin(status, name)
+                    statuses[index] = named
+            for index in candidates.tolist() if answers is None else ():
                 begun = self.timer() if sampled else 0.0
                 status = plugin.filter(state, pod, infos[int(rows[index])])
                 if sampled:

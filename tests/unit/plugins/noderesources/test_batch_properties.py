@@ -149,6 +149,27 @@ def test_fit_filter_batch_equals_filter(
 
 
 @SETTINGS
+@given(args=fit_args(), scenario=scenarios(), extra=st.lists(pods(), max_size=2))
+def test_fit_filter_batch_statuses_equal_filter(
+    args: NodeResourcesFitArgs, scenario: tuple[dict[str, Any], list[NodeInfo]], extra: list[dict[str, Any]]
+) -> None:
+    """The diagnosis's statuses from the columns (``filter_batch_statuses``) are ``filter``'s on
+    every node: code, reasons and their order, None where it passes."""
+    pod, infos = scenario
+    plugin, state, pod_info = NodeResourcesFit(args, None), CycleState(), PodInfo(pod)
+    columns = NodeColumns(infos)
+    _assume_more(infos, extra)
+    plugin.pre_filter(state, pod_info, infos)
+    rows = np.arange(len(infos), dtype=np.int64)
+    answers = plugin.filter_batch_statuses(state, pod_info, columns, rows)
+    assert answers is not None
+    expected = [plugin.filter(state, pod_info, info) for info in infos]
+    assert [None if a is None else (a.code, a.reasons) for a in answers] == [
+        None if e is None else (e.code, e.reasons) for e in expected
+    ]
+
+
+@SETTINGS
 @given(
     args=fit_args(),
     scenario=scenarios(),
