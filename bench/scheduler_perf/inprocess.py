@@ -808,8 +808,8 @@ class Executor:
         already allocated, trying the nodes in random order (here DynamicResources' own
         allocator, the seeded random generator), and write the allocation to its status."""
         # The plugin's allocator, outside a scheduling cycle: the bench's use, not the plugin's.
-        from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
         from scheduler_core.framework.dra import allocated_devices as devices_of
+        from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
 
         namespace = str(op.get("namespace") or "")
         claims = list(self.cluster.objects("ResourceClaim"))

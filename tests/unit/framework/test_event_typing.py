@@ -76,4 +76,4 @@ def test_events_compare_by_value_whatever_their_type() -> None:
     assert ClusterEvent(EventResource.NODE, ActionType.ADD) == NODE
     assert hash(ClusterEvent(EventResource.NODE, ActionType.ADD)) == hash(NODE)
     pod_add: ClusterEvent = ClusterEvent(EventResource.POD, ActionType.ADD)
-    assert NODE != pod_add
+    assert pod_add != NODE
