@@ -328,24 +328,19 @@ class Framework:
                     continue
             passed: list[int] = []
             shared: dict[tuple[Code, tuple[str, ...]], Status] = {}
+            indices = candidates.tolist()
             answers = None
             if mask is not None and (from_columns := self._batch_statuses.get(name)) is not None:
                 answers = from_columns(state, pod, columns, rows[candidates])
-            if answers is not None:
-                for index, status in zip(candidates.tolist(), answers, strict=True):
-                    if status is None:
-                        passed.append(index)
-                        continue
-                    key = (status.code, status.reasons)
-                    named = shared.get(key)
-                    if named is None:
-                        named = shared[key] = _with_plugin(status, name)
-                    statuses[index] = named
-            for index in candidates.tolist() if answers is None else ():
-                begun = self.timer() if sampled else 0.0
-                status = plugin.filter(state, pod, infos[int(rows[index])])
-                if sampled:
-                    self._plugin_ran(name, sm.FILTER, status, begun)
+            if answers is None:
+                answers = []
+                for index in indices:
+                    begun = self.timer() if sampled else 0.0
+                    status = plugin.filter(state, pod, infos[int(rows[index])])
+                    if sampled:
+                        self._plugin_ran(name, sm.FILTER, status, begun)
+                    answers.append(status)
+            for index, status in zip(indices, answers, strict=True):
                 if status is None or status.code is Code.SUCCESS:
                     passed.append(index)
                 elif not status.is_rejected():

@@ -116,19 +116,7 @@ class NodeResourcesFit:
         request = _pre_filter_state(state)
         if request is None:
             return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
-        allocatable = node.allocatable
-        requested = node.requested
-        # A node with room for everything the pod asks (no extended resources) passes at once:
-        # fitsRequest finds nothing there. Preemption's dry runs ask this of every reprieve.
-        if (
-            not request.scalars
-            and len(node.pods) < allocatable.allowed_pod_number
-            and request.milli_cpu <= allocatable.milli_cpu - requested.milli_cpu
-            and request.memory <= allocatable.memory - requested.memory
-            and request.ephemeral_storage <= allocatable.ephemeral_storage - requested.ephemeral_storage
-        ):
-            return None
-        found = insufficient_resources(request, allocatable, requested, len(node.pods))
+        found = insufficient_resources(request, node.allocatable, node.requested, len(node.pods))
         if not found:
             return None
         code = Code.UNSCHEDULABLE

@@ -99,6 +99,16 @@ def insufficient_resources(
     request: FitRequest, allocatable: Resource, requested: Resource, pod_count: int
 ) -> list[InsufficientResource]:
     """Upstream ``fitsRequest``: every resource the node lacks for the pod, in upstream order."""
+    # A node with room for everything the pod asks (no extended resources) lacks nothing: the
+    # common answer, asked of every reprieve in preemption's dry runs, without building checks.
+    if (
+        not request.scalars
+        and pod_count < allocatable.allowed_pod_number
+        and request.milli_cpu <= allocatable.milli_cpu - requested.milli_cpu
+        and request.memory <= allocatable.memory - requested.memory
+        and request.ephemeral_storage <= allocatable.ephemeral_storage - requested.ephemeral_storage
+    ):
+        return []
     found: list[InsufficientResource] = []
     if pod_count + 1 > allocatable.allowed_pod_number:
         found.append(InsufficientResource("pods", REASON_TOO_MANY_PODS, 1, pod_count, allocatable.allowed_pod_number))
