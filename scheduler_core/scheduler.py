@@ -164,6 +164,17 @@ class Scheduler:
             metrics=self.metrics,
             pod_gone=pod_gone or _nothing,
         )
+        # Cluster events in: the backends call these on the scheduler; they are the handlers' own.
+        self.on_object_add = self.events.on_object_add
+        self.on_object_update = self.events.on_object_update
+        self.on_object_delete = self.events.on_object_delete
+        self.on_node_add = self.events.on_node_add
+        self.on_node_update = self.events.on_node_update
+        self.on_node_delete = self.events.on_node_delete
+        self.on_pod_add = self.events.on_pod_add
+        self.on_pod_update = self.events.on_pod_update
+        self.on_pod_delete = self.events.on_pod_delete
+        self.on_pod_vanished = self.events.on_pod_vanished
         # Binding cycles in flight (scheduler_core.binding).
         self._binding = BindingCycles(
             cache=self.cache, queue=self.queue, backend=backend, bound=self._bound, failed=self._cycle_rejected
@@ -195,15 +206,15 @@ class Scheduler:
         self.metrics.collect_profiles(self._serving_samples, self._refused_samples, self._held_samples)
 
     def _serving_samples(self) -> list[tuple[tuple[str, ...], float]]:
-        serving = {str(key) for key, _ in self.profiles}
-        claimed = {str(key) for key in self.profiles.claimed()}
-        return [((key,), 1.0 if key in serving else 0.0) for key in sorted(serving | claimed)]
+        return self._profile_samples({str(key) for key, _ in self.profiles})
 
     def _refused_samples(self) -> list[tuple[tuple[str, ...], float]]:
-        serving = {str(key) for key, _ in self.profiles}
-        claimed = {str(key) for key in self.profiles.claimed()}
-        refused = {str(key) for key in self._refused}
-        return [((key,), 1.0 if key in refused else 0.0) for key in sorted(serving | claimed | refused)]
+        return self._profile_samples({str(key) for key in self._refused})
+
+    def _profile_samples(self, ones: set[str]) -> list[tuple[tuple[str, ...], float]]:
+        """1 for each profile of ``ones``, 0 for every other one serving or claimed."""
+        known = {str(key) for key, _ in self.profiles} | {str(key) for key in self.profiles.claimed()} | ones
+        return [((key,), 1.0 if key in ones else 0.0) for key in sorted(known)]
 
     def _held_samples(self) -> list[tuple[tuple[str, ...], float]]:
         """Pending pods whose profile does not serve, by that profile (scheduler_pending_pods' gated)."""
@@ -215,37 +226,6 @@ class Scheduler:
             if key is not None and self.profiles.held_reason(pod) is not None:
                 held.append(((str(key),), 1.0))
         return sm.count_by(values for values, _ in held)
-
-    # -- cluster events in (scheduler_core.eventhandlers) ------------------------------------
-    def on_object_add(self, kind: str, obj: Mapping[str, Any]) -> None:
-        self.events.on_object_add(kind, obj)
-
-    def on_object_update(self, kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        self.events.on_object_update(kind, old, new)
-
-    def on_object_delete(self, kind: str, obj: Mapping[str, Any]) -> None:
-        self.events.on_object_delete(kind, obj)
-
-    def on_node_add(self, node: Mapping[str, Any]) -> None:
-        self.events.on_node_add(node)
-
-    def on_node_update(self, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> None:
-        self.events.on_node_update(old, new)
-
-    def on_node_delete(self, node: Mapping[str, Any]) -> None:
-        self.events.on_node_delete(node)
-
-    def on_pod_add(self, pod: Mapping[str, Any]) -> None:
-        self.events.on_pod_add(pod)
-
-    def on_pod_update(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
-        self.events.on_pod_update(old, new)
-
-    def on_pod_delete(self, pod: Mapping[str, Any]) -> None:
-        self.events.on_pod_delete(pod)
-
-    def on_pod_vanished(self, pod: Mapping[str, Any]) -> None:
-        self.events.on_pod_vanished(pod)
 
     # -- profiles --------------------------------------------------------------------------
     def _make_handle(self, key: ProfileKey) -> FrameworkHandle:
@@ -300,10 +280,6 @@ class Scheduler:
     @staticmethod
     def _fifo(a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
         return a.timestamp < b.timestamp
-
-    def validate_profile(self, key: ProfileKey, spec: SchedulerProfileSpec) -> Framework:
-        """Build the framework for ``spec`` without serving it (raises ProfileError)."""
-        return self.profiles.build(key, spec)
 
     def claim_profile(self, key: ProfileKey, scheduler_name: str, created: str = "") -> None:
         """Profile ``key`` exists and wants ``scheduler_name`` (see ``ProfileSet.claim``)."""
