@@ -38,18 +38,18 @@ class InFlightEvent:
     new: Any
 
 
-class ActiveQueue:
+class ActiveQueue(KeyedHeap[QueuedPod]):
+    """The heap of queued pods, by key (``KeyedHeap``: ``add_or_update``, ``get``, ``delete``,
+    ``pop``), and the in-flight record."""
+
     def __init__(self, less: QueuedLess) -> None:
-        self._heap: KeyedHeap[QueuedPod] = KeyedHeap(lambda qp: qp.key, less)
+        super().__init__(lambda qp: qp.key, less)
         # Entries in arrival order: an in-flight pod (PodInfo at pop time) or an InFlightEvent.
         self._in_flight_log: OrderedDict[int, PodInfo | InFlightEvent] = OrderedDict()
         self._in_flight_pods: dict[PodUID, int] = {}
         self._seq = itertools.count()
         self.scheduling_cycle = 0
         self.closed = False
-
-    def set_less(self, less: QueuedLess) -> None:
-        self._heap.set_less(less)
 
     def in_flight_labels(self) -> list[str]:
         """What the in-flight log holds, as upstream's ``scheduler_inflight_events`` labels it:
@@ -59,31 +59,9 @@ class ActiveQueue:
             for entry in self._in_flight_log.values()
         ]
 
-    # The heap.
-    def add(self, qp: QueuedPod) -> None:
-        self._heap.add_or_update(qp)
-
     def refresh(self, qp: QueuedPod) -> None:
-        if qp.key in self._heap:
-            self._heap.add_or_update(qp)
-
-    def get(self, key: str) -> QueuedPod | None:
-        return self._heap.get(key)
-
-    def __contains__(self, key: str) -> bool:
-        return key in self._heap
-
-    def delete(self, key: str) -> QueuedPod | None:
-        return self._heap.delete(key)
-
-    def pop_head(self) -> QueuedPod | None:
-        return self._heap.pop()
-
-    def pods(self) -> list[QueuedPod]:
-        return list(self._heap)
-
-    def __len__(self) -> int:
-        return len(self._heap)
+        if qp.key in self:
+            self.add_or_update(qp)
 
     # In flight.
     def move_to_in_flight(self, qp: QueuedPod) -> bool:

@@ -145,9 +145,6 @@ class BackoffQueue:
         """Pop the head of the plugin-rejected heap only (never an errored pod)."""
         return self._backoff.pop()
 
-    def len_backoff(self) -> int:
-        return len(self._backoff)
-
     def get(self, key: str) -> QueuedPod | None:
         found = self._backoff.get(key)
         return found if found is not None else self._error_backoff.get(key)

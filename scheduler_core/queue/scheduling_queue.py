@@ -169,7 +169,7 @@ class SchedulingQueue:
         if qp.initial_attempt_timestamp is None:
             qp.initial_attempt_timestamp = self._clock.now()
         self._unschedulable.delete(qp.key)
-        self._active.add(qp)
+        self._active.add_or_update(qp)
         self._incoming(sm.ACTIVE, event)
         log.debug("pod %s moved to %s on %s", qp.key, ACTIVE_Q, event)
         return True
@@ -288,11 +288,9 @@ class SchedulingQueue:
         """The next pod to schedule, or None when there is none (never blocks). The pod is
         in flight until ``done``; its attempts and the scheduling cycle are counted."""
         while True:
-            qp = self._active.pop_head()
+            qp = self._active.pop()
             if qp is None:
-                if not self._pop_from_backoff or self._backoff.len_backoff() == 0:
-                    return None
-                qp = self._backoff.pop_backoff()
+                qp = self._backoff.pop_backoff() if self._pop_from_backoff else None
                 if qp is None:
                     return None
                 self._incoming(sm.ACTIVE, "PopFromBackoffQ")  # active_queue.go unlockedPop
@@ -500,7 +498,7 @@ class SchedulingQueue:
     def _unschedulable_samples(self) -> list[tuple[LabelValues, float]]:
         """Waiting pods per rejector plugin (gating PreEnqueue plugins included) and profile; a pod
         in flight counts for none, as upstream decrements at pop (``active_queue.go``)."""
-        waiting = [*self._active.pods(), *self._backoff.pods(), *self._unschedulable]
+        waiting = [*self._active, *self._backoff.pods(), *self._unschedulable]
         return sm.count_by(
             (plugin, self._profile_of(qp.pod_info) or "")
             for qp in waiting
@@ -510,7 +508,7 @@ class SchedulingQueue:
     # Diagnostics.
     def pending(self) -> dict[str, list[PodInfo]]:
         return {
-            "active": [qp.pod_info for qp in self._active.pods()],
+            "active": [qp.pod_info for qp in self._active],
             "backoff": [qp.pod_info for qp in self._backoff.pods()],
             "unschedulable": [qp.pod_info for qp in self._unschedulable],
         }
