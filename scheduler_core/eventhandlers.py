@@ -149,19 +149,24 @@ class EventHandlers:
     # makes (NodeAllocatableChange, NodeLabelChange...), a pod by whether it is bound.
     def on_node_add(self, node: Manifest) -> None:
         start = self.metrics.timer()
-        self._node_add(node)
+        self._cache_call(self.cache.add_node, node)
+        self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
         self.metrics.event_handled(ev.NODE_ADD.label, self.metrics.timer() - start)
 
     def on_node_update(self, old: Manifest | None, new: Manifest) -> None:
         start = self.metrics.timer()
-        self._node_update(old, new)
+        self._cache_call(self.cache.update_node, old, new)
+        events = node_change_events(old, new)
+        for event in events:
+            self.queue.move_all_to_active_or_backoff(event, old, new)
         seconds = self.metrics.timer() - start
-        for event in node_change_events(old, new):
+        for event in events:
             self.metrics.event_handled(event.label, seconds)
 
     def on_node_delete(self, node: Manifest) -> None:
         start = self.metrics.timer()
-        self._node_delete(node)
+        self._cache_call(self.cache.remove_node, manifest.meta(node).get("name", ""))
+        self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
         self.metrics.event_handled(ev.NODE_DELETE.label, self.metrics.timer() - start)
 
     def on_pod_add(self, pod: Manifest) -> None:
@@ -177,14 +182,14 @@ class EventHandlers:
         label = "AssignedPodUpdate" if _bound(old) else "AssignedPodAdd" if _bound(new) else "UnscheduledPodUpdate"
         self.metrics.event_handled(label, self.metrics.timer() - start)
         if label == "AssignedPodAdd":
-            self._pod_gone(_uid(new))
+            self._pod_gone(manifest.uid_of(new))
 
     def on_pod_delete(self, pod: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_delete(pod)
         label = "AssignedPodDelete" if _bound(pod) else "UnscheduledPodDelete"
         self.metrics.event_handled(label, self.metrics.timer() - start)
-        self._pod_gone(_uid(pod))
+        self._pod_gone(manifest.uid_of(pod))
 
     def on_pod_vanished(self, pod: Manifest) -> None:
         """Deleted while no watch ran (a re-list lacks it): the last body seen may predate the
@@ -205,20 +210,6 @@ class EventHandlers:
             log.error("scheduler cache: %s", exc)
             return False
         return True
-
-    def _node_add(self, node: Manifest) -> None:
-        self._cache_call(self.cache.add_node, node)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_ADD, None, node)
-
-    def _node_update(self, old: Manifest | None, new: Manifest) -> None:
-        self._cache_call(self.cache.update_node, old, new)
-        for event in node_change_events(old, new):
-            self.queue.move_all_to_active_or_backoff(event, old, new)
-
-    def _node_delete(self, node: Manifest) -> None:
-        name = manifest.meta(node).get("name", "")
-        self._cache_call(self.cache.remove_node, name)
-        self.queue.move_all_to_active_or_backoff(ev.NODE_DELETE, node, None)
 
     def _pod_add(self, pod: Manifest) -> None:
         info = PodInfo(pod)
@@ -287,10 +278,6 @@ class EventHandlers:
 
 def _bound(pod: Manifest) -> bool:
     return bool(manifest.spec(pod).get("nodeName"))
-
-
-def _uid(pod: Manifest) -> str:
-    return manifest.uid_of(pod)
 
 
 def _terminal(pod: PodInfo) -> bool:
