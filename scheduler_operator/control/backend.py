@@ -112,19 +112,11 @@ class KubeBackend(ClusterAPI):
         self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
         self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
-        self.binds = 0
-        self.bind_conflicts = 0
 
     def forget(self, uid: str) -> None:
         """The pod is gone or bound: drop what was kept to report on it."""
         self._reported.pop(uid, None)
         self.recorder.spam.forget(uid)
-
-    async def _patch_status(self, pod: PodInfo, body: dict[str, Any]) -> None:
-        await self._transport.request(
-            "PATCH", _pod_path(pod.namespace, pod.name) + "/status", body=body,
-            content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH, decode=False,
-        )  # fmt: skip
 
     # -- Backend ---------------------------------------------------------------------------------
     @property
@@ -167,13 +159,13 @@ class KubeBackend(ClusterAPI):
 
         async def patch() -> None:
             try:
-                await self._patch_status(pod, body)
-            except ApiError as error:
-                if error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):  # gone, or re-created
-                    return
-                self._failed_report(pod.uid, wanted)
-                raise
-            except Exception:
+                await self._transport.request(
+                    "PATCH", _pod_path(pod.namespace, pod.name) + "/status", body=body,
+                    content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH, decode=False,
+                )  # fmt: skip
+            except Exception as error:
+                if isinstance(error, ApiError) and error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):
+                    return  # gone, or re-created
                 self._failed_report(pod.uid, wanted)
                 raise
 
@@ -209,7 +201,6 @@ class KubeBackend(ClusterAPI):
                 self._transport.request, "POST", path + "/binding", body=binding(pod, node_name, annotations),
                 decode=False,
             )  # fmt: skip
-            self.binds += 1
             log.info(
                 "bound %s uid=%s node=%s", pod.key, pod.uid, node_name,
                 extra={"pod": pod.key, "uid": pod.uid, "node": node_name},
@@ -230,7 +221,6 @@ class KubeBackend(ClusterAPI):
             return Status.as_error(error)
         meta, spec = manifest.meta(current), manifest.spec(current)
         if meta.get("uid") == pod.uid and spec.get("nodeName"):
-            self.bind_conflicts += 1
             self._conflicted.add(pod.uid)
             log.info("already bound %s uid=%s node=%s (wanted %s)", pod.key, pod.uid, spec["nodeName"], node_name)
             return None
