@@ -64,27 +64,20 @@ class FrameworkHandle:
         # The scheduler's metrics: the framework times its extension points into them, and
         # plugins report preemption through them (``Handle.metrics``).
         self.metrics = metrics if metrics is not None else SchedulerMetrics()
-        self._profile_name = profile_name
-        self._tenant_namespace = tenant_namespace
+        self.profile_name = profile_name
+        self.tenant_namespace = tenant_namespace
         self._framework: Framework | None = None
         # Per PreFilter extension method, the plugins of the framework that have it.
         self._extension_plugins: dict[str, tuple[str, ...]] = {}
-        self._snapshot = snapshot
-        self._api = api
+        self.snapshot = snapshot
+        self.api = api
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
-        self._nominator: Nominator = nominator or _NoNominator()
+        self.nominator: Nominator = nominator or _NoNominator()
         self._objects = objects
         self._lookup = lookup
         self._objects_version = objects_version
         # The profile's HTTP extenders (upstream Handle.Extenders()), set when the profile is built.
         self.extenders: Sequence[HTTPExtender] = ()
-
-    @property
-    def profile_name(self) -> str:
-        return self._profile_name
-
-    def snapshot(self) -> SnapshotLister:
-        return self._snapshot()
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None:
         return self.waiting_pods.get(uid)
@@ -98,18 +91,6 @@ class FrameworkHandle:
             return False
         waiting.reject("", "removed")
         return True
-
-    @property
-    def nominator(self) -> Nominator:
-        return self._nominator
-
-    @property
-    def api(self) -> ClusterAPI:
-        return self._api
-
-    @property
-    def tenant_namespace(self) -> str | None:
-        return self._tenant_namespace
 
     def objects(self, kind: str) -> Iterable[Any]:
         return self._objects(kind) if self._objects is not None else ()
@@ -149,11 +130,11 @@ class FrameworkHandle:
 
     def _fwk(self) -> Framework:
         if self._framework is None:
-            raise RuntimeError(f"handle of profile {self._profile_name} is not attached to a framework")
+            raise RuntimeError(f"handle of profile {self.profile_name} is not attached to a framework")
         return self._framework
 
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        nominated = self._nominator.nominated_pods_for_node(node.name)
+        nominated = self.nominator.nominated_pods_for_node(node.name)
         return self._fwk().run_filter_with_nominated_pods(state, pod, node, nominated)
 
     def run_pre_filter_extension_add_pod(

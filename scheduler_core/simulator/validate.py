@@ -43,7 +43,7 @@ def validate_files(
     texts = read_sources(paths, problems)
     documents = parse_texts(texts, problems)
     cluster = load_valid(documents, home_namespace=home_namespace, kinds=KINDS, problems=problems)
-    return cluster, problems + check(cluster, home_namespace=home_namespace, registry=registry)
+    return cluster, problems + profile_problems(cluster, home_namespace=home_namespace, registry=registry)
 
 
 def validate_objects(
@@ -56,12 +56,7 @@ def validate_objects(
     documents = [(source, f"object {i}", obj) for i, (source, obj) in enumerate(objects, start=1)]
     problems: list[Problem] = []
     cluster = load_valid(documents, home_namespace=home_namespace, kinds=KINDS, problems=problems)
-    return problems + check(cluster, home_namespace=home_namespace, registry=registry)
-
-
-def check(cluster: Cluster, *, home_namespace: str, registry: Mapping[str, Any] | None) -> list[Problem]:
-    """Build every profile as the operator would; the problems."""
-    return profile_problems(cluster, home_namespace=home_namespace, registry=registry)
+    return problems + profile_problems(cluster, home_namespace=home_namespace, registry=registry)
 
 
 def profile_problems(
