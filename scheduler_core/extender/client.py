@@ -132,6 +132,11 @@ class HTTPExtender:
         self.ignorable = config.ignorable
         self.node_cache_capable = config.node_cache_capable
         self.managed_resources = frozenset(r.name for r in config.managed_resources)
+        # What it serves: the verbs it has (upstream IsFilter, IsPrioritizer, IsBinder, SupportsPreemption).
+        self.is_filter = bool(config.filter_verb)
+        self.is_prioritizer = bool(config.prioritize_verb)
+        self.is_binder = bool(config.bind_verb)
+        self.supports_preemption = bool(config.preempt_verb)
         timeout = parse_duration(config.http_timeout) if config.http_timeout else 0.0
         self.timeout = timeout or DEFAULT_TIMEOUT_SECONDS
         self._ssl = ssl_context(config)
@@ -139,22 +144,6 @@ class HTTPExtender:
         self._session_loop: asyncio.AbstractEventLoop | None = None
 
     # -- what it serves -------------------------------------------------------------------------
-    @property
-    def is_filter(self) -> bool:
-        return bool(self.config.filter_verb)
-
-    @property
-    def is_prioritizer(self) -> bool:
-        return bool(self.config.prioritize_verb)
-
-    @property
-    def is_binder(self) -> bool:
-        return bool(self.config.bind_verb)
-
-    @property
-    def supports_preemption(self) -> bool:
-        return bool(self.config.preempt_verb)
-
     def is_interested(self, pod: Manifest) -> bool:
         return not self.managed_resources or pod_requests_any(pod, self.managed_resources)
 
