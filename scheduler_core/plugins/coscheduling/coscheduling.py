@@ -34,8 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
+from pydantic import Field
 
 from scheduler_core.framework import (
     ActionType,
@@ -59,6 +58,7 @@ from scheduler_core.framework import (
     gangs,
     manifest,
 )
+from scheduler_core.framework.args import PluginArgs
 from scheduler_core.plugins import names
 from scheduler_core.plugins.coscheduling import podgroup
 from scheduler_core.plugins.coscheduling.podgroup import PodGroup, full_name, group_name
@@ -72,10 +72,8 @@ REASON_NOT_FOUND = "PodGroup not found"
 REASON_NO_GROUP = "can not find pod group"
 
 
-class CoschedulingArgs(BaseModel):
+class CoschedulingArgs(PluginArgs):
     """``CoschedulingArgs`` of scheduler-plugins (``apis/config/types.go``)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
     permit_waiting_time_seconds: int = Field(default=DEFAULT_PERMIT_WAITING_TIME_SECONDS, ge=0)
     pod_group_backoff_seconds: int = Field(

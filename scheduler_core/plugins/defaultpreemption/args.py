@@ -11,12 +11,8 @@ a ``field.ErrorList`` aggregate (``<field>: Invalid value: <value>: <detail>``, 
 
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
-from pydantic.alias_generators import to_camel
-
 from scheduler_core.framework import field
+from scheduler_core.framework.args import PluginArgs
 
 DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
 DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
@@ -42,28 +38,14 @@ def args_errors(percentage: int, absolute: int) -> field.ErrorList:
     return errors
 
 
-class DefaultPreemptionArgs(BaseModel):
+class DefaultPreemptionArgs(PluginArgs):
     """How many nodes a preemption dry-runs at least: a percentage of the candidate nodes, and an
     absolute floor (the larger of the two, never more than the candidate nodes)."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    NULL_IS_DEFAULT = True
 
     min_candidate_nodes_percentage: int = DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE
     min_candidate_nodes_absolute: int = DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE
 
-    @field_validator("min_candidate_nodes_percentage", mode="before")
-    @classmethod
-    def _default_percentage(cls, value: Any) -> Any:
-        return DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE if value is None else value
-
-    @field_validator("min_candidate_nodes_absolute", mode="before")
-    @classmethod
-    def _default_absolute(cls, value: Any) -> Any:
-        return DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE if value is None else value
-
-    @model_validator(mode="after")
-    def _validate(self) -> DefaultPreemptionArgs:
-        errors = args_errors(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)
-        if errors:
-            raise ValueError(field.aggregate(errors))
-        return self
+    def validation_errors(self) -> field.ErrorList:
+        return args_errors(self.min_candidate_nodes_percentage, self.min_candidate_nodes_absolute)

@@ -16,10 +16,8 @@ label columns.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import field_validator
 
 from scheduler_core.framework import (
     ActionType,
@@ -41,6 +39,7 @@ from scheduler_core.framework import (
     field,
 )
 from scheduler_core.framework import affinity as terms
+from scheduler_core.framework.args import PluginArgs
 from scheduler_core.plugins import names
 from scheduler_core.plugins.interpodaffinity import filtering, scoring
 from scheduler_core.plugins.interpodaffinity.filtering import PreFilterState
@@ -65,24 +64,14 @@ _MIN_HARD_POD_AFFINITY_WEIGHT = 0
 _MAX_HARD_POD_AFFINITY_WEIGHT = 100
 
 
-class InterPodAffinityArgs(BaseModel):
+class InterPodAffinityArgs(PluginArgs):
     """``InterPodAffinityArgs`` (k8s.io/kube-scheduler/config/v1); defaults from
     ``SetDefaults_InterPodAffinityArgs``, validation from ``ValidateInterPodAffinityArgs``."""
 
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    NULL_IS_DEFAULT = True
 
     hard_pod_affinity_weight: int = 1
     ignore_preferred_terms_of_existing_pods: bool = False
-
-    @field_validator("hard_pod_affinity_weight", mode="before")
-    @classmethod
-    def _default_weight(cls, value: Any) -> Any:
-        return 1 if value is None else value
-
-    @field_validator("ignore_preferred_terms_of_existing_pods", mode="before")
-    @classmethod
-    def _default_ignore(cls, value: Any) -> Any:
-        return False if value is None else value
 
     @field_validator("hard_pod_affinity_weight")
     @classmethod

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
-from pydantic.alias_generators import to_camel
 
 from scheduler_core.framework import (
     MAX_NODE_SCORE,
@@ -41,10 +39,10 @@ from scheduler_core.framework import (
     Status,
     default_normalize_score,
     default_normalize_score_batch,
-    field,
     manifest,
 )
 from scheduler_core.framework import node_selector as selector
+from scheduler_core.framework.args import PluginArgs
 from scheduler_core.plugins import names
 
 NAME = names.NODE_AFFINITY
@@ -59,47 +57,39 @@ ERR_REASON_CONFLICT = "pod affinity terms conflict"
 # -- args (k8s.io/kube-scheduler/config/v1 NodeAffinityArgs; addedAffinity is a v1.NodeAffinity) --
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class NodeSelectorRequirement(_Model):
+class NodeSelectorRequirement(PluginArgs):
     key: str
     operator: str
     values: list[str] | None = None
 
 
-class NodeSelectorTerm(_Model):
+class NodeSelectorTerm(PluginArgs):
     match_expressions: list[NodeSelectorRequirement] | None = None
     match_fields: list[NodeSelectorRequirement] | None = None
 
 
-class NodeSelectorSpec(_Model):
+class NodeSelectorSpec(PluginArgs):
     node_selector_terms: list[NodeSelectorTerm] = []
 
 
-class PreferredSchedulingTerm(_Model):
+class PreferredSchedulingTerm(PluginArgs):
     weight: int
     preference: NodeSelectorTerm
 
 
-class NodeAffinitySpec(_Model):
+class NodeAffinitySpec(PluginArgs):
     required_during_scheduling_ignored_during_execution: NodeSelectorSpec | None = None
     preferred_during_scheduling_ignored_during_execution: list[PreferredSchedulingTerm] | None = None
 
 
-class NodeAffinityArgs(_Model):
+class NodeAffinityArgs(PluginArgs):
     """``addedAffinity`` is applied to every pod the profile schedules."""
 
     added_affinity: NodeAffinitySpec | None = None
 
-    @model_validator(mode="after")
-    def _parses(self) -> NodeAffinityArgs:
+    def validation_errors(self) -> list[str]:
         """``ValidateNodeAffinityArgs`` (pkg/scheduler/apis/config/validation/validation_pluginargs.go)."""
-        errors = _parse_added(self)[2]
-        if errors:
-            raise ValueError(field.aggregate(errors))
-        return self
+        return _parse_added(self)[2]
 
 
 def _parse_added(

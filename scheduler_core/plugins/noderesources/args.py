@@ -9,21 +9,15 @@ v1 decoder does; validation messages are upstream's (see ``validation.py``).
 
 from __future__ import annotations
 
-from typing import Any
+from pydantic import Field, field_validator, model_validator
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
-
-from scheduler_core.framework.field import aggregate
+from scheduler_core.framework import field
+from scheduler_core.framework.args import PluginArgs
 from scheduler_core.plugins.noderesources import validation
 from scheduler_core.plugins.noderesources.validation import LEAST_ALLOCATED
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class ResourceSpec(_Args):
+class ResourceSpec(PluginArgs):
     """One resource considered when scoring, with its weight (defaulted from 0 to 1)."""
 
     name: str
@@ -40,18 +34,18 @@ def default_resources() -> list[ResourceSpec]:
     return [ResourceSpec(name="cpu", weight=1), ResourceSpec(name="memory", weight=1)]
 
 
-class UtilizationShapePoint(_Args):
+class UtilizationShapePoint(PluginArgs):
     """A point of the RequestedToCapacityRatio shape: utilization 0..100, score 0..10."""
 
     utilization: int = 0
     score: int = 0
 
 
-class RequestedToCapacityRatioParam(_Args):
+class RequestedToCapacityRatioParam(PluginArgs):
     shape: list[UtilizationShapePoint] = Field(default_factory=list)
 
 
-class ScoringStrategy(_Args):
+class ScoringStrategy(PluginArgs):
     """How NodeResourcesFit scores: LeastAllocated, MostAllocated or RequestedToCapacityRatio."""
 
     type: str = ""
@@ -65,42 +59,26 @@ class ScoringStrategy(_Args):
         return self
 
 
-class NodeResourcesFitArgs(_Args):
+class NodeResourcesFitArgs(PluginArgs):
+    NULL_IS_DEFAULT = True
+
     ignored_resources: list[str] = Field(default_factory=list)
     ignored_resource_groups: list[str] = Field(default_factory=list)
     scoring_strategy: ScoringStrategy = Field(default_factory=lambda: ScoringStrategy(type=LEAST_ALLOCATED))
 
-    @field_validator("scoring_strategy", mode="before")
-    @classmethod
-    def _default_strategy(cls, value: Any) -> Any:
-        return ScoringStrategy(type=LEAST_ALLOCATED) if value is None else value
-
-    @field_validator("ignored_resources", "ignored_resource_groups", mode="before")
-    @classmethod
-    def _null_list(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-    @model_validator(mode="after")
-    def _validate(self) -> NodeResourcesFitArgs:
-        errors = validation.fit_args_errors(self)
-        if errors:
-            raise ValueError(aggregate(errors))
-        return self
+    def validation_errors(self) -> field.ErrorList:
+        return validation.fit_args_errors(self)
 
 
-class NodeResourcesBalancedAllocationArgs(_Args):
+class NodeResourcesBalancedAllocationArgs(PluginArgs):
+    NULL_IS_DEFAULT = True
+
     resources: list[ResourceSpec] = Field(default_factory=default_resources)
 
-    @field_validator("resources", mode="before")
+    @field_validator("resources")
     @classmethod
-    def _null_list(cls, value: Any) -> Any:
-        return [] if value is None else value
+    def _default_resources(cls, value: list[ResourceSpec]) -> list[ResourceSpec]:
+        return value or default_resources()
 
-    @model_validator(mode="after")
-    def _validate(self) -> NodeResourcesBalancedAllocationArgs:
-        if not self.resources:
-            self.resources = default_resources()
-        errors = validation.balanced_allocation_args_errors(self)
-        if errors:
-            raise ValueError(aggregate(errors))
-        return self
+    def validation_errors(self) -> field.ErrorList:
+        return validation.balanced_allocation_args_errors(self)

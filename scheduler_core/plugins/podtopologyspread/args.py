@@ -15,21 +15,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, field_validator
 
 from scheduler_core.framework import content, field
+from scheduler_core.framework.args import PluginArgs
 from scheduler_core.plugins.podtopologyspread.common import DO_NOT_SCHEDULE, SCHEDULE_ANYWAY
 
 SYSTEM_DEFAULTING = "System"
 LIST_DEFAULTING = "List"
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class TopologySpreadConstraint(_Model):
+class TopologySpreadConstraint(PluginArgs):
     """A ``v1.TopologySpreadConstraint`` (only the fields a default constraint may use matter)."""
 
     max_skew: int = 0
@@ -46,26 +42,19 @@ class TopologySpreadConstraint(_Model):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
-class PodTopologySpreadArgs(_Model):
+class PodTopologySpreadArgs(PluginArgs):
+    NULL_IS_DEFAULT = True
+
     default_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
     defaulting_type: str = SYSTEM_DEFAULTING
 
     @field_validator("defaulting_type", mode="before")
     @classmethod
     def _default_type(cls, value: Any) -> Any:
-        return SYSTEM_DEFAULTING if value in ("", None) else value
+        return SYSTEM_DEFAULTING if value == "" else value
 
-    @field_validator("default_constraints", mode="before")
-    @classmethod
-    def _null_list(cls, value: Any) -> Any:
-        return [] if value is None else value
-
-    @model_validator(mode="after")
-    def _validate(self) -> PodTopologySpreadArgs:
-        errors = validate(self)
-        if errors:
-            raise ValueError(field.aggregate(errors))
-        return self
+    def validation_errors(self) -> field.ErrorList:
+        return validate(self)
 
 
 def validate(args: PodTopologySpreadArgs) -> field.ErrorList:

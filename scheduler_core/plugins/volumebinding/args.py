@@ -14,34 +14,24 @@ never means something here that it would not mean upstream.
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator, model_validator
-from pydantic.alias_generators import to_camel
+from scheduler_core.framework.args import PluginArgs
 
 DEFAULT_BIND_TIMEOUT_SECONDS = 600
 
 
-class _Args(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-
-class UtilizationShapePoint(_Args):
+class UtilizationShapePoint(PluginArgs):
     utilization: int = 0
     score: int = 0
 
 
-class VolumeBindingArgs(_Args):
+class VolumeBindingArgs(PluginArgs):
+    NULL_IS_DEFAULT = True
+
     bind_timeout_seconds: int = DEFAULT_BIND_TIMEOUT_SECONDS
     shape: list[UtilizationShapePoint] | None = None
 
-    @field_validator("bind_timeout_seconds", mode="before")
-    @classmethod
-    def _default_timeout(cls, value: Any) -> Any:
-        return DEFAULT_BIND_TIMEOUT_SECONDS if value is None else value
-
-    @model_validator(mode="after")
-    def _validate(self) -> VolumeBindingArgs:
+    def validation_errors(self) -> list[str]:
         errors = []
         if self.bind_timeout_seconds < 0:
             errors.append(
@@ -57,6 +47,4 @@ class VolumeBindingArgs(_Args):
                 f"shape: Invalid value: {value}: unexpected field `shape`, "
                 "remove it or turn on the feature gate StorageCapacityScoring"
             )
-        if errors:
-            raise ValueError(errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
-        return self
+        return errors
