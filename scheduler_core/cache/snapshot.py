@@ -27,7 +27,7 @@ from scheduler_core.framework.types import NodeInfo
 class Snapshot:
     """The cycle's nodes (implements :class:`scheduler_core.framework.SnapshotLister`)."""
 
-    __slots__ = ("_affinity", "_anti_affinity", "_by_name", "_columns", "_infos", "_with_affinity", "_with_anti")
+    __slots__ = ("_affinity", "_anti_affinity", "_by_name", "_infos", "_with_affinity", "_with_anti", "columns")
 
     def __init__(
         self,
@@ -44,7 +44,7 @@ class Snapshot:
         """
         self._infos: list[NodeInfo] = list(infos)
         self._by_name: dict[str, NodeInfo] = {info.name: info for info in self._infos}
-        self._columns = NodeColumns(self._infos)
+        self.columns = NodeColumns(self._infos)
         if pods_with_affinity is None:
             pods_with_affinity = {i.name: sum(p.has_affinity for p in i.pods) for i in self._infos}
         if pods_with_required_anti_affinity is None:
@@ -63,10 +63,6 @@ class Snapshot:
         info = self._by_name.get(node_name)
         # A node removed since this snapshot was built is not there any more (upstream Get).
         return info if info is not None and info.node is not None else None
-
-    @property
-    def columns(self) -> NodeColumns:
-        return self._columns
 
     def have_pods_with_affinity(self) -> Sequence[NodeInfo]:
         """Nodes with at least one pod declaring pod affinity or anti-affinity, in order."""
@@ -112,7 +108,7 @@ class Snapshot:
 
     def detach(self) -> None:
         """Release the NodeInfos from this snapshot's columns (a newer snapshot replaces it)."""
-        self._columns.detach()
+        self.columns.detach()
 
     def __len__(self) -> int:
         return len(self._infos)

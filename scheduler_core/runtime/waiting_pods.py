@@ -54,7 +54,7 @@ class WaitingPodImpl:
     def __init__(self, pod: PodInfo, wait_times: dict[str, float], clock: Clock | None = None) -> None:
         """Wait on each plugin of ``wait_times`` for its seconds: on the loop's timers, or
         as deadlines on ``clock`` that :meth:`expire` enforces."""
-        self._pod = pod
+        self.pod = pod
         self._loop = asyncio.get_event_loop()
         self._result: asyncio.Future[Status | None] = self._loop.create_future()
         self._timers: dict[str, asyncio.TimerHandle | None] = {}
@@ -65,10 +65,6 @@ class WaitingPodImpl:
             else:
                 self._timers[plugin] = None
                 self._deadlines[plugin] = (clock.now() + wait, wait)
-
-    @property
-    def pod(self) -> PodInfo:
-        return self._pod
 
     def pending_plugins(self) -> list[str]:
         return list(self._timers)
