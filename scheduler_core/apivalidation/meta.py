@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from scheduler_core.framework import content, field
@@ -64,18 +64,24 @@ def label_selector(selector: Mapping[str, Any] | None, path: str) -> Errors:
         req = req or {}
         rpath = field.index(field.child(path, "matchExpressions"), i)
         operator, values = req.get("operator") or "", req.get("values") or []
-        if operator in ("In", "NotIn"):
-            if not values:
-                detail = "must be specified when `operator` is 'In' or 'NotIn'"
-                errs.append(field.required(field.child(rpath, "values"), detail))
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
-                errs.append(field.forbidden(field.child(rpath, "values"), detail))
-        else:
-            errs.append(field.invalid(field.child(rpath, "operator"), operator, "not a valid selector operator"))
+        errs += requirement_operator(operator, values, rpath)
         errs += label_name(req.get("key") or "", field.child(rpath, "key"))
         for j, value in enumerate(values):
             vpath = field.index(field.child(rpath, "values"), j)
             errs += [field.invalid(vpath, value, msg) for msg in content.label_value(value or "")]
     return errs
+
+
+def requirement_operator(operator: str, values: Sequence[Any], path: str, *, numeric: bool = False) -> Errors:
+    """A selector requirement's operator and how many values it has; ``numeric``: a node
+    selector's, which also knows ``Gt`` and ``Lt``."""
+    vpath = field.child(path, "values")
+    if operator in ("In", "NotIn"):
+        return [] if values else [field.required(vpath, "must be specified when `operator` is 'In' or 'NotIn'")]
+    if operator in ("Exists", "DoesNotExist"):
+        detail = "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+        return [field.forbidden(vpath, detail)] if values else []
+    if numeric and operator in ("Gt", "Lt"):
+        detail = "must be specified single value when `operator` is 'Lt' or 'Gt'"
+        return [] if len(values) == 1 else [field.required(vpath, detail)]
+    return [field.invalid(field.child(path, "operator"), operator, "not a valid selector operator")]

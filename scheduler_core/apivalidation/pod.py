@@ -84,24 +84,12 @@ def node_selector_term(term: Manifest, path: str, *, allow_invalid_values: bool)
         req = req or {}
         rpath = field.index(field.child(path, "matchExpressions"), j)
         operator, values = req.get("operator") or "", req.get("values") or []
-        vpath = field.child(rpath, "values")
-        if operator in ("In", "NotIn"):
-            if not values:
-                errs.append(field.required(vpath, "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif operator in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(
-                    field.forbidden(vpath, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
-                )
-        elif operator in ("Gt", "Lt"):
-            if len(values) != 1:
-                errs.append(field.required(vpath, "must be specified single value when `operator` is 'Lt' or 'Gt'"))
-        else:
-            errs.append(field.invalid(field.child(rpath, "operator"), operator, "not a valid selector operator"))
+        errs += meta.requirement_operator(operator, values, rpath, numeric=True)
         errs += meta.label_name(req.get("key") or "", field.child(rpath, "key"))
         if not allow_invalid_values:
             for k, value in enumerate(values):
-                errs += [field.invalid(field.index(vpath, k), value, m) for m in content.label_value(value or "")]
+                vpath = field.index(field.child(rpath, "values"), k)
+                errs += [field.invalid(vpath, value, m) for m in content.label_value(value or "")]
     for j, req in enumerate(term.get("matchFields") or ()):
         req = req or {}
         rpath = field.index(field.child(path, "matchFields"), j)
