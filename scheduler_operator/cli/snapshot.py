@@ -22,10 +22,8 @@ import sys
 from http import HTTPStatus
 from typing import Any
 
-from kubernetes import client, config
-
 from scheduler_core.simulator import Cluster, load_lists
-from scheduler_operator.io.kube import ApiError
+from scheduler_operator.io.kube import ApiError, KubeconfigSource
 from scheduler_operator.io.transport import Credentials, Transport
 from scheduler_operator.resources import (
     GROUP,
@@ -40,22 +38,12 @@ from scheduler_operator.resources import (
     Resource,
 )
 
-LIST_PAGE = 500
 JSON_DEPTH = 12_000  # above the API server's own nesting limit
 
 
 def credentials(kubeconfig: str | None = None, context: str | None = None) -> Credentials:
     """kubectl's credentials: a kubeconfig (flag, env, home), else in-cluster."""
-    configuration = client.Configuration()
-    try:
-        config.load_kube_config(  # type: ignore[no-untyped-call]
-            config_file=kubeconfig, context=context, client_configuration=configuration
-        )
-    except config.ConfigException:
-        if kubeconfig or context:
-            raise
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-    return Credentials.of(configuration)
+    return Credentials.load(KubeconfigSource(kubeconfig, context), in_cluster_first=False)
 
 
 def _kinds() -> list[tuple[str, str]]:
@@ -80,7 +68,7 @@ async def list_all(transport: Transport) -> tuple[dict[str, list[dict[str, Any]]
     try:
         for kind, path in _kinds():
             try:
-                lists[kind] = await transport.list_items(path, limit=LIST_PAGE)
+                lists[kind] = await transport.list_items(path)
             except ApiError as error:
                 if error.status not in (HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND):
                     raise

@@ -81,7 +81,6 @@ from scheduler_operator.watch.reflector import Reflector, Wakeup
 
 log = logging.getLogger(__name__)
 
-CR_LIST_PAGE = 500
 SYNC_POLL = 0.02  # seconds between two looks at the stores while syncing (a delay to the first binding)
 SYNC_RELIST = 1.0  # seconds between two lists of the custom resources while syncing
 
@@ -214,10 +213,6 @@ class Operator:
             (self.plugin_configs, f"{prefix}/{PLUGIN_CONFIG_PLURAL}"),
         ]
 
-    async def _list(self, path: str) -> list[Manifest]:
-        items: list[Manifest] = await self.transport.list_items(path, limit=CR_LIST_PAGE)
-        return items
-
     async def wait_synced(self) -> None:
         """Wait until every store holds a consistent list (upstream WaitForCacheSync): each
         reflector's first list is in its store, and Kopf's custom-resource stores hold what a
@@ -232,8 +227,10 @@ class Operator:
                 # A fresh list each time: an object listed here, then deleted before Kopf's own
                 # list, never reaches Kopf's store (nor does its deletion).
                 listed_at = time.monotonic()
-                listed = [(store, {namespaced_name_of(item): uid_of(item) for item in await self._list(path)})
-                          for store, path in self._custom_lists()]  # fmt: skip
+                listed = [
+                    (store, {namespaced_name_of(item): uid_of(item) for item in await self.transport.list_items(path)})
+                    for store, path in self._custom_lists()
+                ]
             pending = [r.resource.kind for r in self.reflectors if not r.synced]
             pending += [store.kind for store, keys in listed if store.missing(keys)]
             if not pending:
@@ -257,7 +254,7 @@ class Operator:
             for store, path in self._custom_lists():
                 since = time.monotonic()
                 try:
-                    items = await self._list(path)
+                    items = await self.transport.list_items(path)
                 except Exception as error:
                     log.warning("resync of %ss: %s", store.kind, describe(error))
                     continue
@@ -308,11 +305,7 @@ class Operator:
         self.health.loop_ended = why
         log.error("releasing the lease: the scheduling loop ended (%s)", why)
         self.fence.shut()
-        loop = asyncio.get_running_loop()
-        timeout = self.options.election.renew_deadline
-        if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):
-            log.warning("%d writes in flight after %.0f s; releasing anyway", self.fence.in_flight, timeout)
-        await loop.run_in_executor(None, functools.partial(self.keeper.stop, release=True, timeout=timeout))
+        await self._release()
 
     async def standby_sync(self) -> None:
         """A replica that does not lead at start checks its caches once, for ``/readyz``; the
@@ -349,6 +342,11 @@ class Operator:
         self.fence.shut()
         leading.cancel()
         await asyncio.gather(leading, return_exceptions=True)
+        await self._release()
+
+    async def _release(self) -> None:
+        """Wait for the writes in flight (up to the renew deadline), then stop the keeper,
+        releasing the lease."""
         loop = asyncio.get_running_loop()
         timeout = self.options.election.renew_deadline
         if not await loop.run_in_executor(None, self.fence.wait_idle, timeout):

@@ -131,19 +131,29 @@ class KubeconfigSource:
 IN_CLUSTER_ELSE_KUBECONFIG = KubeconfigSource()
 
 
-def load_configuration(source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG) -> client.Configuration:
-    """A client ``Configuration`` from ``source``: the one loader of the operator's credentials
-    (its transports, the Lease's included, and Kopf's login)."""
+def load_configuration(
+    source: KubeconfigSource = IN_CLUSTER_ELSE_KUBECONFIG, *, in_cluster_first: bool = True
+) -> client.Configuration:
+    """A client ``Configuration`` from ``source``: the one loader of credentials (the operator's
+    transports, the Lease's included, and Kopf's login; ``explain`` and ``simulate
+    --from-cluster``). ``in_cluster_first``: the operator's order, in-cluster then the
+    kubeconfig; else kubectl's, the kubeconfig then in-cluster. A kubeconfig file or context
+    named in ``source`` is never followed by in-cluster."""
     from kubernetes import client, config
 
     configuration = client.Configuration()
-    if source == IN_CLUSTER_ELSE_KUBECONFIG:
+    if in_cluster_first and source == IN_CLUSTER_ELSE_KUBECONFIG:
         try:
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             return configuration
         except config.ConfigException:
             pass
-    config.load_kube_config(  # type: ignore[no-untyped-call]
-        config_file=source.path, context=source.context, client_configuration=configuration
-    )
+    try:
+        config.load_kube_config(  # type: ignore[no-untyped-call]
+            config_file=source.path, context=source.context, client_configuration=configuration
+        )
+    except config.ConfigException:
+        if in_cluster_first or source.path or source.context:
+            raise
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     return configuration

@@ -32,7 +32,7 @@ import logging
 import socket
 import ssl
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -51,6 +51,7 @@ CONTENT_JSON = "application/json"
 KEEPALIVE_IDLE = 30  # seconds before the first TCP keepalive probe
 KEEPALIVE_INTERVAL = 10
 KEEPALIVE_COUNT = 3
+PAGE_SIZE = 500  # items a list page asks for: client-go's pager default (tools/pager/pager.go defaultPageSize)
 
 
 class TokenBucket:
@@ -94,9 +95,11 @@ class Credentials:
     token: Callable[[], str | None]
 
     @classmethod
-    def load(cls, source: kube.KubeconfigSource = kube.IN_CLUSTER_ELSE_KUBECONFIG) -> Credentials:
+    def load(
+        cls, source: kube.KubeconfigSource = kube.IN_CLUSTER_ELSE_KUBECONFIG, *, in_cluster_first: bool = True
+    ) -> Credentials:
         """From ``source`` (in-cluster, else ``KUBECONFIG``, by default): ``kube.load_configuration``."""
-        return cls.of(kube.load_configuration(source))
+        return cls.of(kube.load_configuration(source, in_cluster_first=in_cluster_first))
 
     @classmethod
     def of(cls, configuration: client.Configuration) -> Credentials:
@@ -227,17 +230,9 @@ class Transport:
                 await self.sleep(delay)
                 attempt += 1
 
-    async def list_items(self, path: str, *, limit: int = 500) -> list[Any]:
-        """Every item of the collection at ``path``, page by page (``limit``/``continue``)."""
-        items: list[Any] = []
-        params = {"limit": str(limit)}
-        while True:
-            page = await self.request("GET", path, params=params)
-            items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
-            if not token:
-                return items
-            params = {"limit": str(limit), "continue": str(token)}
+    async def list_items(self, path: str) -> list[Any]:
+        """Every item of the collection at ``path``, page by page (:func:`pages`)."""
+        return [item async for page in pages(self.request, path) for item in page.get("items") or []]
 
     def count_failure(self, what: str) -> None:
         """A write that finally failed: counted by what it was (it is logged by the caller)."""
@@ -264,3 +259,37 @@ class Transport:
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
+
+
+async def pages(
+    request: Callable[..., Awaitable[Any]],
+    path: str,
+    params: Mapping[str, str] | None = None,
+    *,
+    limit: int = PAGE_SIZE,
+) -> AsyncGenerator[dict[str, Any]]:
+    """Every page of the collection at ``path`` through ``request`` (``Transport.request``):
+    ``limit``/``continue`` as client-go's pager, ``params`` added to each request. The request
+    for the next page is sent before a page is yielded, so the server prepares it while the
+    caller works on this one."""
+
+    def fetch(token: str | None) -> asyncio.Future[Any]:
+        query = {"limit": str(limit), **(params or {})}
+        if token:
+            query["continue"] = token
+        return asyncio.ensure_future(request("GET", path, params=query))
+
+    fetching = fetch(None)
+    try:
+        while True:
+            page = await fetching
+            token = (page.get("metadata") or {}).get("continue")
+            if token:
+                fetching = fetch(str(token))
+                await asyncio.sleep(0)  # let the request go out before this page is handled
+            yield page
+            if not token:
+                return
+    finally:
+        if not fetching.done():
+            fetching.cancel()

@@ -37,20 +37,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from contextlib import aclosing
 from http import HTTPStatus
 from typing import Any
 
 from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.io import decoding
 from scheduler_operator.io.kube import ApiError, describe
-from scheduler_operator.io.transport import Transport
+from scheduler_operator.io.transport import PAGE_SIZE, Transport, pages
 from scheduler_operator.resources import Resource
 from scheduler_operator.watch.informer import Store, namespaced_name_of
 from scheduler_operator.watch.views import Body, view_of
 
 log = logging.getLogger(__name__)
 
-PAGE_SIZE = 500  # client-go's pager default (tools/pager/pager.go defaultPageSize)
 # A dead connection (a peer or proxy that went silent) is noticed after WATCH_TIMEOUT +
 # IDLE_MARGIN = 40 s without a byte: no later than client-go's HTTP/2 health check, 30 s without
 # a frame then a 15 s ping (k8s.io/apimachinery@v0.36.3/pkg/util/net/http.go). A watch that ends
@@ -129,45 +129,29 @@ class Reflector:
         """List every page, replace the store's content with it, remember its resourceVersion.
 
         The request for the next page is sent before this page's objects go into the store, so
-        the server prepares it meanwhile; the store drops what the list lacks after the last
-        page (:meth:`Store.add_listed`, :meth:`Store.drop_unlisted`)."""
+        the server prepares it meanwhile (``transport.pages``); the store drops what the list
+        lacks after the last page (:meth:`Store.add_listed`, :meth:`Store.drop_unlisted`)."""
         listed: set[str] = set()
-        fetching = asyncio.ensure_future(self._page(None))
+        meta: Manifest = {}
+        listing = pages(self.transport.request, self.resource.path, self._selector(), limit=self.page_size)
         try:
-            while True:
-                page = await fetching
-                meta = manifest.meta(page)
-                token = meta.get("continue")
-                if token:
-                    fetching = asyncio.ensure_future(self._page(str(token)))
-                    await asyncio.sleep(0)  # let the request go out before this page is applied
-                view = self.view
-                items = [view(item) for item in page.get("items") or ()]
-                listed |= self.store.add_listed(items, on_error=self._failed)
-                if not token:
-                    break
-        finally:
-            if not fetching.done():
-                fetching.cancel()
+            async with aclosing(listing):
+                async for page in listing:
+                    meta = manifest.meta(page)
+                    view = self.view
+                    items = [view(item) for item in page.get("items") or ()]
+                    listed |= self.store.add_listed(items, on_error=self._failed)
+        except ApiError as error:
+            if error.status == HTTPStatus.GONE:
+                raise Gone(f"continue token of {self.resource.kind} list expired") from error
+            if error.status != HTTPStatus.NOT_FOUND or not self.resource.optional:
+                raise
+            meta = {}  # not served: empty, listed again later
         for body in self.store.drop_unlisted(listed, on_error=self._failed):
             log.info("%s %s was deleted unseen", self.resource.kind, namespaced_name_of(body))
         self.resource_version = meta.get("resourceVersion") or None
         self.lists += 1
         self.synced = True
-
-    async def _page(self, token: str | None) -> dict[str, Any]:
-        params = {"limit": str(self.page_size), **self._selector()}
-        if token:
-            params["continue"] = token
-        try:
-            page: dict[str, Any] = await self.transport.request("GET", self.resource.path, params=params)
-        except ApiError as error:
-            if error.status == HTTPStatus.GONE:
-                raise Gone(f"continue token of {self.resource.kind} list expired") from error
-            if error.status == HTTPStatus.NOT_FOUND and self.resource.optional:
-                return {"items": [], "metadata": {}}  # not served: empty, listed again later
-            raise
-        return page
 
     def _selector(self) -> dict[str, str]:
         return {"fieldSelector": self.resource.field_selector} if self.resource.field_selector else {}
