@@ -163,6 +163,21 @@ def claim_name(pod: PodInfo, volume: Manifest) -> tuple[str | None, bool]:
     return None, False
 
 
+def claim_names(pod: PodInfo) -> set[str]:
+    """Every claim the pod's volumes use, generic ephemeral volumes' included."""
+    return {name for volume in pod_volumes(pod) if (name := claim_name(pod, volume)[0]) is not None}
+
+
+def pvc_claim_names(pod: PodInfo) -> list[str]:
+    """``getPersistentVolumeClaimNameFromPod``: the claims of ``persistentVolumeClaim`` volumes
+    only (a generic ephemeral volume's claim left out)."""
+    return [
+        str(source.get("claimName") or "")
+        for volume in pod_volumes(pod)
+        if (source := volume.get("persistentVolumeClaim")) is not None
+    ]
+
+
 def has_claims(pod: PodInfo) -> bool:
     return any(v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None for v in pod_volumes(pod))
 

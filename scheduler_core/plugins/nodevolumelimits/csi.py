@@ -51,6 +51,7 @@ from scheduler_core.framework.storage import (
     StorageView,
     claim_class,
     claim_name,
+    claim_names,
     manifest_of,
     name_of,
     namespace_of,
@@ -432,8 +433,7 @@ def is_schedulable_after_pvc_added(pod: PodInfo, old: object, new: object) -> Qu
     pvc = manifest_of(new, "PersistentVolumeClaim")
     if namespace_of(pvc) != pod.namespace:
         return QueueingHint.SKIP
-    wanted = {name for volume in pod_volumes(pod) if (name := claim_name(pod, volume)[0]) is not None}
-    return QueueingHint.QUEUE if name_of(pvc) in wanted else QueueingHint.SKIP
+    return QueueingHint.QUEUE if name_of(pvc) in claim_names(pod) else QueueingHint.SKIP
 
 
 def is_schedulable_after_csi_node_updated(pod: PodInfo, old: object, new: object) -> QueueingHint:

@@ -55,6 +55,7 @@ from scheduler_core.framework.storage import (
     StorageView,
     annotations_of,
     claim_name,
+    claim_names,
     has_claims,
     manifest_of,
     meta,
@@ -87,10 +88,6 @@ class _StateData:
     def clone(self) -> _StateData:
         # As upstream: Filter results are shared by what-if evaluations of the same cycle.
         return self
-
-
-def _claim_names(pod: PodInfo) -> set[str]:
-    return {name for volume in pod_volumes(pod) if (name := claim_name(pod, volume)[0]) is not None}
 
 
 class VolumeBinding:
@@ -263,7 +260,7 @@ def is_schedulable_after_pvc_change(pod: PodInfo, old: object, new: object) -> Q
     pvc = manifest_of(new, "PersistentVolumeClaim")
     if namespace_of(pvc) != pod.namespace:
         return QueueingHint.SKIP
-    return QueueingHint.QUEUE if name_of(pvc) in _claim_names(pod) else QueueingHint.SKIP
+    return QueueingHint.QUEUE if name_of(pvc) in claim_names(pod) else QueueingHint.SKIP
 
 
 def is_schedulable_after_storage_class_change(pod: PodInfo, old: object, new: object) -> QueueingHint:

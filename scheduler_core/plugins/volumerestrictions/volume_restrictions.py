@@ -42,6 +42,7 @@ from scheduler_core.framework.storage import (
     name_of,
     namespace_of,
     pod_volumes,
+    pvc_claim_names,
     storage_view,
 )
 from scheduler_core.plugins import names
@@ -71,16 +72,8 @@ class _PreFilterState:
 
     def update_with_pod(self, pod: PodInfo, multiplier: int) -> None:
         self.conflicting_pvc_ref_count += multiplier * sum(
-            1 for claim in _pvc_claim_names(pod) if claim in self.read_write_once_pod_pvcs
+            1 for claim in pvc_claim_names(pod) if claim in self.read_write_once_pod_pvcs
         )
-
-
-def _pvc_claim_names(pod: PodInfo) -> list[str]:
-    return [
-        str(source.get("claimName") or "")
-        for volume in pod_volumes(pod)
-        if (source := volume.get("persistentVolumeClaim")) is not None
-    ]
 
 
 def needs_restrictions_check(volume: Volume) -> bool:
@@ -173,7 +166,7 @@ class VolumeRestrictions:
             )
         if namespace_of(new) != pod.namespace:
             return QueueingHint.SKIP
-        return QueueingHint.QUEUE if name_of(new) in _pvc_claim_names(pod) else QueueingHint.SKIP
+        return QueueingHint.QUEUE if name_of(new) in pvc_claim_names(pod) else QueueingHint.SKIP
 
     def _is_schedulable_after_pod_deleted(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         deleted = PodInfo.of(old)
@@ -183,7 +176,7 @@ class VolumeRestrictions:
             return QueueingHint.QUEUE
         # The deleted pod may have held a ReadWriteOncePod claim the pod needs (upstream does
         # not read the claim's access modes here, to keep hints cheap).
-        if set(_pvc_claim_names(pod)) & set(_pvc_claim_names(deleted)):
+        if set(pvc_claim_names(pod)) & set(pvc_claim_names(deleted)):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
@@ -195,7 +188,7 @@ class VolumeRestrictions:
         if not volumes:
             return None, Status.skip()
         needs_check = any(needs_restrictions_check(v) for v in volumes)
-        claims = _pvc_claim_names(pod)
+        claims = pvc_claim_names(pod)
         rwop: set[str] = set()
         if claims:
             view = storage_view(state, self._handle)
@@ -219,7 +212,7 @@ class VolumeRestrictions:
             for node in self._handle.snapshot().list()
             for other in node.pods
             if other.namespace == namespace
-            for claim in _pvc_claim_names(other)
+            for claim in pvc_claim_names(other)
             if claim in claims
         }
         return len(used)

@@ -46,6 +46,7 @@ from scheduler_core.framework.storage import (
     name_of,
     namespace_of,
     pod_volumes,
+    pvc_claim_names,
     spec,
     storage_view,
 )
@@ -105,15 +106,6 @@ def pv_topologies(pv: Manifest) -> list[PVTopology]:
     return result
 
 
-def _claim_names(pod: PodInfo) -> list[str]:
-    """``getPersistentVolumeClaimNameFromPod``: only ``persistentVolumeClaim`` volumes."""
-    return [
-        str(source.get("claimName") or "")
-        for volume in pod_volumes(pod)
-        if (source := volume.get("persistentVolumeClaim")) is not None
-    ]
-
-
 class VolumeZone:
     name = NAME
     args_model = None
@@ -142,7 +134,7 @@ class VolumeZone:
         if old is not None:
             manifest_of(old, "PersistentVolumeClaim")
         pvc = None if new is None else manifest_of(new, "PersistentVolumeClaim")
-        if pvc is not None and namespace_of(pvc) == pod.namespace and name_of(pvc) in _claim_names(pod):
+        if pvc is not None and namespace_of(pvc) == pod.namespace and name_of(pvc) in pvc_claim_names(pod):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 
@@ -164,7 +156,7 @@ class VolumeZone:
     def pre_filter(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
     ) -> tuple[PreFilterResult | None, Status | None]:
-        claims = _claim_names(pod)
+        claims = pvc_claim_names(pod)
         if not claims:
             return None, Status.skip()
         topologies, status = _topologies_of(storage_view(state, self._handle), pod, claims)
@@ -182,7 +174,7 @@ class VolumeZone:
             topologies: Sequence[PVTopology] = state.read_as(PRE_FILTER_STATE_KEY, _StateData).topologies
         except KeyError:
             # Upstream falls back to computing the topologies here.
-            computed, status = _topologies_of(storage_view(state, self._handle), pod, _claim_names(pod))
+            computed, status = _topologies_of(storage_view(state, self._handle), pod, pvc_claim_names(pod))
             if status is not None:
                 return status
             topologies = computed
