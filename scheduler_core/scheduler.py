@@ -343,7 +343,7 @@ class Scheduler:
             self._sort_less = new.queue_sort_plugin.less
             self._sort_plugin = new.queue_sort_plugin.name
             self.queue.set_less(self._less)
-            self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions())
+            self.queue.set_profile(str(key), pre_enqueue=new.pre_enqueue_plugins, hints=new.enqueue_extensions)
         if old is not None:
             self._close_extenders(old)
             # Pods held at Permit by the old framework go back to the queue.
@@ -816,7 +816,7 @@ def _nothing(uid: str) -> None:
 def _registers_unscheduled_pod_add(fwk: Framework) -> bool:
     return any(
         h.event.resource is ev.EventResource.POD and h.event.action & ev.ActionType.ADD
-        for plugin, hints in fwk.enqueue_extensions().items()
+        for plugin, hints in fwk.enqueue_extensions.items()
         if plugin in _GANG_PLUGINS and hasattr(fwk.plugins.get(plugin), "events_to_register")
         for h in hints
     )

@@ -44,7 +44,6 @@ from scheduler_core.framework import (
     PodInfo,
     PostFilterResult,
     PreFilterResult,
-    QueuedPodInfo,
     ScorePlugin,
     Status,
 )
@@ -148,17 +147,11 @@ class Framework:
             p.name: p.filter_batch_statuses for p in self.batch_filter_plugins if isinstance(p, BatchFilterStatuses)
         }
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
-        self._enqueue_extensions = self._register_events()
+        # Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``
+        # (asked once, when the framework is built).
+        self.enqueue_extensions = self._register_events()
 
     # -- queueing ------------------------------------------------------------------------
-    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:
-        return bool(self.queue_sort_plugin.less(a, b))
-
-    def enqueue_extensions(self) -> dict[str, Sequence[ClusterEventWithHint]]:
-        """Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``
-        (asked once, when the framework is built)."""
-        return self._enqueue_extensions
-
     def _register_events(self) -> dict[str, Sequence[ClusterEventWithHint]]:
         hints: dict[str, Sequence[ClusterEventWithHint]] = {}
         for plugin in self.plugins.values():
