@@ -195,13 +195,14 @@ class Scheduler:
     def _collect_metrics(self) -> None:
         """The gauges read at scrape time from state kept here (scheduler_core.metrics)."""
         cache = self.cache
-        self.metrics.collect_goroutines(lambda: [((sm.BINDING,), float(len(self._binding)))])
-        self.metrics.collect_cache_size(
+        self.metrics.collect("scheduler_goroutines", lambda: [((sm.BINDING,), float(len(self._binding)))])
+        self.metrics.collect(
+            "scheduler_cache_size",
             lambda: [
                 (("assumed_pods",), float(cache.assumed_count())),
                 (("pods",), float(cache.pod_count())),
                 (("nodes",), float(cache.node_count())),
-            ]
+            ],
         )
         self.metrics.collect_profiles(self._serving_samples, self._refused_samples, self._held_samples)
 

@@ -102,6 +102,38 @@ UNSCHEDULABLE_HELP = (
 )
 
 
+# The gauges collected at scrape time from state the queue and the scheduler keep: name ->
+# (help, label names).
+COLLECTED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "scheduler_pending_pods": (PENDING_HELP, ("queue",)),
+    "scheduler_unschedulable_pods": (UNSCHEDULABLE_HELP, ("plugin", "profile")),
+    "scheduler_inflight_events": ("[ALPHA] Number of events currently tracked in the scheduling queue.", ("event",)),
+    "scheduler_goroutines": (
+        "[BETA] Number of running goroutines split by the work they do such as binding.",
+        ("operation",),
+    ),
+    "scheduler_cache_size": (
+        "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+        ("type",),
+    ),
+    "crd_scheduler_profile_serving": (
+        "Whether a generation of the SchedulerProfile serves (1: the newest or the last good one; "
+        "0: none does, and its pods are held), by profile (namespace/name).",
+        ("profile",),
+    ),
+    "crd_scheduler_profile_refused": (
+        "Whether the newest generation of the SchedulerProfile was refused (1: invalid; the last good "
+        "generation, if any, keeps serving), by profile (namespace/name).",
+        ("profile",),
+    ),
+    "crd_scheduler_held_pods": (
+        "Pending pods held because the profile they resolve to does not serve, by profile "
+        "(also counted in scheduler_pending_pods as gated).",
+        ("profile",),
+    ),
+}
+
+
 # kube-scheduler v1.36.3's families we do not serve, and why (docs/observability.md has the
 # table; tests/unit/metrics/test_upstream_families.py checks every upstream family is either
 # served with upstream's type, labels and buckets, or here).
@@ -291,66 +323,21 @@ class SchedulerMetrics:
         self._events: dict[str, HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
-    def collect_pending(self, collect: Collect) -> None:
-        self.registry.collected_gauge("scheduler_pending_pods", PENDING_HELP, ("queue",), collect)
-
-    def collect_unschedulable(self, collect: Collect) -> None:
-        self.registry.collected_gauge(
-            "scheduler_unschedulable_pods", UNSCHEDULABLE_HELP, ("plugin", "profile"), collect
-        )
-
-    def collect_in_flight(self, collect: Collect) -> None:
-        self.registry.collected_gauge(
-            "scheduler_inflight_events",
-            "[ALPHA] Number of events currently tracked in the scheduling queue.",
-            ("event",),
-            collect,
-        )
-
-    def collect_goroutines(self, collect: Collect) -> None:
-        self.registry.collected_gauge(
-            "scheduler_goroutines",
-            "[BETA] Number of running goroutines split by the work they do such as binding.",
-            ("operation",),
-            collect,
-        )
-
-    def collect_cache_size(self, collect: Collect) -> None:
-        self.registry.collected_gauge(
-            "scheduler_cache_size",
-            "[ALPHA] Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
-            ("type",),
-            collect,
-        )
+    def collect(self, name: str, collect: Collect) -> None:
+        """``collect`` computes the samples of the collected gauge ``name`` (:data:`COLLECTED`)."""
+        help, labelnames = COLLECTED[name]
+        self.registry.collected_gauge(name, help, labelnames, collect)
 
     def collect_profiles(self, serving: Collect, refused: Collect, held: Collect) -> None:
         """Our profile gauges, and the held pods also in ``scheduler_pending_pods`` as gated."""
-        self.registry.collected_gauge(
-            "crd_scheduler_profile_serving",
-            "Whether a generation of the SchedulerProfile serves (1: the newest or the last good one; "
-            "0: none does, and its pods are held), by profile (namespace/name).",
-            ("profile",),
-            serving,
-        )
-        self.registry.collected_gauge(
-            "crd_scheduler_profile_refused",
-            "Whether the newest generation of the SchedulerProfile was refused (1: invalid; the last good "
-            "generation, if any, keeps serving), by profile (namespace/name).",
-            ("profile",),
-            refused,
-        )
-        self.registry.collected_gauge(
-            "crd_scheduler_held_pods",
-            "Pending pods held because the profile they resolve to does not serve, by profile "
-            "(also counted in scheduler_pending_pods as gated).",
-            ("profile",),
-            held,
-        )
+        self.collect("crd_scheduler_profile_serving", serving)
+        self.collect("crd_scheduler_profile_refused", refused)
+        self.collect("crd_scheduler_held_pods", held)
 
         def gated() -> list[tuple[LabelValues, float]]:
             return [((GATED,), sum(value for _, value in held()))]
 
-        self.collect_pending(gated)
+        self.collect("scheduler_pending_pods", gated)
 
     # -- the scheduling loop -------------------------------------------------------------------
     def sample_cycle(self) -> bool:

@@ -128,9 +128,11 @@ class SchedulingQueue:
         self.nominator.resolve = self._freshest
         self._wakeup = asyncio.Event()
         self._incoming = self.metrics.incoming
-        self.metrics.collect_pending(self._pending_samples)
-        self.metrics.collect_unschedulable(self._unschedulable_samples)
-        self.metrics.collect_in_flight(lambda: sm.count_by((label,) for label in self._active.in_flight_labels()))
+        self.metrics.collect("scheduler_pending_pods", self._pending_samples)
+        self.metrics.collect("scheduler_unschedulable_pods", self._unschedulable_samples)
+        self.metrics.collect(
+            "scheduler_inflight_events", lambda: sm.count_by((label,) for label in self._active.in_flight_labels())
+        )
 
     def _queued_less(self, a: QueuedPod, b: QueuedPod) -> bool:
         return self._less(a, b)
