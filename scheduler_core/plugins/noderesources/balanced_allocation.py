@@ -14,28 +14,17 @@ events to register.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from scheduler_core.framework import CycleState, Handle, IntArray, Manifest, NodeColumns, NodeInfo, PodInfo, Status
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources.args import NodeResourcesBalancedAllocationArgs
-from scheduler_core.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from scheduler_core.plugins.noderesources.resource_allocation import PreScoreState, ResourceAllocationScorer
 from scheduler_core.plugins.noderesources.strategies import BalancedAllocation
 
 NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-
-
-@dataclass(frozen=True, slots=True)
-class PreScoreState:
-    """The pod's plain request for each configured resource, in their order."""
-
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> PreScoreState:
-        return self
 
 
 def _is_best_effort(pod_requests: Sequence[int]) -> bool:
@@ -75,8 +64,5 @@ class NodeResourcesBalancedAllocation:
     def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...] | None:
         """The PreScore state, or (as upstream, when PreScore did not run) the requests computed
         now; ``None`` for a best-effort pod, which scores 0."""
-        try:
-            return state.read_as(PRE_SCORE_STATE_KEY, PreScoreState).pod_requests
-        except KeyError:
-            pod_requests = self._scorer.pod_requests(pod)
-            return None if _is_best_effort(pod_requests) else pod_requests
+        pod_requests = self._scorer.state_requests(state, PRE_SCORE_STATE_KEY, pod)
+        return None if _is_best_effort(pod_requests) else pod_requests

@@ -21,7 +21,6 @@ here such a resource scores as one the node does not have).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -54,22 +53,12 @@ from scheduler_core.plugins.noderesources.requests import (
     insufficient_reason,
     insufficient_resources,
 )
-from scheduler_core.plugins.noderesources.resource_allocation import ResourceAllocationScorer
+from scheduler_core.plugins.noderesources.resource_allocation import PreScoreState, ResourceAllocationScorer
 from scheduler_core.plugins.noderesources.validation import LEAST_ALLOCATED, MOST_ALLOCATED
 
 NAME = names.NODE_RESOURCES_FIT
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
 PRE_SCORE_STATE_KEY = "PreScore" + NAME
-
-
-@dataclass(frozen=True, slots=True)
-class PreScoreState:
-    """The pod's request for each configured resource, in their order."""
-
-    pod_requests: tuple[int, ...]
-
-    def clone(self) -> PreScoreState:
-        return self
 
 
 def build_strategy(strategy: ScoringStrategy) -> strategies.Strategy:
@@ -209,15 +198,10 @@ class NodeResourcesFit:
         return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
-        return self._scorer.score(node, self._pod_requests(state, pod))
+        return self._scorer.score(node, self._scorer.state_requests(state, PRE_SCORE_STATE_KEY, pod))
 
     def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
-        return self._scorer.score_batch(columns, rows, self._pod_requests(state, pod))
-
-    def _pod_requests(self, state: CycleState, pod: PodInfo) -> tuple[int, ...]:
-        pre_score = _pre_score_state(state)
-        # Upstream computes the requests on the spot when PreScore did not run.
-        return pre_score.pod_requests if pre_score is not None else self._scorer.pod_requests(pod)
+        return self._scorer.score_batch(columns, rows, self._scorer.state_requests(state, PRE_SCORE_STATE_KEY, pod))
 
 
 # Figures below 2**62 in magnitude cannot overflow int64 in one subtraction.
@@ -226,7 +210,3 @@ _SAFE = 2**62
 
 def _pre_filter_state(state: CycleState) -> FitRequest | None:
     return state.read_optional(PRE_FILTER_STATE_KEY, FitRequest)
-
-
-def _pre_score_state(state: CycleState) -> PreScoreState | None:
-    return state.read_optional(PRE_SCORE_STATE_KEY, PreScoreState)

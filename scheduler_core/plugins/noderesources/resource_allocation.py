@@ -26,6 +26,7 @@ from scheduler_core.framework import (
     CPU,
     EPHEMERAL_STORAGE,
     MEMORY,
+    CycleState,
     IntArray,
     NodeColumns,
     NodeInfo,
@@ -43,6 +44,17 @@ _KIND_CPU, _KIND_MEMORY, _KIND_EPHEMERAL, _KIND_OTHER = range(4)
 _KINDS = {CPU: _KIND_CPU, MEMORY: _KIND_MEMORY, EPHEMERAL_STORAGE: _KIND_EPHEMERAL}
 
 RESOURCES_NOT_FOUND = "resources not found"
+
+
+@dataclass(frozen=True, slots=True)
+class PreScoreState:
+    """Both scorers' PreScore state: the pod's request for each configured resource, in their
+    order."""
+
+    pod_requests: tuple[int, ...]
+
+    def clone(self) -> PreScoreState:
+        return self
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +98,12 @@ class ResourceAllocationScorer:
             else:
                 values.append(requests.scalar_resources.get(resource.name, 0))
         return tuple(values)
+
+    def state_requests(self, state: CycleState, key: str, pod: PodInfo) -> tuple[int, ...]:
+        """The requests PreScore wrote at ``key``, or (as upstream, when PreScore did not run)
+        :meth:`pod_requests` computed now."""
+        pre_score = state.read_optional(key, PreScoreState)
+        return pre_score.pod_requests if pre_score is not None else self.pod_requests(pod)
 
     def _container_only_requests(self, pod: PodInfo) -> tuple[int, ...]:
         key = f"{self.use_requested}/{[r.name for r in self.resources]}"
