@@ -129,12 +129,10 @@ def validate_custom_resource(obj: Manifest) -> list[Problem]:
     found: list[Problem] = list(_api_version(obj, (API_VERSION,)))
     found += [UnknownField(k) for k in obj if k not in ("apiVersion", "kind", "metadata", "spec", "status")]
     metadata = obj.get("metadata")
-    problems: list[Problem] = []
-    decode_errors = [p for p in decode.check_type("meta/v1.ObjectMeta", metadata, "metadata")]
+    decode_errors = decode.check_type("meta/v1.ObjectMeta", metadata, "metadata")
     if decode_errors:
         return found + decode_errors
-    problems += meta.object_meta(metadata, content.dns1123_subdomain, namespaced=True)
-    return found + problems
+    return found + meta.object_meta(metadata, content.dns1123_subdomain, namespaced=True)
 
 
 def _api_version(obj: Manifest, supported: tuple[str, ...]) -> list[field.Error]:

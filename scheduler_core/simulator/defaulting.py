@@ -25,16 +25,13 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
+# The system classes (pkg/scheduler/apis/config: SystemPriorityClasses), as the API server knows them.
+from scheduler_core.apivalidation.objects import SYSTEM_PRIORITY_CLASSES
 from scheduler_core.framework import Manifest, manifest
 from scheduler_core.names import UPSTREAM_DEFAULT_SCHEDULER_NAME
 
 DEFAULT_NAMESPACE = "default"
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
-# pkg/scheduler/apis/config: SystemPriorityClasses (system-cluster-critical, system-node-critical).
-SYSTEM_PRIORITY_CLASSES = {
-    "system-cluster-critical": 2_000_000_000,
-    "system-node-critical": 2_000_001_000,
-}
 _UID_NAMESPACE = uuid.UUID("0b9f1f5e-7a3c-4c59-9a53-0d1c2c6e8a11")
 
 
