@@ -141,13 +141,11 @@ def _refusals(cluster: Cluster, key: str, problems: list[Problem]) -> list[str]:
 
 
 def _named(pod: Manifest, namespace: str, name: str) -> bool:
-    meta = manifest.meta(pod)
-    return bool(meta.get("name") == name and (meta.get("namespace") or "default") == namespace)
+    return manifest.name_of(pod) == name and manifest.namespace_of(pod) == namespace
 
 
 def _key(pod: Manifest) -> str:
-    meta = manifest.meta(pod)
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name')}"
+    return f"{manifest.namespace_of(pod)}/{manifest.name_of(pod)}"
 
 
 def render_text(explanation: Explanation, *, top: int = 5) -> str:
