@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from scheduler_core.framework.columns import IntArray
-from scheduler_core.framework.types import NodeScore
+from scheduler_core.framework.cycle_state import CycleState
+from scheduler_core.framework.interface import MAX_NODE_SCORE
+from scheduler_core.framework.status import Status
+from scheduler_core.framework.types import NodeScore, PodInfo
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
@@ -35,3 +38,19 @@ def default_normalize_score_batch(max_priority: int, reverse: bool, scores: IntA
     np.floor_divide(scores * max_priority, max_count, out=scores)
     if reverse:
         np.subtract(max_priority, scores, out=scores)
+
+
+class DefaultNormalizeScore:
+    """A plugin's NormalizeScore and its batch form as :func:`default_normalize_score` to
+    ``MAX_NODE_SCORE`` (reversed when the class sets ``_normalize_reversed``), for the plugins
+    whose ScoreExtensions are upstream's ``helper.DefaultNormalizeScore`` and nothing more."""
+
+    _normalize_reversed = False
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, self._normalize_reversed, scores)
+        return None
+
+    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
+        default_normalize_score_batch(MAX_NODE_SCORE, self._normalize_reversed, scores)
+        return None

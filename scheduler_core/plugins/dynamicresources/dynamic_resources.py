@@ -48,7 +48,6 @@ from typing import Any
 import numpy as np
 
 from scheduler_core.framework import (
-    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -59,7 +58,6 @@ from scheduler_core.framework import (
     Manifest,
     NodeColumns,
     NodeInfo,
-    NodeScore,
     NodeToStatus,
     PodInfo,
     PostFilterResult,
@@ -77,7 +75,7 @@ from scheduler_core.framework.dra import (
     ResourceClaim,
 )
 from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
-from scheduler_core.framework.helpers import default_normalize_score, default_normalize_score_batch
+from scheduler_core.framework.helpers import DefaultNormalizeScore
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, is_conflict, patch_pod_status
 from scheduler_core.plugins import names
@@ -200,7 +198,7 @@ class ClaimTracker:
         self.slice_index = SliceIndex(())
 
 
-class DynamicResources:
+class DynamicResources(DefaultNormalizeScore):
     name = NAME
     args_model = None
 
@@ -477,10 +475,6 @@ class DynamicResources:
             return 0, None
         return compute_score(data.claims, found.results()), None
 
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        default_normalize_score(MAX_NODE_SCORE, False, scores)
-        return None
-
     def score_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns, rows: IntArray) -> IntArray | None:
         """Without a ``firstAvailable`` request no claim adds to any node's score: every node's is 0,
         in one array rather than a call per node (None: score per node)."""
@@ -488,10 +482,6 @@ class DynamicResources:
         if data is None or any(claim.has_first_available for claim in data.claims):
             return None
         return np.zeros(len(rows), np.int64)
-
-    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
-        default_normalize_score_batch(MAX_NODE_SCORE, False, scores)
-        return None
 
     # -- Reserve / Unreserve -----------------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -20,7 +20,6 @@ from typing import Any
 import numpy as np
 
 from scheduler_core.framework import (
-    MAX_NODE_SCORE,
     ActionType,
     BoolArray,
     ClusterEvent,
@@ -32,17 +31,15 @@ from scheduler_core.framework import (
     IntArray,
     NodeColumns,
     NodeInfo,
-    NodeScore,
     PodInfo,
     PreFilterResult,
     QueueingHint,
     Status,
-    default_normalize_score,
-    default_normalize_score_batch,
     manifest,
 )
 from scheduler_core.framework import node_selector as selector
 from scheduler_core.framework.args import PluginArgs
+from scheduler_core.framework.helpers import DefaultNormalizeScore
 from scheduler_core.plugins import names
 
 NAME = names.NODE_AFFINITY
@@ -135,7 +132,7 @@ class _PreScoreState:
         return self
 
 
-class NodeAffinity:
+class NodeAffinity(DefaultNormalizeScore):
     name = NAME
     args_model = NodeAffinityArgs
 
@@ -275,14 +272,6 @@ class NodeAffinity:
     def _preferred(self, state: CycleState, pod: PodInfo) -> selector.PreferredTerms | None:
         data = _pre_score_state(state)
         return data.preferred if data is not None else selector.preferred_node_affinity(pod)
-
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        default_normalize_score(MAX_NODE_SCORE, False, scores)
-        return None
-
-    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
-        default_normalize_score_batch(MAX_NODE_SCORE, False, scores)
-        return None
 
 
 def _pre_filter_state(state: CycleState) -> _PreFilterState | None:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.framework import (
-    MAX_NODE_SCORE,
     NO_EXECUTE,
     NO_SCHEDULE,
     PREFER_NO_SCHEDULE,
@@ -34,16 +33,14 @@ from scheduler_core.framework import (
     IntArray,
     NodeColumns,
     NodeInfo,
-    NodeScore,
     PodInfo,
     QueueingHint,
     Status,
     Taint,
     Toleration,
-    default_normalize_score,
-    default_normalize_score_batch,
     tolerations_tolerate_taint,
 )
+from scheduler_core.framework.helpers import DefaultNormalizeScore
 from scheduler_core.plugins import names
 
 NAME = names.TAINT_TOLERATION
@@ -86,9 +83,10 @@ def _count_intolerable_prefer_no_schedule(taints: Sequence[Taint], tolerations: 
     )
 
 
-class TaintToleration:
+class TaintToleration(DefaultNormalizeScore):
     name = NAME
     args_model = None
+    _normalize_reversed = True  # the fewest untolerated taints score highest
 
     def __init__(self, args: object, handle: Handle | None) -> None:
         self._handle = handle
@@ -172,14 +170,6 @@ class TaintToleration:
         # taints per node equals counting the node's own list.
         counts: IntArray = taints.matrix[rows][:, intolerable].sum(axis=1, dtype=np.int64)
         return counts
-
-    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
-        default_normalize_score(MAX_NODE_SCORE, True, scores)
-        return None
-
-    def normalize_score_batch(self, state: CycleState, pod: PodInfo, scores: IntArray) -> Status | None:
-        default_normalize_score_batch(MAX_NODE_SCORE, True, scores)
-        return None
 
 
 def _pre_score_state(state: CycleState) -> _PreScoreState | None:
