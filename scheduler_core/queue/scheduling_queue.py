@@ -208,16 +208,13 @@ class SchedulingQueue:
     def _wakes_pop(self, queue: str) -> bool:
         return queue == ACTIVE_Q or (self._pop_from_backoff and queue == BACKOFF_Q)
 
-    def _broadcast(self) -> None:
-        self._wakeup.set()
-
     # Pending pods from the informer.
     def add(self, pod: PodInfo) -> None:
         qp = QueuedPod(pod_info=pod, timestamp=self._clock.now())
         # Recorded even for a gated pod, and before it can be popped.
         self.nominator.add_nominated_pod(pod)
         if self._move_to_active(qp, "PodAdd"):
-            self._broadcast()
+            self._wakeup.set()
 
     def update(self, old: PodInfo, new: PodInfo) -> None:
         events = pod_scheduling_properties_change(new, old, resource=EventResource.POD)
@@ -241,7 +238,7 @@ class SchedulingQueue:
                 queue = self._requeue(qp, strategy, str(event))
                 if queue != UNSCHEDULABLE_Q:
                     if self._wakes_pop(queue):
-                        self._broadcast()
+                        self._wakeup.set()
                     break
             return
         self.add(new)
@@ -283,7 +280,7 @@ class SchedulingQueue:
                 continue
             self._active.add_events_if_pod_in_flight(None, pod, [FORCE_ACTIVATE])
         if activated:
-            self._broadcast()
+            self._wakeup.set()
 
     # Scheduling attempts.
     def pop(self) -> QueuedPodInfo | None:
@@ -360,7 +357,7 @@ class SchedulingQueue:
         queue = self._requeue(qp, strategy, "ScheduleAttemptFailure")
         log.debug("pod %s moved to %s after cycle %d (hint %s)", key, queue, scheduling_cycle, strategy.name)
         if self._wakes_pop(queue):
-            self._broadcast()
+            self._wakeup.set()
 
     def _hint_for_in_flight_pod(self, qp: QueuedPod) -> QueueingStrategy:
         """Upstream ``determineSchedulingHintForInFlightPod``."""
@@ -413,7 +410,7 @@ class SchedulingQueue:
         # Pods in flight may fail later; they must see this event then.
         self._active.add_event_if_any_in_flight(old, new, event)
         if activated:
-            self._broadcast()
+            self._wakeup.set()
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
         """``MoveAllToActiveOrBackoffQueue(EventAssignedPodAdd)``: eventhandlers.go
@@ -444,7 +441,7 @@ class SchedulingQueue:
             if self._move_to_active(qp, "BackoffComplete", from_backoff=True):
                 activated = True
         if activated:
-            self._broadcast()
+            self._wakeup.set()
 
     def flush_unschedulable_leftover(self) -> None:
         now = self._clock.now()
@@ -481,7 +478,7 @@ class SchedulingQueue:
 
     def close(self) -> None:
         self._active.close()
-        self._broadcast()
+        self._wakeup.set()
 
     def waiting(self) -> int:
         """Pods the loop could pop now: activeQ, and backoffQ (popped when activeQ is empty)."""
