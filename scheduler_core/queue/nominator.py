@@ -30,7 +30,7 @@ class Nominator:
 
     def add_nominated_pod(self, pod: PodInfo, node_name: str | None = None) -> None:
         # Never store more than one instance of a pod.
-        self._delete(pod)
+        self.delete_nominated_pod_if_exists(pod)
         target = pod.nominated_node_name if node_name is None else node_name
         # An empty node name clears the nomination.
         if not target:
@@ -51,13 +51,10 @@ class Nominator:
         # the scheduler nominated the pod in memory must keep that nomination.
         if not old.nominated_node_name and not new.nominated_node_name:
             node_name = self._nominated_pod_to_node.get(old.uid)
-        self._delete(old)
+        self.delete_nominated_pod_if_exists(old)
         self.add_nominated_pod(new, node_name)
 
     def delete_nominated_pod_if_exists(self, pod: PodInfo) -> None:
-        self._delete(pod)
-
-    def _delete(self, pod: PodInfo) -> None:
         node = self._nominated_pod_to_node.pop(pod.uid, None)
         if node is None:
             return
