@@ -27,9 +27,11 @@ __all__ = [
     "GROUP",
     "NODES",
     "OBJECT_KINDS",
+    "PLUGIN_CONFIGS",
     "PLUGIN_CONFIG_KIND",
     "PLUGIN_CONFIG_PLURAL",
     "PODS",
+    "PROFILES",
     "PROFILE_KIND",
     "PROFILE_PLURAL",
     "VERSION",
@@ -63,6 +65,9 @@ class Resource:
 
 NODES = Resource("Node", "", "v1", "nodes")
 PODS = Resource("Pod", "", "v1", "pods")
+# The custom resources (Kopf watches them; the operator lists them to check its sync, the CLI snapshots them).
+PROFILES = Resource(PROFILE_KIND, GROUP, VERSION, PROFILE_PLURAL)
+PLUGIN_CONFIGS = Resource(PLUGIN_CONFIG_KIND, GROUP, VERSION, PLUGIN_CONFIG_PLURAL)
 
 # Upstream kube-scheduler's informers besides pods and nodes (pkg/scheduler/eventhandlers.go,
 # and the listers of PodTopologySpread's default selector, InterPodAffinity's namespace

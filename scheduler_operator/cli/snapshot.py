@@ -25,38 +25,16 @@ from typing import Any
 from scheduler_core.simulator import Cluster, load_lists
 from scheduler_operator.io.kube import ApiError, KubeconfigSource
 from scheduler_operator.io.transport import Credentials, Transport
-from scheduler_operator.resources import (
-    GROUP,
-    NODES,
-    OBJECT_KINDS,
-    PLUGIN_CONFIG_KIND,
-    PLUGIN_CONFIG_PLURAL,
-    PODS,
-    PROFILE_KIND,
-    PROFILE_PLURAL,
-    VERSION,
-    Resource,
-)
+from scheduler_operator.resources import NODES, OBJECT_KINDS, PLUGIN_CONFIGS, PODS, PROFILES, Resource
 
 JSON_DEPTH = 12_000  # above the API server's own nesting limit
+PRIORITY_CLASSES = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses")
+KINDS = (NODES, PODS, PROFILES, PLUGIN_CONFIGS, PRIORITY_CLASSES, *OBJECT_KINDS)  # every list the snapshot makes
 
 
 def credentials(kubeconfig: str | None = None, context: str | None = None) -> Credentials:
     """kubectl's credentials: a kubeconfig (flag, env, home), else in-cluster."""
     return Credentials.load(KubeconfigSource(kubeconfig, context), in_cluster_first=False)
-
-
-def _kinds() -> list[tuple[str, str]]:
-    """(kind, collection path) of every list the snapshot makes."""
-    resources = (
-        NODES,
-        PODS,
-        Resource(PROFILE_KIND, GROUP, VERSION, PROFILE_PLURAL),
-        Resource(PLUGIN_CONFIG_KIND, GROUP, VERSION, PLUGIN_CONFIG_PLURAL),
-        Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses"),
-        *OBJECT_KINDS,
-    )
-    return [(resource.kind, resource.path) for resource in resources]
 
 
 async def list_all(transport: Transport) -> tuple[dict[str, list[dict[str, Any]]], list[str]]:
@@ -66,14 +44,14 @@ async def list_all(transport: Transport) -> tuple[dict[str, list[dict[str, Any]]
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, JSON_DEPTH))
     try:
-        for kind, path in _kinds():
+        for resource in KINDS:
             try:
-                lists[kind] = await transport.list_items(path)
+                lists[resource.kind] = await transport.list_items(resource.path)
             except ApiError as error:
                 if error.status not in (HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND):
                     raise
                 why = "forbidden for this identity" if error.status == HTTPStatus.FORBIDDEN else "not served"
-                warnings.append(f"{kind}: cannot list ({why}); the snapshot has none")
+                warnings.append(f"{resource.kind}: cannot list ({why}); the snapshot has none")
     finally:
         sys.setrecursionlimit(limit)
     return lists, warnings
@@ -90,7 +68,7 @@ async def take(credentials: Credentials, *, home_namespace: str) -> Cluster:
         await transport.close()
     cluster = load_lists(f"cluster {credentials.server}", lists, home_namespace=home_namespace, stored=True)
     cluster.warnings[:0] = warnings
-    for profile in lists.get(PROFILE_KIND) or []:
+    for profile in lists.get(PROFILES.kind) or []:
         meta, conditions = profile.get("metadata") or {}, (profile.get("status") or {}).get("conditions")
         if isinstance(conditions, list):
             key = f"{meta.get('namespace')}/{meta.get('name')}"

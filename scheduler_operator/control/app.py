@@ -65,17 +65,7 @@ from scheduler_operator.io import decoding
 from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.kube import describe
 from scheduler_operator.io.transport import Credentials, Transport
-from scheduler_operator.resources import (
-    GROUP,
-    NODES,
-    OBJECT_KINDS,
-    PLUGIN_CONFIG_KIND,
-    PLUGIN_CONFIG_PLURAL,
-    PODS,
-    PROFILE_KIND,
-    PROFILE_PLURAL,
-    VERSION,
-)
+from scheduler_operator.resources import NODES, OBJECT_KINDS, PLUGIN_CONFIGS, PODS, PROFILES
 from scheduler_operator.watch.informer import Store, name_of, namespaced_name_of, uid_of
 from scheduler_operator.watch.reflector import Reflector, Wakeup
 
@@ -128,12 +118,12 @@ class Operator:
         )
         reconciler = self.reconciler
         self.profiles = Store(
-            PROFILE_KIND, key=namespaced_name_of,
+            PROFILES.kind, key=namespaced_name_of,
             on_add=reconciler.profile_changed, on_update=lambda _, new: reconciler.profile_changed(new),
             on_delete=reconciler.profile_deleted,
         )  # fmt: skip
         self.plugin_configs = Store(
-            PLUGIN_CONFIG_KIND, key=namespaced_name_of,
+            PLUGIN_CONFIGS.kind, key=namespaced_name_of,
             on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
             on_delete=reconciler.plugin_config_deleted,
         )  # fmt: skip
@@ -207,11 +197,7 @@ class Operator:
     # -- listing (cache sync, resync) ----------------------------------------------------------
     def _custom_lists(self) -> list[tuple[Store, str]]:
         """The stores Kopf's watches feed, and the collection each lists."""
-        prefix = f"/apis/{GROUP}/{VERSION}"
-        return [
-            (self.profiles, f"{prefix}/{PROFILE_PLURAL}"),
-            (self.plugin_configs, f"{prefix}/{PLUGIN_CONFIG_PLURAL}"),
-        ]
+        return [(self.profiles, PROFILES.path), (self.plugin_configs, PLUGIN_CONFIGS.path)]
 
     async def wait_synced(self) -> None:
         """Wait until every store holds a consistent list (upstream WaitForCacheSync): each
