@@ -51,6 +51,7 @@ from scheduler_core.framework import ClusterAPI, Code, Manifest, PodInfo, Status
 from scheduler_core.framework.storage import scan
 from scheduler_core.framework.writes import PODS, STATUS, Precondition, Verb, Write, Written, refused
 from scheduler_operator.control.recorder import NORMAL, WARNING, EventRecorder
+from scheduler_operator.control.status import timestamp
 from scheduler_operator.io import kube
 from scheduler_operator.io.calls import Lanes
 from scheduler_operator.io.kube import ApiError
@@ -65,10 +66,6 @@ DISRUPTION_TARGET = "DisruptionTarget"
 REASON_PREEMPTION = "PreemptionByScheduler"  # upstream v1.PodReasonPreemptionByScheduler
 ACTION_SCHEDULING = "Scheduling"
 ACTION_BINDING = "Binding"
-
-
-def rfc3339(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def nomination_patch(carried: str | None, wanted: str | None) -> dict[str, Any]:
@@ -152,7 +149,7 @@ class KubeBackend(ClusterAPI):
             return
         self._reported[pod.uid] = wanted
         if condition is not None:
-            condition.setdefault("lastTransitionTime", rfc3339(self.now()))
+            condition.setdefault("lastTransitionTime", timestamp(self.now()))
         status: dict[str, Any] = {"conditions": [condition]} if condition is not None else {}
         status.update(nomination)
         body = {"metadata": {"uid": pod.uid}, "status": status}  # uid: a precondition of the patch
@@ -235,7 +232,7 @@ class KubeBackend(ClusterAPI):
         if call.reason:
             condition = {
                 "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION,
-                "message": call.reason, "lastTransitionTime": rfc3339(self.now()),
+                "message": call.reason, "lastTransitionTime": timestamp(self.now()),
             }  # fmt: skip
             target = {
                 "metadata": {"name": call.name, "namespace": call.namespace},

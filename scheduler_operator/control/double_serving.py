@@ -52,6 +52,7 @@ from typing import Any
 from scheduler_core.framework import Manifest, manifest
 from scheduler_core.metrics.registry import Registry
 from scheduler_core.profiles import ProfileKey
+from scheduler_operator.control.status import timestamp
 from scheduler_operator.io.transport import Transport
 from scheduler_operator.resources import COMPONENT, Resource
 from scheduler_operator.watch.informer import Store
@@ -87,9 +88,10 @@ class Episode:
 
     def message(self, quiet: float) -> str:
         instance = f" (reportingInstance {self.instance!r})" if self.instance else ""
+        at = timestamp(datetime.fromtimestamp(self.first, UTC))
         return (
             f"another scheduler also serves schedulerName {self.scheduler_name!r}: {self.reporter!r}{instance} "
-            f"bound pod {self.pod} at {_rfc3339(self.first)}; two schedulers serving one name place pods "
+            f"bound pod {self.pod} at {at}; two schedulers serving one name place pods "
             "blind to each other: stop the other one, or give this profile another schedulerName "
             f"(docs/deploy.md); this clears {_duration(quiet)} after its last binding"
         )
@@ -281,10 +283,6 @@ def _event_time(event: Manifest) -> float | None:
         if found is not None:
             return found
     return None
-
-
-def _rfc3339(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _duration(seconds: float) -> str:

@@ -47,6 +47,7 @@ from typing import Any, Protocol
 from scheduler_core.framework import Manifest, manifest
 from scheduler_operator.control.fence import Fence
 from scheduler_operator.control.options import JITTER_FACTOR, ElectionConfig
+from scheduler_operator.control.recorder import micro_time
 from scheduler_operator.io.kube import ApiError, describe
 from scheduler_operator.io.transport import Credentials, Transport
 
@@ -99,10 +100,6 @@ class LeaseLock(Protocol):
     async def close(self) -> None:
         """Release the lock's connections (the keeper's thread ends)."""
         ...
-
-
-def micro_time(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def desired_record(
@@ -229,25 +226,20 @@ class LeaderElector:
         started = self._clock()
         now = micro_time(self._wall())
         try:
-            got = await self.lock.get()
+            current, version = await self.lock.get() or (None, None)
             self._on_contact()
-            if got is None:
-                record = desired_record(
-                    self.identity, None, leading=False, lease_seconds=self.config.lease_seconds, now=now
-                )
-                await self.lock.create(record)
-                self._observe(record)
-                self._renewed(started)
-                return True
-            current, version = got
-            self._observe(current)
-            if held_by_other(self.identity, current, self._observed_at, self._clock()):
-                return False
-            leading = current.holder == self.identity
+            if current is not None:
+                self._observe(current)
+                if held_by_other(self.identity, current, self._observed_at, self._clock()):
+                    return False
+            leading = current is not None and current.holder == self.identity
             record = desired_record(
                 self.identity, current, leading=leading, lease_seconds=self.config.lease_seconds, now=now
             )
-            await self.lock.update(record, version)
+            if version is None:  # no Lease yet
+                await self.lock.create(record)
+            else:
+                await self.lock.update(record, version)
         except ConflictError:
             return False
         except Exception as error:  # the API is unreachable: not leading on this attempt
