@@ -56,9 +56,7 @@ def take(args: argparse.Namespace) -> Cluster | int:
         return asyncio.run(snapshot.take(credentials, home_namespace=args.home_namespace))
     except InputError as exc:
         return errors(exc)
-    except ApiError as exc:
-        print(f"error: {credentials.server}: {exc.status} {exc.reason}", file=sys.stderr)
-        return EXIT_UNREACHABLE
-    except OSError as exc:  # kube.CONNECTION_ERRORS: a lost connection, a time-out, TLS
-        print(f"error: {credentials.server}: {exc}", file=sys.stderr)
+    except (ApiError, OSError) as exc:  # OSError: kube.CONNECTION_ERRORS, a lost connection, a time-out, TLS
+        detail = f"{exc.status} {exc.reason}" if isinstance(exc, ApiError) else exc
+        print(f"error: {credentials.server}: {detail}", file=sys.stderr)
         return EXIT_UNREACHABLE

@@ -46,7 +46,6 @@ import hashlib
 import ipaddress
 import json
 import logging
-import os
 import ssl
 import tempfile
 import time
@@ -318,23 +317,25 @@ def server_context(options: SecureServingOptions) -> ssl.SSLContext:
     if options.cert_dir:
         cert, key = Path(options.cert_dir, f"{PAIR_NAME}.crt"), Path(options.cert_dir, f"{PAIR_NAME}.key")
         if not (cert.is_file() and key.is_file()):
-            pem, key_pem = self_signed_pair()
-            Path(options.cert_dir).mkdir(parents=True, exist_ok=True)
-            cert.write_bytes(pem)
-            key.touch(mode=0o600)
-            key.write_bytes(key_pem)
+            _write_pair(self_signed_pair(), cert, key)
             log.info("generated a self-signed serving certificate in %s", options.cert_dir)
         context.load_cert_chain(cert, key)
         return context
-    pem, key_pem = self_signed_pair()
     with tempfile.TemporaryDirectory() as folder:  # ssl reads a pair from files only
-        cert_path, key_path = os.path.join(folder, "tls.crt"), os.path.join(folder, "tls.key")
-        Path(cert_path).write_bytes(pem)
-        Path(key_path).touch(mode=0o600)
-        Path(key_path).write_bytes(key_pem)
-        context.load_cert_chain(cert_path, key_path)
+        cert, key = Path(folder, "tls.crt"), Path(folder, "tls.key")
+        _write_pair(self_signed_pair(), cert, key)
+        context.load_cert_chain(cert, key)
     log.info("serving with a self-signed certificate generated in memory (give --tls-cert-file or --cert-dir)")
     return context
+
+
+def _write_pair(pair: tuple[bytes, bytes], cert: Path, key: Path) -> None:
+    """The certificate and its key (PEM) into files (their folder made if need be), the key
+    readable by its owner only."""
+    cert.parent.mkdir(parents=True, exist_ok=True)
+    cert.write_bytes(pair[0])
+    key.touch(mode=0o600)
+    key.write_bytes(pair[1])
 
 
 class Server:

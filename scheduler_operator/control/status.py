@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 VALID = "Valid"
@@ -104,11 +105,8 @@ def profile_status(
     now: datetime,
 ) -> dict[str, Any]:
     """Status after reconciling ``generation``: valid when ``problems`` is empty."""
-    before = (previous or {}).get("conditions") or []
+    cond = partial(condition, generation=generation, previous=(previous or {}).get("conditions") or [], now=now)
     serving = serving_generation is not None
-
-    def cond(kind: str, ok: bool, reason: str, message: str) -> dict[str, Any]:
-        return condition(kind, ok, reason, message, generation=generation, previous=before, now=now)
 
     if problems:
         message = problems_message(problems)
@@ -144,10 +142,7 @@ def plugin_config_status(
 ) -> dict[str, Any]:
     """``problems``: the PluginConfig's own; ``refusals``: ``profile: reason`` from the profiles
     it applies to that refuse it (the tenant policy, the plugin's args in that profile)."""
-    before = (previous or {}).get("conditions") or []
-
-    def cond(kind: str, ok: bool, reason: str, message: str) -> dict[str, Any]:
-        return condition(kind, ok, reason, message, generation=generation, previous=before, now=now)
+    cond = partial(condition, generation=generation, previous=(previous or {}).get("conditions") or [], now=now)
 
     if problems:
         reason = REASON_UNKNOWN_PLUGIN if unknown_plugin else REASON_INVALID_ARGS

@@ -184,13 +184,10 @@ class StatusWriter:
         return found is not None and needs_write(self._written.get(key) or self._current.get(key), found[1])
 
     async def _patch(self, key: ObjectKey) -> None:
-        found = self._desired.get(key)
-        if found is None:
+        if not self._wanted(key):
             return
-        uid, desired = found
+        uid, desired = self._desired[key]
         current = self._written.get(key) or self._current.get(key)
-        if not needs_write(current, desired):
-            return
         self._written[key] = desired
         plural, namespace, name = key
         body = {"metadata": {"uid": uid}, "status": merge_patch(current, desired)}

@@ -33,16 +33,6 @@ POD_STATUS_DROPPED = ("containerStatuses", "initContainerStatuses", "ephemeralCo
 Body = dict[str, Any]
 
 
-def _metadata(body: Body) -> None:
-    meta = body.get("metadata")
-    if not isinstance(meta, dict):
-        return
-    meta.pop("managedFields", None)
-    annotations = meta.get("annotations")
-    if isinstance(annotations, dict) and LAST_APPLIED in annotations:
-        meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
-
-
 def _containers(containers: Any) -> Any:
     if not isinstance(containers, list):
         return containers
@@ -51,13 +41,18 @@ def _containers(containers: Any) -> Any:
 
 def object_view(body: Body) -> Body:
     """Any kind: without managed fields and kubectl's last-applied copy (in place)."""
-    _metadata(body)
+    meta = body.get("metadata")
+    if isinstance(meta, dict):
+        meta.pop("managedFields", None)
+        annotations = meta.get("annotations")
+        if isinstance(annotations, dict) and LAST_APPLIED in annotations:
+            meta["annotations"] = {k: v for k, v in annotations.items() if k != LAST_APPLIED}
     return body
 
 
 def pod_view(body: Body) -> Body:
     """A pod as the cache keeps it (in place; see the module docstring)."""
-    _metadata(body)
+    object_view(body)
     spec = body.get("spec")
     if isinstance(spec, dict):
         for field in ("containers", "initContainers"):
