@@ -23,9 +23,10 @@ import numpy as np
 import numpy.typing as npt
 
 from scheduler_core.framework.resource import CPU, EPHEMERAL_STORAGE, MEMORY
+from scheduler_core.framework.types import DO_NOT_SCHEDULE_EFFECTS, tolerations_tolerate_taint
 
 if TYPE_CHECKING:
-    from scheduler_core.framework.types import NodeInfo, PodInfo, Taint
+    from scheduler_core.framework.types import NodeInfo, PodInfo, Taint, Toleration
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -57,6 +58,19 @@ class TaintColumns:
 
     taints: list[Taint]
     matrix: BoolArray  # nodes x distinct taints
+
+    def untolerated(self, tolerations: Sequence[Toleration]) -> BoolArray:
+        """Nodes with a NoSchedule/NoExecute taint that ``tolerations`` do not tolerate (the
+        batch form of :func:`~scheduler_core.framework.types.find_untolerated_taint`): each
+        distinct taint is checked once, then one reduction covers every node."""
+        bad = [
+            j
+            for j, taint in enumerate(self.taints)
+            if taint.effect in DO_NOT_SCHEDULE_EFFECTS and not tolerations_tolerate_taint(tolerations, taint)
+        ]
+        if not bad:
+            return np.zeros(len(self.matrix), np.bool_)
+        return np.asarray(self.matrix[:, bad].any(axis=1), dtype=np.bool_)
 
 
 class NodeColumns:

@@ -95,6 +95,19 @@ def tolerations_tolerate_taint(tolerations: Iterable[Toleration], taint: Taint) 
     return any(t.tolerates(taint) for t in tolerations)
 
 
+DO_NOT_SCHEDULE_EFFECTS = (NO_SCHEDULE, NO_EXECUTE)
+
+
+def find_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
+    """The first NoSchedule/NoExecute taint not tolerated (``FindMatchingUntoleratedTaint``
+    with ``DoNotScheduleTaintsFilterFunc``), shared by TaintToleration and PodTopologySpread's
+    ``nodeTaintsPolicy: Honor``."""
+    for taint in taints:
+        if taint.effect in DO_NOT_SCHEDULE_EFFECTS and not tolerations_tolerate_taint(tolerations, taint):
+            return taint
+    return None
+
+
 @dataclass(slots=True)
 class ImageStateSummary:
     """An image's size and the nodes that have it (upstream ``fwk.ImageStateSummary``).

@@ -18,19 +18,15 @@ from dataclasses import dataclass
 from typing import cast
 
 from scheduler_core.framework import (
-    NO_EXECUTE,
-    NO_SCHEDULE,
     Manifest,
     NodeInfo,
     PodInfo,
-    Taint,
-    Toleration,
     manifest,
     node_selector,
-    tolerations_tolerate_taint,
 )
 from scheduler_core.framework import labels as labelselector
 from scheduler_core.framework.labels import Selector
+from scheduler_core.framework.types import find_untolerated_taint
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
@@ -75,15 +71,9 @@ class Constraint:
         node affinity (parse errors are no match) / tolerate its NoSchedule/NoExecute taints."""
         if self.node_affinity_policy == HONOR and not required.match(info.labels, info.name):
             return False
-        return not (self.node_taints_policy == HONOR and has_untolerated_taint(info.taints, pod.tolerations))
-
-
-def has_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> bool:
-    """``FindMatchingUntoleratedTaint`` with ``DoNotScheduleTaintsFilterFunc`` found one."""
-    return any(
-        taint.effect in (NO_SCHEDULE, NO_EXECUTE) and not tolerations_tolerate_taint(tolerations, taint)
-        for taint in taints
-    )
+        return not (
+            self.node_taints_policy == HONOR and find_untolerated_taint(info.taints, pod.tolerations) is not None
+        )
 
 
 def pod_constraints_raw(pod: PodInfo) -> Sequence[Manifest]:

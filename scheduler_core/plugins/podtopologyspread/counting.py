@@ -18,15 +18,12 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from scheduler_core.framework import (
-    NO_EXECUTE,
-    NO_SCHEDULE,
     BoolArray,
     IntArray,
     NodeColumns,
     NodeInfo,
     PodInfo,
     node_selector,
-    tolerations_tolerate_taint,
 )
 from scheduler_core.framework.labels import Selector
 from scheduler_core.plugins.podtopologyspread.common import HONOR, Constraint
@@ -138,17 +135,7 @@ class InclusionMasks:
             mask = mask & self._affinity
         if constraint.node_taints_policy == HONOR:
             if self._untolerated is None:
-                taints = self._columns.taints()
-                bad = [
-                    j
-                    for j, taint in enumerate(taints.taints)
-                    if taint.effect in (NO_SCHEDULE, NO_EXECUTE)
-                    and not tolerations_tolerate_taint(self._pod.tolerations, taint)
-                ]
-                untolerated: BoolArray = np.zeros(self._columns.size, np.bool_)
-                if bad:
-                    untolerated = np.asarray(taints.matrix[:, bad].any(axis=1), dtype=np.bool_)
-                self._untolerated = untolerated
+                self._untolerated = self._columns.taints().untolerated(self._pod.tolerations)
             mask = mask & ~self._untolerated
         return mask
 

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from scheduler_core.framework import (
-    NO_EXECUTE,
-    NO_SCHEDULE,
     PREFER_NO_SCHEDULE,
     ActionType,
     BoolArray,
@@ -41,6 +39,7 @@ from scheduler_core.framework import (
     tolerations_tolerate_taint,
 )
 from scheduler_core.framework.helpers import DefaultNormalizeScore
+from scheduler_core.framework.types import find_untolerated_taint
 from scheduler_core.plugins import names
 
 NAME = names.TAINT_TOLERATION
@@ -50,8 +49,6 @@ PRE_SCORE_STATE_KEY = "PreScore" + NAME
 # "node(s) had untolerated taint {key: value}").
 ERR_REASON_NOT_MATCH = "node(s) had untolerated taint(s)"
 
-_DO_NOT_SCHEDULE = (NO_SCHEDULE, NO_EXECUTE)
-
 
 @dataclass(frozen=True, slots=True)
 class _PreScoreState:
@@ -59,15 +56,6 @@ class _PreScoreState:
 
     def clone(self) -> _PreScoreState:
         return self
-
-
-def find_untolerated_taint(taints: Sequence[Taint], tolerations: Sequence[Toleration]) -> Taint | None:
-    """The first NoSchedule/NoExecute taint not tolerated (``FindMatchingUntoleratedTaint``
-    with ``DoNotScheduleTaintsFilterFunc``)."""
-    for taint in taints:
-        if taint.effect in _DO_NOT_SCHEDULE and not tolerations_tolerate_taint(tolerations, taint):
-            return taint
-    return None
 
 
 def _prefer_no_schedule_tolerations(tolerations: Sequence[Toleration]) -> tuple[Toleration, ...]:
@@ -128,15 +116,7 @@ class TaintToleration(DefaultNormalizeScore):
         return Status.unresolvable(ERR_REASON_NOT_MATCH)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
-        taints = columns.taints()
-        untolerated = [
-            j
-            for j, taint in enumerate(taints.taints)
-            if taint.effect in _DO_NOT_SCHEDULE and not tolerations_tolerate_taint(pod.tolerations, taint)
-        ]
-        if not untolerated:
-            return np.ones(columns.size, dtype=np.bool_)
-        return np.logical_not(taints.matrix[:, untolerated].any(axis=1))
+        return ~columns.taints().untolerated(pod.tolerations)
 
     def filter_batch_rejection(self, state: CycleState, pod: PodInfo) -> Status | None:
         return Status.unresolvable(ERR_REASON_NOT_MATCH)

@@ -18,10 +18,10 @@ from hypothesis import strategies as st
 
 from scheduler_core.framework import CycleState, NodeInfo, PodInfo
 from scheduler_core.framework.node_selector import required_node_affinity
+from scheduler_core.framework.types import find_untolerated_taint
 from scheduler_core.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
-    has_untolerated_taint,
     node_labels_match,
 )
 from scheduler_core.plugins.podtopologyspread.counting import count_pods_match_selector
@@ -156,7 +156,7 @@ def reference_pre_score(
         for i, c in enumerate(constraints):
             if c.node_affinity_policy == "Honor" and not required.match(info.labels, info.name):
                 continue
-            if c.node_taints_policy == "Honor" and has_untolerated_taint(info.taints, pod.tolerations):
+            if c.node_taints_policy == "Honor" and find_untolerated_taint(info.taints, pod.tolerations):
                 continue
             value = info.labels.get(c.topology_key, "")
             if value in counts[i]:
