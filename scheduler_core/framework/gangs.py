@@ -9,12 +9,20 @@ at or above the preemptor's priority, so a pod never breaks a gang more importan
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from scheduler_core.framework.status import Code, Status
 from scheduler_core.framework.types import NodeInfo, PodInfo
 
 ERR_GANG_VICTIM = "preemption would break a gang of higher or equal priority"
+
+
+def placed_members(
+    nodes: Sequence[NodeInfo], namespace: str, name: str, group_of: Callable[[PodInfo], str]
+) -> Iterator[PodInfo]:
+    """The pods of gang ``namespace/name`` (``group_of`` names a pod's gang) on a node in the
+    snapshot: assumed or bound."""
+    return (p for n in nodes for p in n.pods if p.namespace == namespace and group_of(p) == name)
 
 
 def protect_gang(
@@ -26,8 +34,7 @@ def protect_gang(
     if not name:
         return None
     highest = max(
-        (p.priority for n in nodes for p in n.pods if p.namespace == victim.namespace and group_of(p) == name),
-        default=victim.priority,
+        (p.priority for p in placed_members(nodes, victim.namespace, name, group_of)), default=victim.priority
     )
     if preemptor.priority <= highest:
         return Status(Code.UNSCHEDULABLE, f"{ERR_GANG_VICTIM}: {victim.namespace}/{name}")

@@ -118,12 +118,8 @@ class Coscheduling:
         """``CalculateAssignedPods``: members on a node in the snapshot (assumed or bound).
         Our snapshot already holds the pod being placed, which upstream's does not: ``besides``
         leaves it out."""
-        count = 0
-        for node in self._handle.snapshot().list():
-            for pod in node.pods:
-                if pod.uid != besides and pod.namespace == group.namespace and group_name(pod) == group.name:
-                    count += 1
-        return count
+        members = gangs.placed_members(self._handle.snapshot().list(), group.namespace, group.name, group_name)
+        return sum(1 for pod in members if pod.uid != besides)
 
     def _reject_waiting(self, namespace: str, name: str, message: str) -> None:
         for waiting in self._handle.iterate_over_waiting_pods():

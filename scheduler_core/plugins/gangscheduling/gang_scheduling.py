@@ -194,9 +194,4 @@ class GangScheduling:
     def _scheduled(self, namespace: str, name: str) -> set[str]:
         """UIDs of the group's pods assumed or bound (``ScheduledPodsCount``): those on a node
         in the snapshot, which holds the pod in this cycle too."""
-        uids: set[str] = set()
-        for node in self._handle.snapshot().list():
-            for member in node.pods:
-                if member.namespace == namespace and pod_group_name(member) == name:
-                    uids.add(member.uid)
-        return uids
+        return {p.uid for p in gangs.placed_members(self._handle.snapshot().list(), namespace, name, pod_group_name)}
