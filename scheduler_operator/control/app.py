@@ -117,16 +117,10 @@ class Operator:
             self.scheduler, registry, self.writer, home_namespace=options.home_namespace, double_serving=double_serving
         )
         reconciler = self.reconciler
-        self.profiles = Store(
-            PROFILES.kind, key=namespaced_name_of,
-            on_add=reconciler.profile_changed, on_update=lambda _, new: reconciler.profile_changed(new),
-            on_delete=reconciler.profile_deleted,
-        )  # fmt: skip
-        self.plugin_configs = Store(
-            PLUGIN_CONFIGS.kind, key=namespaced_name_of,
-            on_add=reconciler.plugin_config_changed, on_update=lambda _, new: reconciler.plugin_config_changed(new),
-            on_delete=reconciler.plugin_config_deleted,
-        )  # fmt: skip
+        self.profiles = _custom_store(PROFILES.kind, reconciler.profile_changed, reconciler.profile_deleted)
+        self.plugin_configs = _custom_store(
+            PLUGIN_CONFIGS.kind, reconciler.plugin_config_changed, reconciler.plugin_config_deleted
+        )
         # The fence: no write starts unless the lease is surely still ours (scheduler_operator.control.fence).
         self.fence = Fence(options.election.renew_deadline)
         self.transport.guard = self.fence.guard
@@ -346,6 +340,11 @@ class Operator:
     async def close(self) -> None:
         self.writer.close()
         await self.transport.close()
+
+
+def _custom_store(kind: str, changed: Callable[[Manifest], None], deleted: Callable[[Manifest], None]) -> Store:
+    """A store of a custom resource, fed by Kopf's watch: an object added or updated is changed."""
+    return Store(kind, key=namespaced_name_of, on_add=changed, on_update=lambda _, new: changed(new), on_delete=deleted)
 
 
 async def _serve(options: Options, operator: Operator) -> tuple[list[serving.Server], Transport | None]:

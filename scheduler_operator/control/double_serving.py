@@ -226,13 +226,7 @@ class Watch:
         self.detector = detector
         self.check_every = check_every
         # Added only: an event's update is a series of the same binding, its deletion its TTL.
-        self.store = Store(
-            "Event",
-            key=manifest.uid_of,
-            on_add=detector.observe,
-            on_update=lambda old, new: None,
-            on_delete=lambda old: None,
-        )
+        self.store = Store("Event", key=manifest.uid_of, on_add=detector.observe)
         # No wake-up bell (the scheduling caches' reflectors have one): a list refused for want
         # of the RBAC right is retried every 30 s, not at every Lease renewal.
         self.reflector = Reflector(transport, EVENTS, self.store, view=event_view)

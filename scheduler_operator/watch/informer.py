@@ -62,8 +62,8 @@ class Store:
         *,
         key: Callable[[Manifest], str],
         on_add: Callable[[Manifest], None],
-        on_update: Callable[[Manifest, Manifest], None],
-        on_delete: Callable[[Manifest], None],
+        on_update: Callable[[Manifest, Manifest], None] = lambda _old, _new: None,
+        on_delete: Callable[[Manifest], None] = lambda _old: None,
         on_vanished: Callable[[Manifest], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -152,15 +152,8 @@ class Store:
         """Delete what a list started at ``listed_since`` no longer holds; return what was deleted.
 
         An object seen after the list started may be newer than the list: it is kept."""
-        gone = [k for k, seen in self._seen.items() if seen < listed_since and k not in listed_keys]
-        deleted = []
-        for key in gone:
-            body = self._bodies.pop(key)
-            self._seen.pop(key, None)
-            self.version = next(_changes)
-            self._on_vanished(body)
-            deleted.append(body)
-        return deleted
+        newer = {key for key, seen in self._seen.items() if seen >= listed_since}
+        return self.drop_unlisted(newer.union(listed_keys))
 
     def missing(self, listed: Mapping[str, str]) -> list[str]:
         """Keys of a list (key → uid) the store has not caught up with yet."""
