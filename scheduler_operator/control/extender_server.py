@@ -139,10 +139,8 @@ def make_app(service: ExtenderService, *, ready: Callable[[], bool] = lambda: Tr
         return web.Response(body=metrics.registry.render().encode(), headers={"Content-Type": CONTENT_TYPE})
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
-    app.router.add_post("/filter", answer("filter", service.filter))
-    app.router.add_post("/prioritize", answer("prioritize", service.prioritize))
-    app.router.add_post("/preempt", answer("preempt", service.preempt))
-    app.router.add_post("/bind", answer("bind", service.bind))
+    for verb in VERBS:  # POST /<verb>, answered by the service's method of that name
+        app.router.add_post(f"/{verb}", answer(verb, getattr(service, verb)))
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_page)
     return app

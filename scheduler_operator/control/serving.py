@@ -120,7 +120,7 @@ class Unauthorized(Exception):
 
 class DelegatedAuth:
     """TokenReview and SubjectAccessReview through ``post`` (the path and the body of a create),
-    with upstream's caches. ``reviews`` counts the calls made (tests read the caching)."""
+    with upstream's caches."""
 
     def __init__(
         self, post: Post, options: SecureServingOptions, *, clock: Callable[[], float] = time.monotonic
@@ -129,7 +129,6 @@ class DelegatedAuth:
         self.options = options
         self._tokens = _TTLCache(clock)
         self._decisions = _TTLCache(clock)
-        self.reviews = 0
 
     async def authenticate(self, request: web.Request) -> User:
         """The request's user (raises Unauthorized for a bearer token the API server refuses)."""
@@ -152,7 +151,6 @@ class DelegatedAuth:
         raise Unauthorized(cached)
 
     async def _review_token(self, token: str) -> User | str:
-        self.reviews += 1
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": {"token": token}}
         answer = await self._post(TOKEN_REVIEWS, body)
         status = manifest.status(answer or {})
@@ -185,7 +183,6 @@ class DelegatedAuth:
         cached = self._decisions.get(key)
         if cached is not None:
             return cached  # type: ignore[no-any-return]
-        self.reviews += 1
         spec: dict[str, Any] = {
             "user": user.name,
             "groups": list(user.groups),
