@@ -27,9 +27,15 @@ the other side starts from the same state. Pods get the side's ``schedulerName``
 ``nodeSelector`` on the run label; every node the ops make carries that label. Templates are
 read with the in-process mode's :func:`~bench.scheduler_perf.inprocess.load_template`.
 
+Volumes, on both paths, as ``runners.go`` makes them: a ``createPods`` op with
+``persistentVolumeTemplatePath`` gives each pod its own claim, pre-bound to its own volume
+(both phases Bound; made before the pods, untimed), and a ``createNodes`` op with a
+``nodeAllocatableStrategy`` gives each node its CSINode (attach limits, migrated plugins).
+Both are deleted after each side's turn.
+
 :func:`check` raises :class:`~bench.scheduler_perf.inprocess.Unsupported`, named by op, for
-volumes (no PV controller on the dev cluster) and DRA (no ResourceSlice publisher, feature
-gates not set on the dev cluster's API server and kube-scheduler), and ``steadyState``.
+DRA (no ResourceSlice publisher, feature gates not set on the dev cluster's API server and
+kube-scheduler) and ``steadyState``.
 """
 
 from __future__ import annotations
@@ -55,6 +61,7 @@ from bench.cluster import (
     CONTROL_PLANE,
     KUBE_SCHEDULER_CONFIGURATION,
     ROOT,
+    TIMEOUT,
     Bench,
     control_plane_cpu,
     dev_cluster,
@@ -71,9 +78,11 @@ from bench.scheduler_perf.inprocess import (
     WAIT_TIMEOUT,
     Unsupported,
     WorkloadFailed,
+    csinode_body,
     go_seconds,
     load_template,
     node_strategy,
+    volume_pair,
 )
 
 SIMPLE_OPS = frozenset({"createNodes", "createNamespaces", "createPods"})
@@ -95,11 +104,6 @@ UNSUPPORTED_OPS = {
     "allocResourceClaims": DRA_REASON,
     "createResourceClaims": DRA_REASON,
 }
-VOLUME_REASON = (
-    "the cluster mode makes no volumes: the dev cluster has no PV controller, so the bench would create"
-    " each PV and its claim pre-bound itself (runners.go CreatePodWithPersistentVolume), and CSINodes"
-    " for nodeAllocatableStrategy.csiNodeAllocatable"
-)
 
 
 def check(variant: Variant) -> bool:
@@ -114,11 +118,6 @@ def check(variant: Variant) -> bool:
     if unknown:
         raise Unsupported(",".join(unknown), "no cluster-mode implementation")
     for op in variant.ops:
-        volumes = sorted(k for k in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath") if op.get(k))
-        if volumes:
-            raise Unsupported(str(op["opcode"]), f"{VOLUME_REASON} ({', '.join(volumes)})")
-        if (op.get("nodeAllocatableStrategy") or {}).get("csiNodeAllocatable"):
-            raise Unsupported("createNodes", VOLUME_REASON)
         if op["opcode"] == "createPods" and op.get("steadyState"):
             raise Unsupported("createPods", "steadyState is not run on the cluster")
         paths = [op["templatePath"]] if op.get("templatePath") else list(op.get("templatePaths") or ())
@@ -129,6 +128,19 @@ def check(variant: Variant) -> bool:
     if not any(op.get("collectMetrics") or op["opcode"] == "startCollectingMetrics" for op in variant.ops):
         raise Unsupported("createPods", "no op collects metrics")
     return bool(set(opcodes) - SIMPLE_OPS)
+
+
+MERGE_PATCH = "application/merge-patch+json"
+
+
+def has_volumes(op: Mapping[str, Any]) -> bool:
+    """A createPods op whose pods each get a bound PV/PVC pair (CreatePodWithPersistentVolume)."""
+    return bool(op.get("persistentVolumeClaimTemplatePath"))
+
+
+def claim_volume(pvc_name: str) -> list[dict[str, Any]]:
+    """runners.go's pod volume list: the one claim, named ``vol``."""
+    return [{"name": "vol", "persistentVolumeClaim": {"claimName": pvc_name}}]
 
 
 def measured_op(variant: Variant) -> dict[str, Any]:
@@ -145,6 +157,9 @@ class WorkloadBench(Bench):
     def __init__(self, kubeconfig: str, variant: Variant, creators: int = 16) -> None:
         self.variant = variant
         self.ops_path = check(variant)
+        # Cluster-scoped objects made besides Nodes, deleted with them: PersistentVolumes and CSINodes.
+        self.volumes: list[str] = []
+        self.csinodes: list[str] = []
         if self.ops_path:  # every op runs per side (run_ops): nothing is shared
             super().__init__(kubeconfig, 0, 0, creators)
             self.node_ops, self.init_pods = [], []
@@ -182,17 +197,82 @@ class WorkloadBench(Bench):
         return node
 
     def create_nodes(self) -> None:
-        bodies: list[dict[str, Any]] = []
+        bodies: list[tuple[Mapping[str, Any], dict[str, Any]]] = []
         for op in self.node_ops:
             count = int(op.get("count", 0))
-            bodies.extend(self._node(op, len(bodies), i, count) for i in range(count))
+            bodies.extend((op, self._node(op, len(bodies), i, count)) for i in range(count))
 
-        def create(body: dict[str, Any]) -> None:
+        def create(item: tuple[Mapping[str, Any], dict[str, Any]]) -> None:
+            op, body = item
             self._post("/api/v1/nodes", body)
             self.nodes.append(body["metadata"]["name"])
+            self.create_csinode(op, body["metadata"]["name"])
 
         with ThreadPoolExecutor(self.creators) as pool:
             list(pool.map(create, bodies))
+
+    # -- volumes (runners.go CreatePodWithPersistentVolume, NodeAllocatableStrategy) ------------
+    def create_csinode(self, op: Mapping[str, Any], node: str) -> None:
+        """The node's CSINode, for a createNodes op with a nodeAllocatableStrategy."""
+        if op.get("nodeAllocatableStrategy"):
+            self.request("POST", "/apis/storage.k8s.io/v1/csinodes", csinode_body(node, op["nodeAllocatableStrategy"]))
+            self.csinodes.append(node)
+
+    def make_volume(self, namespace: str, op: Mapping[str, Any], i: int, pvc_name: str, pv_name: str) -> None:
+        """A claim and its volume, bound to each other with phase Bound, in upstream's order (the
+        claim first). The volume's ``claimRef`` also names the claim's uid: without it the dev
+        cluster's PV controller (upstream's scheduler_perf runs none) would call the claim
+        misbound and mark it Lost, which both schedulers refuse. Made before the pods, outside
+        the measured time, on both sides."""
+        pvc, pv = volume_pair(op, namespace, i, pvc_name, pv_name)
+        claims = f"/api/v1/namespaces/{namespace}/persistentvolumeclaims"
+        created = self.request("POST", claims, pvc)
+        pv["spec"]["claimRef"]["uid"] = created["metadata"]["uid"]
+        self.request("POST", "/api/v1/persistentvolumes", pv)
+        self.volumes.append(pv_name)
+        self.request("PATCH", f"/api/v1/persistentvolumes/{pv_name}/status", {"status": pv["status"]}, MERGE_PATCH)
+        self.request("PATCH", f"{claims}/{pvc_name}/status", {"status": pvc["status"]}, MERGE_PATCH)
+
+    def make_volumes(self, namespace: str, items: list[tuple[Mapping[str, Any], int, str, str]]) -> None:
+        """:meth:`make_volume` for each (op, index, claim name, volume name), in parallel."""
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(lambda item: self.make_volume(namespace, *item), items))
+
+    def delete_volumes(self) -> None:
+        """Delete the PersistentVolumes and CSINodes made, the PVs' pv-protection finalizer
+        dropped (the claims are gone with their namespaces, or going)."""
+
+        def delete(path: str) -> None:
+            with contextlib.suppress(client.ApiException):
+                self.request("DELETE", path)
+            with contextlib.suppress(client.ApiException):
+                self.request("PATCH", path, {"metadata": {"finalizers": None}}, MERGE_PATCH)
+
+        paths = [f"/api/v1/persistentvolumes/{name}" for name in self.volumes]
+        paths += [f"/apis/storage.k8s.io/v1/csinodes/{name}" for name in self.csinodes]
+        with ThreadPoolExecutor(self.creators) as pool:
+            list(pool.map(delete, paths))
+        self.volumes.clear()
+        self.csinodes.clear()
+
+    def _pod_volumes(self, namespace: str, items: list[tuple[Mapping[str, Any], int, str]]) -> None:
+        """The volumes of the simple path's pods (op, index in the op, pod name) in ``namespace``:
+        claim ``pvc-<pod>``, volume ``<namespace>-vol-<pod>``."""
+        wanted = [(op, i, f"pvc-{pod}", f"{namespace}-vol-{pod}") for op, i, pod in items if has_volumes(op)]
+        if wanted:
+            self.make_volumes(namespace, wanted)
+
+    def measure(self, namespace: str, scheduler_name: str, start: Callable[[], None] | None = None) -> dict[str, Any]:
+        self._pod_volumes(namespace, [(self.measured, i, f"p{i:05d}") for i in range(self.pod_count)])
+        return super().measure(namespace, scheduler_name, start)
+
+    def place_init_pods(self, namespace: str, scheduler_name: str, timeout: float = TIMEOUT) -> None:
+        self._pod_volumes(namespace, [(op, i, f"i{n:05d}") for n, (op, i) in enumerate(self.init_pods)])
+        super().place_init_pods(namespace, scheduler_name, timeout)
+
+    def cleanup(self) -> None:
+        super().cleanup()
+        self.delete_volumes()
 
     def _pod(self, i: int, scheduler_name: str) -> dict[str, Any]:
         return self._from_template(self.measured, i, self.pod_count, f"p{i:05d}", scheduler_name)
@@ -214,6 +294,8 @@ class WorkloadBench(Bench):
         spec = pod.setdefault("spec", {})
         spec["schedulerName"] = scheduler_name
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.label}
+        if has_volumes(op):
+            spec["volumes"] = claim_volume(f"pvc-{name}")
         return pod
 
 
@@ -487,9 +569,13 @@ class OpsRun:
                 strategy(node, i)
             return node
 
+        def create(node: dict[str, Any]) -> None:
+            self.bench.request("POST", "/api/v1/nodes", node)
+            self.bench.create_csinode(op, node["metadata"]["name"])
+
         bodies = [body(i) for i in range(count)]
         with ThreadPoolExecutor(self.bench.creators) as pool:
-            list(pool.map(lambda node: self.bench.request("POST", "/api/v1/nodes", node), bodies))
+            list(pool.map(create, bodies))
 
     def op_createNamespaces(self, index: int, op: Mapping[str, Any]) -> None:
         base = load_template(op["namespaceTemplatePath"]) if op.get("namespaceTemplatePath") else None
@@ -501,6 +587,10 @@ class OpsRun:
         self.ensure_namespace(namespace)
         path = op.get("podTemplatePath") or self.variant.default_pod_template
         count = int(op.get("count", 0))
+        volumes = has_volumes(op)
+        if volumes:  # claim pvc-<i>, as upstream; the volume's name also says the side
+            pv = f"{namespace}-{self.side[0]}-vol-{{}}"
+            self.bench.make_volumes(namespace, [(op, i, f"pvc-{i}", pv.format(i)) for i in range(count)])
         if op.get("collectMetrics"):
             self._start_window(namespace, frozenset({namespace}), {})
 
@@ -509,6 +599,8 @@ class OpsRun:
             meta = pod.setdefault("metadata", {})
             if not meta.get("name") and not meta.get("generateName"):
                 meta["generateName"] = "pod-"
+            if volumes:
+                pod.setdefault("spec", {})["volumes"] = claim_volume(f"pvc-{i}")
             return self._pod(pod)
 
         url = f"/api/v1/namespaces/{namespace}/pods"
@@ -664,6 +756,7 @@ class OpsRun:
             with contextlib.suppress(client.ApiException):
                 bench.request("DELETE", path)
         bench._wait_gone(self.namespaces)
+        bench.delete_volumes()
         deadline = time.monotonic() + 60
         while bench.core.list_node(label_selector=selector, limit=1).items and time.monotonic() < deadline:
             time.sleep(0.2)

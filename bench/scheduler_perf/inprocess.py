@@ -491,21 +491,7 @@ class Executor:
         self.next_node_index += count
 
     def _csinode(self, node: Obj, spec: Mapping[str, Any]) -> None:
-        """runners.go NodeAllocatableStrategy.createCSINode: the node's CSINode with each
-        driver's allocatable and the migrated in-tree plugins annotation."""
-        name = node["metadata"]["name"]
-        drivers = [
-            {"name": driver, "nodeID": name, "allocatable": allocatable}
-            for driver, allocatable in (spec.get("csiNodeAllocatable") or {}).items()
-        ]
-        annotation = ",".join(spec.get("migratedPlugins") or ())
-        csinode = {
-            "apiVersion": "storage.k8s.io/v1",
-            "kind": "CSINode",
-            "metadata": {"name": name, "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": annotation}},
-            "spec": {"drivers": drivers},
-        }
-        stored = self.cluster.create_object("CSINode", csinode)
+        stored = self.cluster.create_object("CSINode", csinode_body(node["metadata"]["name"], spec))
         self.scheduler.on_object_add("CSINode", stored)
 
     async def op_createNamespaces(self, index: int, op: Mapping[str, Any]) -> None:
@@ -558,27 +544,8 @@ class Executor:
             self.create_pod(pod, namespace)
 
     def _pod_volume(self, pod: Obj, namespace: str, i: int, op: Mapping[str, Any]) -> None:
-        """runners.go CreatePodWithPersistentVolume (bindVolume): claim ``pvc-<i>`` bound to PV
-        ``<namespace>-vol-<i>``, the pod mounting the claim."""
-        pvc = yaml.safe_load(Path(op["persistentVolumeClaimTemplatePath"]).read_text())
-        pv = yaml.safe_load(Path(op["persistentVolumeTemplatePath"]).read_text())
-        pvc_name, pv_name = f"pvc-{i}", f"{namespace}-vol-{i}"
-        pvc.setdefault("metadata", {}).update(name=pvc_name, namespace=namespace)
-        pvc.setdefault("spec", {})["volumeName"] = pv_name
-        pvc["status"] = {**(pvc.get("status") or {}), "phase": "Bound"}
-        pv.setdefault("metadata", {})["name"] = pv_name
-        source = pv.setdefault("spec", {})
-        if source.get("csi") is not None:
-            source["csi"]["volumeHandle"] = pv_name
-        elif source.get("awsElasticBlockStore") is not None:
-            source["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
-        source["claimRef"] = {
-            "kind": "PersistentVolumeClaim",
-            "namespace": namespace,
-            "name": pvc_name,
-            "apiVersion": "v1",
-        }
-        pv["status"] = {**(pv.get("status") or {}), "phase": "Bound"}
+        pvc_name = f"pvc-{i}"
+        pvc, pv = volume_pair(op, namespace, i, pvc_name, f"{namespace}-vol-{i}")
         for kind, obj in (("PersistentVolumeClaim", pvc), ("PersistentVolume", pv)):
             stored = self.cluster.create_object(kind, obj)
             self.scheduler.on_object_add(kind, stored)
@@ -886,6 +853,42 @@ def go_seconds(value: object) -> float:
         if text.endswith(suffix) and text[: -len(suffix)].replace(".", "", 1).isdigit():
             return float(text[: -len(suffix)]) * factor
     raise WorkloadFailed(f"unsupported duration {text!r}")
+
+
+def csinode_body(name: str, spec: Mapping[str, Any]) -> Obj:
+    """runners.go NodeAllocatableStrategy.createCSINode: node ``name``'s CSINode with each
+    driver's allocatable and the migrated in-tree plugins annotation."""
+    drivers = [
+        {"name": driver, "nodeID": name, "allocatable": allocatable}
+        for driver, allocatable in (spec.get("csiNodeAllocatable") or {}).items()
+    ]
+    annotation = ",".join(spec.get("migratedPlugins") or ())
+    return {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSINode",
+        "metadata": {"name": name, "annotations": {"storage.alpha.kubernetes.io/migrated-plugins": annotation}},
+        "spec": {"drivers": drivers},
+    }
+
+
+def volume_pair(op: Mapping[str, Any], namespace: str, i: int, pvc_name: str, pv_name: str) -> tuple[Obj, Obj]:
+    """runners.go CreatePodWithPersistentVolume (bindVolume): the op's claim template as
+    ``pvc_name`` in ``namespace``, bound to its volume template as ``pv_name`` (both phases
+    Bound; the claim template carries ``pv.kubernetes.io/bind-completed``)."""
+    pvc = yaml.safe_load(Path(op["persistentVolumeClaimTemplatePath"]).read_text())
+    pv = yaml.safe_load(Path(op["persistentVolumeTemplatePath"]).read_text())
+    pvc.setdefault("metadata", {}).update(name=pvc_name, namespace=namespace)
+    pvc.setdefault("spec", {})["volumeName"] = pv_name
+    pvc["status"] = {**(pvc.get("status") or {}), "phase": "Bound"}
+    pv.setdefault("metadata", {})["name"] = pv_name
+    source = pv.setdefault("spec", {})
+    if source.get("csi") is not None:
+        source["csi"]["volumeHandle"] = pv_name
+    elif source.get("awsElasticBlockStore") is not None:
+        source["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
+    source["claimRef"] = {"kind": "PersistentVolumeClaim", "namespace": namespace, "name": pvc_name, "apiVersion": "v1"}
+    pv["status"] = {**(pv.get("status") or {}), "phase": "Bound"}
+    return pvc, pv
 
 
 def node_strategy(op: Mapping[str, Any]) -> Callable[[Obj, int], None] | None:

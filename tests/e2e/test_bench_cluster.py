@@ -56,7 +56,8 @@ def _both_bound(result: dict[str, Any], want: int) -> None:
 
 
 def _leftovers(variant: config.Variant) -> tuple[list[str], list[str]]:
-    """Namespaces the variant's ops name, and bench nodes, still in the cluster after a run."""
+    """Namespaces the variant's ops name, and bench nodes, still in the cluster after a run
+    (and no PersistentVolume nor CSINode the bench made)."""
     from kubernetes import client as k8s
     from kubernetes import config as kubeconfig
 
@@ -66,7 +67,32 @@ def _leftovers(variant: config.Variant) -> tuple[list[str], list[str]]:
     named = {str(op["namespace"]) for op in variant.ops if op.get("namespace")}
     namespaces = [ns.metadata.name for ns in core.list_namespace().items if ns.metadata.name in named]
     nodes = [n.metadata.name for n in core.list_node(label_selector="bench-run").items]
+    storage: Any = k8s.StorageV1Api(core.api_client)
+    assert [pv.metadata.name for pv in core.list_persistent_volume().items if "-vol-" in pv.metadata.name] == []
+    assert [c.metadata.name for c in storage.list_csi_node().items if c.metadata.name.startswith("bench-")] == []
     return namespaces, nodes
+
+
+def test_volume_workloads_bind_each_pod_to_its_own_claim_on_both_sides(tmp_path: Path) -> None:
+    # SchedulingCSIPVs: each pod mounts claim pvc-<pod>, pre-bound to its CSI volume, and every
+    # node has a CSINode (attach limit 39). Without the pair a pod stays pending: its claim is
+    # not found (VolumeBinding's PreFilter).
+    variant = _variant("SchedulingCSIPVs", "500Nodes", initNodes=3, initPods=3, measurePods=4)
+    result = cluster.run(variant, modes={"stream": False, "backlog": True}, log_dir=tmp_path)
+    assert result["path"] == "simple", result
+    for mode in ("stream", "backlog"):
+        ours, theirs = result[mode]["crd_scheduler"], result[mode]["kube_scheduler"]
+        assert (ours["bound"], theirs["bound"]) == (4, 4), result
+    assert _leftovers(variant) == ([], [])
+
+
+def test_volume_limits_on_the_ops_path(tmp_path: Path) -> None:
+    # EventHandlingPodDelete: blockers with CSI volumes on nodes whose CSINode allows 20, the
+    # measured pods blocked until the blockers are deleted at 100/s.
+    variant = _variant("EventHandlingPodDelete", "2Nodes_20Pods")
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, _window_pods(variant))
+    assert _leftovers(variant) == ([], [])
 
 
 def test_create_any_builds_the_service_default_spreading_reads(tmp_path: Path) -> None:
@@ -116,10 +142,13 @@ def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
             cluster.check(variant)
         except Unsupported as error:
             reasons[case.name] = (error.op, error.reason)
-    assert reasons["SchedulingCSIPVs"][1].startswith("the cluster mode makes no volumes")
     assert reasons["SchedulingWithResourceClaim"][0] == "createResourceDriver"
     assert reasons["PartitionableBacktracking"][0] == "createAny"  # its DeviceClass, claims, slices
-    for name in ("DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync"):
+    for name in (
+        "DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync",
+        "SchedulingCSIPVs", "SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "PreemptionPVs",
+        "EventHandlingPodDelete",
+    ):  # fmt: skip
         assert name not in reasons
 
 
