@@ -208,8 +208,7 @@ class InMemoryCluster(ClusterAPI):
             return None if stored is None else (uid, stored)
         wanted = (call.namespace or "default", call.name)
         for key, stored in self.pods.items():
-            meta = manifest.meta(stored)
-            if ((meta.get("namespace") or "default"), meta.get("name")) == wanted:
+            if (manifest.namespace_of(stored), manifest.name_of(stored)) == wanted:
                 return key, stored
         return None
 
@@ -308,8 +307,7 @@ class InMemoryCluster(ClusterAPI):
     # -- reading back ---------------------------------------------------------------------
     def pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         for stored in self.pods.values():
-            meta = manifest.meta(stored)
-            if meta.get("name") == name and (meta.get("namespace") or "default") == namespace:
+            if manifest.name_of(stored) == name and manifest.namespace_of(stored) == namespace:
                 return stored
         return None
 

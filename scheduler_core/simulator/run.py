@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from scheduler_core.clock import FakeClock
 from scheduler_core.defaults import default_plugins
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, manifest
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.registry import default_registry
 from scheduler_core.scheduler import Scheduler
@@ -128,8 +128,7 @@ async def simulate_async(
     gangs.annotate(reports, backend.pods.values(), cluster.objects)
     claims = list(backend.objects(RESOURCE_CLAIM))
     if claims:
-        by_name = {(p.get("metadata", {}).get("namespace") or "default", p.get("metadata", {}).get("name")): p
-                   for p in backend.pods.values()}  # fmt: skip
+        by_name = {(manifest.namespace_of(p), manifest.name_of(p)): p for p in backend.pods.values()}
         for report in reports:
             stored = by_name.get((report.namespace, report.name))
             if stored is not None:

@@ -149,9 +149,8 @@ def _placements(before: Simulation, after: Simulation) -> list[Placement]:
 def _nodes_used(sim: Simulation, compared: set[tuple[str, str]]) -> int:
     nodes = set()
     for pod in sim.cluster.pods.values():
-        meta = manifest.meta(pod)
         node = manifest.spec(pod).get("nodeName")
-        if node and (meta.get("namespace") or "default", meta.get("name")) in compared:
+        if node and (manifest.namespace_of(pod), manifest.name_of(pod)) in compared:
             nodes.add(node)
     return len(nodes)
 
