@@ -134,9 +134,8 @@ class ClaimStore:
     def claims_for_pod(self, pod: Manifest) -> list[dict[str, str]]:
         """Create the claims of ``pod``'s templates that do not exist yet; the pod's new
         ``status.resourceClaimStatuses`` (empty when it names no template)."""
-        metadata = manifest.meta(pod)
-        namespace = str(metadata.get("namespace") or "default")
-        pod_name = str(metadata.get("name") or "")
+        namespace = namespace_of(pod)
+        pod_name = name_of(pod)
         known = {s.get("name"): s for s in manifest.status(pod).get("resourceClaimStatuses") or ()}
         statuses: list[dict[str, str]] = []
         for pod_claim in manifest.spec(pod).get("resourceClaims") or ():

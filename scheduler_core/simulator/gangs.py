@@ -46,10 +46,9 @@ def gangs(objects: Mapping[str, Iterable[Manifest]]) -> list[Gang]:
         group = podgroup.PodGroup.parse(obj)
         found.append(Gang(podgroup.KIND, group.namespace, group.name, group.min_member))
     for obj in objects.get(gang_scheduling.KIND, ()):
-        meta = manifest.meta(obj)
         count = gang_scheduling.gang_min_count(obj)
         if count is not None:
-            found.append(Gang(gang_scheduling.KIND, meta.get("namespace") or "default", meta.get("name") or "", count))
+            found.append(Gang(gang_scheduling.KIND, manifest.namespace_of(obj), manifest.name_of(obj), count))
     return found
 
 
