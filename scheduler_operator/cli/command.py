@@ -209,12 +209,9 @@ def _simulate(args: argparse.Namespace) -> int:
     if not files:
         print("error: simulate: -f/--filename is required (or --example, or --from-cluster)", file=sys.stderr)
         return EXIT_BAD_INPUT
-    try:
-        cluster = load_files(files, home_namespace=args.home_namespace)
-        warn(cluster.warnings)
-        result = run_simulation(cluster, seed=args.seed, home_namespace=args.home_namespace)
-    except InputError as exc:
-        return errors(exc)
+    cluster = load_files(files, home_namespace=args.home_namespace)
+    warn(cluster.warnings)
+    result = run_simulation(cluster, seed=args.seed, home_namespace=args.home_namespace)
     warn(result.warnings)
     if args.output == "html":
         text = render_simulation(result.pods, node_usage(cluster.nodes, result))
@@ -385,6 +382,11 @@ def _extender_serve(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the verb; bad input it reads (``InputError``: a manifest, a profile, a live object)
+    is one ``error:`` line per problem and exit 2, whichever verb met it."""
     args = build_parser().parse_args(argv)
-    code: int = args.handler(args)
+    try:
+        code: int = args.handler(args)
+    except InputError as exc:
+        return errors(exc)
     return code

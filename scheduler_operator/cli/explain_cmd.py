@@ -10,11 +10,10 @@ import argparse
 import json
 from typing import Any
 
-from scheduler_core.simulator import InputError
 from scheduler_core.simulator.explain import explain, render_text
 from scheduler_core.simulator.html import render_explanation
 from scheduler_operator.cli import live
-from scheduler_operator.cli.output import EXIT_OK, emit, errors, warn
+from scheduler_operator.cli.output import EXIT_OK, emit, warn
 
 
 def add_parser(verbs: Any) -> None:
@@ -38,10 +37,7 @@ def run(args: argparse.Namespace) -> int:
     cluster = live.take(args)
     if isinstance(cluster, int):
         return cluster
-    try:
-        explanation = explain(cluster, args.namespace, args.pod, seed=args.seed, home_namespace=args.home_namespace)
-    except InputError as exc:
-        return errors(exc)
+    explanation = explain(cluster, args.namespace, args.pod, seed=args.seed, home_namespace=args.home_namespace)
     warn(explanation.warnings)
     if args.output == "json":
         emit(json.dumps({"pods": [explanation.to_json()]}, indent=2))

@@ -17,9 +17,9 @@ import yaml
 
 from scheduler_core.importconfig import ConfigImportError, convert
 from scheduler_core.runtime.registry import default_registry
-from scheduler_core.simulator import InputError, load_lists, simulate
+from scheduler_core.simulator import load_lists, simulate
 from scheduler_operator.cli.live import add_home_namespace
-from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
+from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, warn
 
 
 def add_parser(verbs: Any) -> None:
@@ -62,8 +62,6 @@ def run(args: argparse.Namespace) -> int:
     except ConfigImportError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except InputError as exc:
-        return errors(exc)
     warn(imported.warnings)
     emit(yaml.safe_dump_all(imported.objects, sort_keys=False).rstrip())
     return EXIT_OK

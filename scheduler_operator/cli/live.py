@@ -16,8 +16,7 @@ import asyncio
 import os
 import sys
 
-from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, Cluster, InputError
-from scheduler_operator.cli.output import errors
+from scheduler_core.simulator import DEFAULT_HOME_NAMESPACE, Cluster
 from scheduler_operator.io.kube import ApiError
 
 HOME_NAMESPACE_ENV = "CRD_SCHEDULER_HOME_NAMESPACE"
@@ -42,7 +41,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def take(args: argparse.Namespace) -> Cluster | int:
-    """The snapshot, or the exit code after saying why there is none."""
+    """The snapshot, or the exit code after saying why there is none (objects the manifest
+    checks refuse raise ``InputError``, which ``command.main`` reports)."""
     from kubernetes import config
 
     from scheduler_operator.cli import snapshot
@@ -54,8 +54,6 @@ def take(args: argparse.Namespace) -> Cluster | int:
         return EXIT_UNREACHABLE
     try:
         return asyncio.run(snapshot.take(credentials, home_namespace=args.home_namespace))
-    except InputError as exc:
-        return errors(exc)
     except (ApiError, OSError) as exc:  # OSError: kube.CONNECTION_ERRORS, a lost connection, a time-out, TLS
         detail = f"{exc.status} {exc.reason}" if isinstance(exc, ApiError) else exc
         print(f"error: {credentials.server}: {detail}", file=sys.stderr)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scheduler_core.simulator import Cluster, InputError, load_files
+from scheduler_core.simulator import Cluster, load_files
 from scheduler_core.simulator.html import render_whatif
 from scheduler_core.simulator.whatif import compare, render_json, render_table
 from scheduler_operator.cli import live
-from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, errors, warn
+from scheduler_operator.cli.output import EXIT_BAD_INPUT, EXIT_OK, emit, warn
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,23 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        candidates = load_files(args.filename, home_namespace=args.home_namespace) if args.filename else Cluster()
-    except InputError as exc:
-        return errors(exc)
+    candidates = load_files(args.filename, home_namespace=args.home_namespace) if args.filename else Cluster()
     if candidates.nodes or candidates.pods:
         print("error: --from-cluster: -f files may hold only SchedulerProfiles and PluginConfigs", file=sys.stderr)
         return EXIT_BAD_INPUT
     cluster = live.take(args)
     if isinstance(cluster, int):
         return cluster
-    try:
-        result = compare(
-            cluster, candidates, replace_all=args.replace_all, seed=args.seed, home_namespace=args.home_namespace,
-            namespace=args.namespace,
-        )  # fmt: skip
-    except InputError as exc:
-        return errors(exc)
+    result = compare(
+        cluster, candidates, replace_all=args.replace_all, seed=args.seed, home_namespace=args.home_namespace,
+        namespace=args.namespace,
+    )  # fmt: skip
     warn(result.warnings)
     emit({"json": render_json, "html": render_whatif}.get(args.output, render_table)(result))
     return EXIT_OK
