@@ -207,10 +207,6 @@ class LeaderElector:
         return self._observed is not None and self._observed.holder == self.identity
 
     @property
-    def observed(self) -> LeaseRecord | None:
-        return self._observed
-
-    @property
     def observed_at(self) -> float | None:
         """When this replica last saw the record change, on its clock (client-go's
         ``observedTime``, which ``LeaderElector.Check`` and ``/healthz`` read)."""

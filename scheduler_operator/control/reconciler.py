@@ -395,15 +395,12 @@ class Reconciler:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._drain_now()
+            while self._pending:
+                self._reconcile_next()
+            self._refresh_stale_configs()
             return
         if self._pending and (self._worker is None or self._worker.done()):
             self._worker = loop.create_task(self._drain())
-
-    def _drain_now(self) -> None:
-        while self._pending:
-            self._reconcile_next()
-        self._refresh_stale_configs()
 
     async def _drain(self) -> None:
         while self._pending:
