@@ -457,7 +457,6 @@ class Reconciler:
             self.writer.event(body, NORMAL, str(ready["reason"]), str(status["message"]))
 
     def _config_status(self, body: Manifest) -> dict[str, Any]:
-        problems: list[str] = []
         unknown = False
         selected: list[str] = []
         spec, parse_problems = resolution.parse_plugin_config(manifest.spec(body))
