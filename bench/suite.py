@@ -84,7 +84,8 @@ def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dic
         with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
             log_dir = Path(args.log_dir or tmp)
             log_dir.mkdir(parents=True, exist_ok=True)
-            return {**base, "status": "ran", **cluster.run(variant, modes=modes, log_dir=log_dir)}
+            runs = [cluster.run(variant, modes=modes, log_dir=log_dir) for _ in range(args.repeat)]
+            return {**base, "status": "ran", **_median_cluster_run(runs)}
     except inprocess.Unsupported as exc:
         return {**base, "status": "unsupported", "op": exc.op, "reason": exc.reason}
     except Exception as exc:  # the sweep goes on; the reason is reported
@@ -112,6 +113,26 @@ def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ordered = sorted(runs, key=rate)
     median = dict(ordered[len(ordered) // 2])
     median["pods_per_second_runs"] = [rate(r) for r in runs]
+    return median
+
+
+def _median_cluster_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median ratio (stream's where there is one, else backlog's), and every
+    run's ratio and CPU per bound pod (ours, theirs) per mode."""
+    modes = [mode for mode in ("stream", "backlog") if any(mode in run for run in runs)]
+
+    def ratio(run: dict[str, Any], mode: str) -> float:
+        return float((run.get(mode) or {}).get("ratio") or 0.0)
+
+    def cpu(run: dict[str, Any], mode: str) -> list[float | None]:
+        figures = run.get(mode) or {}
+        sides = ("crd_scheduler", "kube_scheduler")
+        return [(figures.get(side) or {}).get("cpu_seconds_per_bound_pod") for side in sides]
+
+    ordered = sorted(runs, key=lambda run: ratio(run, modes[0]) if modes else 0.0)
+    median = dict(ordered[len(ordered) // 2])
+    median["ratio_runs"] = {mode: [ratio(run, mode) for run in runs] for mode in modes}
+    median["cpu_per_bound_pod_runs"] = {mode: [cpu(run, mode) for run in runs] for mode in modes}
     return median
 
 

@@ -33,15 +33,21 @@ Volumes, on both paths, as ``runners.go`` makes them: a ``createPods`` op with
 ``nodeAllocatableStrategy`` gives each node its CSINode (attach limits, migrated plugins).
 Both are deleted after each side's turn.
 
+DRA on the ops path: ``createResourceDriver`` publishes dra.go's ResourceSlice for each of the
+side's nodes matching its glob; DeviceClasses, claims and claim templates come from
+``createAny``; the dev cluster's resourceclaim controller makes the pods' claims. A kind whose
+API version the dev cluster does not serve is :class:`~bench.scheduler_perf.inprocess.Unsupported`
+at run time, with the settings that serve it.
+
 :func:`check` raises :class:`~bench.scheduler_perf.inprocess.Unsupported`, named by op, for
-DRA (no ResourceSlice publisher, feature gates not set on the dev cluster's API server and
-kube-scheduler) and ``steadyState``.
+``allocResourceClaims`` / ``createResourceClaims`` and ``steadyState``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import fnmatch
 import itertools
 import json
 import os
@@ -56,6 +62,7 @@ from typing import Any
 
 import yaml
 from kubernetes import client, dynamic
+from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from bench.cluster import (
     CONTROL_PLANE,
@@ -84,25 +91,28 @@ from bench.scheduler_perf.inprocess import (
     node_strategy,
     volume_pair,
 )
+from bench.workloads import dra_slice
 
 SIMPLE_OPS = frozenset({"createNodes", "createNamespaces", "createPods"})
 # Ops the cluster mode runs one after another on the wall clock, with the scheduler running
 # throughout, as upstream's executor.go does (the "ops" path: stream only).
 OPS = SIMPLE_OPS | {
     "createAny", "updateAny", "deletePods", "churn", "barrier", "sleep",
-    "startCollectingMetrics", "stopCollectingMetrics",
+    "startCollectingMetrics", "stopCollectingMetrics", "createResourceDriver",
 }  # fmt: skip
-DRA_REASON = (
-    "DRA is not wired on the cluster: the dev cluster serves resource.k8s.io/v1, but the bench would"
-    " have to publish each node's ResourceSlice itself (dra.go createResourceDriverOp; the shape of"
-    " bench.workloads.dra_slice), allocate claims and write their status as allocResourceClaimsOp"
-    " does, and start kube-apiserver and kube-scheduler with the variant's featureGates (its DRA*"
-    " gates equal on both)"
+ALLOCATION_REASON = (
+    "the bench would allocate the claims itself (dra.go allocResourceClaimsOp: a structured allocator"
+    " over the devices already allocated) and write their status before the pods come"
+)
+SERVED_VERSIONS = (
+    "start it with CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG=resource.k8s.io/v1beta2=true,resource.k8s.io/v1beta1=true,"
+    "resource.k8s.io/v1alpha3=true, the versions upstream's test API server serves to DRA workloads"
+    " (util.go mustSetupCluster), and the kind's alpha gate in CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES"
+    " (DRADeviceTaintRules for DeviceTaintRule)"
 )
 UNSUPPORTED_OPS = {
-    "createResourceDriver": DRA_REASON,
-    "allocResourceClaims": DRA_REASON,
-    "createResourceClaims": DRA_REASON,
+    "allocResourceClaims": ALLOCATION_REASON,
+    "createResourceClaims": ALLOCATION_REASON,
 }
 
 
@@ -120,11 +130,6 @@ def check(variant: Variant) -> bool:
     for op in variant.ops:
         if op["opcode"] == "createPods" and op.get("steadyState"):
             raise Unsupported("createPods", "steadyState is not run on the cluster")
-        paths = [op["templatePath"]] if op.get("templatePath") else list(op.get("templatePaths") or ())
-        for path in paths:
-            api_version = str(load_template(path).get("apiVersion", ""))
-            if api_version.startswith("resource.k8s.io/"):
-                raise Unsupported(str(op["opcode"]), f"{path}: {DRA_REASON}")
     if not any(op.get("collectMetrics") or op["opcode"] == "startCollectingMetrics" for op in variant.ops):
         raise Unsupported("createPods", "no op collects metrics")
     return bool(set(opcodes) - SIMPLE_OPS)
@@ -331,6 +336,7 @@ class OpsRun:
         self.namespaces: list[str] = []
         self.cluster_objects: list[str] = []  # API paths of cluster-scoped objects made (not Nodes)
         self.names = itertools.count()
+        self.node_names: list[str] = []  # the Nodes createNodes made
         self.stop = threading.Event()
         self.threads: list[threading.Thread] = []
         self.errors: list[str] = []
@@ -414,7 +420,11 @@ class OpsRun:
     def _path(self, obj: Mapping[str, Any], namespace: str) -> tuple[str, bool]:
         """The collection path of an object's kind (discovery: upstream's REST mapper), and
         whether it is namespaced."""
-        resource = self.mapper.get(api_version=obj.get("apiVersion", "v1"), kind=obj["kind"])
+        api_version, kind = str(obj.get("apiVersion", "v1")), str(obj["kind"])
+        try:
+            resource = self.mapper.get(api_version=api_version, kind=kind)
+        except ResourceNotFoundError:
+            raise Unsupported(kind, f"{api_version} is not served by the dev cluster: {SERVED_VERSIONS}") from None
         group_version = str(resource.group_version)
         prefix = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
         if resource.namespaced:
@@ -436,11 +446,11 @@ class OpsRun:
 
     def _node(self, node: dict[str, Any]) -> dict[str, Any]:
         """The run's label (the pods' nodeSelector) and the hostname label; a node without a
-        name is named for the run and side."""
+        name is named for the run and side, after its ``generateName``."""
         meta = node.setdefault("metadata", {})
-        if not meta.get("name"):
-            meta["name"] = f"bench-{self.bench.run_id}-{self.side[0]}-n{next(self.names):05d}"
-            meta.pop("generateName", None)
+        if not meta.get("name"):  # generateName kept as the prefix: createResourceDriver globs it
+            prefix = meta.pop("generateName", None) or "bench-"
+            meta["name"] = f"{prefix}{self.bench.run_id}-{self.side[0]}-n{next(self.names):05d}"
         meta["labels"] = {**(meta.get("labels") or {}), HOSTNAME: meta["name"], **self.bench.label}
         return node
 
@@ -563,7 +573,7 @@ class OpsRun:
             else:
                 node = {"apiVersion": "v1", "kind": "Node", "status": copy.deepcopy(BASE_NODE_STATUS)}
             node.setdefault("kind", "Node")
-            node["metadata"] = {k: v for k, v in (node.get("metadata") or {}).items() if k != "generateName"}
+            node["metadata"] = dict(node.get("metadata") or {})
             self._node(node)
             if strategy is not None:
                 strategy(node, i)
@@ -571,6 +581,7 @@ class OpsRun:
 
         def create(node: dict[str, Any]) -> None:
             self.bench.request("POST", "/api/v1/nodes", node)
+            self.node_names.append(node["metadata"]["name"])
             self.bench.create_csinode(op, node["metadata"]["name"])
 
         bodies = [body(i) for i in range(count)]
@@ -621,6 +632,15 @@ class OpsRun:
         count = int(op["count"]) if op.get("count") is not None else 1
         for i in range(count):
             self.create(load_template(op["templatePath"], i, count), namespace)
+
+    def op_createResourceDriver(self, index: int, op: Mapping[str, Any]) -> None:
+        """dra.go createResourceDriverOp: one ResourceSlice per node whose name matches the glob
+        (dra.go resourceSlice: a pool of its own, ``maxClaimsPerNode`` devices), deleted with the
+        side's other cluster-scoped objects."""
+        driver, capacity = str(op["driverName"]), int(op.get("maxClaimsPerNode", 0))
+        nodes = [name for name in self.node_names if fnmatch.fnmatchcase(name, str(op["nodes"]))]
+        with ThreadPoolExecutor(self.bench.creators) as pool:
+            list(pool.map(lambda name: self.create(dra_slice(name, capacity, driver=driver), ""), nodes))
 
     def op_updateAny(self, index: int, op: Mapping[str, Any]) -> None:
         """update.go updateAny.run: Update (with the subresources) then UpdateStatus, one per
@@ -732,6 +752,17 @@ class OpsRun:
         self._stop_window()
 
     # -- after the side's turn ---------------------------------------------------------------------
+    def _drop_claim_finalizers(self, namespace: str) -> None:
+        """ResourceClaims an allocation left a finalizer on (``resource.kubernetes.io/delete-protection``):
+        no driver runs here to lift it, and the namespace would stay Terminating."""
+        path = f"/apis/resource.k8s.io/v1/namespaces/{namespace}/resourceclaims"
+        with contextlib.suppress(client.ApiException):
+            for claim in (self.bench.request("GET", path) or {}).get("items") or ():
+                if claim["metadata"].get("finalizers"):
+                    self.bench.request(
+                        "PATCH", f"{path}/{claim['metadata']['name']}", {"metadata": {"finalizers": None}}, MERGE_PATCH
+                    )
+
     def cleanup(self) -> None:
         """Delete everything the side made, so the other starts from the same empty cluster: its
         pods (finalizers dropped: nothing else would), namespaces, nodes and cluster-scoped
@@ -747,6 +778,7 @@ class OpsRun:
                             {"metadata": {"finalizers": None}}, "application/merge-patch+json",
                         )  # fmt: skip
             bench.clear(namespace)
+            self._drop_claim_finalizers(namespace)
             with contextlib.suppress(client.ApiException):
                 bench.core.delete_namespace(namespace)
         selector = ",".join(f"{k}={v}" for k, v in bench.label.items())

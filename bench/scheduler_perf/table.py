@@ -83,7 +83,9 @@ def _cluster_cells(row: dict[str, Any] | None) -> list[str]:
         figures = row.get(mode)
         if not figures:
             continue
-        ratios.append(f"{mode} {_fmt(figures.get('ratio'), 2)}")
+        runs = (row.get("ratio_runs") or {}).get(mode) or []
+        spread = f" (runs {', '.join(_fmt(r, 2) for r in runs)})" if len(runs) > 1 else ""
+        ratios.append(f"{mode} {_fmt(figures.get('ratio'), 2)}{spread}")
         ours, theirs = figures.get("crd_scheduler") or {}, figures.get("kube_scheduler") or {}
         ours_cpu, theirs_cpu = ours.get("cpu_seconds_per_bound_pod"), theirs.get("cpu_seconds_per_bound_pod")
         cpu.append(f"{_fmt(ours_cpu and ours_cpu * 1000, 2)} / {_fmt(theirs_cpu and theirs_cpu * 1000, 2)}")

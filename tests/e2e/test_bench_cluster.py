@@ -5,6 +5,7 @@ run per side, and the side's namespaces and nodes gone after its turn."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,36 @@ def _leftovers(variant: config.Variant) -> tuple[list[str], list[str]]:
     storage: Any = k8s.StorageV1Api(core.api_client)
     assert [pv.metadata.name for pv in core.list_persistent_volume().items if "-vol-" in pv.metadata.name] == []
     assert [c.metadata.name for c in storage.list_csi_node().items if c.metadata.name.startswith("bench-")] == []
+    resource: Any = k8s.ResourceV1Api(core.api_client)
+    assert [r.metadata.name for r in resource.list_resource_slice().items] == []
+    assert [r.metadata.name for r in resource.list_device_class().items] == []
     return namespaces, nodes
+
+
+def test_dra_slices_classes_and_claim_templates_on_both_sides(tmp_path: Path) -> None:
+    # SchedulingWithResourceClaimTemplate: createResourceDriver publishes a ResourceSlice for each
+    # node named scheduler-perf-dra-* (the node template's generateName kept as the prefix), then
+    # the DeviceClass, the claim template and pods whose claims the dev cluster's resourceclaim
+    # controller makes. Without the slices no pod binds ("cannot allocate all claims").
+    variant = _variant(
+        "SchedulingWithResourceClaimTemplate", "5000pods_500nodes_QueueingHintsEnabled",
+        nodesWithDRA=2, initPods=2, measurePods=3,
+    )  # fmt: skip
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, 3)
+    assert _leftovers(variant) == ([], [])
+
+
+def test_a_resource_version_the_dev_cluster_does_not_serve_is_named(tmp_path: Path) -> None:
+    # ExtendedResource's DeviceClass is resource.k8s.io/v1beta2, which upstream's test API server
+    # serves to DRA workloads and a default dev cluster does not.
+    variant = _variant("ExtendedResource", "fast")
+    unserved = re.escape("resource.k8s.io/v1beta2 is not served by the dev cluster")
+    with pytest.raises(Unsupported, match=unserved) as raised:
+        cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    assert raised.value.op == "DeviceClass"
+    assert "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG=resource.k8s.io/v1beta2=true" in raised.value.reason
+    assert _leftovers(variant) == ([], [])
 
 
 def test_volume_workloads_bind_each_pod_to_its_own_claim_on_both_sides(tmp_path: Path) -> None:
@@ -142,12 +172,12 @@ def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
             cluster.check(variant)
         except Unsupported as error:
             reasons[case.name] = (error.op, error.reason)
-    assert reasons["SchedulingWithResourceClaim"][0] == "createResourceDriver"
-    assert reasons["PartitionableBacktracking"][0] == "createAny"  # its DeviceClass, claims, slices
+    assert reasons["Partitionable"][0] == "allocResourceClaims"
+    assert reasons["ConsumableCapacity"] == ("createPods", "steadyState is not run on the cluster")
     for name in (
         "DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync",
         "SchedulingCSIPVs", "SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "PreemptionPVs",
-        "EventHandlingPodDelete",
+        "EventHandlingPodDelete", "SchedulingWithResourceClaim", "PartitionableBacktracking", "PublishResourceSlices",
     ):  # fmt: skip
         assert name not in reasons
 

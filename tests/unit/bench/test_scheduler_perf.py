@@ -258,3 +258,22 @@ def test_any_other_upstream_failure_fails_the_run() -> None:
     other = THRESHOLD_MISS + "    executor.go:301: op 7: error waiting for pods: timed out\n"
     assert not upstream._only_threshold_failures(other)
     assert not upstream._only_threshold_failures(THRESHOLD_MISS + "panic: test timed out after 1h0m0s\n")
+
+
+def test_cluster_repeats_report_the_median_ratio_run_and_every_run() -> None:
+    from bench.suite import _median_cluster_run
+
+    def run(ratio: float, ours_cpu: float) -> dict[str, object]:
+        sides = {
+            "crd_scheduler": {"cpu_seconds_per_bound_pod": ours_cpu},
+            "kube_scheduler": {"cpu_seconds_per_bound_pod": 0.003},
+        }
+        return {"workload": "SchedulingBasic/500Nodes", "stream": {**sides, "ratio": ratio}}
+
+    median = _median_cluster_run([run(1.2, 0.001), run(0.9, 0.002), run(1.0, 0.0015)])
+    assert median["stream"]["ratio"] == 1.0
+    assert median["stream"]["crd_scheduler"]["cpu_seconds_per_bound_pod"] == 0.0015
+    assert median["ratio_runs"] == {"stream": [1.2, 0.9, 1.0]}
+    assert median["cpu_per_bound_pod_runs"]["stream"][1] == [0.002, 0.003]
+    cells = table._cluster_cells({"variant": "500Nodes", "status": "ran", **median})
+    assert cells[0] == "500Nodes: stream 1.00 (runs 1.20, 0.90, 1.00)"
