@@ -88,7 +88,7 @@ def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dic
             return {**base, "status": "ran", **_median_cluster_run(runs)}
     except inprocess.Unsupported as exc:
         return {**base, "status": "unsupported", "op": exc.op, "reason": exc.reason}
-    except Exception as exc:  # the sweep goes on; the reason is reported
+    except (Exception, SystemExit) as exc:  # the sweep goes on; the reason is reported (bench.cluster exits)
         if args.traceback:
             traceback.print_exc()
         return {**base, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"[:600]}

@@ -118,8 +118,8 @@ UNSUPPORTED_OPS = {
 
 def check(variant: Variant) -> bool:
     """Raise :class:`Unsupported` (named by op, with the reason) for what the cluster mode cannot
-    run; True when the variant needs the ops path (anything beyond createNodes/createNamespaces/
-    createPods), False for the simple path (stream and backlog modes)."""
+    run; True when the variant needs the ops path (anything beyond createNodes/createPods, or
+    namespaces the ops name), False for the simple path (stream and backlog modes)."""
     opcodes = [str(op["opcode"]) for op in variant.ops]
     for opcode in opcodes:
         if opcode in UNSUPPORTED_OPS:
@@ -132,7 +132,11 @@ def check(variant: Variant) -> bool:
             raise Unsupported("createPods", "steadyState is not run on the cluster")
     if not any(op.get("collectMetrics") or op["opcode"] == "startCollectingMetrics" for op in variant.ops):
         raise Unsupported("createPods", "no op collects metrics")
-    return bool(set(opcodes) - SIMPLE_OPS)
+    # The simple path puts every pod of a side in one namespace of its own: a variant whose ops
+    # name namespaces (pod (anti-)affinity terms list them, namespaceSelectors match their
+    # labels) runs on the ops path, which makes them as upstream does.
+    named = any(op["opcode"] == "createNamespaces" or op.get("namespace") for op in variant.ops)
+    return named or bool(set(opcodes) - SIMPLE_OPS)
 
 
 MERGE_PATCH = "application/merge-patch+json"

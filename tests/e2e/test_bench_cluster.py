@@ -24,8 +24,9 @@ def _variant(name: str, variant: str, **params: int) -> config.Variant:
 
 
 def test_each_side_places_the_init_pods_before_its_measured_ones(tmp_path: Path) -> None:
-    # SchedulingPodAntiAffinity/500Nodes, shrunk: one pod per node (hostname anti-affinity).
-    variant = _variant("SchedulingPodAntiAffinity", "500Nodes", initNodes=8, initPods=3, measurePods=4)
+    # SchedulingNodeAffinity/500Nodes, shrunk: its pods' required node affinity on the zone label
+    # the nodes' labelNodePrepareStrategy sets.
+    variant = _variant("SchedulingNodeAffinity", "500Nodes", initNodes=8, initPods=3, measurePods=4)
     result = cluster.run(variant, modes={"stream": False, "backlog": True}, log_dir=tmp_path)
     assert result["init_pods"] == 3
     for mode in ("stream", "backlog"):
@@ -33,6 +34,16 @@ def test_each_side_places_the_init_pods_before_its_measured_ones(tmp_path: Path)
         assert (ours["bound"], theirs["bound"]) == (4, 4), result
         # The operator's log holds 3 + 4 bindings: the init pods were its own.
         assert ours["bound_by_operator"] == 4, result
+
+
+def test_pod_affinity_terms_that_list_namespaces_are_run_in_those_namespaces(tmp_path: Path) -> None:
+    # SchedulingPodAffinity: init pods in sched-0, measured ones in sched-1, each requiring a
+    # color=blue pod of sched-0 or sched-1 in its zone. In a namespace of the bench's own no pod
+    # could ever match (not even the first, itself), and neither scheduler would bind one.
+    variant = _variant("SchedulingPodAffinity", "500Nodes", initNodes=3, initPods=2, measurePods=3)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, 3)
+    assert _leftovers(variant) == ([], [])
 
 
 def _window_pods(variant: config.Variant) -> int:
