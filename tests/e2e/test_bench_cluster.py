@@ -41,9 +41,7 @@ def test_pod_affinity_terms_that_list_namespaces_are_run_in_those_namespaces(tmp
     # color=blue pod of sched-0 or sched-1 in its zone. In a namespace of the bench's own no pod
     # could ever match (not even the first, itself), and neither scheduler would bind one.
     variant = _variant("SchedulingPodAffinity", "500Nodes", initNodes=3, initPods=2, measurePods=3)
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, 3)
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, 3)
 
 
 def _window_pods(variant: config.Variant) -> int:
@@ -65,6 +63,13 @@ def _both_bound(result: dict[str, Any], want: int) -> None:
         figures = result["stream"][side]
         assert figures["bound"] == want, result
         assert figures["pods_per_second"] > 0, result
+
+
+def _ops_run_binds(variant: config.Variant, tmp_path: Path, want: int) -> None:
+    """A stream run on the ops path in which both sides bind ``want`` pods and leave nothing behind."""
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    _both_bound(result, want)
+    assert _leftovers(variant) == ([], [])
 
 
 def _leftovers(variant: config.Variant) -> tuple[list[str], list[str]]:
@@ -97,9 +102,7 @@ def test_dra_slices_classes_and_claim_templates_on_both_sides(tmp_path: Path) ->
         "SchedulingWithResourceClaimTemplate", "5000pods_500nodes_QueueingHintsEnabled",
         nodesWithDRA=2, initPods=2, measurePods=3,
     )  # fmt: skip
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, 3)
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, 3)
 
 
 def test_a_resource_version_the_dev_cluster_does_not_serve_is_named(tmp_path: Path) -> None:
@@ -131,9 +134,7 @@ def test_volume_limits_on_the_ops_path(tmp_path: Path) -> None:
     # EventHandlingPodDelete: blockers with CSI volumes on nodes whose CSINode allows 20, the
     # measured pods blocked until the blockers are deleted at 100/s.
     variant = _variant("EventHandlingPodDelete", "2Nodes_20Pods")
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, _window_pods(variant))
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, _window_pods(variant))
 
 
 def test_create_any_builds_the_service_default_spreading_reads(tmp_path: Path) -> None:
@@ -149,9 +150,7 @@ def test_collecting_barriers_and_rate_limited_node_updates(tmp_path: Path) -> No
     # EventHandlingNodeUpdate: start/stopCollectingMetrics around createNodes, createPods
     # (skipWaitToCompletion), barrier (Attempted and Scheduled) and updateAny of Nodes at 100/s.
     variant = _variant("EventHandlingNodeUpdate", "100Nodes_1000Pods", nodes=2, measurePods=3)
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, _window_pods(variant))
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, _window_pods(variant))
 
 
 def test_rate_limited_deletion_of_pods_with_finalizers(tmp_path: Path) -> None:
@@ -161,18 +160,14 @@ def test_rate_limited_deletion_of_pods_with_finalizers(tmp_path: Path) -> None:
         "SchedulingDeletedPodsWithFinalizers", "1000Node_1000DeletingPods_QueueingHintsEnabled",
         initNodes=4, deletingPods=4, measurePods=4,
     )  # fmt: skip
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, 4)
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, 4)
 
 
 def test_churn_recreates_nodes_pods_and_services_meanwhile(tmp_path: Path) -> None:
     # SchedulingWithMixedChurn: churn (recreate: a Node, a Pod, a Service every second) while the
     # measured pods are made and scheduled.
     variant = _variant("SchedulingWithMixedChurn", "1000Nodes", initNodes=4, measurePods=4)
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, 4)
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, 4)
 
 
 def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
@@ -204,6 +199,4 @@ def test_rate_limited_pod_updates_from_templates(tmp_path: Path) -> None:
     # schedulable, the scheduling gates removed) at 100/s. A pod update from a template is valid
     # only if the pod was made without what the dev cluster's ServiceAccount admission adds.
     variant = _variant("EventHandlingPodUpdate", "1Node_1000Pods", blockerPods=0, measurePods=2)
-    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
-    _both_bound(result, _window_pods(variant))
-    assert _leftovers(variant) == ([], [])
+    _ops_run_binds(variant, tmp_path, _window_pods(variant))
