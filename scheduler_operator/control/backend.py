@@ -27,6 +27,9 @@ watch (``scheduler_operator.watch.informer``) brings them back, as upstream's in
   scheduler asks for (upstream ``updatePod`` in ``schedule_one.go``: a node sets it, ``""``
   clears it, ``None`` leaves it), in one status patch, skipped when the pod already carries
   them or is bound meanwhile; and a Warning FailedScheduling event through the spam filter.
+  The patch is never dropped under pressure (events may be): it is the pod's one pending report
+  on the report lane (``Lanes.report_on``), replaced by a newer failure and cancelled by the
+  pod's binding, as upstream's API dispatcher merges per pod.
 * ``report_scheduled``: a Normal Scheduled event, "Successfully assigned ns/name to node".
 
 Every call goes through the async HTTP layer (``scheduler_operator.io.transport``: timeouts,
@@ -113,6 +116,7 @@ class KubeBackend(ClusterAPI):
     def forget(self, uid: str) -> None:
         """The pod is gone or bound: drop what was kept to report on it."""
         self._reported.pop(uid, None)
+        self._lanes.forget(uid)
         self.recorder.spam.forget(uid)
 
     # -- Backend ---------------------------------------------------------------------------------
@@ -166,8 +170,7 @@ class KubeBackend(ClusterAPI):
                 self._failed_report(pod.uid, wanted)
                 raise
 
-        if not self._lanes.report(f"PodScheduled condition of {pod.key}", patch):
-            self._failed_report(pod.uid, wanted)
+        self._lanes.report_on(pod.uid, f"PodScheduled condition of {pod.key}", patch)
 
     def _failed_report(self, uid: str, wanted: tuple[str, str, str | None]) -> None:
         """The condition did not land: counted, and written again at the pod's next failure."""
@@ -185,6 +188,10 @@ class KubeBackend(ClusterAPI):
     # -- ClusterAPI ------------------------------------------------------------------------------
     async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         path = _pod_path(pod.namespace, pod.name)
+        # A failure report of an earlier attempt, still waiting, would mark the bound pod
+        # PodScheduled=False after the binding: it goes (one in flight lands first).
+        await self._lanes.settle(pod.uid)
+        self._reported.pop(pod.uid, None)
         try:
             # The answer is a metav1.Status, not a Binding (the generated client fails to read
             # it): only the HTTP status matters, so its body is not decoded. Upstream reads it

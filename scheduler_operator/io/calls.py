@@ -7,14 +7,25 @@ transport and an event loop of its own (``scheduler_operator.control.leader``).
 
 The operator uses two lanes so that reports cannot starve binding: ``critical`` (bind, preemption,
 nomination) and ``reports`` (events, pod conditions, custom-resource status), 16 in flight each
-by default. The report lane also has a backlog bound: past it, a report is dropped (and counted)
-rather than queued, as client-go's event broadcaster drops events under pressure.
+by default. Reports come in two kinds:
+
+* :meth:`Lanes.report`: fire and forget (events, custom-resource status). The backlog is bounded;
+  past it, a report is dropped (and counted) rather than queued, as client-go's event broadcaster
+  drops events under pressure (``DropIfChannelFull``).
+* :meth:`Lanes.report_on`: one pending report per object (a pod's PodScheduled condition), never
+  dropped. A newer report for an object replaces the one still waiting, and an object's reports
+  are sent one at a time, in order: upstream's API dispatcher keeps one call per object the same
+  way (v1.36.3 ``pkg/scheduler/backend/api_dispatcher/call_queue.go``). The backlog is thus
+  bounded by the objects, not by a count. :meth:`Lanes.settle` drops an object's waiting report
+  and waits out the one in flight: a binding overwrites a pending status patch there
+  (``framework/api_calls/api_calls.go``: PodBinding is more relevant than PodStatusPatch).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from typing import ParamSpec, TypeVar
@@ -33,6 +44,8 @@ DEFAULT_BURST = 100
 DEFAULT_CRITICAL_LIMIT = 16
 DEFAULT_REPORTS_LIMIT = 16
 DEFAULT_REPORTS_BACKLOG = 2000
+
+Report = tuple[str, Callable[[], Awaitable[None]]]  # what it is (for the log), and the call
 
 
 class Lane:
@@ -62,6 +75,10 @@ class Lanes:
         self.critical = Lane("critical", critical)
         self.reports = Lane("reports", reports, backlog=reports_backlog)
         self._tasks: set[asyncio.Task[None]] = set()
+        self._waiting: OrderedDict[str, Report] = OrderedDict()  # by object, oldest first
+        self._later: dict[str, Report] = {}  # by object whose report is in flight
+        self._sending: dict[str, asyncio.Future[None]] = {}
+        self._senders = 0
 
     @property
     def max_in_flight(self) -> int:
@@ -78,6 +95,48 @@ class Lanes:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return True
+
+    def report_on(self, key: str, what: str, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run ``fn`` on the report lane in the background, as the one report pending for the
+        object ``key``: it replaces one still waiting, and waits for one in flight."""
+        if key in self._sending:
+            self._later[key] = (what, fn)
+            return
+        self._waiting[key] = (what, fn)  # a replaced report keeps its place in the line
+        if self._senders < self.reports.limit:
+            self._senders += 1
+            task = asyncio.ensure_future(self._send_waiting())
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def settle(self, key: str) -> None:
+        """Drop the report waiting for ``key`` and wait for the one in flight, if any."""
+        self._waiting.pop(key, None)
+        self._later.pop(key, None)
+        sending = self._sending.get(key)
+        if sending is not None:
+            await asyncio.shield(sending)
+
+    def forget(self, key: str) -> None:
+        """Drop the report waiting for ``key`` (the object is gone, or its report is moot)."""
+        self._waiting.pop(key, None)
+        self._later.pop(key, None)
+
+    async def _send_waiting(self) -> None:
+        try:
+            while self._waiting:
+                key, (what, fn) = self._waiting.popitem(last=False)
+                sent = self._sending[key] = asyncio.get_running_loop().create_future()
+                try:
+                    await self._report(what, fn)
+                finally:
+                    del self._sending[key]
+                    sent.set_result(None)
+                    later = self._later.pop(key, None)
+                    if later is not None:
+                        self._waiting[key] = later
+        finally:
+            self._senders -= 1
 
     async def _report(self, what: str, fn: Callable[[], Awaitable[None]]) -> None:
         try:

@@ -85,3 +85,59 @@ async def test_reports_past_the_backlog_are_dropped() -> None:
     assert accepted == [True, True, True, False, False, True]  # 1 in flight + 2 waiting, then room again
     assert lanes.reports.dropped == 2
     assert sorted(done) == [0, 1, 2, 9]
+
+
+async def test_reports_on_an_object_are_never_dropped_and_a_newer_one_replaces_the_waiting_one() -> None:
+    lanes = Lanes(critical=1, reports=2, reports_backlog=0)
+    release = asyncio.Event()
+    sent: list[str] = []
+    in_flight: set[str] = set()
+
+    def report(key: str, text: str) -> Any:
+        async def call() -> None:
+            assert key not in in_flight  # one report per object at a time
+            in_flight.add(key)
+            await release.wait()
+            sent.append(text)
+            in_flight.discard(key)
+
+        return call
+
+    for i in range(50):  # far past any backlog bound: none is dropped
+        lanes.report_on(f"pod-{i}", f"pod-{i}", report(f"pod-{i}", f"pod-{i}:first"))
+    await asyncio.sleep(0)  # two senders take pod-0 and pod-1
+    lanes.report_on("pod-0", "pod-0", report("pod-0", "pod-0:second"))  # in flight: sent after it
+    lanes.report_on("pod-9", "pod-9", report("pod-9", "pod-9:second"))  # waiting: replaces it
+    release.set()
+    await lanes.drain()
+
+    assert len(sent) == 51 and lanes.reports.dropped == 0  # 50 firsts, pod-9 replaced, two seconds
+    assert sent.index("pod-0:first") < sent.index("pod-0:second")
+    assert "pod-9:first" not in sent and "pod-9:second" in sent
+
+
+async def test_settle_drops_the_waiting_report_and_waits_for_the_one_in_flight() -> None:
+    lanes = Lanes(critical=1, reports=1)
+    release = asyncio.Event()
+    sent: list[str] = []
+
+    def report(text: str) -> Any:
+        async def call() -> None:
+            await release.wait()
+            sent.append(text)
+
+        return call
+
+    lanes.report_on("a", "a", report("a"))
+    lanes.report_on("b", "b", report("b"))
+    await asyncio.sleep(0)  # "a" is in flight, "b" waits
+    lanes.report_on("a", "a", report("a again"))
+    settled = asyncio.ensure_future(lanes.settle("a"))
+    await asyncio.sleep(0)
+    assert not settled.done()  # "a" is still in flight
+    await lanes.settle("b")  # waiting: dropped at once
+    release.set()
+    await settled
+    await lanes.drain()
+
+    assert sent == ["a"]
