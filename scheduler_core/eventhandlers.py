@@ -172,14 +172,14 @@ class EventHandlers:
     def on_pod_add(self, pod: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_add(pod)
-        label = "AssignedPodAdd" if _bound(pod) else "UnscheduledPodAdd"
+        label = "AssignedPodAdd" if _bound(pod) else "UnschedulablePodAdd"
         self.metrics.event_handled(label, self.metrics.timer() - start)
 
     def on_pod_update(self, old: Manifest, new: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_update(old, new)
         # A binding seen by the watch: upstream's assigned-pod informer sees an add.
-        label = "AssignedPodUpdate" if _bound(old) else "AssignedPodAdd" if _bound(new) else "UnscheduledPodUpdate"
+        label = "AssignedPodUpdate" if _bound(old) else "AssignedPodAdd" if _bound(new) else "UnschedulablePodUpdate"
         self.metrics.event_handled(label, self.metrics.timer() - start)
         if label == "AssignedPodAdd":
             self._pod_gone(manifest.uid_of(new))
@@ -187,7 +187,7 @@ class EventHandlers:
     def on_pod_delete(self, pod: Manifest) -> None:
         start = self.metrics.timer()
         self._pod_delete(pod)
-        label = "AssignedPodDelete" if _bound(pod) else "UnscheduledPodDelete"
+        label = "AssignedPodDelete" if _bound(pod) else "UnschedulablePodDelete"
         self.metrics.event_handled(label, self.metrics.timer() - start)
         self._pod_gone(manifest.uid_of(pod))
 

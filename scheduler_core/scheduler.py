@@ -360,7 +360,7 @@ class Scheduler:
             # proportion to its own pods, not to every pending pod of the cluster.
             return pod.scheduler_name in names and (not tenant or pod.namespace == key.namespace)
 
-        # Upstream raises UnscheduledPodAdd only under its GangScheduling gate (eventhandlers.go
+        # Upstream raises UnschedulablePodAdd only under its GangScheduling gate (eventhandlers.go
         # addPodToSchedulingQueue), the gate that enables the GangScheduling plugin: here when a
         # served profile enables a gang plugin (a new member may complete a gang). Other
         # plugins' Pod/Add registrations do not raise it: with them alone, upstream's default

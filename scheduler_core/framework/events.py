@@ -54,6 +54,31 @@ class ActionType(enum.IntFlag):
     ALL = ADD | DELETE | UPDATE
 
 
+# Upstream ``ActionType.String()`` (v1.36.3 staging/src/k8s.io/kube-scheduler/framework/types.go):
+# a combination without a name of its own prints as "".
+_ACTION_NAMES = {
+    ActionType.ADD: "Add",
+    ActionType.DELETE: "Delete",
+    ActionType.UPDATE_NODE_ALLOCATABLE: "UpdateNodeAllocatable",
+    ActionType.UPDATE_NODE_LABEL: "UpdateNodeLabel",
+    ActionType.UPDATE_NODE_TAINT: "UpdateNodeTaint",
+    ActionType.UPDATE_NODE_CONDITION: "UpdateNodeCondition",
+    ActionType.UPDATE_NODE_ANNOTATION: "UpdateNodeAnnotation",
+    ActionType.UPDATE_NODE_DECLARED_FEATURE: "UpdateNodeDeclaredFeature",
+    ActionType.UPDATE_POD_LABEL: "UpdatePodLabel",
+    ActionType.UPDATE_POD_SCALE_DOWN: "UpdatePodScaleDown",
+    ActionType.UPDATE_POD_TOLERATIONS: "UpdatePodToleration",
+    ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED: "UpdatePodSchedulingGatesEliminated",
+    ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM: "UpdatePodGeneratedResourceClaim",
+    ActionType.ALL: "All",
+    ActionType.UPDATE: "Update",
+}
+
+
+def action_name(action: ActionType) -> str:
+    return _ACTION_NAMES.get(action, "")
+
+
 class EventResource(enum.StrEnum):
     POD = "Pod"  # the unscheduled pod itself
     ASSIGNED_POD = "AssignedPod"  # pods bound or assumed to a node
@@ -150,7 +175,8 @@ class ClusterEvent(Generic[_Object_co]):
         return bool(self.action & other.action)
 
     def __str__(self) -> str:
-        return self.label or f"{self.resource.value}{self.action!r}"
+        """Upstream ``ClusterEvent.Label()``: the custom label, else the resource and the action."""
+        return self.label or f"{self.resource.value}{action_name(self.action)}"
 
 
 class QueueingHint(enum.Enum):
@@ -197,7 +223,7 @@ class ClusterEventWithHint:
 ASSIGNED_POD_ADD = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(EventResource.ASSIGNED_POD, ActionType.DELETE, "AssignedPodDelete")
-UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "UnscheduledPodAdd")
+UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "UnschedulablePodAdd")
 NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
 NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE, "NodeDelete")
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")

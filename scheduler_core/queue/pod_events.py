@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from scheduler_core.framework import ActionType, ClusterEvent, EventResource, PodInfo, pod_requests
+from scheduler_core.framework.events import action_name
 
 
 def pod_scheduling_properties_change(
@@ -40,7 +41,10 @@ def pod_scheduling_properties_change(
     if not actions:
         # Only plugins registering a general Pod/Update are interested.
         actions = [ActionType.UPDATE]
-    return [ClusterEvent(resource, action) for action in actions]
+    # Labelled as upstream's are: the unscheduled pod's resource is "UnschedulablePod" there
+    # (pkg/scheduler/framework/types.go), ours registers as "Pod".
+    prefix = "AssignedPod" if resource is EventResource.ASSIGNED_POD else "UnschedulablePod"
+    return [ClusterEvent(resource, action, prefix + action_name(action)) for action in actions]
 
 
 def _labels_change(new: PodInfo, old: PodInfo) -> ActionType | None:

@@ -182,7 +182,7 @@ async def test_algorithm_event_handling_cache_and_binding_tasks() -> None:
     assert families["scheduler_scheduling_algorithm_duration_seconds"].value("_count") == 3
     events = families["scheduler_event_handling_duration_seconds"].values("_count")
     assert events[(("event", "NodeAdd"),)] == 2
-    assert events[(("event", "UnscheduledPodAdd"),)] == 3
+    assert events[(("event", "UnschedulablePodAdd"),)] == 3  # upstream EventUnscheduledPodAdd.Label()
     assert events[(("event", "AssignedPodAdd"),)] == 2  # the two bindings, seen by the watch
     assert families["scheduler_cache_size"].values() == {
         (("type", "assumed_pods"),): 0,

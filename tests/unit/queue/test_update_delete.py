@@ -196,7 +196,41 @@ def test_an_assigned_pod_update_raises_assigned_pod_events() -> None:
     events = pod_scheduling_properties_change(
         pod_info("a", uid="uid-a", node_name="n1", labels={"k": "v"}), pod_info("a", uid="uid-a", node_name="n1")
     )
-    assert events == [ClusterEvent(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)]
+    assert [(e.resource, e.action) for e in events] == [(EventResource.ASSIGNED_POD, ActionType.UPDATE_POD_LABEL)]
+    assert [str(e) for e in events] == ["AssignedPodUpdatePodLabel"]
+
+
+@pytest.mark.parametrize(
+    ("new", "labels"),
+    [
+        pytest.param(pod_info("a", uid="uid-a", labels={"k": "v"}), ["UnschedulablePodUpdatePodLabel"], id="label"),
+        pytest.param(pod_info("a", uid="uid-a", annotations={"k": "v"}), ["UnschedulablePodUpdate"], id="other"),
+        pytest.param(pod_info("a", uid="uid-a", node_name="n1"), ["AssignedPodUpdate"], id="assigned"),
+    ],
+)
+def test_pod_update_events_carry_upstreams_labels(new: PodInfo, labels: list[str]) -> None:
+    """The label the queue's incoming-pods metric and the hint metrics show: upstream
+    ``ClusterEvent.Label()`` is the resource (``UnschedulablePod`` or ``AssignedPod``,
+    pkg/scheduler/framework/types.go) then ``ActionType.String()`` (kube-scheduler/framework
+    types.go), v1.36.3."""
+    assert [str(e) for e in pod_scheduling_properties_change(new, pod_info("a", uid="uid-a"))] == labels
+
+
+@pytest.mark.parametrize(
+    ("event", "label"),
+    [
+        (ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL), "NodeUpdateNodeLabel"),
+        (ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_TOLERATIONS), "PodUpdatePodToleration"),
+        (
+            ClusterEvent(EventResource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+            "resource.k8s.io/ResourceClaim",
+        ),
+        (ClusterEvent(EventResource.WILDCARD, ActionType.ALL), "*All"),
+    ],
+)
+def test_an_unlabelled_event_prints_as_upstream_label_does(event: ClusterEvent, label: str) -> None:
+    """``fmt.Sprintf("%v%v", resource, actionType)``: an unnamed combination prints as ""."""
+    assert str(event) == label
 
 
 @pytest.mark.parametrize(("place", "queue"), PLACES[1:])

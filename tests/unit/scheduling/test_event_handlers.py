@@ -75,7 +75,7 @@ WITH_GANGS = {"plugins": {"filter": {"enabled": [{"name": "RejectsWaiting"}]},
     ],
 )
 def test_unscheduled_pod_add_is_raised_only_with_a_gang_plugin(spec: dict[str, Any], retried: bool) -> None:
-    # Upstream eventhandlers.go addPodToSchedulingQueue raises UnscheduledPodAdd only under the
+    # Upstream eventhandlers.go addPodToSchedulingQueue raises UnschedulablePodAdd only under the
     # GangScheduling gate (off by default in v1.36), whatever other plugins register.
     scheduler, cluster, _ = make_scheduler(spec, extra_plugins={"RejectsWaiting": RejectsWaiting})
     add_nodes(scheduler, cluster, [node("n")])
