@@ -40,7 +40,10 @@ API version the dev cluster does not serve is :class:`~bench.scheduler_perf.inpr
 at run time, with the settings that serve it.
 
 :func:`check` raises :class:`~bench.scheduler_perf.inprocess.Unsupported`, named by op, for
-``allocResourceClaims`` / ``createResourceClaims`` and ``steadyState``.
+``createResourceClaims`` (no performance-config uses it) and ``steadyState``. ``allocResourceClaims``
+allocates the claims no pod references with DynamicResources' allocator, as the in-process
+mode does, and PUTs each claim's status before the pods come (the same allocations on both
+sides: the node order is seeded by the op's index).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import fnmatch
 import itertools
 import json
 import os
+import random
 import subprocess
 import threading
 import time
@@ -85,6 +89,7 @@ from bench.scheduler_perf.inprocess import (
     WAIT_TIMEOUT,
     Unsupported,
     WorkloadFailed,
+    allocate_claims,
     csinode_body,
     go_seconds,
     load_template,
@@ -98,12 +103,8 @@ SIMPLE_OPS = frozenset({"createNodes", "createNamespaces", "createPods"})
 # throughout, as upstream's executor.go does (the "ops" path: stream only).
 OPS = SIMPLE_OPS | {
     "createAny", "updateAny", "deletePods", "churn", "barrier", "sleep",
-    "startCollectingMetrics", "stopCollectingMetrics", "createResourceDriver",
+    "startCollectingMetrics", "stopCollectingMetrics", "createResourceDriver", "allocResourceClaims",
 }  # fmt: skip
-ALLOCATION_REASON = (
-    "the bench would allocate the claims itself (dra.go allocResourceClaimsOp: a structured allocator"
-    " over the devices already allocated) and write their status before the pods come"
-)
 SERVED_VERSIONS = (
     "start it with CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG=resource.k8s.io/v1beta2=true,resource.k8s.io/v1beta1=true,"
     "resource.k8s.io/v1alpha3=true, the versions upstream's test API server serves to DRA workloads"
@@ -111,8 +112,7 @@ SERVED_VERSIONS = (
     " (DRADeviceTaintRules for DeviceTaintRule)"
 )
 UNSUPPORTED_OPS = {
-    "allocResourceClaims": ALLOCATION_REASON,
-    "createResourceClaims": ALLOCATION_REASON,
+    "createResourceClaims": "no v1.36.3 performance-config uses it (dra.go createResourceClaimsOp)",
 }
 
 
@@ -645,6 +645,23 @@ class OpsRun:
         nodes = [name for name in self.node_names if fnmatch.fnmatchcase(name, str(op["nodes"]))]
         with ThreadPoolExecutor(self.bench.creators) as pool:
             list(pool.map(lambda name: self.create(dra_slice(name, capacity, driver=driver), ""), nodes))
+
+    def op_allocResourceClaims(self, index: int, op: Mapping[str, Any]) -> None:
+        """dra.go allocResourceClaimsOp on the side's objects (:func:`allocate_claims`, the same
+        node order for both sides), each allocation PUT to its claim's status before the pods
+        come: neither scheduler does this work."""
+        namespace = str(op.get("namespace") or "")
+        api = "/apis/resource.k8s.io/v1"
+        claims = self.bench.request("GET", f"{api}/namespaces/{namespace}/resourceclaims")["items"]
+        classes = self.bench.request("GET", f"{api}/deviceclasses")["items"]
+        slices = self.bench.request("GET", f"{api}/resourceslices")["items"]
+        mine = set(self.node_names)
+        nodes = [n for n in self.bench.request("GET", "/api/v1/nodes")["items"] if n["metadata"]["name"] in mine]
+        rng = random.Random(index)
+        for claim, allocation in allocate_claims(index, namespace, claims, classes, slices, nodes, rng):
+            name = claim["metadata"]["name"]
+            body = {**claim, "status": {**(claim.get("status") or {}), "allocation": allocation}}
+            self.bench.request("PUT", f"{api}/namespaces/{namespace}/resourceclaims/{name}/status", body)
 
     def op_updateAny(self, index: int, op: Mapping[str, Any]) -> None:
         """update.go updateAny.run: Update (with the subresources) then UpdateStatus, one per

@@ -32,7 +32,7 @@ import itertools
 import random
 import resource
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -770,50 +770,63 @@ class Executor:
                 self.scheduler.on_object_add("ResourceSlice", stored)
 
     async def op_allocResourceClaims(self, index: int, op: Mapping[str, Any]) -> None:
-        """dra.go allocResourceClaimsOp: allocate each unallocated claim of the namespace, as
-        upstream does with a fresh ``structured.NewAllocator`` per claim over the devices
-        already allocated, trying the nodes in random order (here DynamicResources' own
-        allocator, the seeded random generator), and write the allocation to its status."""
-        # The plugin's allocator, outside a scheduling cycle: the bench's use, not the plugin's.
-        from scheduler_core.framework.dra import allocated_devices as devices_of
-        from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
-
+        """dra.go allocResourceClaimsOp (:func:`allocate_claims`), each allocation written to
+        its claim's status."""
         namespace = str(op.get("namespace") or "")
         claims = list(self.cluster.objects("ResourceClaim"))
-        pending = [
-            claim
-            for claim in claims
-            if (claim.get("metadata") or {}).get("namespace") == namespace
-            and not (claim.get("status") or {}).get("allocation")
-        ]
-        if not pending:
-            return
-        classes = {(c.get("metadata") or {}).get("name") or "": c for c in self.cluster.objects("DeviceClass")}
+        classes = list(self.cluster.objects("DeviceClass"))
         slices = list(self.cluster.objects("ResourceSlice"))
-        allocated = {d for c in claims for d in devices_of((c.get("status") or {}).get("allocation") or {})}
         nodes = list(self.cluster.nodes.values())
-        for i, claim in enumerate(pending):
-            allocator = Allocator(classes, slices, allocated)
-            self.rng.shuffle(nodes)
-            for node in nodes:
-                meta = node["metadata"]
-                try:
-                    result = allocator.allocate(meta.get("labels") or {}, meta["name"], [claim])
-                except AllocationError as error:
-                    raise WorkloadFailed(f"op {index} allocResourceClaims: allocate claim: {error}") from error
-                if result:
-                    status = {**(claim.get("status") or {}), "allocation": result[0]}
-                    write = Write(Verb.UPDATE, RESOURCE_CLAIMS, {**claim, "status": status}, subresource=STATUS)
-                    stored, problem = self.cluster.claims.put_status(write)
-                    if problem is not None or stored is None:
-                        raise WorkloadFailed(f"op {index} allocResourceClaims: update claim status: {problem}")
-                    self.scheduler.on_object_update("ResourceClaim", claim, stored)
-                    allocated.update(devices_of(result[0]))
-                    break
-            else:
-                raise WorkloadFailed(
-                    f"op {index} allocResourceClaims: could not allocate claim {i} out of {len(pending)}"
-                )
+        for claim, allocation in allocate_claims(index, namespace, claims, classes, slices, nodes, self.rng):
+            status = {**(claim.get("status") or {}), "allocation": allocation}
+            write = Write(Verb.UPDATE, RESOURCE_CLAIMS, {**claim, "status": status}, subresource=STATUS)
+            stored, problem = self.cluster.claims.put_status(write)
+            if problem is not None or stored is None:
+                raise WorkloadFailed(f"op {index} allocResourceClaims: update claim status: {problem}")
+            self.scheduler.on_object_update("ResourceClaim", claim, stored)
+
+
+def allocate_claims(
+    index: int,
+    namespace: str,
+    claims: list[Obj],
+    classes: list[Obj],
+    slices: list[Obj],
+    nodes: list[Obj],
+    rng: random.Random,
+) -> Iterator[tuple[Obj, Obj]]:
+    """dra.go allocResourceClaimsOp: each unallocated claim of ``namespace`` with its allocation,
+    as upstream makes them with a fresh ``structured.NewAllocator`` per claim over the devices
+    already allocated, trying the nodes in random order (here DynamicResources' own allocator,
+    outside a scheduling cycle: the bench's use, not the plugin's; the seeded generator). The
+    caller writes each allocation before asking for the next."""
+    from scheduler_core.framework.dra import allocated_devices as devices_of
+    from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator
+
+    pending = [
+        claim
+        for claim in claims
+        if (claim.get("metadata") or {}).get("namespace") == namespace
+        and not (claim.get("status") or {}).get("allocation")
+    ]
+    by_name = {(c.get("metadata") or {}).get("name") or "": c for c in classes}
+    allocated = {d for c in claims for d in devices_of((c.get("status") or {}).get("allocation") or {})}
+    nodes = list(nodes)
+    for i, claim in enumerate(pending):
+        allocator = Allocator(by_name, slices, allocated)
+        rng.shuffle(nodes)
+        for node in nodes:
+            meta = node["metadata"]
+            try:
+                result = allocator.allocate(meta.get("labels") or {}, meta["name"], [claim])
+            except AllocationError as error:
+                raise WorkloadFailed(f"op {index} allocResourceClaims: allocate claim: {error}") from error
+            if result:
+                yield claim, result[0]
+                allocated.update(devices_of(result[0]))
+                break
+        else:
+            raise WorkloadFailed(f"op {index} allocResourceClaims: could not allocate claim {i} out of {len(pending)}")
 
 
 class Counters:

@@ -170,6 +170,29 @@ def test_churn_recreates_nodes_pods_and_services_meanwhile(tmp_path: Path) -> No
     _ops_run_binds(variant, tmp_path, 4)
 
 
+def test_claims_no_pod_references_are_allocated_before_the_pods_come(tmp_path: Path) -> None:
+    # FirstAvailable with 3 init claims: allocResourceClaims gives each a device of the one DRA
+    # node's 13 (dra.go allocResourceClaimsOp), then both sides bind the 10 measured pods on the
+    # 10 devices left.
+    variant = _variant("FirstAvailable", "fast", initClaims=3, maxClaimsPerNode=13)
+    from bench.cluster import dev_cluster
+
+    bench = cluster.WorkloadBench(dev_cluster("up"), variant, 4)
+    run = cluster.OpsRun(bench, "crd_scheduler", "nobody", 0)
+    try:
+        for index, op in enumerate(variant.ops):
+            getattr(run, "op_" + str(op["opcode"]))(index, op)
+            if op["opcode"] == "allocResourceClaims":
+                break
+        claims = bench.request("GET", "/apis/resource.k8s.io/v1/namespaces/init/resourceclaims")["items"]
+    finally:
+        run.stop.set()
+        run.cleanup()
+    devices = [r["device"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    assert len(claims) == 3 and len(set(devices)) == 3, claims
+    _ops_run_binds(variant, tmp_path, 10)
+
+
 def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
     reasons = {}
     for case in config.load(config.scheduler_perf_root()):
@@ -178,12 +201,13 @@ def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
             cluster.check(variant)
         except Unsupported as error:
             reasons[case.name] = (error.op, error.reason)
-    assert reasons["Partitionable"][0] == "allocResourceClaims"
+    assert reasons["Partitionable"] == ("createPods", "steadyState is not run on the cluster")
     assert reasons["ConsumableCapacity"] == ("createPods", "steadyState is not run on the cluster")
     for name in (
         "DefaultTopologySpreading", "EventHandlingPodAdd", "SchedulingWithMixedChurn", "PreemptionAsync",
         "SchedulingCSIPVs", "SchedulingInTreePVs", "SchedulingMigratedInTreePVs", "PreemptionPVs",
         "EventHandlingPodDelete", "SchedulingWithResourceClaim", "PartitionableBacktracking", "PublishResourceSlices",
+        "FirstAvailable",
     ):  # fmt: skip
         assert name not in reasons
 
