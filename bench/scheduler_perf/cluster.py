@@ -40,7 +40,8 @@ API version the dev cluster does not serve is :class:`~bench.scheduler_perf.inpr
 at run time, with the settings that serve it.
 
 :func:`check` raises :class:`~bench.scheduler_perf.inprocess.Unsupported`, named by op, for
-``createResourceClaims`` (no performance-config uses it) and ``steadyState``. ``allocResourceClaims``
+``createResourceClaims`` (no performance-config uses it). ``createPods`` with ``steadyState`` keeps
+``count`` pods in being for ``duration`` as executor.go does. ``allocResourceClaims``
 allocates the claims no pod references with DynamicResources' allocator, as the in-process
 mode does, and PUTs each claim's status before the pods come (the same allocations on both
 sides: the node order is seeded by the op's index).
@@ -127,9 +128,6 @@ def check(variant: Variant) -> bool:
     unknown = sorted(set(opcodes) - OPS)
     if unknown:
         raise Unsupported(",".join(unknown), "no cluster-mode implementation")
-    for op in variant.ops:
-        if op["opcode"] == "createPods" and op.get("steadyState"):
-            raise Unsupported("createPods", "steadyState is not run on the cluster")
     if not any(op.get("collectMetrics") or op["opcode"] == "startCollectingMetrics" for op in variant.ops):
         raise Unsupported("createPods", "no op collects metrics")
     # The simple path puts every pod of a side in one namespace of its own: a variant whose ops
@@ -619,15 +617,50 @@ class OpsRun:
             return self._pod(pod)
 
         url = f"/api/v1/namespaces/{namespace}/pods"
-        with ThreadPoolExecutor(self.bench.creators) as pool:
-            list(pool.map(lambda i: self.bench.request("POST", url, body(i)), range(count)))
-        if op.get("skipWaitToCompletion"):
+
+        def create_batch() -> None:
+            with ThreadPoolExecutor(self.bench.creators) as pool:
+                list(pool.map(lambda i: self.bench.request("POST", url, body(i)), range(count)))
+
+        if op.get("steadyState"):
+            self._steady_state(index, namespace, count, go_seconds(op.get("duration", "0s")), create_batch)
+        elif op.get("skipWaitToCompletion"):
+            create_batch()
             self.scheduled_per_namespace[namespace] = self.scheduled_per_namespace.get(namespace, 0) + count
         else:
+            create_batch()
             self._wait(f"op {index} createPods: {count} pods scheduled in {namespace}",
                        lambda: self._count(namespace, {}) >= count)  # fmt: skip
         if op.get("collectMetrics"):
             self._stop_window()
+
+    def _steady_state(
+        self, index: int, namespace: str, count: int, duration: float, create_batch: Callable[[], None]
+    ) -> None:
+        """executor.go createPodsSteadily: ``count`` pods; each time ``count`` more got bound,
+        the namespace's pods are deleted (grace 0, background) and ``count`` new ones made, for
+        ``duration``. Bindings are counted as the watch sees them happen, as upstream's handler
+        counts each pod's move to a node, not the pods bound now (a deleted batch may not be
+        gone from the watch yet)."""
+        deadline = time.monotonic() + duration
+        cursor, bound, batch = len(self.bindings), 0, 0
+        create_batch()
+        while time.monotonic() < deadline:
+            if self.errors:
+                raise WorkloadFailed(f"{self.side}: {self.errors[0]}")
+            seen = self.bindings[cursor:]
+            cursor += len(seen)
+            batch += sum(1 for ns, _, _ in seen if ns == namespace)
+            if batch < count:
+                time.sleep(0.01)
+                continue
+            bound, batch = bound + batch, 0
+            self.bench.request(
+                "DELETE", f"/api/v1/namespaces/{namespace}/pods?gracePeriodSeconds=0&propagationPolicy=Background"
+            )
+            create_batch()
+        if bound + batch == 0:
+            raise WorkloadFailed(f"op {index} createPods: steadyState in {namespace}: no pod at all got scheduled")
 
     def op_createAny(self, index: int, op: Mapping[str, Any]) -> None:
         namespace = str(op.get("namespace") or "")
