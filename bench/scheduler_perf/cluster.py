@@ -112,6 +112,7 @@ SERVED_VERSIONS = (
     " (util.go mustSetupCluster), and the kind's alpha gate in CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES"
     " (DRADeviceTaintRules for DeviceTaintRule)"
 )
+PRIORITY_CLASSES = "/apis/scheduling.k8s.io/v1/priorityclasses"
 UNSUPPORTED_OPS = {
     "createResourceClaims": "no v1.36.3 performance-config uses it (dra.go createResourceClaimsOp)",
 }
@@ -167,6 +168,8 @@ class WorkloadBench(Bench):
         # Cluster-scoped objects made besides Nodes, deleted with them: PersistentVolumes and CSINodes.
         self.volumes: list[str] = []
         self.csinodes: list[str] = []
+        self.priority_classes: set[str] = set()
+        self._priority_lock = threading.Lock()
         if self.ops_path:  # every op runs per side (run_ops): nothing is shared
             super().__init__(kubeconfig, 0, 0, creators)
             self.node_ops, self.init_pods = [], []
@@ -280,6 +283,25 @@ class WorkloadBench(Bench):
     def cleanup(self) -> None:
         super().cleanup()
         self.delete_volumes()
+        for name in self.priority_classes:
+            with contextlib.suppress(client.ApiException):
+                self.request("DELETE", f"{PRIORITY_CLASSES}/{name}")
+
+    def priority_by_class(self, spec: dict[str, Any]) -> None:
+        """A template's ``spec.priority`` (pod-high-priority.yaml: 10) given by a PriorityClass
+        of that value instead. Upstream's test API server runs without the Priority admission
+        plugin (util.go mustSetupCluster), the dev cluster with it, and it refuses a pod that
+        sets the value itself (403). Both schedulers see the same priority."""
+        value = spec.pop("priority", None)
+        if value is None or spec.get("priorityClassName"):
+            return
+        name = f"bench-{self.run_id}-priority-{int(value)}"
+        with self._priority_lock:
+            if name not in self.priority_classes:
+                body = {"metadata": {"name": name, "labels": dict(self.label)}, "value": int(value)}
+                self.request("POST", PRIORITY_CLASSES, body)
+                self.priority_classes.add(name)
+        spec["priorityClassName"] = name
 
     def _pod(self, i: int, scheduler_name: str) -> dict[str, Any]:
         return self._from_template(self.measured, i, self.pod_count, f"p{i:05d}", scheduler_name)
@@ -301,6 +323,7 @@ class WorkloadBench(Bench):
         spec = pod.setdefault("spec", {})
         spec["schedulerName"] = scheduler_name
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.label}
+        self.priority_by_class(spec)
         if has_volumes(op):
             spec["volumes"] = claim_volume(f"pvc-{name}")
         return pod
@@ -444,6 +467,7 @@ class OpsRun:
         spec.setdefault("serviceAccountName", "default")
         spec.setdefault("automountServiceAccountToken", False)
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.bench.label}
+        self.bench.priority_by_class(spec)
         return pod
 
     def _node(self, node: dict[str, Any]) -> dict[str, Any]:

@@ -206,6 +206,16 @@ def test_steady_state_keeps_count_pods_for_its_duration(tmp_path: Path) -> None:
     assert _leftovers(variant) == ([], [])
 
 
+def test_a_priority_the_template_sets_comes_from_a_priority_class(tmp_path: Path) -> None:
+    # PreemptionBasic: pod-high-priority.yaml sets spec.priority: 10, which the dev cluster's
+    # Priority admission refuses (upstream's test API server runs without it). Two nodes full of
+    # low-priority init pods (4 x 900m of 4 CPUs each); each measured pod (3 CPUs) preempts.
+    variant = _variant("PreemptionBasic", "1000Nodes_QueueingHintsEnabled", initNodes=2, initPods=8, measurePods=2)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    for side in ("crd_scheduler", "kube_scheduler"):
+        assert result["stream"][side]["bound"] == 2, result
+
+
 def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
     reasons = {}
     for case in config.load(config.scheduler_perf_root()):
