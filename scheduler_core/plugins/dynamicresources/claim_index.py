@@ -51,6 +51,7 @@ class ClaimIndex:
         self._extended: dict[str, list[ResourceClaim]] = {}  # controller uid -> extended-resource claims
         self.by_key: dict[tuple[str, str], ResourceClaim] = {}
         self.by_uid: dict[str, ResourceClaim] = {}
+        self.version: int | None = None  # the store's objects_version the index was refreshed at
         self._allocated: dict[DeviceID, int] = {}  # device -> stored allocations holding it whole
         self._shares: dict[int, Manifest] = {}  # id of a stored object -> its allocation with shares
         self._distinct = True  # no object listed twice

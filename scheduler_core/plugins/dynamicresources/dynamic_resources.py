@@ -212,8 +212,14 @@ class DynamicResources(DefaultNormalizeScore):
 
     # -- the objects ----------------------------------------------------------------------------------
     def _claims_by_key(self) -> Mapping[tuple[str, str], ResourceClaim]:
+        """The stored claims by (namespace, name), read again only when the store says they
+        changed (a backend that cannot say, None, is read every time): a claim event runs the
+        hints of every pending pod, and each must cost what upstream's lister Get does."""
         claims = self._tracker.claims
-        claims.refresh(self._handle.objects(RESOURCE_CLAIM))
+        version = self._handle.objects_version(RESOURCE_CLAIM)
+        if version is None or version != claims.version:
+            claims.refresh(self._handle.objects(RESOURCE_CLAIM))
+            claims.version = version
         return claims.by_key
 
     def pod_claims(
