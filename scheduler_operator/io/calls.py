@@ -111,8 +111,7 @@ class Lanes:
 
     async def settle(self, key: str) -> None:
         """Drop the report waiting for ``key`` and wait for the one in flight, if any."""
-        self._waiting.pop(key, None)
-        self._later.pop(key, None)
+        self.forget(key)
         sending = self._sending.get(key)
         if sending is not None:
             await asyncio.shield(sending)
