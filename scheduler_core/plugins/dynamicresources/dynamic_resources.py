@@ -49,6 +49,7 @@ import numpy as np
 
 from scheduler_core.framework import (
     ActionType,
+    BoolArray,
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
@@ -140,10 +141,10 @@ class _StateData:
 
 def claim_name(pod: Manifest, pod_claim: Manifest) -> tuple[str | None, bool]:
     """``resourceclaim.Name``: the claim's name and whether it must be owned by the pod."""
-    meta = manifest.meta(pod)
-    where = f'pod "{meta.get("namespace") or "default"}/{meta.get("name")}"'
     if pod_claim.get("resourceClaimName"):
         return str(pod_claim["resourceClaimName"]), False
+    meta = manifest.meta(pod)
+    where = f'pod "{meta.get("namespace") or "default"}/{meta.get("name")}"'
     if pod_claim.get("resourceClaimTemplateName"):
         for status in manifest.status(pod).get("resourceClaimStatuses") or ():
             if status.get("name") == pod_claim.get("name"):
@@ -198,6 +199,17 @@ class ClaimTracker:
         self.slice_index = SliceIndex(())
 
 
+@dataclass(frozen=True, slots=True)
+class _ClaimChange:
+    """A claim event as the queueing hint reads it (the objects kept to recognise the event)."""
+
+    old: Manifest | None
+    new: Manifest
+    uid: str
+    deallocated: bool
+    status_changed: bool
+
+
 class DynamicResources(DefaultNormalizeScore):
     name = NAME
     args_model = None
@@ -205,6 +217,7 @@ class DynamicResources(DefaultNormalizeScore):
     def __init__(self, args: object, handle: Handle) -> None:
         self._handle = handle
         self._tracker = handle.shared(NAME, ClaimTracker)
+        self._last_change: _ClaimChange | None = None
 
     @property
     def in_flight(self) -> dict[str, dict[str, Any]]:
@@ -273,20 +286,34 @@ class DynamicResources(DefaultNormalizeScore):
     ) -> QueueingHint:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
-        modified = ResourceClaim(new)
+        change = self._claim_change(old, new)
+        if not change.deallocated and not change.status_changed:
+            return QueueingHint.SKIP  # every answer below would be Skip
         try:
-            uses = any(c.uid == modified.uid for c in self.pod_claims(pod))
+            uses = any(c.uid == change.uid for c in self.pod_claims(pod))
         except ClaimProblem:
             return QueueingHint.SKIP
-        original = ResourceClaim(old) if isinstance(old, Mapping) else None
-        if original is not None and original.allocation and not modified.allocation:
+        if change.deallocated:
             return QueueingHint.QUEUE  # a deallocated claim frees devices for any pod
-        if not uses:
-            return QueueingHint.SKIP
-        if original is None:
-            return QueueingHint.QUEUE
-        # apiequality.Semantic.DeepEqual of the statuses: a struct in Go, so absent reads as empty
-        return QueueingHint.SKIP if original.status == modified.status else QueueingHint.QUEUE
+        return QueueingHint.QUEUE if uses else QueueingHint.SKIP
+
+    def _claim_change(self, old: Manifest | None, new: Manifest) -> _ClaimChange:
+        """What an event's claims say, read once per event: the hint runs for every pending pod
+        with the same two objects (a store replaces an object it changes, never edits it)."""
+        last = self._last_change
+        if last is not None and last.new is new and last.old is old:
+            return last
+        modified = ResourceClaim(new)
+        original = ResourceClaim(old) if isinstance(old, Mapping) else None
+        last = self._last_change = _ClaimChange(
+            old,
+            new,
+            modified.uid,
+            deallocated=original is not None and bool(original.allocation) and not modified.allocation,
+            # apiequality.Semantic.DeepEqual of the statuses: a struct in Go, so absent reads as empty
+            status_changed=original is None or original.status != modified.status,
+        )
+        return last
 
     def is_schedulable_after_pod_change(self, pod: PodInfo, old: PodInfo | None, new: PodInfo | None) -> QueueingHint:
         modified = PodInfo.of(new)
@@ -414,6 +441,21 @@ class DynamicResources(DefaultNormalizeScore):
             data.node_allocations[node.name] = result
             data.node_claims[node.name] = node_claim
         return None
+
+    def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
+        """Filter over the columns when the pod's claims are all allocated and none is the
+        special claim: then :meth:`filter` only asks whether each claim is available on the
+        node, and the mask is that of the claims' node selectors. Pods sharing an allocated
+        claim (SchedulingWithResourceClaim) otherwise matched it node by node in Python. Any
+        other cycle runs per node. A node the mask rejects gets :meth:`filter`'s status (and
+        PostFilter its unavailable claims) from the diagnosis, which calls it."""
+        data = _state(state)
+        if data is None or not data.claims or data.allocator is not None or data.extended_index is not None:
+            return None
+        mask = np.ones(columns.size, dtype=np.bool_)
+        for selector in data.available_on.values():
+            mask &= selector.mask(columns)
+        return mask
 
     def _filter_extended(self, data: _StateData, pod: PodInfo, node: NodeInfo) -> extended.NodeClaim | Status:
         index = data.extended_index

@@ -136,3 +136,40 @@ def test_batch_and_per_node_agree(cluster: tuple[list[dict[str, Any]], list[dict
     batch = render_json(simulate(loaded, seed=7, batch=True).pods)
     per_node = render_json(simulate(load_texts([("generated.json", text)]), seed=7, batch=False).pods)
     assert batch == per_node
+
+
+def test_batch_and_per_node_agree_on_a_shared_allocated_claim() -> None:
+    """DynamicResources' batch Filter (a pod whose claims are all allocated) against its
+    per-node Filter, end to end: pods sharing a claim allocated on node-a go there; one that its
+    node selector keeps on node-b is refused with the claim's reason, and PostFilter leaves the
+    claim alone (reserved by the others)."""
+    from pathlib import Path
+
+    example = (Path(__file__).parents[3] / "examples/dra/cluster.yaml").read_text()
+    on_a = {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}]}
+    result = {"request": "gpu", "driver": "gpu.example.com", "pool": "node-a", "device": "gpu-1"}
+    shared = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+              "metadata": {"name": "shared", "namespace": "default", "uid": "uid-shared"},
+              "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
+              "status": {"allocation": {"devices": {"results": [result]}, "nodeSelector": on_a}}}  # fmt: skip
+    users = []
+    for i in range(4):
+        user = pod(f"user-{i}", node_selector={"kubernetes.io/hostname": "node-b"} if i == 3 else None)
+        user["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimName": "shared"}]
+        user["spec"]["containers"][0]["resources"] = {"claims": [{"name": "gpu"}]}
+        users.append(user)
+    text = json.dumps({"apiVersion": "v1", "kind": "List", "items": [shared, *users]})
+
+    def run(batch: bool) -> str:
+        return render_json(
+            simulate(load_texts([("dra.yaml", example), ("shared.json", text)]), seed=3, batch=batch).pods
+        )
+
+    batch, per_node = run(True), run(False)
+    assert batch == per_node
+    placed = {p["name"]: p for p in json.loads(batch)["pods"]}
+    assert [placed[f"user-{i}"].get("node") for i in range(4)] == ["node-a", "node-a", "node-a", None]
+    assert placed["user-3"]["filtered"] == {
+        "node-a": ["node(s) didn't match Pod's node affinity/selector"],
+        "node-b": ["resourceclaim not available on the node"],
+    }, placed["user-3"]
