@@ -56,6 +56,9 @@ class ProfileKey:
         return f"{self.namespace}/{self.name}"
 
 
+_PROFILE_NAMES_KEPT = 4096
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     key: ProfileKey
@@ -111,6 +114,9 @@ class ProfileSet:
         self._problems: dict[ProfileKey, str] = {}  # why a claimed profile has no framework
         # (namespace, schedulerName) -> the winning claim, for resolution
         self._winners: dict[tuple[str, str], ProfileKey] = {}
+        # profile_of's answers: asked for every pod of the unschedulable pool on every cluster
+        # event (the queueing hints); emptied whenever a winner changes
+        self._profile_names: dict[tuple[str, str], str | None] = {}
         self._default_points: dict[str, list[str]] | None = None
         self._capped: set[ProfileKey] = set()  # refused by the profiles-per-namespace rule
 
@@ -131,6 +137,7 @@ class ProfileSet:
             self._winners[(namespace, scheduler_name)] = min(rivals, key=Claim.order).key
         else:
             self._winners.pop((namespace, scheduler_name), None)
+        self._profile_names.clear()
 
     def claimed(self) -> list[ProfileKey]:
         """Every profile known to exist, serving or not."""
@@ -349,8 +356,15 @@ class ProfileSet:
 
     def profile_of(self, pod: PodInfo) -> str | None:
         """The queue's key for ``pod``'s profile."""
-        key = self.key_for_pod(pod)
-        return None if key is None else str(key)
+        lookup = (pod.namespace, pod.scheduler_name)
+        names = self._profile_names
+        if lookup in names:
+            return names[lookup]
+        key = self.key_for(*lookup)
+        if len(names) >= _PROFILE_NAMES_KEPT:  # tenants choose namespaces and scheduler names
+            names.clear()
+        name = names[lookup] = None if key is None else str(key)
+        return name
 
     def for_pod(self, pod: PodInfo) -> Framework | None:
         key = self.key_for_pod(pod)

@@ -74,6 +74,9 @@ def hint_objects(event: ClusterEvent, old: object, new: object) -> tuple[object,
         return old, new
 
 
+_UNKNOWN: Any = object()
+
+
 @dataclass(frozen=True, slots=True)
 class _Hint:
     event: ClusterEvent
@@ -104,6 +107,7 @@ class HintRegistry:
         self._matching: dict[tuple[str, ClusterEvent], tuple[_Hint, ...]] = {}
         self._plugin_events: dict[str, tuple[ClusterEvent, ...]] = {}
         self._events_of_interest: tuple[ClusterEvent, ...] = ()
+        self._event_memo: tuple[ClusterEvent, dict[str, Any] | None, str] | None = None
 
     def set_profile(self, profile: str, hints: Mapping[str, Sequence[ClusterEventWithHint]]) -> None:
         self._by_profile[profile] = tuple(
@@ -119,6 +123,7 @@ class HintRegistry:
 
     def _rebuild_plugin_events(self) -> None:
         self._matching = {}
+        self._event_memo = None
         # Upstream buildEventMap: plugin name -> its events, across all profiles.
         events: dict[str, list[ClusterEvent]] = {}
         for hints in self._by_profile.values():
@@ -140,38 +145,53 @@ class HintRegistry:
         return any(registered.matches(event) for registered in self._events_of_interest)
 
     def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: object, new: object) -> QueueingStrategy:
-        rejectors = qp.rejector_plugins()
-        if not rejectors:
+        # Asked for every pod of the unschedulable pool on every event of interest: what
+        # depends on the event alone is looked up once per event (_for_event).
+        unschedulable, pending = qp.unschedulable_plugins, qp.pending_plugins
+        if not unschedulable and not pending:
             return QueueingStrategy.AFTER_BACKOFF
-        if is_wildcard(event):
+        matching, label = self._for_event(event)
+        if matching is None:
             # A wildcard event naming a pod in ``new`` is meant for that pod only.
             if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
                 return QueueingStrategy.SKIP
             return QueueingStrategy.AFTER_BACKOFF
         profile = self._profile_of(qp.pod_info)
-        hints = self._matching_hints(profile, event)
+        hints = None
+        if profile is not None:
+            hints = matching.get(profile, _UNKNOWN)
+            if hints is _UNKNOWN:
+                hints = matching[profile] = self._matching_hints(profile, event)
         if hints is None:
             log.error("no queueing hints registered for profile %r (pod %s)", profile, qp.key)
             return QueueingStrategy.AFTER_BACKOFF
         strategy = QueueingStrategy.SKIP
         for hint in hints:
-            if hint.plugin not in rejectors:
+            plugin = hint.plugin
+            if plugin not in unschedulable and plugin not in pending:
                 continue
-            if self._run_hint(hint, qp.pod_info, event, old, new) is QueueingHint.SKIP:
+            if self._run_hint(hint, qp.pod_info, event, label, old, new) is QueueingHint.SKIP:
                 continue
-            if hint.plugin in qp.pending_plugins:
+            if plugin in pending:
                 return QueueingStrategy.IMMEDIATELY
-            if not qp.pending_plugins:
+            if not pending:
                 return QueueingStrategy.AFTER_BACKOFF
             # A Pending plugin may still answer QUEUE, which would mean IMMEDIATELY.
             strategy = QueueingStrategy.AFTER_BACKOFF
         return strategy
 
-    def _matching_hints(self, profile: str | None, event: ClusterEvent) -> tuple[_Hint, ...] | None:
+    def _for_event(self, event: ClusterEvent) -> tuple[dict[str, Any] | None, str]:
+        """The event's hints by profile (filled as pods ask; None for a wildcard event) and its
+        metrics label, for the event object last asked about (events are mostly module
+        constants, so the memo holds from one event to the next)."""
+        memo = self._event_memo
+        if memo is None or memo[0] is not event:
+            memo = self._event_memo = (event, None if is_wildcard(event) else {}, str(event))
+        return memo[1], memo[2]
+
+    def _matching_hints(self, profile: str, event: ClusterEvent) -> tuple[_Hint, ...] | None:
         """The hints of ``profile`` registered for an event matching ``event``; None when the
         profile has none registered."""
-        if profile is None:
-            return None
         found = self._matching.get((profile, event))
         if found is None:
             hints = self._by_profile.get(profile)
@@ -180,15 +200,17 @@ class HintRegistry:
             found = self._matching[(profile, event)] = tuple(h for h in hints if h.event.matches(event))
         return found
 
-    def _run_hint(self, hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> QueueingHint:
+    def _run_hint(
+        self, hint: _Hint, pod: PodInfo, event: ClusterEvent, label: str, old: object, new: object
+    ) -> QueueingHint:
         """The hint, timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
         (``queueing_hint_execution_duration_seconds``; a plugin without a function answers Queue,
         as upstream's ``defaultQueueingHintFn``)."""
         if self._observe is None or self._timer is None:
             return _run_hint(hint, pod, event, old, new)[0]
         start = self._timer()
-        answer, label = _run_hint(hint, pod, event, old, new)
-        self._observe(hint.plugin, str(event), label, self._timer() - start)
+        answer, answer_label = _run_hint(hint, pod, event, old, new)
+        self._observe(hint.plugin, label, answer_label, self._timer() - start)
         return answer
 
 

@@ -248,3 +248,30 @@ def test_a_new_cluster_wide_profile_takes_its_name_back_from_a_serving_tenant() 
     assert scheduler.profiles.get(ProfileKey("team-a", "own")) is None
     held = scheduler.profiles.held_reason(PodInfo(pod("p", "team-a", scheduler_name="batch")))
     assert held is not None and "tenant policy rule 'scheduler-names'" in held
+
+
+def test_profile_of_resolves_once_and_follows_a_new_winner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queueing hints ask for the profile of every pod of the unschedulable pool on every
+    cluster event (SchedulingWithResourceClaim on the dev cluster: 5 % of the operator's CPU
+    resolved the same few (namespace, schedulerName) pairs again); each pair is resolved once
+    until a claim changes who wins it."""
+    from scheduler_core.profiles import ProfileSet
+
+    found = ProfileSet(home_namespace=HOME, registry={}, default_multi_point=None, make_handle=None)  # type: ignore[arg-type]
+    found.claim(ProfileKey(HOME, "default"), "crd-scheduler", created="2026-01-01T00:00:00Z")
+    resolved: list[tuple[str, str]] = []
+    key_for = found.key_for
+
+    def counted(namespace: str, scheduler_name: str) -> ProfileKey | None:
+        resolved.append((namespace, scheduler_name))
+        return key_for(namespace, scheduler_name)
+
+    monkeypatch.setattr(found, "key_for", counted)
+    pods = [PodInfo(pod(f"p{i}", "team-a", scheduler_name="crd-scheduler")) for i in range(100)]
+    assert {found.profile_of(p) for p in pods} == {f"{HOME}/default"}
+    assert resolved == [("team-a", "crd-scheduler")]
+    found.claim(ProfileKey("team-a", "own"), "crd-scheduler", created="2026-01-02T00:00:00Z")
+    assert found.profile_of(pods[0]) == "team-a/own"
+    found.delete(ProfileKey("team-a", "own"))
+    assert found.profile_of(pods[0]) == f"{HOME}/default"
+    assert found.profile_of(PodInfo(pod("x", "team-b", scheduler_name="someone-else"))) is None
