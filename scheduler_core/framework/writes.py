@@ -16,7 +16,8 @@ None)``, the object as the API answers the write, or ``(None, status)``: an Erro
 the API server's message whose ``error`` is a :class:`WriteError` (HTTP code and
 ``metav1.Status`` reason), read by :func:`is_not_found` and :func:`is_conflict` (client-go's
 ``apierrors.IsNotFound``, ``IsConflict``). :func:`patch_pod_status` and :func:`preempt` are the
-pod writes several plugins make, written once here.
+pod writes several plugins make, written once here. One read goes the same way, ``get``: the
+object again after a conflict, from the API itself, since the stores the plugins read may lag.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceC
 
 
 class Verb(enum.StrEnum):
+    GET = "get"  # a read, for the retries after a conflict (module doc)
     CREATE = "create"
     UPDATE = "update"
     PATCH = "patch"
@@ -149,6 +151,12 @@ class ClusterAPI(Protocol):
     async def write(self, call: Write) -> Written:
         """Carry ``call`` out: the stored object, or the API's refusal."""
         ...
+
+    async def get(self, resource: Resource, obj: Manifest) -> Written:
+        """A GET of the object ``obj`` names, from the API server itself (not a store that may
+        lag it): what a write refused with 409 Conflict reads before trying again, as client-go's
+        ``retry.RetryOnConflict`` loops do (DynamicResources' ``bindClaim``)."""
+        return await self.write(Write(Verb.GET, resource, obj))
 
     async def create(self, resource: Resource, obj: Manifest) -> Written:
         """A POST of ``obj``, named by its name or else its ``generateName``."""

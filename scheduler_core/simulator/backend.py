@@ -112,6 +112,7 @@ class InMemoryCluster(ClusterAPI):
             (Verb.DELETE, PODS, ""): self._delete_pod,
             (Verb.PATCH, PERSISTENT_VOLUMES, ""): self.volumes.patch,
             (Verb.PATCH, PERSISTENT_VOLUME_CLAIMS, ""): self.volumes.patch,
+            (Verb.GET, RESOURCE_CLAIMS, ""): self.claims.get,
             (Verb.CREATE, RESOURCE_CLAIMS, ""): self.claims.post,
             (Verb.UPDATE, RESOURCE_CLAIMS, ""): self.claims.put,
             (Verb.UPDATE, RESOURCE_CLAIMS, STATUS): self.claims.put_status,

@@ -109,6 +109,12 @@ class ClaimStore:
         return new
 
     # -- the ClusterAPI writes ---------------------------------------------------------------------
+    def get(self, call: Write) -> Written:
+        stored = self.find(call.namespace or "default", call.name)
+        if stored is None:
+            return None, apiserver.not_found(call.resource, call.name)
+        return copy.deepcopy(stored), None
+
     def put_status(self, call: Write) -> Written:
         """An update of the status subresource: only the status changes."""
         stored = self.find(call.namespace or "default", call.name)

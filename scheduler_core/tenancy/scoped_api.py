@@ -45,7 +45,13 @@ _SUBJECTS = {
     RESOURCE_CLAIMS: _CLAIMS,
     PERSISTENT_VOLUMES: _CLAIMS,
 }
-_DOING = {Verb.CREATE: "creating", Verb.UPDATE: "updating", Verb.PATCH: "patching", Verb.DELETE: "deleting"}
+_DOING = {
+    Verb.GET: "reading",
+    Verb.CREATE: "creating",
+    Verb.UPDATE: "updating",
+    Verb.PATCH: "patching",
+    Verb.DELETE: "deleting",
+}
 
 
 class ScopedClusterAPI(ClusterAPI):

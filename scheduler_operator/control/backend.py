@@ -275,10 +275,10 @@ def _pod_path(namespace: str, name: str) -> str:
     return f"/api/v1/namespaces/{namespace}/pods/{name}"
 
 
-def request(call: Write) -> tuple[str, str, Mapping[str, Any], str, Mapping[str, str] | None]:
+def request(call: Write) -> tuple[str, str, Mapping[str, Any] | None, str, Mapping[str, str] | None]:
     """The HTTP request of ``call``: method, path, body, content type and query.
 
-    A create gets the resource's apiVersion and kind; a precondition goes into the body's
+    A get has no body; a create gets the resource's apiVersion and kind; a precondition goes into the body's
     ``metadata`` (update, patch) or the DeleteOptions (delete); creates and updates name the
     field manager, as the writes of PreBind always did."""
     resource, obj, precondition = call.resource, call.obj, call.precondition
@@ -289,6 +289,8 @@ def request(call: Write) -> tuple[str, str, Mapping[str, Any], str, Mapping[str,
     if call.verb is Verb.CREATE:
         return "POST", path, {"apiVersion": resource.api_version, "kind": resource.kind, **obj}, CONTENT_JSON, _MANAGER
     path += f"/{call.name}" + (f"/{call.subresource}" if call.subresource else "")
+    if call.verb is Verb.GET:
+        return "GET", path, None, CONTENT_JSON, None
     wanted = _preconditions(precondition)
     if call.verb is Verb.DELETE:
         options: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}

@@ -273,6 +273,25 @@ async def test_claim_status_is_replaced_and_conflicts_when_stale(twin: Twin) -> 
     assert status is not None and status.message() == 'resourceclaims.resource.k8s.io "ghost" not found'
 
 
+async def test_get_reads_the_claim_a_conflict_left_behind(twin: Twin) -> None:
+    """DynamicResources' PreBind reads the claim again after a conflict (upstream bindClaim's
+    GET): the API's current object, not a store that may lag it; a claim gone is NotFound."""
+    claim = _resource_claim(twin, "gpu")
+    written = _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj()))
+    stored, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)
+    assert status is None and stored is not None
+    _, status = await twin.api.update(RESOURCE_CLAIMS, written, subresource=STATUS)  # stale: 409
+    assert status is not None and is_conflict(status)
+    fresh, status = await twin.api.get(RESOURCE_CLAIMS, claim)
+    assert status is None and fresh is not None
+    assert fresh["metadata"]["resourceVersion"] == stored["metadata"]["resourceVersion"]
+    assert fresh["status"] == written["status"]
+    ghost = {**claim, "metadata": {**claim["metadata"], "name": "ghost"}}
+    _, status = await twin.api.get(RESOURCE_CLAIMS, ghost)
+    assert status is not None and is_not_found(status)
+    assert status.message() == 'resourceclaims.resource.k8s.io "ghost" not found'
+
+
 async def test_claim_status_update_changes_nothing_but_the_status(twin: Twin) -> None:
     claim = _resource_claim(twin, "gpu")
     written = _allocated(claim, twin.create(make_pod().name("user").namespace(twin.namespace).req(cpu="100m").obj()))

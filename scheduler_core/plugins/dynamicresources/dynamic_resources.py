@@ -38,8 +38,10 @@ resources.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import logging
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import is_
@@ -78,7 +80,14 @@ from scheduler_core.framework.dra import (
 from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
 from scheduler_core.framework.helpers import DefaultNormalizeScore
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
-from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Precondition, is_conflict, patch_pod_status
+from scheduler_core.framework.writes import (
+    RESOURCE_CLAIMS,
+    STATUS,
+    Precondition,
+    is_conflict,
+    is_not_found,
+    patch_pod_status,
+)
 from scheduler_core.plugins import names
 from scheduler_core.plugins.dynamicresources import extended
 from scheduler_core.plugins.dynamicresources.allocator import (
@@ -96,7 +105,10 @@ NAME = names.DYNAMIC_RESOURCES
 STATE_KEY = NAME
 FINALIZER = "resource.kubernetes.io/delete-protection"  # k8s.io/api resource/v1 types.go
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8  # k8s.io/api resource/v1 types.go
-_CONFLICT_RETRIES = 5  # retry.DefaultRetry's steps
+# client-go retry.DefaultRetry (util/retry/util.go): 5 steps, 10 ms apart, jitter 0.1
+_CONFLICT_RETRIES = 5
+_CONFLICT_WAIT = 0.01
+_CONFLICT_JITTER = 0.1
 
 # Reasons, as dynamicresources.go writes them.
 ERR_CANNOT_ALLOCATE = "cannot allocate all claims"
@@ -693,10 +705,15 @@ class DynamicResources(DefaultNormalizeScore):
         try:
             for attempt in range(_CONFLICT_RETRIES):
                 if attempt:
-                    refreshed = self._claims_by_key().get(claim.key)
-                    if refreshed is None:
-                        return None, f"claim {key} got deleted in the meantime"
-                    current = refreshed
+                    # retry.DefaultRetry's wait, then the claim from the API itself: the store
+                    # may not have heard of the write that won yet
+                    await asyncio.sleep(_CONFLICT_WAIT * (1 + _CONFLICT_JITTER * random.random()))
+                    fresh, problem = await api.get(RESOURCE_CLAIMS, current.manifest)
+                    if fresh is None:
+                        if problem is not None and is_not_found(problem):
+                            return None, f"claim {key} got deleted in the meantime"
+                        return None, f"get updated claim {key} after conflict: {problem.message() if problem else ''}"
+                    current = ResourceClaim(fresh)
                 if current.deleting:
                     return None, f"claim {key} got deleted in the meantime"
                 new = copy.deepcopy(dict(current.manifest))

@@ -332,3 +332,24 @@ def test_filter_batch_of_allocated_claims_is_the_per_node_filter(node_selector: 
     setup.cluster.claims.create(claim("b"))
     assert setup.plugin.pre_filter(state, info, setup.nodes)[1] is None
     assert setup.plugin.filter_batch(state, info, NodeColumns(setup.nodes)) is None
+
+
+def test_prebind_reads_the_claim_from_the_api_after_a_conflict() -> None:
+    """The operator's store lags the API server: retrying a conflicted write with the stored
+    claim conflicted again at once (one SchedulingWithResourceClaim run on the dev cluster: 335
+    pods failed PreBind with "too many conflicts", five pods sharing each claim). Upstream's
+    bindClaim reads the claim from the API before each retry (retry.RetryOnConflict)."""
+    setup = Setup([claim("a")])
+    stale = list(setup.cluster.objects("ResourceClaim"))  # the store never hears of the change below
+    handle = FrameworkHandle("p", snapshot=lambda: None, api=setup.cluster,  # type: ignore[arg-type, return-value]
+                             objects=lambda kind: stale if kind == "ResourceClaim" else setup.cluster.objects(kind),
+                             shared={})  # fmt: skip
+    setup.plugin = DynamicResources(None, handle)
+    state, info, _ = setup.cycle(PA.obj())
+    setup.plugin.reserve(state, info, "n1")
+    changed = {**setup.stored("a"), "metadata": {**setup.stored("a")["metadata"], "labels": {"x": "y"}}}
+    assert setup.cluster.claims.put(Write(Verb.UPDATE, RESOURCE_CLAIMS, changed))[1] is None
+    assert asyncio.run(setup.plugin.pre_bind(state, info, "n1")) is None
+    stored = setup.stored("a")
+    assert stored["metadata"]["labels"] == {"x": "y"}
+    assert stored["status"]["reservedFor"] == [{"resource": "pods", "name": "pa", "uid": "uid-pa"}]
