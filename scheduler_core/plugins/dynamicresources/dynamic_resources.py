@@ -83,9 +83,10 @@ from scheduler_core.framework.node_selector import SelectorError, parse_node_sel
 from scheduler_core.framework.writes import (
     RESOURCE_CLAIMS,
     STATUS,
+    ClusterAPI,
     Precondition,
+    Written,
     is_conflict,
-    is_not_found,
     patch_pod_status,
 )
 from scheduler_core.plugins import names
@@ -602,25 +603,28 @@ class DynamicResources(DefaultNormalizeScore):
         delete; the error, or None."""
         api = self._handle.api
         key = claim.key
-        current: ResourceClaim | None = claim
+        current = claim.manifest
+        failed = ""
         for attempt in range(_CONFLICT_RETRIES):
             if attempt:
-                current = self._claims_by_key().get(key)
-            if current is None:
-                return f"get resourceclaim {key[0]}/{key[1]}: not found"
-            finalizers = list(current.finalizers)
+                fresh, problem = await _read_after_conflict(api, current)
+                if fresh is None:
+                    return f"get resourceclaim {key[0]}/{key[1]}: {problem.message() if problem else ''}"
+                current = fresh
+            finalizers = list(manifest.meta(current).get("finalizers") or ())
             if FINALIZER in finalizers:
                 finalizers.remove(FINALIZER)
-            new = copy.deepcopy(dict(current.manifest))
+            new = copy.deepcopy(dict(current))
             new["metadata"] = {**new["metadata"], "finalizers": finalizers}
             updated, status = await api.update(RESOURCE_CLAIMS, new)
             if status is None:
                 break
+            failed = f"update resourceclaim {key[0]}/{key[1]}: {status.message()}"
             if not is_conflict(status):
-                return f"update resourceclaim {key[0]}/{key[1]}: {status.message()}"
+                return failed
         else:
-            return f"update resourceclaim {key[0]}/{key[1]}: too many conflicts"
-        deleted = updated or current.manifest
+            return failed  # the last conflict, as RetryOnConflict returns it
+        deleted = updated or current
         uid = manifest.uid_of(deleted)
         _, status = await api.delete(RESOURCE_CLAIMS, deleted, precondition=Precondition(uid=uid) if uid else None)
         return status.message() if status is not None else None
@@ -702,16 +706,12 @@ class DynamicResources(DefaultNormalizeScore):
         key = f"{claim.namespace}/{claim.name}"
         current = claim
         done = False
+        failed = ""
         try:
             for attempt in range(_CONFLICT_RETRIES):
                 if attempt:
-                    # retry.DefaultRetry's wait, then the claim from the API itself: the store
-                    # may not have heard of the write that won yet
-                    await asyncio.sleep(_CONFLICT_WAIT * (1 + _CONFLICT_JITTER * random.random()))
-                    fresh, problem = await api.get(RESOURCE_CLAIMS, current.manifest)
+                    fresh, problem = await _read_after_conflict(api, current.manifest)
                     if fresh is None:
-                        if problem is not None and is_not_found(problem):
-                            return None, f"claim {key} got deleted in the meantime"
                         return None, f"get updated claim {key} after conflict: {problem.message() if problem else ''}"
                     current = ResourceClaim(fresh)
                 if current.deleting:
@@ -724,9 +724,10 @@ class DynamicResources(DefaultNormalizeScore):
                         new["metadata"] = {**new["metadata"], "finalizers": [*current.finalizers, FINALIZER]}
                         updated, status = await api.update(RESOURCE_CLAIMS, new)
                         if status is not None or updated is None:
+                            failed = f"add finalizer to claim {key}: {status.message() if status else ''}"
                             if status is not None and is_conflict(status):
                                 continue
-                            return None, f"add finalizer to claim {key}: {status.message() if status else ''}"
+                            return None, failed
                         new = copy.deepcopy(updated)
                     new.setdefault("status", {})["allocation"] = allocation
                 reference = {"resource": "pods", "name": pod.name, "uid": pod.uid}
@@ -738,14 +739,23 @@ class DynamicResources(DefaultNormalizeScore):
                         self.in_flight[uid] = dict(written.allocation)
                     done = True
                     return written, None
+                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
+                failed = f"{what} claim {key}: {status.message() if status else ''}"
                 if status is not None and is_conflict(status):
                     continue
-                what = "add allocation and reservation to" if allocation is not None else "add reservation to"
-                return None, f"{what} claim {key}: {status.message() if status else ''}"
-            return None, f"claim {key}: too many conflicts"
+                return None, failed
+            return None, failed  # the last conflict, as RetryOnConflict returns it
         finally:
             if not done:
                 self.in_flight.pop(uid, None)
+
+
+async def _read_after_conflict(api: ClusterAPI, claim: Manifest) -> Written:
+    """What client-go's ``retry.RetryOnConflict`` loops do before trying again, as upstream's
+    ``bindClaim`` and ``deleteClaim`` use it: wait (``retry.DefaultRetry``), then read the claim
+    from the API itself, not from the store, which may not have heard of the write that won."""
+    await asyncio.sleep(_CONFLICT_WAIT * (1 + _CONFLICT_JITTER * random.random()))
+    return await api.get(RESOURCE_CLAIMS, claim)
 
 
 def compute_score(claims: Sequence[ResourceClaim], allocations: Sequence[Manifest]) -> int:

@@ -353,3 +353,31 @@ def test_prebind_reads_the_claim_from_the_api_after_a_conflict() -> None:
     stored = setup.stored("a")
     assert stored["metadata"]["labels"] == {"x": "y"}
     assert stored["status"]["reservedFor"] == [{"resource": "pods", "name": "pa", "uid": "uid-pa"}]
+
+
+def test_prebind_gives_up_after_five_conflicts_with_the_last_one() -> None:
+    """retry.DefaultRetry: five tries, a GET before each of the last four; the error is the last
+    conflict's, as RetryOnConflict returns it (bindClaim's words around the API server's)."""
+    from scheduler_core.framework.writes import Written
+    from scheduler_core.simulator import apiserver
+
+    setup = Setup([claim("a")])
+    calls: list[Verb] = []
+    write = setup.cluster.write
+
+    async def conflicting(call: Write) -> Written:
+        calls.append(call.verb)
+        if call.verb is Verb.UPDATE and call.subresource == STATUS:
+            return None, apiserver.conflict(RESOURCE_CLAIMS.qualified, call.name, "the object has been modified")
+        return await write(call)
+
+    setup.cluster.write = conflicting  # type: ignore[method-assign]
+    state, info, _ = setup.cycle(PA.obj())
+    setup.plugin.reserve(state, info, "n1")
+    status = asyncio.run(setup.plugin.pre_bind(state, info, "n1"))
+    assert status is not None
+    assert status.message().endswith(
+        "add allocation and reservation to claim default/a: Operation cannot be fulfilled on "
+        'resourceclaims.resource.k8s.io "a": the object has been modified'
+    )
+    assert calls == [Verb.UPDATE, Verb.UPDATE] + [Verb.GET, Verb.UPDATE] * 4  # the finalizer once, then status
