@@ -135,12 +135,14 @@ class MatchFilter(FalseFilter):
 @dataclass
 class RecordingAPI(ClusterAPI):
     """The ClusterAPI, recording calls; ``fail`` names pods whose deletion fails; ``gate`` holds
-    every deletion until set."""
+    every deletion (or those ``gated`` names) until set."""
 
     deleted: list[tuple[str, str]] = field(default_factory=list)
     nominations: list[tuple[str, str]] = field(default_factory=list)
     fail: set[str] = field(default_factory=set)
     gate: asyncio.Event | None = None
+    started: list[str] = field(default_factory=list)  # deletions asked for, before the gate
+    gated: set[str] | None = None  # the deletions the gate holds (None: every one)
 
     async def bind(self, pod: PodInfo, node_name: str, annotations: Mapping[str, str] | None = None) -> Status | None:
         raise AssertionError("preemption must not bind")
@@ -148,7 +150,8 @@ class RecordingAPI(ClusterAPI):
     async def write(self, call: Write) -> Written:
         """Preemption deletes victims and clears nominations; nothing else."""
         if (call.verb, call.resource, call.subresource) == (Verb.DELETE, PODS, ""):
-            if self.gate is not None:
+            self.started.append(call.name)
+            if self.gate is not None and (self.gated is None or call.name in self.gated):
                 await self.gate.wait()
             if call.name in self.fail:
                 return None, Status.as_error(f'pods "{call.name}" is forbidden')

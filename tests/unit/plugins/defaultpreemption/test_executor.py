@@ -157,8 +157,8 @@ def test_nothing_to_preempt_when_every_victim_terminates() -> None:
     [
         # TestAsyncPreemptionFailure: after a failed call the last victim is left alone, and
         # the preemptor, no longer held, is activated (upstream's deferred Activate on an error
-        # result): no deletion event would move it.
-        pytest.param({"v1"}, [], ["p"], id="a-failed-deletion-skips-the-last-victim-and-activates"),
+        # result): no deletion event would move it. v2 went alongside v1, as upstream's goroutines.
+        pytest.param({"v1"}, ["v2"], ["p"], id="a-failed-deletion-skips-the-last-victim-and-activates"),
         # Upstream v1.36.3 activates nobody here; the preemptor may have missed its event while
         # held (kubernetes#141694's family; tests/unit/scheduling/test_preemption_e2e_sim.py).
         pytest.param(set(), ["v1", "v2", "v3"], ["p"], id="a-preemption-that-succeeds-activates-the-preemptor"),
@@ -183,6 +183,50 @@ def test_outcome_of_the_evictions(fail: set[str], deleted: list[str], activated:
     assert api.deleted_names == deleted
     assert not env.plugin.executor.is_running_preemption(preemptor.uid)
     assert env.activated == activated
+
+
+def _three_victims(api: RecordingAPI) -> tuple[Any, list[PodInfo], PodInfo]:
+    pods = [pod(name, uid=name, node_name="n", priority=LOW) for name in ("v1", "v2", "v3")]
+    env = make_env([make_node().name("n").capacity_only(pods="32").obj()], pods, api=api)
+    victims = sorted(env.snapshot.get("n").pods, key=lambda v: v.name)  # type: ignore[union-attr]
+    return env, victims, pod_info("p", uid="p", priority=HIGH)
+
+
+def test_every_victim_but_the_last_is_preempted_at_once() -> None:
+    """Upstream's Parallelizer().Until over victims[:-1]: v1 and v2 are both on the wire before
+    either answers; the last only after both did (executor.go prepareCandidateAsync)."""
+    api = RecordingAPI(gate=asyncio.Event())
+    env, victims, preemptor = _three_victims(api)
+
+    async def scenario() -> list[list[str]]:
+        env.plugin.executor.actuate("n", victims, preemptor)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        seen = [list(api.started)]
+        assert api.gate is not None
+        api.gate.set()
+        await env.plugin.executor.wait()
+        return [*seen, list(api.started)]
+
+    assert run(scenario()) == [["v1", "v2"], ["v1", "v2", "v3"]]
+    assert sorted(api.deleted_names) == ["v1", "v2", "v3"] and api.deleted_names[-1] == "v3"
+
+
+def test_a_failure_cancels_the_deletions_still_under_way() -> None:
+    """SendWithCancel: v1's refusal cancels v2's deletion, held on the wire; v2 is no longer
+    counted as asked (another preemption may pick it), and the last victim is left alone."""
+    api = RecordingAPI(gate=asyncio.Event(), gated={"v2"}, fail={"v1"})
+    env, victims, preemptor = _three_victims(api)
+
+    async def scenario() -> None:
+        env.plugin.executor.actuate("n", victims, preemptor)
+        await env.plugin.executor.wait()
+
+    run(scenario())
+    assert api.started == ["v1", "v2"]
+    assert api.deleted_names == []
+    assert not any(env.plugin.executor.deleting.asked(v) for v in victims)
+    assert env.activated == ["p"]
 
 
 def test_tenant_profile_clears_only_its_own_nominations() -> None:
