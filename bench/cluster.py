@@ -339,25 +339,48 @@ class Bench:
                 allow_watch_bookmarks=True, _preload_content=False,
             )  # fmt: skip
             buffer = b""
-            for chunk in response.stream(65536):
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                for line in lines:
-                    if not line:
-                        continue
-                    event = json.loads(line)
-                    obj = event["object"]
-                    rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
-                    name = str((obj.get("metadata") or {}).get("name"))
-                    if name.startswith("i"):  # an init pod: not measured
-                        continue
-                    if event["type"] in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
-                        bound.setdefault(name, time.time())
-                        if len(bound) >= self.pod_count:
-                            done.set()
-                            response.close()
-                            return
+            try:
+                for chunk in response.stream(65536):
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    for line in lines:
+                        if not line:
+                            continue
+                        event = json.loads(line)
+                        obj = event["object"]
+                        if event["type"] == "ERROR":
+                            # 410 Gone: the resourceVersion was compacted; list and go on from there.
+                            rv = self._relist_bound(namespace, bound)
+                            break
+                        rv = (obj.get("metadata") or {}).get("resourceVersion", rv)
+                        name = str((obj.get("metadata") or {}).get("name"))
+                        if name.startswith("i"):  # an init pod: not measured
+                            continue
+                        if event["type"] in ("ADDED", "MODIFIED") and (obj.get("spec") or {}).get("nodeName"):
+                            bound.setdefault(name, time.time())
+                    if len(bound) >= self.pod_count:
+                        done.set()
+                        response.close()
+                        return
+            except urllib3.exceptions.ProtocolError as error:
+                # The API server cut the stream (a watcher too slow for its buffer is closed):
+                # watch again from the last resourceVersion seen, as a reflector does.
+                print(f"bench: watch of {namespace} cut ({error}); watching again from {rv}", file=sys.stderr)
+                response.close()
+                continue
             response.release_conn()
+
+    def _relist_bound(self, namespace: str, bound: dict[str, float]) -> str:
+        """The measured pods bound by now (time of this list for those the watch missed), and
+        the list's resourceVersion to watch from."""
+        pods = self.core.list_namespaced_pod(namespace, _preload_content=False)
+        listed = json.loads(pods.data)
+        now = time.time()
+        for pod in listed["items"]:
+            name = str(pod["metadata"]["name"])
+            if not name.startswith("i") and (pod.get("spec") or {}).get("nodeName"):
+                bound.setdefault(name, now)
+        return str(listed["metadata"]["resourceVersion"])
 
     # -- the two schedulers --------------------------------------------------------------------
     def crd_profile(self, stem: str) -> tuple[str, str]:
