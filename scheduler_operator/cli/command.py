@@ -38,7 +38,13 @@ from scheduler_operator.control.options import (
     default_identity,
     seconds,
 )
-from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_CRITICAL_LIMIT, DEFAULT_QPS
+from scheduler_operator.io.calls import (
+    DEFAULT_BURST,
+    DEFAULT_CRITICAL_LIMIT,
+    DEFAULT_QPS,
+    DEFAULT_REPORTS_LIMIT,
+    lane_limits,
+)
 from scheduler_operator.io.kube import KubeconfigSource
 from scheduler_operator.resources import DEFAULT_LEASE_NAME
 
@@ -153,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
         run.add_argument(flag, type=seconds, default=default, metavar="DURATION", help=f"{what} ({default:g}s)")
     run.add_argument(
         "--max-in-flight", type=int, default=DEFAULT_CRITICAL_LIMIT, metavar="N",
-        help=f"API requests in flight for binding, and again for reports ({DEFAULT_CRITICAL_LIMIT})",
+        help=f"API requests in flight for binding and preemption ({DEFAULT_CRITICAL_LIMIT}), and again for reports "
+        f"(at most {DEFAULT_REPORTS_LIMIT})",
     )  # fmt: skip
     run.add_argument(
         "--kube-api-qps", type=float, default=DEFAULT_QPS, metavar="QPS",
@@ -354,8 +361,8 @@ def _run(args: argparse.Namespace) -> int:
         identity=args.identity or default_identity(),
         liveness=args.liveness or None,
         election=election,
-        critical_limit=args.max_in_flight,
-        reports_limit=args.max_in_flight,
+        critical_limit=lane_limits(args.max_in_flight)[0],
+        reports_limit=lane_limits(args.max_in_flight)[1],
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         kubeconfig=KubeconfigSource(args.kubeconfig, args.context),

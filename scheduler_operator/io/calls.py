@@ -6,8 +6,13 @@ once (:meth:`Lane.run`, a semaphore). No call hops to a thread: the Lease, which
 transport and an event loop of its own (``scheduler_operator.control.leader``).
 
 The operator uses two lanes so that reports cannot starve binding: ``critical`` (bind, preemption,
-nomination) and ``reports`` (events, pod conditions, custom-resource status), 16 in flight each
-by default. Reports come in two kinds:
+nomination), 64 in flight by default, and ``reports`` (events, pod conditions, custom-resource
+status), 16. ``--max-in-flight N`` sets the critical lane's limit, and the report lane's to N if
+that is lower (:func:`lane_limits`). Upstream bounds neither: each binding and each preemption is
+a goroutine of its own, limited only by the client's QPS. The critical lane had 16 once: on the
+dev cluster PreemptionBasic's 1,000 preemptions (six calls each) queued behind it while the API
+server, sharing two cores, answered slowly, and the preemptors they held were moved by every
+victim's deletion meanwhile (bench/README.md). Reports come in two kinds:
 
 * :meth:`Lanes.report`: fire and forget (events, custom-resource status). The backlog is bounded;
   past it, a report is dropped (and counted) rather than queued, as client-go's event broadcaster
@@ -41,11 +46,17 @@ T = TypeVar("T")
 # clientConnection defaults, pkg/scheduler/apis/config/v1/defaults.go (v1.36.3).
 DEFAULT_QPS = 50.0
 DEFAULT_BURST = 100
-DEFAULT_CRITICAL_LIMIT = 16
+DEFAULT_CRITICAL_LIMIT = 64
 DEFAULT_REPORTS_LIMIT = 16
 DEFAULT_REPORTS_BACKLOG = 2000
 
 Report = tuple[str, Callable[[], Awaitable[None]]]  # what it is (for the log), and the call
+
+
+def lane_limits(max_in_flight: int) -> tuple[int, int]:
+    """``--max-in-flight``: the critical lane's limit, and the report lane's (never more than
+    its default: reports are fire and forget, and upstream sends its events one at a time)."""
+    return max_in_flight, min(max_in_flight, DEFAULT_REPORTS_LIMIT)
 
 
 class Lane:

@@ -11,6 +11,7 @@ import pytest
 from scheduler_operator.cli.command import _serving_options, build_parser, main
 from scheduler_operator.cli.output import EXIT_BAD_INPUT
 from scheduler_operator.control.options import ServingOptions
+from scheduler_operator.io.calls import lane_limits
 
 
 def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -21,7 +22,10 @@ def test_run_defaults_follow_the_design(monkeypatch: pytest.MonkeyPatch) -> None
     assert (args.home_namespace, args.lease_name, args.identity) == ("crd-scheduler", "crd-scheduler", None)
     assert args.liveness == ""  # Kopf's own endpoint: off unless asked for (no listener on 0.0.0.0 by surprise)
     assert (args.lease_duration, args.renew_deadline, args.retry_period) == (15.0, 10.0, 2.0)
-    assert args.max_in_flight == 16
+    assert args.max_in_flight == 64
+    # Bindings and preemptions get 64 calls in flight, reports 16; a lower flag bounds both.
+    assert lane_limits(args.max_in_flight) == (64, 16)
+    assert lane_limits(build_parser().parse_args(["run", "--max-in-flight", "4"]).max_in_flight) == (4, 4)
 
 
 @pytest.mark.parametrize(
