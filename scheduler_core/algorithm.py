@@ -17,7 +17,7 @@ last needed feasible node varies from run to run; here it is exactly up to that 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast, overload
 
@@ -110,7 +110,7 @@ class Algorithm:
         pod: PodInfo,
         snapshot: SnapshotLister,
         *,
-        nominated: dict[str, list[PodInfo]] | None = None,
+        nominated: Mapping[str, Sequence[PodInfo]] | None = None,
         nominated_node: str = "",
         explain: bool = False,
     ) -> ScheduleResult:
@@ -136,7 +136,7 @@ class Algorithm:
         state: CycleState,
         pod: PodInfo,
         snapshot: SnapshotLister,
-        nominated: dict[str, list[PodInfo]],
+        nominated: Mapping[str, Sequence[PodInfo]],
         explain: bool,
         *,
         nominated_node: str = "",
@@ -190,7 +190,7 @@ class Algorithm:
             positions = np.arange(n, dtype=np.int64)
         else:
             positions = np.flatnonzero(mask[order])
-        ghosts_on = {name for name, pods in nominated.items() if pods}
+        ghosts_on = set(nominated)  # the nodes with nominated pods: their pods are resolved when filtered
         # Statuses of the nodes the nominated pods made infeasible, kept for the diagnosis.
         rejected: dict[int, Status] = {}
         if fwk.has_per_node_filters(state) or ghosts_on:
@@ -223,7 +223,7 @@ class Algorithm:
         columns: NodeColumns,
         processed: np.ndarray,
         positions: np.ndarray,
-        nominated: dict[str, list[PodInfo]],
+        nominated: Mapping[str, Sequence[PodInfo]],
         rejected: dict[int, Status],
         diagnosis: Diagnosis,
     ) -> None:
@@ -237,7 +237,7 @@ class Algorithm:
         rows = processed[unfit]
         names = columns.names
         row_names = [names[row] for row in rows.tolist()]
-        with_ghosts = [i for i, name in enumerate(row_names) if nominated.get(name)] if nominated else []
+        with_ghosts = [i for i, name in enumerate(row_names) if name in nominated] if nominated else []
         if not with_ghosts:
             statuses = fwk.run_filter_rejected(state, pod, columns, rows)
         else:
@@ -270,7 +270,7 @@ class Algorithm:
         state: CycleState,
         pod: PodInfo,
         snapshot: SnapshotLister,
-        nominated: dict[str, list[PodInfo]],
+        nominated: Mapping[str, Sequence[PodInfo]],
         node_name: str,
     ) -> int | None:
         """The row of the pod's nominated node if it passes every Filter (with the node's other
@@ -296,7 +296,7 @@ class Algorithm:
         order: np.ndarray,
         positions: np.ndarray,
         to_find: int,
-        nominated: dict[str, list[PodInfo]],
+        nominated: Mapping[str, Sequence[PodInfo]],
         ghosts_on: set[str],
         rejected: dict[int, Status],
     ) -> np.ndarray:

@@ -53,6 +53,7 @@ from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.plugins.names import COSCHEDULING, GANG_SCHEDULING
 from scheduler_core.profiles import ProfileKey, ProfileSet
 from scheduler_core.queue import QueuedPod, SchedulingQueue
+from scheduler_core.queue.nominator import NominatedGhosts
 from scheduler_core.queue.scheduling_queue import UNSCHEDULABLE_FLUSH_PERIOD
 from scheduler_core.reporting import (
     REASON_SCHEDULER_ERROR,
@@ -705,17 +706,10 @@ class Scheduler:
             log.exception("handling the failure of %s failed", qpi.pod_info.key)
             self.queue.done(qpi.pod_info.uid)
 
-    def _nominated(self, pod: PodInfo) -> dict[str, list[PodInfo]]:
+    def _nominated(self, pod: PodInfo) -> NominatedGhosts:
         """The pods nominated to each node that ``pod``'s Filter must count as placed there
-        (upstream ``addGETNominatedPods``: priority at least the pod's, the pod itself left out)."""
-        nominator = self.queue.nominator
-        nominated: dict[str, list[PodInfo]] = {}
-        for name in nominator.nominated_node_names():
-            pods = nominator.nominated_pods_for_node(name)
-            ghosts = [p for p in pods if p.priority >= pod.priority and p.uid != pod.uid]
-            if ghosts:
-                nominated[name] = ghosts
-        return nominated
+        (upstream ``addGETNominatedPods``), resolved per node as the cycle asks."""
+        return self.queue.nominator.ghosts_for(pod)
 
     def _nominated_node(self, pod: PodInfo) -> str:
         """Where ``pod`` was nominated (upstream reads ``status.nominatedNodeName``, which the

@@ -81,7 +81,7 @@ async def schedule_pod(
     snapshot: Callable[[], SnapshotLister],
     extenders: Sequence[HTTPExtender],
     *,
-    nominated: dict[str, list[PodInfo]] | None = None,
+    nominated: Mapping[str, Sequence[PodInfo]] | None = None,
     nominated_node: str = "",
     explain: bool = False,
 ) -> ScheduleResult:

@@ -12,7 +12,7 @@ upstream (the framework filters them by priority when it adds them to a node).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 
 from scheduler_core.framework import PodInfo, PodUID
 
@@ -78,3 +78,48 @@ class Nominator:
         if self.resolve is None:
             return pods
         return [self.resolve(p) or p for p in pods]
+
+    def ghosts_for(self, pod: PodInfo) -> NominatedGhosts:
+        """The pods nominated to each node that ``pod``'s Filter counts as placed there."""
+        return NominatedGhosts(self, pod)
+
+
+class NominatedGhosts(Mapping[str, list[PodInfo]]):
+    """The pods nominated to each node that ``pod``'s Filter must count as placed there
+    (upstream ``addGETNominatedPods``: priority at least the pod's, the pod itself left out), by
+    node, for the nodes that have any.
+
+    Which nodes have any is read from the nominations as they stand when the view is made (a
+    pod's priority and UID never change); a node's pods are resolved to their freshest version
+    (:attr:`Nominator.resolve`) when that node is first asked for. A cycle that finds its pod's
+    nominated node fit asks for that node alone; resolving every nominated pod for every cycle
+    was 6 % of the operator's CPU on PreemptionBasic, with a thousand preemptors nominated."""
+
+    __slots__ = ("_resolve", "_resolved", "_stored")
+
+    def __init__(self, nominator: Nominator, pod: PodInfo) -> None:
+        priority, uid = pod.priority, pod.uid
+        self._resolve = nominator.resolve
+        self._stored = {
+            name: ghosts
+            for name, pods in nominator._nominated_pods.items()
+            if (ghosts := [p for p in pods if p.priority >= priority and p.uid != uid])
+        }
+        self._resolved: dict[str, list[PodInfo]] = {}
+
+    def __getitem__(self, name: str) -> list[PodInfo]:
+        found = self._resolved.get(name)
+        if found is None:
+            stored = self._stored[name]
+            resolve = self._resolve
+            found = self._resolved[name] = stored if resolve is None else [resolve(p) or p for p in stored]
+        return found
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._stored
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._stored)
+
+    def __len__(self) -> int:
+        return len(self._stored)

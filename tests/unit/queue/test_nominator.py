@@ -122,3 +122,43 @@ def test_nominated_pods_resolve_to_the_freshest_queued_version() -> None:
     newer = pod_info("a", uid="uid-a", labels={"v": "2"})
     q.update(pod_info("a", uid="uid-a"), newer)
     assert q.nominator.nominated_pods_for_node("n1")[0] is newer
+
+
+def test_ghosts_are_the_higher_or_equal_priority_pods_of_others_by_node() -> None:
+    """addGETNominatedPods: a node's pods of at least the pod's priority count, the pod itself
+    not; nodes with none are not in the view."""
+    n = Nominator()
+    me = pod_info("me", uid="uid-me", priority=5)
+    n.add_nominated_pod(pod_info("low", uid="uid-low", priority=1), "n1")
+    n.add_nominated_pod(pod_info("equal", uid="uid-equal", priority=5), "n1")
+    n.add_nominated_pod(pod_info("high", uid="uid-high", priority=9), "n2")
+    n.add_nominated_pod(me, "n3")
+    n.add_nominated_pod(pod_info("lower", uid="uid-lower", priority=4), "n4")
+
+    ghosts = n.ghosts_for(me)
+
+    assert sorted(ghosts) == ["n1", "n2"] and len(ghosts) == 2
+    assert "n3" not in ghosts and "n4" not in ghosts and ghosts.get("n4") is None
+    assert {node: names(pods) for node, pods in ghosts.items()} == {"n1": ["equal"], "n2": ["high"]}
+
+
+def test_a_nodes_ghosts_are_resolved_when_that_node_is_asked_for_once() -> None:
+    """A cycle that finds its pod's nominated node fit asks for one node: the other nominated
+    pods are not resolved (each was, for every cycle, before)."""
+    n = Nominator()
+    for i in range(50):
+        n.add_nominated_pod(pod_info(f"p{i}", uid=f"uid-p{i}", priority=5), f"n{i}")
+    resolved: list[str] = []
+    fresh: dict[str, PodInfo] = {}
+
+    def resolve(pod: PodInfo) -> PodInfo:
+        resolved.append(pod.name)
+        return fresh.setdefault(pod.name, pod_info(pod.name, uid=pod.uid, priority=pod.priority))
+
+    n.resolve = resolve
+    ghosts = n.ghosts_for(pod_info("me", uid="uid-me", priority=5))
+
+    assert len(ghosts) == 50 and resolved == []
+    first = ghosts["n7"]
+    assert ghosts["n7"] is first and resolved == ["p7"]
+    assert first == [fresh["p7"]]  # the freshest version, as the queue holds it
