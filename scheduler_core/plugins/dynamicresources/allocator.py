@@ -346,8 +346,10 @@ class _Allocation:
         self.allocating: dict[DeviceID, set[int]] = {}
         # ``allocatingCapacity``: the capacity taken by this search's shares, per device
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
-        self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}  # pool -> set -> counter
-        self.available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}  # pool -> set -> counter
+        self.available: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}
+        self.short: set[tuple[str, str]] = set()  # pools with a counter the allocated devices overdrew
+        self._consumptions: dict[int, list[tuple[str, str, Fraction | int]]] = {}  # by id() of the device
         self.chosen: dict[tuple[int, int], int] = {}
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
@@ -731,10 +733,10 @@ class _Allocation:
                 del self.allocating_capacity[device_id]
 
     # -- shared counters (``checkAvailableCounters``) ----------------------------------------------------
-    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction | int]]:
         key = (pool.driver, pool.name)
         if key not in self.available:
-            available = {name: dict(counters) for name, counters in pool.counters.items()}
+            available = {name: {k: _exact(v) for k, v in counters.items()} for name, counters in pool.counters.items()}
             slices = self.owner._slices
             generation = slices.newest.get(key, 0)
             for s in slices.by_pool.get(key, ()):
@@ -747,31 +749,55 @@ class _Allocation:
                         counter_set = available.get(consumption.get("counterSet"), {})
                         for name, counter in (consumption.get("counters") or {}).items():
                             if name in counter_set:
-                                counter_set[name] -= parse_quantity(str(counter.get("value", "0")))
+                                counter_set[name] -= _exact(parse_quantity(str(counter.get("value", "0"))))
             self.available[key] = available
+            if any(value < 0 for counters in available.values() for value in counters.values()):
+                self.short.add(key)
         return self.available[key]
 
     def _take_counters(self, pool: Pool, device: Object) -> bool:
+        """Upstream ``checkAvailableCounters``: the device's counters added to the pool's consumed
+        ones, every counter of the pool checked against what is available, and the device's
+        counters taken back if one is exceeded. Before this device every counter held (each take
+        checked them all, and a release only lowers what is consumed), so only the counters this
+        device consumes can fail now, or every one if the pool was short from the start (the
+        allocated devices overdrew a counter: upstream treats that as none available). So those
+        alone are checked, before anything is added: the same answer, and no add and take-back
+        for each device that does not fit. Checking every counter, per device tried, was half of
+        each Filter's time on Partitionable 2000pods_100nodes (2,000 slices)."""
+        key = (pool.driver, pool.name)
         available = self._available(pool)
-        consumed = self.consumed.setdefault((pool.driver, pool.name), {})
-        self._add_counters(consumed, device, 1)
-        for set_name, counters in available.items():
-            for name, value in counters.items():
-                if value < consumed.get(set_name, {}).get(name, Fraction(0)):
-                    self._add_counters(consumed, device, -1)
-                    return False
+        if key in self.short:
+            return False
+        consumed = self.consumed.setdefault(key, {})
+        wanted = self._consumption(device)
+        for set_name, name, value in wanted:
+            limit = available.get(set_name, {}).get(name)
+            if limit is not None and limit < consumed.get(set_name, {}).get(name, 0) + value:
+                return False
+        for set_name, name, value in wanted:
+            counters = consumed.setdefault(set_name, {})
+            counters[name] = counters.get(name, 0) + value
         return True
 
     def _release_counters(self, pool: Pool, device: Object) -> None:
-        self._add_counters(self.consumed[(pool.driver, pool.name)], device, -1)
+        consumed = self.consumed[(pool.driver, pool.name)]
+        for set_name, name, value in self._consumption(device):
+            consumed[set_name][name] -= value
 
-    @staticmethod
-    def _add_counters(consumed: dict[str, dict[str, Fraction]], device: Object, sign: int) -> None:
-        for consumption in device.get("consumesCounters") or ():
-            counter_set = consumed.setdefault(str(consumption.get("counterSet")), {})
-            for name, counter in (consumption.get("counters") or {}).items():
-                value = parse_quantity(str(counter.get("value", "0")))
-                counter_set[name] = counter_set.get(name, Fraction(0)) + sign * value
+    def _consumption(self, device: Object) -> list[tuple[str, str, Fraction | int]]:
+        """What ``device`` consumes, per counter set and counter, summed (parsed once per search:
+        the devices live as long as the pools it reads)."""
+        found = self._consumptions.get(id(device))
+        if found is None:
+            summed: dict[tuple[str, str], Fraction] = {}
+            for consumption in device.get("consumesCounters") or ():
+                set_name = str(consumption.get("counterSet"))
+                for name, counter in (consumption.get("counters") or {}).items():
+                    value = parse_quantity(str(counter.get("value", "0")))
+                    summed[set_name, name] = summed.get((set_name, name), Fraction(0)) + value
+            found = self._consumptions[id(device)] = [(s, n, _exact(v)) for (s, n), v in summed.items()]
+        return found
 
     # -- the result --------------------------------------------------------------------------------------
     def _result(self, claim_index: int, selector: dict[str, Any] | None) -> dict[str, Any]:
@@ -924,3 +950,9 @@ def _tolerates(toleration: Object, taint: Object) -> bool:
     if toleration.get("operator") == "Exists":
         return True
     return bool(toleration.get("value", "") == taint.get("value", ""))  # Equal, the default
+
+
+def _exact(value: Fraction) -> Fraction | int:
+    """A whole quantity as an int: counters are mostly whole (bytes, units), and int arithmetic
+    is several times cheaper than Fraction's in the counter checks of every device tried."""
+    return value.numerator if value.denominator == 1 else value

@@ -44,11 +44,12 @@ class AllocatedState(set[DeviceID]):
     (``AllocatedSharedDeviceIDs``), and the capacity their shares consume, summed per device
     (``AggregatedCapacity``). A plain set of devices is a state without shares."""
 
-    __slots__ = ("capacity", "shared")
+    __slots__ = ("capacity", "shared", "shared_devices")
 
     def __init__(self, devices: Iterable[DeviceID] = ()) -> None:
         super().__init__(devices)
         self.shared: set[SharedDeviceID] = set()
+        self.shared_devices: set[DeviceID] = set()  # the devices of ``shared``, for ``holds``
         self.capacity: dict[DeviceID, Consumed] = {}
 
     def add_allocation(self, allocation: Manifest) -> None:
@@ -66,13 +67,14 @@ class AllocatedState(set[DeviceID]):
                 continue
             device = (result.get("driver", ""), result.get("pool", ""), result.get("device", ""))
             self.shared.add((*device, str(share)))
+            self.shared_devices.add(device)
             consumed = result.get("consumedCapacity")
             if consumed is not None:
                 add(self.capacity.setdefault(device, {}), _parsed(consumed))
 
     def holds(self, device: DeviceID) -> bool:
         """``IsDeviceAllocated``: allocated whole, or shared, or with consumed capacity."""
-        return device in self or device in self.capacity or any(s[:3] == device for s in self.shared)
+        return device in self or device in self.capacity or device in self.shared_devices
 
 
 def _results(allocation: Manifest) -> Iterable[Manifest]:

@@ -192,6 +192,37 @@ def test_counters_of_allocated_devices_are_used() -> None:
     assert allocator.allocate({}, NODE, [claim(req())]) is None
 
 
+def two_gpu_slices() -> list[Any]:
+    """Two counter sets of 8 memory units: gpu-0 with a whole device and two halves, gpu-1 whole."""
+    sets = [{"name": gpu, "counters": {"memory": {"value": "8Gi"}}} for gpu in ("gpu-0", "gpu-1")]
+    shared = {"metadata": {"name": "counters"}, "spec": {"driver": DRIVER, "nodeName": NODE,
+              "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 2}, "sharedCounters": sets}}  # fmt: skip
+
+    def part(name: str, gpu: str, memory: str) -> dict[str, Any]:
+        return {"name": name, "consumesCounters": [{"counterSet": gpu, "counters": {"memory": {"value": memory}}}]}
+
+    devices = slice_("devices", part("half-0", "gpu-0", "4Gi"), part("whole-0", "gpu-0", "8Gi"),
+                     part("whole-1", "gpu-1", "8Gi"), count=2)  # fmt: skip
+    return [shared, devices]
+
+
+@pytest.mark.parametrize(
+    ("allocated", "expected"),
+    [
+        # gpu-0 used up exactly: its devices no longer fit, gpu-1's does.
+        pytest.param({"whole-0"}, [["req-0=pool-1/whole-1"]], id="one-set-used-up"),
+        # gpu-0 overdrawn (12 of 8 units): upstream checks every counter of the pool for each
+        # device (checkAvailableCounters), so nothing in the pool fits, not even gpu-1's device.
+        pytest.param({"whole-0", "half-0"}, None, id="one-set-overdrawn"),
+    ],
+)
+def test_counters_are_checked_over_the_whole_pool(allocated: set[str], expected: list[list[str]] | None) -> None:
+    allocator = Allocator({"class-a": CLASS}, two_gpu_slices(), {(DRIVER, "pool-1", d) for d in allocated})
+    result = allocator.allocate({}, NODE, [claim(req())])
+    assert (None if result is None else [[f"{r['request']}={r['pool']}/{r['device']}" for r in
+            a["devices"]["results"]] for a in result]) == expected  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("claims", "message"),
     [
