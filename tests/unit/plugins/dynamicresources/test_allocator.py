@@ -195,8 +195,9 @@ def test_counters_of_allocated_devices_are_used() -> None:
 def two_gpu_slices() -> list[Any]:
     """Two counter sets of 8 memory units: gpu-0 with a whole device and two halves, gpu-1 whole."""
     sets = [{"name": gpu, "counters": {"memory": {"value": "8Gi"}}} for gpu in ("gpu-0", "gpu-1")]
-    shared = {"metadata": {"name": "counters"}, "spec": {"driver": DRIVER, "nodeName": NODE,
-              "pool": {"name": "pool-1", "generation": 1, "resourceSliceCount": 2}, "sharedCounters": sets}}  # fmt: skip
+    pool = {"name": "pool-1", "generation": 1, "resourceSliceCount": 2}
+    shared = {"metadata": {"name": "counters"},
+              "spec": {"driver": DRIVER, "nodeName": NODE, "pool": pool, "sharedCounters": sets}}  # fmt: skip
 
     def part(name: str, gpu: str, memory: str) -> dict[str, Any]:
         return {"name": name, "consumesCounters": [{"counterSet": gpu, "counters": {"memory": {"value": memory}}}]}
