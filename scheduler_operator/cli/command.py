@@ -352,6 +352,7 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    critical_limit, reports_limit = lane_limits(args.max_in_flight)
     options = Options(
         serving=plain,
         secure_serving=secure,
@@ -361,8 +362,8 @@ def _run(args: argparse.Namespace) -> int:
         identity=args.identity or default_identity(),
         liveness=args.liveness or None,
         election=election,
-        critical_limit=lane_limits(args.max_in_flight)[0],
-        reports_limit=lane_limits(args.max_in_flight)[1],
+        critical_limit=critical_limit,
+        reports_limit=reports_limit,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         kubeconfig=KubeconfigSource(args.kubeconfig, args.context),

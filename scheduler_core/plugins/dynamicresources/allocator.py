@@ -745,11 +745,10 @@ class _Allocation:
                 for device in manifest.spec(s).get("devices") or ():
                     if not self.owner._allocated.holds((*key, device.get("name"))):
                         continue
-                    for consumption in device.get("consumesCounters") or ():
-                        counter_set = available.get(consumption.get("counterSet"), {})
-                        for name, counter in (consumption.get("counters") or {}).items():
-                            if name in counter_set:
-                                counter_set[name] -= _exact(parse_quantity(str(counter.get("value", "0"))))
+                    for set_name, name, value in self._consumption(device):
+                        counter_set = available.get(set_name, {})
+                        if name in counter_set:
+                            counter_set[name] -= value
             self.available[key] = available
             if any(value < 0 for counters in available.values() for value in counters.values()):
                 self.short.add(key)
