@@ -120,21 +120,32 @@ def node_matches(labels: Mapping[str, str], node_name: str, name: str, all_nodes
 
 class SliceIndex:
     """The cycle's ResourceSlices indexed once, so each node's pools are gathered without
-    reading every slice again: slices by ``nodeName``, the others (``allNodes``,
-    ``nodeSelector``, per-device selection, shared counters) checked per node, and the number
-    of slices published per pool generation (upstream ``checkSlicesInPool``). The plugin keeps
-    one while the stored slices are the same objects (:meth:`reuse`), and with it each node's
-    pools, gathered once per node labels."""
+    reading every slice again: slices by ``nodeName``, the others grouped by what decides
+    whether they target a node (shared counters and ``allNodes`` always, equal
+    ``nodeSelector``\\ s together, per-device selection one slice at a time), each group tested
+    once per node, and the number of slices published per pool generation (upstream
+    ``checkSlicesInPool``). Nodes that the same slices target share one list of pools (its
+    identity lets a cycle search it once for all of them: :meth:`Allocator.find`). The plugin
+    keeps one index while the stored slices are the same objects (:meth:`reuse`), and with it
+    each node's pools, gathered once per node labels, and each device's capacities and counter
+    consumption, parsed once."""
 
     def __init__(self, slices: Sequence[Object]) -> None:
         self.slices = list(slices)  # held, so the ids in ``reuse`` stay theirs
-        self._pools: dict[str, tuple[Mapping[str, str], list[Pool]]] = {}
+        self._pools: dict[str, tuple[Mapping[str, str], NodePools]] = {}
+        self._shared: dict[tuple[str, tuple[int, ...]], NodePools] = {}
         self._capacities: dict[int, dict[str, DeviceCapacity]] = {}  # by id of a device of these slices
+        self._consumptions: dict[int, list[tuple[str, str, Fraction | int]]] = {}  # likewise
+        self._fits_alone: dict[Hashable, dict[int, bool]] = {}
         self.by_node: dict[str, list[Object]] = {}
-        self.others: list[Object] = []
+        # (how a node is matched, its slices): None always, ("selector", nodeSelector), or
+        # ("device", None) for a slice with perDeviceNodeSelection
+        self.groups: list[tuple[tuple[str, Any] | None, list[Object]]] = []
         self.newest: dict[tuple[str, str], int] = {}
         self.published: dict[tuple[str, str, int], int] = {}
         self.by_pool: dict[tuple[str, str], list[Object]] = {}
+        selectors: dict[str, int] = {}  # repr of a nodeSelector -> its group
+        always: list[Object] = []
         for s in slices:
             spec = manifest.spec(s)
             pool = spec.get("pool") or {}
@@ -143,10 +154,22 @@ class SliceIndex:
             self.newest[key] = max(self.newest.get(key, 0), generation)
             self.published[(*key, generation)] = self.published.get((*key, generation), 0) + 1
             self.by_pool.setdefault(key, []).append(s)
-            if spec.get("nodeName") and not spec.get("sharedCounters"):
+            if spec.get("sharedCounters"):
+                always.append(s)  # relevant to every node (GatherPools)
+            elif spec.get("nodeName"):
                 self.by_node.setdefault(str(spec["nodeName"]), []).append(s)
-            else:
-                self.others.append(s)
+            elif spec.get("allNodes"):
+                always.append(s)
+            elif spec.get("nodeSelector") is not None:
+                text = repr(spec["nodeSelector"])
+                if text not in selectors:
+                    selectors[text] = len(self.groups)
+                    self.groups.append((("selector", spec["nodeSelector"]), []))
+                self.groups[selectors[text]][1].append(s)
+            elif spec.get("perDeviceNodeSelection"):
+                self.groups.append((("device", None), [s]))
+        if always:
+            self.groups.insert(0, (None, always))
 
     def reuse(self, slices: Sequence[Object]) -> bool:
         """Whether ``slices`` are the very objects this index was built from."""
@@ -159,34 +182,76 @@ class SliceIndex:
             found = self._capacities[id(device)] = capacity.device_capacities(device)
         return found
 
-    def pools(self, labels: Mapping[str, str], node_name: str) -> list[Pool]:
+    def fits_alone(self, amounts: Hashable) -> dict[int, bool]:
+        """Whether a request of these amounts (a ``capacity_key``) fits each device's
+        capacities with nothing of the device consumed, by ``id`` of the device: the answer of
+        ``CmpRequestOverCapacity`` for a device without shares, the same in every cycle."""
+        found = self._fits_alone.get(amounts)
+        if found is None:
+            found = self._fits_alone[amounts] = {}
+        return found
+
+    def consumption(self, device: Object) -> list[tuple[str, str, Fraction | int]]:
+        """What ``device`` consumes, per counter set and counter, summed, whole amounts as ints;
+        parsed once."""
+        found = self._consumptions.get(id(device))
+        if found is None:
+            summed: dict[tuple[str, str], Fraction] = {}
+            for consumption in device.get("consumesCounters") or ():
+                set_name = str(consumption.get("counterSet"))
+                for name, counter in (consumption.get("counters") or {}).items():
+                    value = parse_quantity(str(counter.get("value", "0")))
+                    summed[set_name, name] = summed.get((set_name, name), Fraction(0)) + value
+            found = self._consumptions[id(device)] = [(s, n, _exact(v)) for (s, n), v in summed.items()]
+        return found
+
+    def pools(self, labels: Mapping[str, str], node_name: str) -> NodePools:
         cached = self._pools.get(node_name)
         if cached is not None and cached[0] is labels:
             return cached[1]
-        pools = gather_pools(self, labels, node_name)
+        matched: list[int] = []
+        for i, (test, group) in enumerate(self.groups):
+            if test is None:
+                relevant = True
+            elif test[0] == "selector":
+                relevant = node_matches(labels, node_name, "", False, test[1])
+            else:
+                devices = manifest.spec(group[0]).get("devices") or ()
+                relevant = any(_device_on_node(d, labels, node_name) for d in devices)
+            if relevant:
+                matched.append(i)
+        key = (node_name if node_name in self.by_node else "", tuple(matched))
+        pools = self._shared.get(key)
+        if pools is None:
+            relevant_slices = [*self.by_node.get(node_name, ())]
+            for i in matched:
+                relevant_slices.extend(self.groups[i][1])
+            per_device = any(self.groups[i][0] == ("device", None) for i in matched)
+            pools = self._shared[key] = NodePools(gather_pools(self, relevant_slices), per_device)
         self._pools[node_name] = (labels, pools)
         return pools
 
 
-def gather_pools(index: SliceIndex, labels: Mapping[str, str], node_name: str) -> list[Pool]:
-    """``GatherPools``: the pools with devices for this node, in upstream's order."""
+class NodePools(list[Pool]):
+    """The pools with devices for a node, in upstream's order. ``per_device``: a slice of them
+    selects its devices' nodes one by one (``perDeviceNodeSelection``), so a search of these
+    pools answers for one node only."""
+
+    __slots__ = ("per_device",)
+
+    def __init__(self, pools: list[Pool], per_device: bool) -> None:
+        super().__init__(pools)
+        self.per_device = per_device
+
+
+def gather_pools(index: SliceIndex, slices: Sequence[Object]) -> list[Pool]:
+    """``GatherPools`` over the slices that target the node: grouped by pool, only the newest
+    generation, an incomplete pool marked, in upstream's order."""
     grouped: dict[tuple[str, str], list[Object]] = {}
-    for s in [*index.by_node.get(node_name, ()), *index.others]:
+    for s in slices:
         spec = manifest.spec(s)
         pool = spec.get("pool") or {}
-        key = (str(spec.get("driver") or ""), str(pool.get("name") or ""))
-        if spec.get("sharedCounters"):
-            relevant = True
-        elif spec.get("nodeName") or spec.get("allNodes") or spec.get("nodeSelector") is not None:
-            relevant = node_matches(
-                labels, node_name, spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
-            )
-        elif spec.get("perDeviceNodeSelection"):
-            relevant = any(_device_on_node(d, labels, node_name) for d in spec.get("devices") or ())
-        else:
-            continue
-        if relevant:
-            grouped.setdefault(key, []).append(s)
+        grouped.setdefault((str(spec.get("driver") or ""), str(pool.get("name") or "")), []).append(s)
     pools: list[Pool] = []
     for key, group in grouped.items():
         generation = index.newest[key]
@@ -236,21 +301,34 @@ class SelectorResults:
     evaluating a selector costs more than the rest of a Filter call. Also the combined result of
     a request's selectors (class's and request's), keyed by the tuple of their expressions, so a
     device already judged for the same selectors costs one lookup. The device object is kept
-    in the entry, so its ``id`` is not reused while the entry lives; bounded by clearing."""
+    in the entry, so its ``id`` is not reused while the entry lives; bounded by clearing. One
+    table per expression (or tuple of them), by ``id`` of the device: a search reads one
+    request's table for every device it tries."""
 
-    MAX_ENTRIES = 1 << 16
+    MAX_ENTRIES = 1 << 17
 
     def __init__(self) -> None:
-        self._results: dict[tuple[Hashable, int, str], tuple[Object, bool]] = {}
+        self._tables: dict[Hashable, dict[int, tuple[Object, str, bool]]] = {}
+        self._entries = 0
+
+    def table(self, expression: Hashable) -> dict[int, tuple[Object, str, bool]]:
+        """The results of ``expression``: (device, driver, result) by ``id`` of the device."""
+        found = self._tables.get(expression)
+        if found is None:
+            found = self._tables[expression] = {}
+        return found
 
     def get(self, expression: Hashable, device: Object, driver: str) -> bool | None:
-        entry = self._results.get((expression, id(device), driver))
-        return None if entry is None or entry[0] is not device else entry[1]
+        entry = self.table(expression).get(id(device))
+        return None if entry is None or entry[0] is not device or entry[1] != driver else entry[2]
 
     def put(self, expression: Hashable, device: Object, driver: str, result: bool) -> None:
-        if len(self._results) >= self.MAX_ENTRIES:
-            self._results.clear()
-        self._results[(expression, id(device), driver)] = (device, result)
+        if self._entries >= self.MAX_ENTRIES:
+            for table in self._tables.values():
+                table.clear()  # the tables a search holds stay the ones kept
+            self._entries = 0
+        self.table(expression)[id(device)] = (device, driver, result)
+        self._entries += 1
 
 
 @dataclass(slots=True)
@@ -267,7 +345,12 @@ class _Prepared:
 class Allocator:
     """One per scheduling cycle (upstream ``NewAllocator`` in PreFilter): the slices, classes and
     devices in use are fixed; :meth:`allocate` runs per node. The claims' requests, the same on
-    every node unless one asks for all devices, are validated on the first node only."""
+    every node unless one asks for all devices, are validated on the first node only. What a
+    search answers depends on the node only through its pools (and, with per-device node
+    selection, each device's own node), so nodes that share a :class:`NodePools` share one
+    search: upstream searches each node, and Partitionable 2000pods_100nodes (100 nodes that
+    the same 2,000 pools target) searched each of them alike. So does what the allocated
+    devices leave of each pool's shared counters, counted once per pool."""
 
     def __init__(
         self,
@@ -285,6 +368,11 @@ class Allocator:
         # whether a request's amounts fit a device next to the stored shares alone (nothing of
         # the device being allocated): the same on every node of the cycle
         self._fits: dict[tuple[DeviceID, Hashable], bool] = {}
+        # what the allocated devices leave of each pool's counters, and the pools they overdrew
+        self.available: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}
+        self.short: set[tuple[str, str]] = set()
+        # id(pools) -> (pools, claims, what their search answered): held, so the id stays theirs
+        self._searches: dict[int, tuple[NodePools, Sequence[Object], _Allocation | AllocationError | None]] = {}
 
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
@@ -294,8 +382,23 @@ class Allocator:
 
     def find(self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> Found | None:
         """The devices for ``claims`` on the node, or None when they do not fit."""
-        allocation = _Allocation(self, labels, node_name, claims)
-        return Found(allocation) if allocation.run() else None
+        pools = self._slices.pools(labels, node_name)
+        if pools.per_device:
+            allocation = _Allocation(self, labels, node_name, claims, pools)
+            return Found(allocation, node_name) if allocation.run() else None
+        known = self._searches.get(id(pools))
+        if known is not None and known[0] is pools and len(known[1]) == len(claims) and all(map(is_, known[1], claims)):
+            outcome = known[2]
+        else:
+            allocation = _Allocation(self, labels, node_name, claims, pools)
+            try:
+                outcome = allocation if allocation.run() else None
+            except AllocationError as error:
+                outcome = error
+            self._searches[id(pools)] = (pools, claims, outcome)
+        if isinstance(outcome, AllocationError):
+            raise AllocationError(*outcome.args)
+        return None if outcome is None else Found(outcome, node_name)
 
     def prepared(self, claims: Sequence[Object]) -> _Prepared | None:
         """The node-independent preparation of ``claims`` made earlier in this cycle, if any."""
@@ -312,9 +415,9 @@ class Found:
 
     __slots__ = ("_allocation", "_results", "_selectors")
 
-    def __init__(self, allocation: _Allocation) -> None:
+    def __init__(self, allocation: _Allocation, node_name: str) -> None:
         self._allocation = allocation
-        self._selectors = [allocation._node_selector(i) for i in range(len(allocation.claims))]
+        self._selectors = [allocation._node_selector(i, node_name) for i in range(len(allocation.claims))]
         self._results: list[dict[str, Any]] | None = None
 
     def results(self) -> list[dict[str, Any]]:
@@ -334,12 +437,14 @@ def _asks_for_all(claims: Sequence[Object]) -> bool:
 
 
 class _Allocation:
-    def __init__(self, owner: Allocator, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]) -> None:
+    def __init__(
+        self, owner: Allocator, labels: Mapping[str, str], node_name: str, claims: Sequence[Object], pools: NodePools
+    ) -> None:
         self.owner = owner
         self.labels = labels
         self.node_name = node_name
         self.claims = claims
-        self.pools = owner._slices.pools(labels, node_name)
+        self.pools = pools
         self.requests: list[list[list[_Request]]] = []  # claim -> request -> alternatives
         self.constraints: list[list[dict[str, Any]]] = []
         self.results: list[list[_Result]] = [[] for _ in claims]
@@ -347,9 +452,7 @@ class _Allocation:
         # ``allocatingCapacity``: the capacity taken by this search's shares, per device
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}  # pool -> set -> counter
-        self.available: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}
-        self.short: set[tuple[str, str]] = set()  # pools with a counter the allocated devices overdrew
-        self._consumptions: dict[int, list[tuple[str, str, Fraction | int]]] = {}  # by id() of the device
+        self._consumption = owner._slices.consumption
         self.chosen: dict[tuple[int, int], int] = {}
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
@@ -553,14 +656,18 @@ class _Allocation:
         if n >= request.count:
             return self._allocate_request(claim_index, request_index + 1)
         allocated, allocating, admin = self.owner._allocated, self.allocating, request.admin
+        selected = self.owner.results.table(request.selectors)
+        constraints = self.constraints[claim_index]
         for pool_index in range(start[0], len(self.pools)):
             pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
                 continue
+            driver, fits = pool.driver, pool.capacity or request.capacities is not None
             slice_start = start[1] if pool_index == start[0] else 0
             for slice_index in range(slice_start, len(pool.slices)):
                 s = pool.slices[slice_index]
                 devices = pool.devices[slice_index]
+                per_device = bool(manifest.spec(s).get("perDeviceNodeSelection"))
                 device_start = start[2] if (pool_index, slice_index) == start[:2] else 0
                 for device_index in range(device_start, len(devices)):
                     device_id, device = devices[device_index]
@@ -570,11 +677,21 @@ class _Allocation:
                             continue
                     elif device_id in allocated or allocating.get(device_id):
                         continue
-                    if not self._selectable(claim_index, request, pool, s, device):
+                    known = selected.get(id(device))  # _selectable, its kept result read here
+                    if known is not None and known[0] is device and known[1] == driver and not per_device:
+                        if not known[2]:
+                            continue
+                    elif not self._selectable(claim_index, request, pool, s, device):
                         continue
-                    if (pool.capacity or request.capacities is not None) and not self._fits(request, device_id, device):
+                    # what _take asks first, here without a call for each device of another
+                    # constraint value (every check from here on only rejects, raising nothing)
+                    if constraints and not all(_constraint_allows(c, request, device, driver) for c in constraints):
                         continue
-                    undo = self._take(claim_index, request, pool, s, device, must=False, device_id=device_id)
+                    if fits and not self._fits(request, device_id, device):
+                        continue
+                    undo = self._take(
+                        claim_index, request, pool, s, device, must=False, device_id=device_id, vetted=True
+                    )
                     if undo is None:
                         continue
                     nxt = (pool_index, slice_index, device_index + 1)
@@ -640,16 +757,27 @@ class _Allocation:
         *,
         must: bool,
         device_id: DeviceID | None = None,
+        vetted: bool = False,
     ) -> Any:
         """``allocateDevice``: the undo function, or None when the device cannot be taken. A
         device that allows multiple allocations is not marked in use: the search takes a share
-        of it, its capacity consumed, and its shared counters only by the first share."""
+        of it, its capacity consumed, and its shared counters only by the first share. When a
+        constraint failing is not an error (``must`` false), the constraints are asked first,
+        without changing them: every check here only rejects, so the order changes nothing but
+        the taking and giving back of counters for a device of another constraint's value
+        (Partitionable's every other pool, for a claim's second device). ``vetted``: the caller
+        asked those and whether the device is in use."""
         if device_id is None:
             device_id = (pool.driver, pool.name, str(device["name"]))
-        if request.admin and claim_index in self.allocating.get(device_id, ()):
-            return None
-        if not request.admin and self._in_use(device_id):
-            return None
+        if not vetted:
+            if request.admin and claim_index in self.allocating.get(device_id, ()):
+                return None
+            if not request.admin and self._in_use(device_id):
+                return None
+            if not must:
+                for constraint in self.constraints[claim_index]:
+                    if not _constraint_allows(constraint, request, device, pool.driver):
+                        return None
         if _taint_prevents(device, request.spec):
             return None
         multi = pool.capacity and bool(device.get("allowMultipleAllocations"))
@@ -713,6 +841,12 @@ class _Allocation:
         capacities = self.owner._slices.capacities(device)
         if allocating is not None:
             return capacity.fits(consumed, request.capacities, capacities, allocating)
+        if consumed is None:  # the device's capacities and the request's amounts alone
+            alone = self.owner._slices.fits_alone(request.capacity_key)
+            known = alone.get(id(device))
+            if known is None:
+                known = alone[id(device)] = capacity.fits(None, request.capacities, capacities, None)
+            return known
         known = self.owner._fits.get((device_id, request.capacity_key))
         if known is None:
             known = capacity.fits(consumed, request.capacities, capacities, None)
@@ -734,8 +868,11 @@ class _Allocation:
 
     # -- shared counters (``checkAvailableCounters``) ----------------------------------------------------
     def _available(self, pool: Pool) -> dict[str, dict[str, Fraction | int]]:
+        """What the allocated devices leave of the pool's counters (the pool marked short when
+        they overdrew one): the same for every search of the cycle."""
         key = (pool.driver, pool.name)
-        if key not in self.available:
+        owner = self.owner
+        if key not in owner.available:
             available = {name: {k: _exact(v) for k, v in counters.items()} for name, counters in pool.counters.items()}
             slices = self.owner._slices
             generation = slices.newest.get(key, 0)
@@ -749,10 +886,10 @@ class _Allocation:
                         counter_set = available.get(set_name, {})
                         if name in counter_set:
                             counter_set[name] -= value
-            self.available[key] = available
+            owner.available[key] = available
             if any(value < 0 for counters in available.values() for value in counters.values()):
-                self.short.add(key)
-        return self.available[key]
+                owner.short.add(key)
+        return owner.available[key]
 
     def _take_counters(self, pool: Pool, device: Object) -> bool:
         """Upstream ``checkAvailableCounters``: the device's counters added to the pool's consumed
@@ -766,7 +903,7 @@ class _Allocation:
         each Filter's time on Partitionable 2000pods_100nodes (2,000 slices)."""
         key = (pool.driver, pool.name)
         available = self._available(pool)
-        if key in self.short:
+        if key in self.owner.short:
             return False
         consumed = self.consumed.setdefault(key, {})
         wanted = self._consumption(device)
@@ -783,20 +920,6 @@ class _Allocation:
         consumed = self.consumed[(pool.driver, pool.name)]
         for set_name, name, value in self._consumption(device):
             consumed[set_name][name] -= value
-
-    def _consumption(self, device: Object) -> list[tuple[str, str, Fraction | int]]:
-        """What ``device`` consumes, per counter set and counter, summed (parsed once per search:
-        the devices live as long as the pools it reads)."""
-        found = self._consumptions.get(id(device))
-        if found is None:
-            summed: dict[tuple[str, str], Fraction] = {}
-            for consumption in device.get("consumesCounters") or ():
-                set_name = str(consumption.get("counterSet"))
-                for name, counter in (consumption.get("counters") or {}).items():
-                    value = parse_quantity(str(counter.get("value", "0")))
-                    summed[set_name, name] = summed.get((set_name, name), Fraction(0)) + value
-            found = self._consumptions[id(device)] = [(s, n, _exact(v)) for (s, n), v in summed.items()]
-        return found
 
     # -- the result --------------------------------------------------------------------------------------
     def _result(self, claim_index: int, selector: dict[str, Any] | None) -> dict[str, Any]:
@@ -839,7 +962,7 @@ class _Allocation:
             allocation["nodeSelector"] = selector
         return allocation
 
-    def _node_selector(self, claim_index: int) -> dict[str, Any] | None:
+    def _node_selector(self, claim_index: int, node_name: str) -> dict[str, Any] | None:
         fields: list[Any] = []
         expressions: list[Any] = []
         for r in self.results[claim_index]:
@@ -847,7 +970,7 @@ class _Allocation:
             source = r.device if spec.get("perDeviceNodeSelection") else spec
             if source.get("nodeName"):
                 return {"nodeSelectorTerms": [{"matchFields": [
-                    {"key": "metadata.name", "operator": "In", "values": [self.node_name]}]}]}  # fmt: skip
+                    {"key": "metadata.name", "operator": "In", "values": [node_name]}]}]}  # fmt: skip
             terms = (source.get("nodeSelector") or {}).get("nodeSelectorTerms") or []
             if len(terms) > 1:
                 raise AllocationError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
@@ -891,6 +1014,19 @@ def _attribute(device: Object, driver: str, name: str) -> Any:
         if kind in value:
             return (kind, value[kind])
     return None
+
+
+def _constraint_allows(constraint: dict[str, Any], request: _Request, device: Object, driver: str) -> bool:
+    """Whether :func:`_constraint_add` would add the device, without adding it."""
+    requests = constraint["requests"]
+    if requests and request.base not in requests and request.name not in requests:
+        return True
+    value = _attribute(device, driver, constraint["attribute"])
+    if value is None:
+        return False
+    if constraint["distinct"]:
+        return not (constraint["count"] and value in constraint["attributes"].values())
+    return not (constraint["count"] and constraint["value"] != value)
 
 
 def _constraint_add(constraint: dict[str, Any], request: _Request, device: Object, driver: str) -> bool:

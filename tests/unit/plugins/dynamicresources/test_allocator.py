@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, _Allocation
+from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, SelectorResults, _Allocation
 
 DRIVER = "driver-a"
 NODE = "node-1"
@@ -335,3 +335,115 @@ def test_results_are_built_for_the_nodes_asked_only() -> None:
         assert [r["pool"] for r in found[1].results()[0]["devices"]["results"]] == ["p1"]
         assert found[1].results() is found[1].results()
         assert built.call_count == 1
+
+
+def partitionable_pools(pools: int) -> list[Any]:
+    """Upstream's Partitionable workload (``dra/templates/resourceslice-partitionable-*.yaml``):
+    per pool, a counter set of four and six devices, every node with the label targeted."""
+    selector = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "node-with-dra", "operator": "In", "values": ["true"]}]}]}  # fmt: skip
+    slices: list[Any] = []
+    for n in range(pools):
+        pool = {"name": f"resourceslice-{n}", "generation": 1, "resourceSliceCount": 2}
+        counters = {f"counter{i}": {"value": "1"} for i in range(1, 5)}
+        slices.append({"metadata": {"name": f"resourceslice-countersets-{n}"}, "spec": {
+            "driver": DRIVER, "pool": pool, "nodeSelector": selector,
+            "sharedCounters": [{"name": "counter-set", "counters": counters}]}})  # fmt: skip
+
+        def part(name: str, *used: int, n: int = n) -> dict[str, Any]:
+            return {"name": name, "attributes": {"dra.example.com/slice": {"int": n}},
+                    "capacity": {"counters": {"value": str(len(used))}},
+                    "consumesCounters": [{"counterSet": "counter-set",
+                                          "counters": {f"counter{i}": {"value": "1"} for i in used}}]}  # fmt: skip
+
+        devices = [part("device-2-counters-1", 1, 2), part("device-2-counters-2", 3, 4),
+                   *(part(f"device-1-counter-{i}", i) for i in range(1, 5))]  # fmt: skip
+        slices.append(
+            {
+                "metadata": {"name": f"resourceslice-devices-{n}"},
+                "spec": {"driver": DRIVER, "pool": pool, "nodeSelector": selector, "devices": devices},
+            }
+        )
+    return slices
+
+
+def two_devices_of_one_slice() -> dict[str, Any]:
+    """``resourceclaimtemplate-for-two-devices.yaml``'s claim."""
+    return claim(req(count=2), constraints=[{"requests": ["req-0"], "matchAttribute": "dra.example.com/slice"}])
+
+
+def test_nodes_the_same_slices_target_share_one_search() -> None:
+    # Partitionable: each pool's first device allocated, so a claim's first device
+    # (device-2-counters-2) leaves no second one in its pool; the search backtracks to the two
+    # one-counter devices. Every labelled node has the same pools: one search answers them all,
+    # each node with its own results. An unlabelled node has no pool.
+    slices = partitionable_pools(3)
+    allocated = {(DRIVER, f"resourceslice-{n}", "device-2-counters-1") for n in range(3)}
+    allocator = Allocator({"class-a": CLASS}, slices, allocated)
+    labels, claims = {"node-with-dra": "true"}, [two_devices_of_one_slice()]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        found = [allocator.find(labels, f"node-{n}", list(claims)) for n in range(4)]
+        assert allocator.find({}, "bare", list(claims)) is None
+        assert searched.call_count == 2  # the labelled nodes once, the unlabelled one once
+    for one in found:
+        assert one is not None
+        results = one.results()[0]["devices"]["results"]
+        assert [(r["pool"], r["device"]) for r in results] == [
+            ("resourceslice-0", "device-1-counter-3"),
+            ("resourceslice-0", "device-1-counter-4"),
+        ]
+    assert found[0].results() is not found[1].results()  # each node's own, built when asked
+    other = claim(req(count=2), name="other")  # other claims: searched again
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        assert allocator.find(labels, "node-0", [other]) is not None
+        assert searched.call_count == 1
+
+
+def test_a_search_of_per_node_slices_answers_its_node_only() -> None:
+    # nodeName slices: each node its own pools and selector; per-device node selection: the
+    # same pools, but each device's own node decides.
+    by_name = [slice_(f"s{n}", dev("d1"), pool=f"p{n}", node=f"node-{n}") for n in range(2)]
+    allocator = Allocator({"class-a": CLASS}, by_name, set())
+    for n in range(2):
+        found = allocator.find({}, f"node-{n}", [claim(req())])
+        assert found is not None
+        allocation = found.results()[0]
+        assert allocation["devices"]["results"][0]["pool"] == f"p{n}"
+        assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [f"node-{n}"]
+    per_device = [slice_("s", {"name": "d0", "nodeName": "node-0"}, {"name": "d1", "nodeName": "node-1"},
+                         perDeviceNodeSelection=True)]  # fmt: skip
+    allocator = Allocator({"class-a": CLASS}, per_device, set())
+    for n in range(2):
+        found = allocator.find({}, f"node-{n}", [claim(req())])
+        assert found is not None
+        allocation = found.results()[0]
+        assert allocation["devices"]["results"][0]["device"] == f"d{n}"
+        assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [f"node-{n}"]
+
+
+def test_a_device_of_another_constraint_value_takes_no_counters() -> None:
+    # Without an error at stake, the constraints are asked before the counters are taken: the
+    # second device of each other pool is never counted (same answer, less work).
+    slices = partitionable_pools(3)
+    allocated = {(DRIVER, f"resourceslice-{n}", "device-2-counters-1") for n in range(3)}
+    allocator = Allocator({"class-a": CLASS}, slices, allocated)
+    with patch.object(_Allocation, "_take_counters", autospec=True, side_effect=_Allocation._take_counters) as taken:
+        found = allocator.find({"node-with-dra": "true"}, NODE, [two_devices_of_one_slice()])
+    assert found is not None
+    assert {device["name"] for _, _, device in (call.args for call in taken.call_args_list)} <= {
+        "device-2-counters-2",
+        *(f"device-1-counter-{i}" for i in range(1, 5)),
+    }
+    # pool 0's five free devices for the first device, and for the second only pool 0's
+    assert all(call.args[1].name == "resourceslice-0" for call in taken.call_args_list)
+
+
+def test_selector_results_stay_right_when_cleared() -> None:
+    slices = [slice_("s", *(dev(f"d{i}", x=i % 2) for i in range(6)))]
+    results = SelectorResults()
+    with patch.object(SelectorResults, "MAX_ENTRIES", 3):
+        for _ in range(3):
+            allocator = Allocator({"class-a": CLASS}, slices, set(), results)
+            found = allocator.allocate({}, NODE, [claim(req(count=3, selector='device.attributes["driver-a"].x == 1'))])
+            assert found is not None
+            assert [r["device"] for r in found[0]["devices"]["results"]] == ["d1", "d3", "d5"]
