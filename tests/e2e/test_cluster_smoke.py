@@ -279,6 +279,16 @@ def test_dev_cluster_listens_on_loopback_only() -> None:
         assert all(a.startswith(("127.0.0.1:", "[::1]:", "[::ffff:127.0.0.1]:")) for a in addresses), addresses
 
 
+@pytest.mark.usefixtures("dev_cluster")
+def test_controllers_write_at_scheduler_perfs_client_rate() -> None:
+    # The resourceclaim controller creates each claim-template pod's claims; at client-go's
+    # default 20 writes/s it, not the scheduler, paced the cluster benchmarks.
+    processes = [p for p in _status()["processes"] if p["name"] == "kube-controller-manager" and p["alive"]]
+    assert processes, _status()["processes"]
+    arguments = Path(f"/proc/{processes[0]['pid']}/cmdline").read_bytes().decode().split("\0")
+    assert {"--kube-api-qps=5000", "--kube-api-burst=5000"} <= set(arguments), arguments
+
+
 def _running(pid: int) -> bool:
     """True unless gone or a zombie (exited, waiting for init to reap it)."""
     try:

@@ -57,6 +57,7 @@ SELECTABLE_CONTROLLERS = (
     "daemonset",
     "podgroup-protection-controller",  # with GenericWorkload: lifts the finalizer on deleted PodGroups
 )
+CONTROLLER_CLIENT_RATE = ("--kube-api-qps=5000", "--kube-api-burst=5000")
 _TOKEN_SECONDS = 30 * 24 * 3600
 _START_TIMEOUT = 180.0
 _START_ATTEMPTS = 2
@@ -401,6 +402,11 @@ def _controller_manager_args(lay: Layout, ports: Ports, certs: Certs) -> list[st
         f"--client-ca-file={certs.ca.cert}",
         "--leader-elect=false",
         "--profiling=false",
+        # scheduler_perf's client rate (test/integration/scheduler_perf/util.go mustSetupCluster:
+        # QPS 5000, Burst 5000), which its resourceclaim controller runs with. At the default
+        # 20/30 the controller, not the scheduler, set the pace of every claim-template
+        # workload (two writes per pod: the claim, the pod's resourceClaimStatuses).
+        *CONTROLLER_CLIENT_RATE,
         *gate_flags(lay),
     ]
 
