@@ -6,6 +6,7 @@ run per side, and the side's namespaces and nodes gone after its turn."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from bench.scheduler_perf import cluster, config
 from bench.scheduler_perf.inprocess import Unsupported
+from tests.e2e import eventually
 
 pytestmark = pytest.mark.usefixtures("cluster")
 
@@ -204,6 +206,38 @@ def test_steady_state_keeps_count_pods_for_its_duration(tmp_path: Path) -> None:
     for side in ("crd_scheduler", "kube_scheduler"):
         assert result["stream"][side]["bound"] > 10, result
     assert _leftovers(variant) == ([], [])
+
+
+def test_steady_state_counts_what_was_bound_while_its_first_batch_was_made() -> None:
+    # The window includes the making of the first batch (upstream's timeout context covers the
+    # strategy's creates): a pod bound then counts, though the making outlasts the duration.
+    variant = _variant("SteadyStateClusterResourceClaimTemplate", "empty_100nodes", nodesWithDRA=1)
+    from bench.cluster import dev_cluster
+
+    bench = cluster.WorkloadBench(dev_cluster("up"), variant, 4)
+    run = cluster.OpsRun(bench, "crd_scheduler", "nobody", 0)
+    run._background("pod watch", run._watch)
+    try:
+        run.op_createNodes(0, {"opcode": "createNodes", "count": 1})
+        run.ensure_namespace("steady")
+        pod = {"metadata": {"name": "made-and-bound"}, "spec": {"containers": [{"name": "c", "image": "x"}]}}
+
+        def make_slowly() -> None:  # the pod made and bound (as a scheduler would), then more making
+            bench.request("POST", "/api/v1/namespaces/steady/pods", run._pod(pod))
+            binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "made-and-bound"},
+                       "target": {"kind": "Node", "name": run.node_names[0]}}  # fmt: skip
+            bench.request("POST", "/api/v1/namespaces/steady/pods/made-and-bound/binding", binding)
+
+            def seen() -> None:
+                assert run.bindings
+
+            eventually(seen, timeout=10)
+            time.sleep(1.5)
+
+        run._steady_state(1, "steady", 10, 1.0, make_slowly)  # raised "no pod at all got scheduled"
+    finally:
+        run.stop.set()
+        run.cleanup()
 
 
 def test_a_priority_the_template_sets_comes_from_a_priority_class(tmp_path: Path) -> None:
