@@ -170,6 +170,9 @@ class WorkloadBench(Bench):
         self.csinodes: list[str] = []
         self.priority_classes: set[str] = set()
         self._priority_lock = threading.Lock()
+        # a node template's own name -> the run's name for that node (node-with-name.yaml's
+        # scheduler-perf-node, which SchedulingDaemonset's pods select by metadata.name)
+        self.renamed: dict[str, str] = {}
         if self.ops_path:  # every op runs per side (run_ops): nothing is shared
             super().__init__(kubeconfig, 0, 0, creators)
             self.node_ops, self.init_pods = [], []
@@ -195,6 +198,8 @@ class WorkloadBench(Bench):
         else:
             node = {"metadata": {}, "status": copy.deepcopy(BASE_NODE_STATUS)}
         name = f"bench-{self.run_id}-n{index:05d}"
+        if (node.get("metadata") or {}).get("name"):
+            self.renamed[str(node["metadata"]["name"])] = name
         node["metadata"] = {**node.get("metadata", {}), "name": name}
         node["metadata"].pop("generateName", None)
         labels = node["metadata"].setdefault("labels", {})
@@ -323,10 +328,26 @@ class WorkloadBench(Bench):
         spec = pod.setdefault("spec", {})
         spec["schedulerName"] = scheduler_name
         spec["nodeSelector"] = {**(spec.get("nodeSelector") or {}), **self.label}
+        self._renamed_nodes(spec)
         self.priority_by_class(spec)
         if has_volumes(op):
             spec["volumes"] = claim_volume(f"pvc-{name}")
         return pod
+
+    def _renamed_nodes(self, spec: dict[str, Any]) -> None:
+        """A node the pod's affinity names (``matchFields`` on ``metadata.name``), by the name
+        this run gave it: every node is named for the run, so the pods of a template-named node
+        (SchedulingDaemonset's) still select it."""
+        if not self.renamed:
+            return
+        affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+        required = (affinity.get("requiredDuringSchedulingIgnoredDuringExecution") or {}).get("nodeSelectorTerms")
+        preferences = affinity.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        preferred = [p.get("preference") or {} for p in preferences]
+        for term in [*(required or ()), *preferred]:
+            for field in term.get("matchFields") or ():
+                if field.get("key") == "metadata.name":
+                    field["values"] = [self.renamed.get(v, v) for v in field.get("values") or ()]
 
 
 @dataclass(slots=True)

@@ -38,6 +38,16 @@ def test_each_side_places_the_init_pods_before_its_measured_ones(tmp_path: Path)
         assert ours["bound_by_operator"] == 4, result
 
 
+def test_pods_find_a_template_named_node_by_the_name_the_run_gave_it(tmp_path: Path) -> None:
+    # SchedulingDaemonset: node-with-name.yaml's scheduler-perf-node, and pods whose required
+    # node affinity names it (matchFields metadata.name). Every node is named for the run; the
+    # pods stayed pending ("didn't satisfy plugin(s) [NodeAffinity]") on both sides.
+    variant = _variant("SchedulingDaemonset", "5Nodes_QueueingHintsEnabled", initNodes=2, measurePods=3)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
+    ours, theirs = result["stream"]["crd_scheduler"], result["stream"]["kube_scheduler"]
+    assert (ours["bound"], theirs["bound"]) == (3, 3), result
+
+
 def test_pod_affinity_terms_that_list_namespaces_are_run_in_those_namespaces(tmp_path: Path) -> None:
     # SchedulingPodAffinity: init pods in sched-0, measured ones in sched-1, each requiring a
     # color=blue pod of sched-0 or sched-1 in its zone. In a namespace of the bench's own no pod
