@@ -392,7 +392,9 @@ def test_nodes_the_same_slices_target_share_one_search() -> None:
             ("resourceslice-0", "device-1-counter-3"),
             ("resourceslice-0", "device-1-counter-4"),
         ]
-    assert found[0].results() is not found[1].results()  # each node's own, built when asked
+    first, second = found[0], found[1]
+    assert first is not None and second is not None
+    assert first.results() is not second.results()  # each node's own, built when asked
     other = claim(req(count=2), name="other")  # other claims: searched again
     with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
         assert allocator.find(labels, "node-0", [other]) is not None
