@@ -400,6 +400,29 @@ class Allocator:
             raise AllocationError(*outcome.args)
         return None if outcome is None else Found(outcome, node_name)
 
+    def available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction | int]]:
+        """What the allocated devices leave of the pool's counters (the pool marked short when
+        they overdrew one): the same for every search of the cycle."""
+        key = (pool.driver, pool.name)
+        if key not in self.available:
+            available = {name: {k: _exact(v) for k, v in counters.items()} for name, counters in pool.counters.items()}
+            slices = self._slices
+            generation = slices.newest.get(key, 0)
+            for s in slices.by_pool.get(key, ()):
+                if int((manifest.spec(s).get("pool") or {}).get("generation") or 0) != generation:
+                    continue
+                for device in manifest.spec(s).get("devices") or ():
+                    if not self._allocated.holds((*key, device.get("name"))):
+                        continue
+                    for set_name, name, value in slices.consumption(device):
+                        counter_set = available.get(set_name, {})
+                        if name in counter_set:
+                            counter_set[name] -= value
+            self.available[key] = available
+            if any(value < 0 for counters in available.values() for value in counters.values()):
+                self.short.add(key)
+        return self.available[key]
+
     def prepared(self, claims: Sequence[Object]) -> _Prepared | None:
         """The node-independent preparation of ``claims`` made earlier in this cycle, if any."""
         prepared = self._prepared
@@ -867,30 +890,6 @@ class _Allocation:
                 del self.allocating_capacity[device_id]
 
     # -- shared counters (``checkAvailableCounters``) ----------------------------------------------------
-    def _available(self, pool: Pool) -> dict[str, dict[str, Fraction | int]]:
-        """What the allocated devices leave of the pool's counters (the pool marked short when
-        they overdrew one): the same for every search of the cycle."""
-        key = (pool.driver, pool.name)
-        owner = self.owner
-        if key not in owner.available:
-            available = {name: {k: _exact(v) for k, v in counters.items()} for name, counters in pool.counters.items()}
-            slices = self.owner._slices
-            generation = slices.newest.get(key, 0)
-            for s in slices.by_pool.get(key, ()):
-                if int((manifest.spec(s).get("pool") or {}).get("generation") or 0) != generation:
-                    continue
-                for device in manifest.spec(s).get("devices") or ():
-                    if not self.owner._allocated.holds((*key, device.get("name"))):
-                        continue
-                    for set_name, name, value in self._consumption(device):
-                        counter_set = available.get(set_name, {})
-                        if name in counter_set:
-                            counter_set[name] -= value
-            owner.available[key] = available
-            if any(value < 0 for counters in available.values() for value in counters.values()):
-                owner.short.add(key)
-        return owner.available[key]
-
     def _take_counters(self, pool: Pool, device: Object) -> bool:
         """Upstream ``checkAvailableCounters``: the device's counters added to the pool's consumed
         ones, every counter of the pool checked against what is available, and the device's
@@ -902,7 +901,7 @@ class _Allocation:
         for each device that does not fit. Checking every counter, per device tried, was half of
         each Filter's time on Partitionable 2000pods_100nodes (2,000 slices)."""
         key = (pool.driver, pool.name)
-        available = self._available(pool)
+        available = self.owner.available_counters(pool)
         if key in self.owner.short:
             return False
         consumed = self.consumed.setdefault(key, {})
@@ -1030,25 +1029,20 @@ def _constraint_allows(constraint: dict[str, Any], request: _Request, device: Ob
 
 
 def _constraint_add(constraint: dict[str, Any], request: _Request, device: Object, driver: str) -> bool:
+    if not _constraint_allows(constraint, request, device, driver):
+        return False
     requests = constraint["requests"]
     if requests and request.base not in requests and request.name not in requests:
         constraint.setdefault("stack", []).append(False)
         return True
     value = _attribute(device, driver, constraint["attribute"])
-    if value is None:
-        return False
     if constraint["distinct"]:
         # upstream keeps one value per (parent) request name: a request's second device
         # replaces its first one's value, and removing either forgets it
-        attributes = constraint["attributes"]
-        if constraint["count"] and value in attributes.values():
-            return False
-        attributes[request.base] = value
+        constraint["attributes"][request.base] = value
         constraint["count"] += 1
         constraint.setdefault("stack", []).append(request.base)
         return True
-    if constraint["count"] and constraint["value"] != value:
-        return False
     constraint.setdefault("stack", []).append(True)
     constraint["value"] = value
     constraint["count"] += 1
