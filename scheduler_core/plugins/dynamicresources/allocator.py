@@ -228,6 +228,10 @@ class SliceIndex:
                 relevant_slices.extend(self.groups[i][1])
             per_device = any(self.groups[i][0] == ("device", None) for i in matched)
             pools = self._shared[key] = NodePools(gather_pools(self, relevant_slices), per_device)
+            if key[0]:  # the node's own slices: the pools before the first of theirs are common
+                own = {_pool_key(s) for s in self.by_node[node_name]}
+                pools.common = key[1]
+                pools.prefix = next((i for i, p in enumerate(pools) if (p.driver, p.name) in own), len(pools))
         self._pools[node_name] = (labels, pools)
         return pools
 
@@ -235,13 +239,23 @@ class SliceIndex:
 class NodePools(list[Pool]):
     """The pools with devices for a node, in upstream's order. ``per_device``: a slice of them
     selects its devices' nodes one by one (``perDeviceNodeSelection``), so a search of these
-    pools answers for one node only."""
+    pools answers for one node only. A node with slices of its own (``nodeName``) has pools
+    no other node has; ``common`` then names the groups of slices it shares with others and
+    ``prefix`` counts the pools before its first own one: those are built from the same slices
+    on every node with the same ``common``."""
 
-    __slots__ = ("per_device",)
+    __slots__ = ("common", "per_device", "prefix")
 
     def __init__(self, pools: list[Pool], per_device: bool) -> None:
         super().__init__(pools)
         self.per_device = per_device
+        self.common: tuple[int, ...] | None = None
+        self.prefix = len(pools)
+
+
+def _pool_key(s: Object) -> tuple[str, str]:
+    spec = manifest.spec(s)
+    return str(spec.get("driver") or ""), str((spec.get("pool") or {}).get("name") or "")
 
 
 def gather_pools(index: SliceIndex, slices: Sequence[Object]) -> list[Pool]:
@@ -249,9 +263,7 @@ def gather_pools(index: SliceIndex, slices: Sequence[Object]) -> list[Pool]:
     generation, an incomplete pool marked, in upstream's order."""
     grouped: dict[tuple[str, str], list[Object]] = {}
     for s in slices:
-        spec = manifest.spec(s)
-        pool = spec.get("pool") or {}
-        grouped.setdefault((str(spec.get("driver") or ""), str(pool.get("name") or "")), []).append(s)
+        grouped.setdefault(_pool_key(s), []).append(s)
     pools: list[Pool] = []
     for key, group in grouped.items():
         generation = index.newest[key]
@@ -373,6 +385,9 @@ class Allocator:
         self.short: set[tuple[str, str]] = set()
         # id(pools) -> (pools, claims, what their search answered): held, so the id stays theirs
         self._searches: dict[int, tuple[NodePools, Sequence[Object], _Allocation | AllocationError | None]] = {}
+        # NodePools.common -> (claims, what a search of those pools answered, the last pool it
+        # looked at): the answer of every node whose own pools come after that one
+        self._common: dict[tuple[int, ...], tuple[Sequence[Object], _Allocation | AllocationError | None, int]] = {}
 
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
@@ -387,8 +402,11 @@ class Allocator:
             allocation = _Allocation(self, labels, node_name, claims, pools)
             return Found(allocation, node_name) if allocation.run() else None
         known = self._searches.get(id(pools))
-        if known is not None and known[0] is pools and len(known[1]) == len(claims) and all(map(is_, known[1], claims)):
+        common = self._common.get(pools.common) if pools.common is not None else None
+        if known is not None and known[0] is pools and _same(known[1], claims):
             outcome = known[2]
+        elif common is not None and common[2] < pools.prefix and _same(common[0], claims):
+            outcome = common[1]  # it never reached a pool of the node it searched for
         else:
             allocation = _Allocation(self, labels, node_name, claims, pools)
             try:
@@ -396,6 +414,8 @@ class Allocator:
             except AllocationError as error:
                 outcome = error
             self._searches[id(pools)] = (pools, claims, outcome)
+            if pools.common is not None and allocation.reach < pools.prefix:
+                self._common[pools.common] = (claims, outcome, allocation.reach)
         if isinstance(outcome, AllocationError):
             raise AllocationError(*outcome.args)
         return None if outcome is None else Found(outcome, node_name)
@@ -459,6 +479,10 @@ def _asks_for_all(claims: Sequence[Object]) -> bool:
     return False
 
 
+def _same(a: Sequence[Object], b: Sequence[Object]) -> bool:
+    return len(a) == len(b) and all(map(is_, a, b))
+
+
 class _Allocation:
     def __init__(
         self, owner: Allocator, labels: Mapping[str, str], node_name: str, claims: Sequence[Object], pools: NodePools
@@ -477,12 +501,14 @@ class _Allocation:
         self.consumed: dict[tuple[str, str], dict[str, dict[str, Fraction | int]]] = {}  # pool -> set -> counter
         self._consumption = owner._slices.consumption
         self.chosen: dict[tuple[int, int], int] = {}
+        self.reach = -1  # the last of the pools the search looked at (:meth:`Allocator.find`)
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
     def run(self) -> bool:
         prepared = self.owner.prepared(self.claims)
         if prepared is None:
             if _asks_for_all(self.claims):  # the requests depend on the node's devices
+                self.reach = len(self.pools)
                 self._prepare()
             else:
                 prepared = _Prepared(self.claims)
@@ -501,8 +527,10 @@ class _Allocation:
             self.constraints = [
                 [{**c, "value": None, "count": 0, "attributes": {}} for c in cs] for cs in prepared.constraints
             ]
-        if any(p.invalid for p in self.pools) and not self._has_valid_device_pool():
-            raise AllocationError("invalid resource pools were encountered")
+        if any(p.invalid for p in self.pools):
+            self.reach = len(self.pools)
+            if not self._has_valid_device_pool():
+                raise AllocationError("invalid resource pools were encountered")
         request = self._only_request()
         found = self._allocate_in_order(request) if request is not None else None
         return self._allocate_claim(0) if found is None else found
@@ -619,7 +647,8 @@ class _Allocation:
             return True
         taken = self.results[0]
         allocated = self.owner._allocated
-        for pool in self.pools:
+        for pool_index, pool in enumerate(self.pools):
+            self.reach = max(self.reach, pool_index)
             if pool.incomplete or pool.invalid:
                 continue
             if pool.capacity:
@@ -682,6 +711,8 @@ class _Allocation:
         selected = self.owner.results.table(request.selectors)
         constraints = self.constraints[claim_index]
         for pool_index in range(start[0], len(self.pools)):
+            if pool_index > self.reach:
+                self.reach = pool_index
             pool = self.pools[pool_index]
             if pool.incomplete or pool.invalid:
                 continue

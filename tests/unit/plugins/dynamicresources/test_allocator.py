@@ -423,6 +423,56 @@ def test_a_search_of_per_node_slices_answers_its_node_only() -> None:
         assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [f"node-{n}"]
 
 
+def shared_and_node_pools(nodes: int, shared: int) -> list[Any]:
+    """ConsumableCapacity's shape: pools that every labelled node's selector matches
+    (``resourceslice-N``), and a pool of each node's own driver (createResourceDriver's
+    ``nodeName`` slice, named after the node: it sorts after them)."""
+    selector = {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "node-with-dra", "operator": "In", "values": ["true"]}]}]}  # fmt: skip
+    slices = [slice_(f"resourceslice-{n}", dev("d"), pool=f"resourceslice-{n}", node=None, nodeSelector=selector)
+              for n in range(shared)]  # fmt: skip
+    slices += [slice_(f"own-{n}", dev("d"), pool=f"scheduler-perf-dra-{n}", node=f"scheduler-perf-dra-{n}")
+               for n in range(nodes)]  # fmt: skip
+    return slices
+
+
+def test_nodes_with_pools_of_their_own_share_a_search_that_stays_in_the_common_pools() -> None:
+    # Each node also has a pool of its own, after the common ones: a search that found its
+    # devices before reaching it answers every node with the same common pools.
+    labels = {"node-with-dra": "true"}
+    slices = shared_and_node_pools(nodes=4, shared=3)
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "resourceslice-0", "d")})
+    claims = [claim(req(count=2))]  # the same objects for every node, as the plugin passes them
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        found = [allocator.find(labels, f"scheduler-perf-dra-{n}", claims) for n in range(4)]
+        assert searched.call_count == 1
+    for one in found:
+        assert one is not None
+        assert [(r["pool"], r["device"]) for r in one.results()[0]["devices"]["results"]] == [
+            ("resourceslice-1", "d"),
+            ("resourceslice-2", "d"),
+        ]
+    # Three devices: the search reaches each node's own pool, so each node searches its own.
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "resourceslice-0", "d")})
+    claims = [claim(req(count=3))]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        found = [allocator.find(labels, f"scheduler-perf-dra-{n}", claims) for n in range(4)]
+        assert searched.call_count == 4
+    for n, one in enumerate(found):
+        assert one is not None
+        assert [r["pool"] for r in one.results()[0]["devices"]["results"]] == [
+            "resourceslice-1",
+            "resourceslice-2",
+            f"scheduler-perf-dra-{n}",
+        ]
+        selector = one.results()[0]["nodeSelector"]["nodeSelectorTerms"][0]
+        assert selector["matchFields"][0]["values"] == [f"scheduler-perf-dra-{n}"]
+    # Four: no node has them; each node's search reaches its own pool and fails.
+    allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "resourceslice-0", "d")})
+    claims = [claim(req(count=4))]
+    assert all(allocator.find(labels, f"scheduler-perf-dra-{n}", claims) is None for n in range(4))
+
+
 def test_a_device_of_another_constraint_value_takes_no_counters() -> None:
     # Without an error at stake, the constraints are asked before the counters are taken: the
     # second device of each other pool is never counted (same answer, less work).
