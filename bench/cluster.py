@@ -192,11 +192,21 @@ class Bench:
         """POST without the generated client's per-call model validation (it would cost the
         benchmark's creators more CPU than the schedulers under test get)."""
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        params = self.api.param_serialize("POST", path, header_params=headers, body=body, auth_settings=["BearerToken"])
-        response = self.api.call_api(*params)
-        response.read()  # type: ignore[no-untyped-call]
+        deadline = time.monotonic() + 10
+        while True:
+            params = self.api.param_serialize(
+                "POST", path, header_params=headers, body=body, auth_settings=["BearerToken"]
+            )
+            response = self.api.call_api(*params)
+            data = response.read()  # type: ignore[no-untyped-call]
+            # the Priority admission plugin reads PriorityClasses from its informer: one just
+            # made may not be there yet ("no PriorityClass with name ... was found", 403)
+            if response.status == 403 and b"no PriorityClass with name" in data and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            break
         if response.status >= 300:
-            raise client.ApiException(status=response.status, reason=response.reason)
+            raise client.ApiException(status=response.status, reason=f"{response.reason}: {data[:500]!r}")
 
     def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
         """Any verb on any API path, the same raw way as :meth:`_post`: the parsed answer (None

@@ -6,6 +6,7 @@ run per side, and the side's namespaces and nodes gone after its turn."""
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,33 @@ def test_a_priority_the_template_sets_comes_from_a_priority_class(tmp_path: Path
     result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path)
     for side in ("crd_scheduler", "kube_scheduler"):
         assert result["stream"][side]["bound"] == 2, result
+
+
+def test_a_pod_waits_for_the_priority_class_admission_has_not_seen_yet() -> None:
+    # The Priority admission plugin reads PriorityClasses from its informer: a pod made right
+    # after its class was refused (403, "no PriorityClass with name ... was found"), and
+    # PreemptionBasic's measured pods failed so once in a fresh-clone CI.
+    from bench.cluster import dev_cluster
+
+    variant = _variant("PreemptionBasic", "1000Nodes_QueueingHintsEnabled", initNodes=1, initPods=1, measurePods=1)
+    bench = cluster.WorkloadBench(dev_cluster("up"), variant, 4)
+    name = f"bench-{bench.run_id}-late"
+    run = cluster.OpsRun(bench, "crd_scheduler", "nobody", 0)
+    run.ensure_namespace("late-class")
+    pod = {"metadata": {"name": "waits"},
+           "spec": {"containers": [{"name": "c", "image": "x"}], "priorityClassName": name}}  # fmt: skip
+    made = threading.Timer(1.0, bench.request, ("POST", cluster.PRIORITY_CLASSES,
+                                                {"metadata": {"name": name}, "value": 10}))  # fmt: skip
+    made.start()
+    try:
+        bench._post("/api/v1/namespaces/late-class/pods", pod)  # raised 403 at once before
+        stored = bench.request("GET", "/api/v1/namespaces/late-class/pods/waits")
+        assert stored["spec"]["priority"] == 10
+    finally:
+        made.join()
+        bench.request("DELETE", f"{cluster.PRIORITY_CLASSES}/{name}")
+        run.stop.set()
+        run.cleanup()
 
 
 def test_what_the_cluster_mode_cannot_run_is_named_by_op() -> None:
