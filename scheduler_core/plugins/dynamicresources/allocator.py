@@ -74,6 +74,7 @@ class Pool:
     # a device with capacities or allowMultipleAllocations: then the in-order fast path leaves
     # the pool to the search
     capacity: bool = False
+    ids: frozenset[DeviceID] = frozenset()  # its devices' ids
 
 
 @dataclass(slots=True)
@@ -137,6 +138,7 @@ class SliceIndex:
         self._capacities: dict[int, dict[str, DeviceCapacity]] = {}  # by id of a device of these slices
         self._consumptions: dict[int, list[tuple[str, str, Fraction | int]]] = {}  # likewise
         self._fits_alone: dict[Hashable, dict[int, bool]] = {}
+        self._shapes: dict[str, int] = {}  # what a pool of a node's own is, but for its name
         self.by_node: dict[str, list[Object]] = {}
         # (how a node is matched, its slices): None always, ("selector", nodeSelector), or
         # ("device", None) for a slice with perDeviceNodeSelection
@@ -232,8 +234,20 @@ class SliceIndex:
                 own = {_pool_key(s) for s in self.by_node[node_name]}
                 pools.common = key[1]
                 pools.prefix = next((i for i, p in enumerate(pools) if (p.driver, p.name) in own), len(pools))
+                pools.own = [p for p in pools if (p.driver, p.name) in own]
+                layout = (self._shape(p) if (p.driver, p.name) in own else (p.driver, p.name) for p in pools)
+                pools.layout = (key[1], tuple(layout))
         self._pools[node_name] = (labels, pools)
         return pools
+
+    def _shape(self, pool: Pool) -> int:
+        """A number for what a search reads of a node's own pool, all but its name and node:
+        equal for pools whose slices have the same devices in the same order."""
+        text = repr((
+            pool.driver, pool.incomplete, pool.invalid, pool.binding_conditions, pool.capacity, pool.counters,
+            [{k: v for k, v in manifest.spec(s).items() if k not in ("nodeName", "pool")} for s in pool.slices],
+        ))  # fmt: skip
+        return self._shapes.setdefault(text, len(self._shapes))
 
 
 class NodePools(list[Pool]):
@@ -242,15 +256,19 @@ class NodePools(list[Pool]):
     pools answers for one node only. A node with slices of its own (``nodeName``) has pools
     no other node has; ``common`` then names the groups of slices it shares with others and
     ``prefix`` counts the pools before its first own one: those are built from the same slices
-    on every node with the same ``common``."""
+    on every node with the same ``common``. ``own`` lists those pools, and ``layout`` tells
+    every pool apart but for the names of the node's own: nodes with the same layout and the
+    same devices of their own pools in use get the same search, renamed."""
 
-    __slots__ = ("common", "per_device", "prefix")
+    __slots__ = ("common", "layout", "own", "per_device", "prefix")
 
     def __init__(self, pools: list[Pool], per_device: bool) -> None:
         super().__init__(pools)
         self.per_device = per_device
         self.common: tuple[int, ...] | None = None
         self.prefix = len(pools)
+        self.own: list[Pool] = []
+        self.layout: Hashable = None
 
 
 def _pool_key(s: Object) -> tuple[str, str]:
@@ -304,6 +322,7 @@ def _build_pool(key: tuple[str, str], slices: list[Object]) -> Pool:
             pool.capacity = pool.capacity or bool(device.get("capacity") or device.get("allowMultipleAllocations"))
         pool.slices.append(s)
         pool.devices.append([((pool.driver, pool.name, str(d["name"])), d) for d in spec.get("devices") or ()])
+    pool.ids = frozenset(device_id for devices in pool.devices for device_id, _ in devices)
     return pool
 
 
@@ -388,6 +407,8 @@ class Allocator:
         # NodePools.common -> (claims, what a search of those pools answered, the last pool it
         # looked at): the answer of every node whose own pools come after that one
         self._common: dict[tuple[int, ...], tuple[Sequence[Object], _Allocation | AllocationError | None, int]] = {}
+        # Allocator._alike_key -> (claims, what a search of such a node answered)
+        self._alike: dict[Hashable, tuple[Sequence[Object], _Allocation | None]] = {}
 
     def allocate(
         self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object]
@@ -402,23 +423,68 @@ class Allocator:
             allocation = _Allocation(self, labels, node_name, claims, pools)
             return Found(allocation, node_name) if allocation.run() else None
         known = self._searches.get(id(pools))
-        common = self._common.get(pools.common) if pools.common is not None else None
         if known is not None and known[0] is pools and _same(known[1], claims):
             outcome = known[2]
-        elif common is not None and common[2] < pools.prefix and _same(common[0], claims):
-            outcome = common[1]  # it never reached a pool of the node it searched for
         else:
-            allocation = _Allocation(self, labels, node_name, claims, pools)
-            try:
-                outcome = allocation if allocation.run() else None
-            except AllocationError as error:
-                outcome = error
+            outcome = self._search(labels, node_name, claims, pools)
             self._searches[id(pools)] = (pools, claims, outcome)
-            if pools.common is not None and allocation.reach < pools.prefix:
-                self._common[pools.common] = (claims, outcome, allocation.reach)
         if isinstance(outcome, AllocationError):
             raise AllocationError(*outcome.args)
-        return None if outcome is None else Found(outcome, node_name)
+        if outcome is None:
+            return None
+        if outcome.pools is not pools and outcome.pools.layout is not None:
+            # an alike node's search (or one that stayed in the common pools: renamed alike,
+            # its devices are at the same places in this node's pools)
+            return Found(outcome, node_name, pools, labels)
+        return Found(outcome, node_name)
+
+    def _search(
+        self, labels: Mapping[str, str], node_name: str, claims: Sequence[Object], pools: NodePools
+    ) -> _Allocation | AllocationError | None:
+        """What the search answers on a node that no other node shares its pools with: the
+        answer of an earlier search that never reached the node's own pools, or of a node whose
+        own pools are alike with the same devices in use, renamed; else its own search."""
+        common = self._common.get(pools.common) if pools.common is not None else None
+        if common is not None and common[2] < pools.prefix and _same(common[0], claims):
+            return common[1]  # it never reached a pool of the node it searched for
+        alike_key = self._alike_key(pools)
+        alike = self._alike.get(alike_key) if alike_key is not None else None
+        if alike is not None and _same(alike[0], claims):
+            return alike[1]  # renamed to this node's pools by the Found
+        allocation = _Allocation(self, labels, node_name, claims, pools)
+        outcome: _Allocation | AllocationError | None
+        try:
+            outcome = allocation if allocation.run() else None
+        except AllocationError as error:
+            outcome = error
+        if pools.common is not None and allocation.reach < pools.prefix:
+            self._common[pools.common] = (claims, outcome, allocation.reach)
+        # not an error (its message may name the node's pool), nor requests that depend on the
+        # node's devices (allocationMode All: then nothing was prepared for the whole cycle)
+        if alike_key is not None and not isinstance(outcome, AllocationError) and self.prepared(claims) is not None:
+            self._alike[alike_key] = (claims, outcome)
+        return outcome
+
+    def _alike_key(self, pools: NodePools) -> Hashable:
+        """What a search reads of a node with pools of its own, but for their names: the
+        layout of its pools, and which devices of its own pools are in use (allocated whole,
+        shared, and the capacity shares consume). None for a node without pools of its own."""
+        if pools.layout is None:
+            return None
+        state = self._allocated
+        used: list[Hashable] = []
+        for pool in pools.own:
+            whole = pool.ids & state
+            used.append(frozenset(device_id[2] for device_id in whole) if whole else ())
+            if state.shared_devices or state.capacity:
+                shared = pool.ids & state.shared_devices
+                consumed = sorted(
+                    (device_id[2], tuple(sorted(state.capacity[device_id].items())))
+                    for device_id in pool.ids
+                    if device_id in state.capacity
+                )
+                used.append((frozenset(device_id[2] for device_id in shared), tuple(consumed)))
+        return pools.layout, tuple(used)
 
     def available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction | int]]:
         """What the allocated devices leave of the pool's counters (the pool marked short when
@@ -454,19 +520,39 @@ class Allocator:
 class Found:
     """A search that succeeded: the allocation results (one per claim), built on first use. Its
     node selectors are built at once, as they may raise :class:`AllocationError`; the rest
-    reads only what the search left, which nothing changes afterwards."""
+    reads only what the search left, which nothing changes afterwards. ``pools``: the search
+    was another node's, alike (:meth:`Allocator._alike_key`), and is renamed to these pools
+    when read; whether its node selectors raise was asked once of the search itself, as the
+    slices that decide it are alike."""
 
-    __slots__ = ("_allocation", "_results", "_selectors")
+    __slots__ = ("_allocation", "_labels", "_node_name", "_pools", "_results", "_selectors")
 
-    def __init__(self, allocation: _Allocation, node_name: str) -> None:
+    def __init__(
+        self,
+        allocation: _Allocation,
+        node_name: str,
+        pools: NodePools | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> None:
         self._allocation = allocation
-        self._selectors = [allocation._node_selector(i, node_name) for i in range(len(allocation.claims))]
+        self._node_name = node_name
+        self._pools = pools
+        self._labels = labels
+        self._selectors: list[dict[str, Any] | None] | None = None
+        if pools is None:
+            self._selectors = [allocation._node_selector(i, node_name) for i in range(len(allocation.claims))]
+        else:
+            allocation.check_node_selectors()
         self._results: list[dict[str, Any]] | None = None
 
     def results(self) -> list[dict[str, Any]]:
         if self._results is None:
-            allocation = self._allocation
-            self._results = [allocation._result(i, self._selectors[i]) for i in range(len(allocation.claims))]
+            allocation, selectors = self._allocation, self._selectors
+            if self._pools is not None:
+                allocation = allocation.renamed(self._labels or {}, self._node_name, self._pools)
+                selectors = [allocation._node_selector(i, self._node_name) for i in range(len(allocation.claims))]
+            assert selectors is not None
+            self._results = [allocation._result(i, selectors[i]) for i in range(len(allocation.claims))]
         return self._results
 
 
@@ -502,6 +588,48 @@ class _Allocation:
         self._consumption = owner._slices.consumption
         self.chosen: dict[tuple[int, int], int] = {}
         self.reach = -1  # the last of the pools the search looked at (:meth:`Allocator.find`)
+        self._where: list[tuple[int, int, int]] | None = None  # :meth:`_places`
+        self._selectors_raise: AllocationError | bool | None = False  # :meth:`check_node_selectors`
+
+    def renamed(self, labels: Mapping[str, str], node_name: str, pools: NodePools) -> _Allocation:
+        """This search's answer for another node whose pools have the same layout and the same
+        devices in use: each result the device at the same place in that node's pools."""
+        other = _Allocation(self.owner, labels, node_name, self.claims, pools)
+        other.requests, other.constraints, other.chosen = self.requests, self.constraints, self.chosen
+        places = self._places()
+        for taken, results in zip(other.results, self.results, strict=True):
+            for (pool_index, slice_index, device_index), r in zip(places, results, strict=False):
+                pool = pools[pool_index]
+                device_id, device = pool.devices[slice_index][device_index]
+                taken.append(_Result(r.request, device_id, device, pool.slices[slice_index], r.admin, r.consumed))
+            places = places[len(results) :]
+        return other
+
+    def check_node_selectors(self) -> None:
+        """Raise what building this search's node selectors raises (asked once)."""
+        if self._selectors_raise is False:
+            self._selectors_raise = None
+            try:
+                for i in range(len(self.claims)):
+                    self._node_selector(i, self.node_name)
+            except AllocationError as error:
+                self._selectors_raise = error
+        if isinstance(self._selectors_raise, AllocationError):
+            raise AllocationError(*self._selectors_raise.args)
+
+    def _places(self) -> list[tuple[int, int, int]]:
+        """Where each result's device is in the node's pools (pool, slice, device), in order."""
+        if self._where is None:
+            index = {(p.driver, p.name): i for i, p in enumerate(self.pools)}
+            self._where = []
+            for results in self.results:
+                for r in results:
+                    pool_index = index[r.device_id[:2]]
+                    pool = self.pools[pool_index]
+                    slice_index = next(i for i, s in enumerate(pool.slices) if s is r.slice)
+                    device_index = next(i for i, (_, d) in enumerate(pool.devices[slice_index]) if d is r.device)
+                    self._where.append((pool_index, slice_index, device_index))
+        return self._where
 
     # -- preparing the requests (``validateDeviceRequest``) ------------------------------------------
     def run(self) -> bool:

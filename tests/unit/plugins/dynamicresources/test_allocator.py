@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scheduler_core.plugins.dynamicresources.allocator import AllocationError, Allocator, SelectorResults, _Allocation
+from scheduler_core.plugins.dynamicresources.capacity import AllocatedState
 
 DRIVER = "driver-a"
 NODE = "node-1"
@@ -452,12 +453,14 @@ def test_nodes_with_pools_of_their_own_share_a_search_that_stays_in_the_common_p
             ("resourceslice-1", "d"),
             ("resourceslice-2", "d"),
         ]
-    # Three devices: the search reaches each node's own pool, so each node searches its own.
+    # Three devices: the search reaches each node's own pool, so it answers for its node only
+    # (and, renamed, for the nodes whose own pools are alike: the last node's differs).
+    slices[-1]["spec"]["devices"] = [dev("d", model="other")]
     allocator = Allocator({"class-a": CLASS}, slices, {(DRIVER, "resourceslice-0", "d")})
     claims = [claim(req(count=3))]
     with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
         found = [allocator.find(labels, f"scheduler-perf-dra-{n}", claims) for n in range(4)]
-        assert searched.call_count == 4
+        assert searched.call_count == 2
     for n, one in enumerate(found):
         assert one is not None
         assert [r["pool"] for r in one.results()[0]["devices"]["results"]] == [
@@ -499,3 +502,118 @@ def test_selector_results_stay_right_when_cleared() -> None:
             found = allocator.allocate({}, NODE, [claim(req(count=3, selector='device.attributes["driver-a"].x == 1'))])
             assert found is not None
             assert [r["device"] for r in found[0]["devices"]["results"]] == ["d1", "d3", "d5"]
+
+
+def own_pools(nodes: int, devices: int, odd: int | None = None) -> list[Any]:
+    """createResourceDriver's shape: each node one slice of its own (``nodeName``, a pool named
+    after the node), with alike devices; node ``odd``'s devices differ in one attribute."""
+    slices = []
+    for n in range(nodes):
+        devices_ = [dev(f"instance-{i}", model="H100" if n == odd else "A100", numa=i) for i in range(devices)]
+        slices.append(slice_(f"s{n}", *devices_, pool=f"node-{n}", node=f"node-{n}"))
+    return slices
+
+
+def test_nodes_whose_own_slices_are_alike_share_a_search_per_devices_in_use() -> None:
+    # One search per kind of node: the same devices, the same ones of them in use. Its answer
+    # is renamed to each node's pool, devices and node selector.
+    slices = own_pools(nodes=6, devices=3, odd=4)
+    allocated = {(DRIVER, "node-0", "instance-0"), (DRIVER, "node-1", "instance-0")}
+    allocator = Allocator({"class-a": CLASS}, slices, allocated)
+    claims = [claim(req())]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        found = [allocator.find({}, f"node-{n}", claims) for n in range(6)]
+        assert searched.call_count == 3  # nodes 0-1, nodes 2, 3, 5, node 4 (other devices)
+    for n, one in enumerate(found):
+        assert one is not None
+        allocation = one.results()[0]
+        assert [(r["pool"], r["device"]) for r in allocation["devices"]["results"]] == [
+            (f"node-{n}", "instance-1" if n < 2 else "instance-0")
+        ]
+        assert allocation["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [f"node-{n}"]
+    # Three devices fit on the nodes with none in use only; "does not fit" is shared too.
+    allocator = Allocator({"class-a": CLASS}, slices, allocated)
+    claims = [claim(req(count=3))]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        fits = [allocator.find({}, f"node-{n}", claims) is not None for n in range(6)]
+        assert searched.call_count == 3
+    assert fits == [False, False, True, True, True, True]
+    # Another device in use on node 1: nodes 0 and 1 differ now.
+    allocator = Allocator({"class-a": CLASS}, slices, allocated | {(DRIVER, "node-1", "instance-2")})
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        devices = [allocator.allocate({}, f"node-{n}", [claim(req(count=2))]) for n in range(2)]
+        assert searched.call_count == 2
+    assert [[r["device"] for r in d[0]["devices"]["results"]] for d in devices if d] == [["instance-1", "instance-2"]]
+    assert devices[1] is None
+
+
+def test_shares_of_a_device_set_nodes_apart_by_what_they_consume() -> None:
+    # Consumable capacity: a device shared by one claim, another by a claim that consumes
+    # more, and a third node with no share. Three kinds of node, three searches.
+    capacity = {"memory": {"value": "4"}}
+    device = {"name": "gpu", "allowMultipleAllocations": True, "capacity": capacity}
+    slices = [slice_(f"s{n}", device, pool=f"node-{n}", node=f"node-{n}") for n in range(4)]
+    allocated = AllocatedState()
+    for n, amount in ((0, "3"), (1, "1"), (3, "3")):
+        allocated.add_allocation({"devices": {"results": [{"driver": DRIVER, "pool": f"node-{n}", "device": "gpu",
+                                  "shareID": f"share-{n}", "consumedCapacity": {"memory": amount}}]}})  # fmt: skip
+    request = req()
+    request["exactly"]["capacity"] = {"requests": {"memory": "2"}}
+    allocator = Allocator({"class-a": CLASS}, slices, allocated)
+    claims = [claim(request)]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        fits = [allocator.find({}, f"node-{n}", claims) is not None for n in range(4)]
+        assert searched.call_count == 3  # nodes 0 and 3 alike
+    assert fits == [False, True, True, False]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    kinds=st.lists(st.integers(0, 2), min_size=1, max_size=6),
+    in_use=st.lists(st.sets(st.integers(0, 3), max_size=3), min_size=6, max_size=6),
+    count=st.integers(min_value=1, max_value=4),
+    numa=st.sampled_from([None, "match", "distinct"]),
+    common=st.booleans(),
+)
+def test_alike_nodes_get_what_each_would_find_alone(
+    kinds: list[int], in_use: list[set[int]], count: int, numa: str | None, common: bool
+) -> None:
+    """Whatever the nodes' own devices and which of them are in use (with pools every node
+    shares, or without), one allocator for all nodes answers each node what a fresh allocator
+    for that node alone answers."""
+    slices = []
+    for n, kind in enumerate(kinds):
+        devices = [dev(f"d{i}", numa=(i + kind) % 2, model=("A", "A", "B")[kind]) for i in range(4)]
+        slices.append(slice_(f"s{n}", *devices, pool=f"node-{n}", node=f"node-{n}"))
+    if common:
+        slices.append(slice_("shared", dev("d0", numa=0, model="A"), pool="a-shared", allNodes=True))
+    allocated = {(DRIVER, f"node-{n}", f"d{i}") for n in range(len(kinds)) for i in in_use[n]}
+    requests = [req(name="a", count=count)]
+    constraints = None
+    if numa is not None:
+        requests.append(req(name="b"))
+        constraints = [{("matchAttribute" if numa == "match" else "distinctAttribute"): "driver-a/numa"}]
+    claims = [claim(*requests, constraints=constraints)]
+    together = Allocator({"class-a": CLASS}, slices, allocated)
+    for n in range(len(kinds)):
+        alone = Allocator({"class-a": CLASS}, slices, allocated).allocate({}, f"node-{n}", claims)
+        assert together.allocate({}, f"node-{n}", claims) == alone
+
+
+def test_an_alike_node_raises_what_its_node_selector_raises() -> None:
+    # The devices found include one of a common slice whose node selector has two terms
+    # (createNodeSelector's error): the node whose search it was and the alike one both raise.
+    two_terms = {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+            {"matchExpressions": [{"key": "b", "operator": "Exists"}]},
+        ]
+    }
+    slices = [*own_pools(nodes=2, devices=1), slice_("shared", dev("d0"), pool="a-shared", nodeSelector=two_terms)]
+    allocator = Allocator({"class-a": CLASS}, slices, set())
+    claims = [claim(req(count=2))]
+    with patch.object(_Allocation, "run", autospec=True, side_effect=_Allocation.run) as searched:
+        for n in range(2):
+            with pytest.raises(AllocationError, match=r"^unsupported ResourceSlice\.NodeSelector with 2 terms$"):
+                allocator.find({"a": "1"}, f"node-{n}", claims)
+        assert searched.call_count == 1
