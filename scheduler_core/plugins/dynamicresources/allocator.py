@@ -468,7 +468,11 @@ class Allocator:
     def _alike_key(self, pools: NodePools) -> Hashable:
         """What a search reads of a node with pools of its own, but for their names: the
         layout of its pools, and which devices of its own pools are in use (allocated whole,
-        shared, and the capacity shares consume). None for a node without pools of its own."""
+        shared, and the capacity shares consume). None for a node without pools of its own.
+        What a pool's counters have left needs no place here: every node sees every pool with
+        counters (their slices target all nodes), so two nodes are alike only when such a pool
+        is common to both, or their own under one name with the same devices: the same ids,
+        the same allocated ones."""
         if pools.layout is None:
             return None
         state = self._allocated
