@@ -232,10 +232,11 @@ class SliceIndex:
             pools = self._shared[key] = NodePools(gather_pools(self, relevant_slices), per_device)
             if key[0]:  # the node's own slices: the pools before the first of theirs are common
                 own = {_pool_key(s) for s in self.by_node[node_name]}
+                mine = [(p.driver, p.name) in own for p in pools]
                 pools.common = key[1]
-                pools.prefix = next((i for i, p in enumerate(pools) if (p.driver, p.name) in own), len(pools))
-                pools.own = [p for p in pools if (p.driver, p.name) in own]
-                layout = (self._shape(p) if (p.driver, p.name) in own else (p.driver, p.name) for p in pools)
+                pools.prefix = mine.index(True) if True in mine else len(pools)
+                pools.own = [p for p, m in zip(pools, mine, strict=True) if m]
+                layout = (self._shape(p) if m else (p.driver, p.name) for p, m in zip(pools, mine, strict=True))
                 pools.layout = (key[1], tuple(layout))
         self._pools[node_name] = (labels, pools)
         return pools
@@ -600,13 +601,12 @@ class _Allocation:
         devices in use: each result the device at the same place in that node's pools."""
         other = _Allocation(self.owner, labels, node_name, self.claims, pools)
         other.requests, other.constraints, other.chosen = self.requests, self.constraints, self.chosen
-        places = self._places()
+        places = iter(self._places())  # the results' places, claim after claim
         for taken, results in zip(other.results, self.results, strict=True):
-            for (pool_index, slice_index, device_index), r in zip(places, results, strict=False):
+            for r, (pool_index, slice_index, device_index) in zip(results, places, strict=False):
                 pool = pools[pool_index]
                 device_id, device = pool.devices[slice_index][device_index]
                 taken.append(_Result(r.request, device_id, device, pool.slices[slice_index], r.admin, r.consumed))
-            places = places[len(results) :]
         return other
 
     def check_node_selectors(self) -> None:
