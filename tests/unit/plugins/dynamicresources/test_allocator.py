@@ -6,6 +6,8 @@ allocatortesting/allocator_testing.go`` (``TestAllocator``).
 
 from __future__ import annotations
 
+import gc
+import weakref
 from typing import Any
 from unittest.mock import patch
 
@@ -545,6 +547,31 @@ def test_nodes_whose_own_slices_are_alike_share_a_search_per_devices_in_use() ->
         assert searched.call_count == 2
     assert [[r["device"] for r in d[0]["devices"]["results"]] for d in devices if d] == [["instance-1", "instance-2"]]
     assert devices[1] is None
+
+
+def test_a_cycles_allocator_is_freed_by_reference_counting_once_dropped() -> None:
+    # A cycle's allocator and its searches are freed as soon as nothing holds them, not left to
+    # the cyclic collector: on ExtendedResource_50Classes 5000pods_500nodes they made 0.9 GiB
+    # of garbage that waited for it. A Found is read after the allocator is gone.
+    slices = own_pools(nodes=3, devices=3, odd=2)
+    allocated = {(DRIVER, "node-0", "instance-0")}
+    gc.disable()
+    try:
+        allocator = Allocator({"class-a": CLASS}, slices, allocated)
+        found = [allocator.find({}, f"node-{n}", [claim(req(count=2))]) for n in range(3)]
+        freed, search = weakref.ref(allocator), weakref.ref(found[0]._allocation)  # type: ignore[union-attr]
+        del allocator
+        assert freed() is None
+        taken = [[(r["pool"], r["device"]) for r in f.results()[0]["devices"]["results"]] for f in found if f]
+        del found
+        assert search() is None
+        assert taken == [
+            [("node-0", "instance-1"), ("node-0", "instance-2")],
+            [("node-1", "instance-0"), ("node-1", "instance-1")],  # none in use (node 2: another model)
+            [("node-2", "instance-0"), ("node-2", "instance-1")],
+        ]
+    finally:
+        gc.enable()
 
 
 def test_shares_of_a_device_set_nodes_apart_by_what_they_consume() -> None:
