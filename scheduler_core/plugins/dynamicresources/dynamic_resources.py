@@ -143,6 +143,17 @@ class _StateData:
     def clone(self) -> _StateData:
         return self  # as upstream: what-if evaluations share the cycle's Filter results
 
+    def chosen(self, node_name: str) -> None:
+        """Reserve's node is chosen: let go of the allocator and of what Filter kept for the other
+        nodes. PreBind reads the chosen node's special claim only, and the state lives until the
+        pod is bound: on a cluster that binds slower than the scheduler decides, thousands of
+        pods wait with theirs (each with a search per node of the cycle)."""
+        self.allocator = None
+        self.node_allocations = {}
+        node_claim = self.node_claims.get(node_name)
+        self.node_claims = {node_name: node_claim} if node_claim is not None else {}
+        self.extended_by_offer = {}
+
     def to_allocate(self) -> list[int]:
         return [i for i, c in enumerate(self.claims) if not c.allocation]
 
@@ -554,6 +565,7 @@ class DynamicResources(DefaultNormalizeScore):
             return None
         found = data.node_allocations.get(node_name)
         allocations = found.results() if found is not None else None
+        data.chosen(node_name)
         if not allocations:
             if all(i == data.extended_index for i in indices):
                 return None  # only the special claim, and the node's device plugins serve it all

@@ -5,6 +5,8 @@ between them. Ids name upstream cases of ``dynamicresources_test.go`` where one 
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from typing import Any
 
 import numpy as np
@@ -14,7 +16,7 @@ from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
 from scheduler_core.framework.dra import ResourceClaim
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.plugins.dynamicresources import DynamicResources
-from scheduler_core.plugins.dynamicresources.dynamic_resources import compute_score
+from scheduler_core.plugins.dynamicresources.dynamic_resources import _state, compute_score
 from scheduler_core.runtime.handle import FrameworkHandle
 from scheduler_core.simulator.backend import InMemoryCluster
 from tests.wrappers import make_pod, node
@@ -89,6 +91,27 @@ def test_a_reserved_allocation_is_in_flight_until_prebind_lands() -> None:
     asyncio.run(setup.plugin.pre_bind(state_a, pod_a, "n1"))
     got = devices_of(setup.stored("a")["status"]["allocation"]) + devices_of(setup.stored("b")["status"]["allocation"])
     assert sorted(got) == ["gpu-0", "gpu-1"]
+
+
+def test_reserve_lets_go_of_the_cycles_allocator_and_the_other_nodes_searches() -> None:
+    # A pod's cycle state lives until it is bound, and thousands of pods may wait for their
+    # binding (a dev cluster binds slower than the scheduler decides): after Reserve the state
+    # holds the chosen node's allocation, not the allocator and every other node's search.
+    setup = Setup([claim("a")], devices=2, nodes=("n1", "n2", "n3"))
+    gc.disable()
+    try:
+        state, pod, fit = setup.cycle(PA.obj())
+        assert fit == ["n1", "n2", "n3"]
+        data = _state(state)
+        assert data is not None and data.allocator is not None
+        allocator = weakref.ref(data.allocator)
+        assert setup.plugin.reserve(state, pod, "n2") is None
+        assert allocator() is None
+        assert list(data.node_allocations) == [] and set(data.node_claims) <= {"n2"}
+    finally:
+        gc.enable()
+    assert asyncio.run(setup.plugin.pre_bind(state, pod, "n2")) is None
+    assert setup.stored("a")["status"]["allocation"]["devices"]["results"][0]["pool"] == "n2"
 
 
 def test_an_in_flight_allocation_keeps_the_last_device_from_the_next_pod() -> None:
