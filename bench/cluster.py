@@ -189,13 +189,21 @@ class Bench:
         self.init_body: Callable[[int, str], dict[str, Any]] | None = None
 
     def _post(self, path: str, body: dict[str, Any]) -> None:
-        """POST without the generated client's per-call model validation (it would cost the
-        benchmark's creators more CPU than the schedulers under test get)."""
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        """POST, the answer not parsed (the benchmark's creators make thousands of them)."""
+        self.request("POST", path, body, parse=False)
+
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json", *, parse: bool = True
+    ) -> Any:
+        """Any verb on any API path, without the generated client's per-call model validation (it
+        would cost the benchmark's creators more CPU than the schedulers under test get): the
+        parsed answer (None when empty, or when not ``parse``). ``content_type`` for patches
+        (``application/merge-patch+json``)."""
+        headers = {"Content-Type": content_type, "Accept": "application/json"}
         deadline = time.monotonic() + 10
         while True:
             params = self.api.param_serialize(
-                "POST", path, header_params=headers, body=body, auth_settings=["BearerToken"]
+                method, path, header_params=headers, body=body, auth_settings=["BearerToken"]
             )
             response = self.api.call_api(*params)
             data = response.read()  # type: ignore[no-untyped-call]
@@ -207,17 +215,7 @@ class Bench:
             break
         if response.status >= 300:
             raise client.ApiException(status=response.status, reason=f"{response.reason}: {data[:500]!r}")
-
-    def request(self, method: str, path: str, body: Any = None, content_type: str = "application/json") -> Any:
-        """Any verb on any API path, the same raw way as :meth:`_post`: the parsed answer (None
-        when empty). ``content_type`` for patches (``application/merge-patch+json``)."""
-        headers = {"Content-Type": content_type, "Accept": "application/json"}
-        params = self.api.param_serialize(method, path, header_params=headers, body=body, auth_settings=["BearerToken"])
-        response = self.api.call_api(*params)
-        data = response.read()  # type: ignore[no-untyped-call]
-        if response.status >= 300:
-            raise client.ApiException(status=response.status, reason=f"{response.reason}: {data[:500]!r}")
-        return json.loads(data) if data else None
+        return json.loads(data) if parse and data else None
 
     # -- setup ---------------------------------------------------------------------------------
     def install_crds(self) -> None:
