@@ -360,6 +360,9 @@ class Window:
     started: float
     cpu_before: float
     control_plane_before: dict[str, float] | None
+    # When a collectMetrics createPods op had made its last pod: the window's
+    # ``creation_seconds``, as ``bench/cluster.py``'s (what a stream run cannot beat).
+    created: float | None = None
 
 
 def _matches(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
@@ -565,6 +568,8 @@ class OpsRun:
         if len(self.collections) == 1:
             result["pods_per_second"] = self.collections[0]["pods_per_second"]
             result["seconds"] = self.collections[0]["seconds"]
+            if "creation_seconds" in self.collections[0]:
+                result["creation_seconds"] = self.collections[0]["creation_seconds"]
         elif bound and seconds > 0:
             result["pods_per_second"] = round(bound / seconds, 1)
             result["seconds"] = round(seconds, 3)
@@ -607,6 +612,8 @@ class OpsRun:
         if control_plane is not None and window.control_plane_before is not None:
             spent = sum(control_plane[n] - window.control_plane_before[n] for n in CONTROL_PLANE)
             figures["control_plane_cpu_seconds"] = round(spent, 2)
+        if window.created is not None:
+            figures["creation_seconds"] = round(window.created - window.started, 3)
         self.collections.append(figures)
 
     # -- ops (executor.go runOp) ---------------------------------------------------------------------
@@ -671,13 +678,19 @@ class OpsRun:
             self._steady_state(index, namespace, count, go_seconds(op.get("duration", "0s")), create_batch)
         elif op.get("skipWaitToCompletion"):
             create_batch()
+            self._created(op)
             self.scheduled_per_namespace[namespace] = self.scheduled_per_namespace.get(namespace, 0) + count
         else:
             create_batch()
+            self._created(op)
             self._wait(f"op {index} createPods: {count} pods scheduled in {namespace}",
                        lambda: self._count(namespace, {}) >= count)  # fmt: skip
         if op.get("collectMetrics"):
             self._stop_window()
+
+    def _created(self, op: Mapping[str, Any]) -> None:
+        if op.get("collectMetrics") and self.window is not None:
+            self.window.created = time.time()
 
     def _steady_state(
         self, index: int, namespace: str, count: int, duration: float, create_batch: Callable[[], None]

@@ -277,3 +277,24 @@ def test_cluster_repeats_report_the_median_ratio_run_and_every_run() -> None:
     assert median["cpu_per_bound_pod_runs"]["stream"][1] == [0.002, 0.003]
     cells = table._cluster_cells({"variant": "500Nodes", "status": "ran", **median})
     assert cells[0] == "500Nodes: stream 1.00 (runs 1.20, 0.90, 1.00)"
+
+
+def test_a_stream_ratio_under_one_says_whether_both_sides_were_creation_bound() -> None:
+    def row(ours: dict[str, float], theirs: dict[str, float], ratio: float) -> dict[str, object]:
+        sides = {"crd_scheduler": ours, "kube_scheduler": theirs}
+        return {"variant": "500Nodes", "status": "ran", "stream": {**sides, "ratio": ratio}}
+
+    # SchedulingNodeAffinity 500Nodes on the dev cluster: both bound their last pod within
+    # 0.1 s of its creation, 3.5 s into the run.
+    kept_up = row({"seconds": 3.53, "creation_seconds": 3.467}, {"seconds": 3.514, "creation_seconds": 3.413}, 0.995)
+    assert table._cluster_cells(kept_up)[0] == (
+        "500Nodes: stream 0.99; under 1.0, creation-bound: last binding 0.06 / 0.10 s after the last pod created"
+    )
+    behind = row({"seconds": 6.0, "creation_seconds": 3.4}, {"seconds": 3.5, "creation_seconds": 3.4}, 0.58)
+    assert table._cluster_cells(behind)[0] == (
+        "500Nodes: stream 0.58; under 1.0: last binding 2.60 / 0.10 s after the last pod created"
+    )
+    ops_path = row({"seconds": 6.0}, {"seconds": 5.0}, 0.83)
+    assert table._cluster_cells(ops_path)[0] == "500Nodes: stream 0.83; under 1.0: the median run has no creation time"
+    above = row({"seconds": 3.0, "creation_seconds": 3.0}, {"seconds": 3.5, "creation_seconds": 3.4}, 1.17)
+    assert table._cluster_cells(above)[0] == "500Nodes: stream 1.17"
