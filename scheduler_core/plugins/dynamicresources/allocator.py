@@ -452,7 +452,11 @@ class Allocator:
             self._common[pools.common] = (claims, outcome, allocation.reach)
         # not an error (its message may name the node's pool), nor requests that depend on the
         # node's devices (allocationMode All: then nothing was prepared for the whole cycle)
-        if alike_key is not None and not isinstance(outcome, AllocationError) and self.cycle.prepared(claims):
+        if (
+            alike_key is not None
+            and not isinstance(outcome, AllocationError)
+            and self.cycle.prepared(claims) is not None
+        ):
             self._alike[alike_key] = (claims, outcome)
         return outcome
 
