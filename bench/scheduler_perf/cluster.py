@@ -70,14 +70,17 @@ from kubernetes import client, dynamic
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
 from bench.cluster import (
-    CONTROL_PLANE,
     KUBE_SCHEDULER_CONFIGURATION,
     ROOT,
     TIMEOUT,
     Bench,
+    CpuReading,
     control_plane_cpu,
+    control_plane_spent,
+    cpu_seconds_between,
     dev_cluster,
     dev_cluster_pids,
+    process_cpu,
     process_cpu_seconds,
     process_memory_mib,
     stop_operator,
@@ -358,8 +361,8 @@ class Window:
     namespaces: frozenset[str]
     labels: Mapping[str, str]
     started: float
-    cpu_before: float
-    control_plane_before: dict[str, float] | None
+    cpu_before: CpuReading
+    control_plane_before: dict[str, CpuReading] | None
     # When a collectMetrics createPods op had made its last pod: the window's
     # ``creation_seconds``, as ``bench/cluster.py``'s (what a stream run cannot beat).
     created: float | None = None
@@ -585,7 +588,7 @@ class OpsRun:
         if self.window is not None:
             raise WorkloadFailed("metrics collection is overlapping")
         self.window = Window(
-            name, namespaces, dict(labels), time.time(), process_cpu_seconds(self.pid),
+            name, namespaces, dict(labels), time.time(), process_cpu(self.pid),
             control_plane_cpu(self.bench.control_plane),
         )  # fmt: skip
 
@@ -593,7 +596,7 @@ class OpsRun:
         window = self.window
         if window is None:
             raise WorkloadFailed("missing startCollectingMetrics operation before stopping")
-        stopped, cpu = time.time(), process_cpu_seconds(self.pid)
+        stopped, cpu = time.time(), process_cpu(self.pid)
         control_plane = control_plane_cpu(self.bench.control_plane)
         self.window = None
         times = [
@@ -607,10 +610,10 @@ class OpsRun:
         figures: dict[str, Any] = {
             "name": window.name, "bound": len(times), "seconds": round(seconds, 3),
             "pods_per_second": round(len(times) / seconds, 1) if times and seconds > 0 else 0.0,
-            "cpu_seconds": round(cpu - window.cpu_before, 3),
+            "cpu_seconds": round(cpu_seconds_between(window.cpu_before, cpu), 4),
         }  # fmt: skip
         if control_plane is not None and window.control_plane_before is not None:
-            spent = sum(control_plane[n] - window.control_plane_before[n] for n in CONTROL_PLANE)
+            spent = sum(control_plane_spent(window.control_plane_before, control_plane).values())
             figures["control_plane_cpu_seconds"] = round(spent, 2)
         if window.created is not None:
             figures["creation_seconds"] = round(window.created - window.started, 3)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 
-from bench.cluster import BOUND_LINE, operator_binds
+from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu
 
 
 def test_binds_logged_after_the_watch_saw_them_are_counted(tmp_path: Path) -> None:
@@ -31,3 +32,35 @@ def test_binds_another_scheduler_made_stay_uncounted(tmp_path: Path) -> None:
     log = tmp_path / "operator.log"
     log.write_text(f"INFO {BOUND_LINE}ns/p0\n")
     assert operator_binds(log, 2, wait=0.1) == 1
+
+
+def _burn(seconds: float) -> None:
+    """Spin this thread until it has used ``seconds`` of CPU."""
+    start = time.thread_time()
+    while time.thread_time() - start < seconds:
+        pass
+
+
+def test_cpu_between_two_readings_is_measured_to_the_millisecond() -> None:
+    # /proc/<pid>/stat counts in clock ticks (10 ms): 100 measured pods in 0.4 s are 20 ticks, so
+    # a tick is 0.1 ms per pod. 35 ms of spinning reads as 30 or 40 ms there.
+    before, process_before = process_cpu(os.getpid()), time.process_time()
+    _burn(0.035)
+    after, process_after = process_cpu(os.getpid()), time.process_time()
+    assert abs(cpu_seconds_between(before, after) - (process_after - process_before)) < 0.002
+
+
+def test_cpu_of_a_thread_that_ended_between_the_readings_is_still_counted() -> None:
+    go = threading.Event()
+
+    def work() -> None:
+        go.wait()
+        _burn(0.05)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    before = process_cpu(os.getpid())
+    go.set()
+    worker.join()
+    after = process_cpu(os.getpid())
+    assert cpu_seconds_between(before, after) >= 0.04
