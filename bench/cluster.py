@@ -64,6 +64,7 @@ from typing import Any
 import urllib3
 import yaml
 from kubernetes import client, config
+from prometheus_client.parser import text_string_to_metric_families
 
 from scheduler_core.names import GROUP, PROFILE_PLURAL, VERSION
 
@@ -182,6 +183,23 @@ def process_figures(pid: int, cpu_before: CpuReading | None, bound: int, cpu_key
         "cpu_seconds_per_bound_pod": round(spent / max(bound, 1), 5),
         "peak_rss_mib": process_memory_mib(pid, "VmHWM"),
     }
+
+
+def apiserver_requests(api: client.ApiClient, verb: str, resource: str, subresource: str = "") -> float:
+    """The API server's ``apiserver_request_total`` for one verb on one resource (and
+    subresource), summed over codes, groups and scopes: its own loopback requests included."""
+    headers: dict[str, str] = {}
+    api.update_params_for_auth(headers, [], ["BearerToken"], "/metrics", "GET", None)
+    response = api.call_api("GET", f"{api.configuration.host}/metrics", header_params=headers)
+    text = response.read().decode()  # type: ignore[no-untyped-call]
+    lines = [line for line in text.splitlines() if line.startswith("apiserver_request_total{")]
+    wanted = {"verb": verb, "resource": resource, "subresource": subresource}
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families("\n".join(lines) + "\n")
+        for sample in family.samples
+        if all(sample.labels.get(k, "") == v for k, v in wanted.items())
+    )
 
 
 def free_port() -> int:

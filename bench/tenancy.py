@@ -203,21 +203,9 @@ def served_weight(item: dict[str, Any]) -> int | None:
 
 def _apiserver_status_patches(api: Any) -> float:
     """``apiserver_request_total`` for PATCH on ``schedulerprofiles/status``, all codes."""
-    headers: dict[str, str] = {}
-    api.update_params_for_auth(headers, [], ["BearerToken"], "/metrics", "GET", None)
-    response = api.call_api("GET", f"{api.configuration.host}/metrics", header_params=headers)
-    response.read()
-    text = response.data.decode()
-    total = 0.0
-    for line in text.splitlines():
-        if (
-            line.startswith("apiserver_request_total{")
-            and 'resource="schedulerprofiles"' in line
-            and 'subresource="status"' in line
-            and 'verb="PATCH"' in line
-        ):
-            total += float(line.rsplit(" ", 1)[1])
-    return total
+    from bench.cluster import apiserver_requests
+
+    return apiserver_requests(api, "PATCH", "schedulerprofiles", "status")
 
 
 class StatusWatch:

@@ -75,6 +75,7 @@ from bench.cluster import (
     TIMEOUT,
     Bench,
     CpuReading,
+    apiserver_requests,
     control_plane_cpu,
     control_plane_spent,
     cpu_seconds_between,
@@ -363,6 +364,7 @@ class Window:
     started: float
     cpu_before: CpuReading
     control_plane_before: dict[str, CpuReading] | None
+    namespace_gets_before: float
     # When a collectMetrics createPods op had made its last pod: the window's
     # ``creation_seconds``, as ``bench/cluster.py``'s (what a stream run cannot beat).
     created: float | None = None
@@ -580,6 +582,7 @@ class OpsRun:
         spent = [c["control_plane_cpu_seconds"] for c in self.collections if "control_plane_cpu_seconds" in c]
         if spent and len(spent) == len(self.collections):
             result["control_plane_cpu_seconds"] = round(sum(spent), 2)
+        result["namespace_live_lookups"] = sum(c["namespace_live_lookups"] for c in self.collections)
         with contextlib.suppress(OSError):
             result["peak_rss_mib"] = process_memory_mib(self.pid, "VmHWM")
         return result
@@ -587,10 +590,16 @@ class OpsRun:
     def _start_window(self, name: str, namespaces: frozenset[str], labels: Mapping[str, str]) -> None:
         if self.window is not None:
             raise WorkloadFailed("metrics collection is overlapping")
+        namespace_gets = self._namespace_gets()  # before the readings: the scrape costs CPU
         self.window = Window(
             name, namespaces, dict(labels), time.time(), process_cpu(self.pid),
-            control_plane_cpu(self.bench.control_plane),
+            control_plane_cpu(self.bench.control_plane), namespace_gets,
         )  # fmt: skip
+
+    def _namespace_gets(self) -> float:
+        """The API server's GETs of namespaces so far: NamespaceLifecycle's live lookups (see
+        ``LIVE_LOOKUP_SECONDS``) are the only ones in a window."""
+        return apiserver_requests(self.bench.api, "GET", "namespaces")
 
     def _stop_window(self) -> None:
         window = self.window
@@ -617,6 +626,7 @@ class OpsRun:
             figures["control_plane_cpu_seconds"] = round(spent, 2)
         if window.created is not None:
             figures["creation_seconds"] = round(window.created - window.started, 3)
+        figures["namespace_live_lookups"] = round(self._namespace_gets() - window.namespace_gets_before)
         self.collections.append(figures)
 
     # -- ops (executor.go runOp) ---------------------------------------------------------------------
@@ -907,16 +917,40 @@ class OpsRun:
             with contextlib.suppress(client.ApiException):
                 bench.request("DELETE", path)
         bench._wait_gone(self.namespaces)
+        if self.namespaces:  # gone: the namespace controller's last DELETE came just before
+            _deletions_marker(bench).write_text(str(time.time()))
         bench.delete_volumes()
         deadline = time.monotonic() + 60
         while bench.core.list_node(label_selector=selector, limit=1).items and time.monotonic() < deadline:
             time.sleep(0.2)
 
 
+# For this long after a namespace is deleted, the API server's NamespaceLifecycle admission looks
+# a namespace of that name up live (a GET through the API server, a quorum read of etcd) for
+# every object created in it: v1.36.3 ``forceLiveLookupTTL``,
+# staging/src/k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle/admission.go.
+LIVE_LOOKUP_SECONDS = 30.0
+
+
+def _deletions_marker(bench: Bench) -> Path:
+    """A file beside the dev cluster's kubeconfig: when a bench (any process) last deleted a
+    side's namespaces there. Both sides use upstream's namespace names, so without waiting the
+    live lookups out, the side that comes second pays three more requests per pod in its window
+    (for the pod's creation, its binding and its event), and the first side none."""
+    return Path(bench.kubeconfig).with_name("bench-namespaces-deleted")
+
+
+def wait_out_live_lookups(bench: Bench) -> None:
+    with contextlib.suppress(OSError, ValueError):  # none deleted yet
+        deleted = float(_deletions_marker(bench).read_text())
+        time.sleep(max(0.0, min(deleted + LIVE_LOOKUP_SECONDS + 1.0 - time.time(), LIVE_LOOKUP_SECONDS + 1.0)))
+
+
 def _ops_side(bench: WorkloadBench, side: str, log_dir: Path) -> dict[str, Any]:
     """One side on the ops path: its scheduler started (the operator leading, or kube-scheduler
     with the bench's configuration), every op run, the scheduler stopped, the side's objects
     deleted."""
+    wait_out_live_lookups(bench)
     operator: subprocess.Popen[bytes] | None = None
     log = None
     log_path = log_dir / "crd-scheduler-ops.log"
