@@ -582,6 +582,8 @@ class OpsRun:
         spent = [c["control_plane_cpu_seconds"] for c in self.collections if "control_plane_cpu_seconds" in c]
         if spent and len(spent) == len(self.collections):
             result["control_plane_cpu_seconds"] = round(sum(spent), 2)
+            for key in ("apiserver_cpu_seconds", "etcd_cpu_seconds"):
+                result[key] = round(sum(c[key] for c in self.collections), 3)
         result["namespace_live_lookups"] = sum(c["namespace_live_lookups"] for c in self.collections)
         with contextlib.suppress(OSError):
             result["peak_rss_mib"] = process_memory_mib(self.pid, "VmHWM")
@@ -622,8 +624,10 @@ class OpsRun:
             "cpu_seconds": round(cpu_seconds_between(window.cpu_before, cpu), 4),
         }  # fmt: skip
         if control_plane is not None and window.control_plane_before is not None:
-            spent = sum(control_plane_spent(window.control_plane_before, control_plane).values())
-            figures["control_plane_cpu_seconds"] = round(spent, 2)
+            spent = control_plane_spent(window.control_plane_before, control_plane)
+            figures["control_plane_cpu_seconds"] = round(sum(spent.values()), 3)
+            figures["apiserver_cpu_seconds"] = round(spent["kube-apiserver"], 3)
+            figures["etcd_cpu_seconds"] = round(spent["etcd"], 3)
         if window.created is not None:
             figures["creation_seconds"] = round(window.created - window.started, 3)
         figures["namespace_live_lookups"] = round(self._namespace_gets() - window.namespace_gets_before)

@@ -65,6 +65,10 @@ def test_pod_affinity_terms_that_list_namespaces_are_run_in_those_namespaces(tmp
         # live (a GET) for every pod, binding and event made in it: three more requests per
         # pod, only for the side that came second. Neither side's window has one now.
         assert figures["namespace_live_lookups"] == 0, result
+        # The control plane's CPU over the window, and the API server's and etcd's apart.
+        spent = figures["apiserver_cpu_seconds"] + figures["etcd_cpu_seconds"]
+        assert figures["apiserver_cpu_seconds"] > 0, result
+        assert spent == pytest.approx(figures["control_plane_cpu_seconds"], abs=0.01), result
 
 
 def _window_pods(variant: config.Variant) -> int:
