@@ -190,7 +190,9 @@ def apiserver_requests(api: client.ApiClient, verb: str, resource: str, subresou
     subresource), summed over codes, groups and scopes: its own loopback requests included."""
     headers: dict[str, str] = {}
     api.update_params_for_auth(headers, [], ["BearerToken"], "/metrics", "GET", None)
-    response = api.call_api("GET", f"{api.configuration.host}/metrics", header_params=headers)
+    response = api.call_api("GET", f"{api.configuration.host}/metrics", header_params=headers, _request_timeout=30)
+    if response.status >= 300:
+        raise client.ApiException(status=response.status, reason=f"GET /metrics: {response.reason}")
     text = response.read().decode()  # type: ignore[no-untyped-call]
     lines = [line for line in text.splitlines() if line.startswith("apiserver_request_total{")]
     wanted = {"verb": verb, "resource": resource, "subresource": subresource}
