@@ -33,6 +33,7 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from scheduler_core.clientcert import load_client_certificate
 from scheduler_core.config import Extender
 from scheduler_core.extender import wire
 from scheduler_core.framework import Manifest, manifest
@@ -107,7 +108,7 @@ def _load_client_pair(context: ssl.SSLContext, cert: bytes, key: bytes) -> None:
         for path, data in ((cert_path, cert), (key_path, key)):
             with open(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600), "wb") as stream:
                 stream.write(data)
-        context.load_cert_chain(cert_path, key_path)
+        load_client_certificate(context, cert_path, key_path)
 
 
 def pod_requests_any(pod: Manifest, resources: frozenset[str]) -> bool:

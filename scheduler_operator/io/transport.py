@@ -41,6 +41,7 @@ from urllib.parse import urlencode
 
 from kubernetes import client
 
+from scheduler_core.clientcert import load_client_certificate
 from scheduler_operator.io import decoding, http1, kube
 from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_QPS
 from scheduler_operator.io.kube import ApiError, describe
@@ -107,7 +108,7 @@ class Credentials:
         if str(configuration.host).startswith("https"):
             context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
             if configuration.cert_file:
-                context.load_cert_chain(configuration.cert_file, configuration.key_file or None)
+                load_client_certificate(context, configuration.cert_file, configuration.key_file or None)
             if not configuration.verify_ssl:
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE

@@ -1,0 +1,3 @@
+module crd-scheduler/bench/x509cost
+
+go 1.22
