@@ -15,11 +15,13 @@ concurrently with one (Kopf would run plain functions in threads).
 from __future__ import annotations
 
 import logging
+import ssl
 from typing import Any, Protocol
 
 import kopf
 from kubernetes import client
 
+from scheduler_core.clientcert import send_own_chain_only
 from scheduler_core.framework import manifest
 from scheduler_operator.io import kube
 from scheduler_operator.resources import GROUP, PLUGIN_CONFIG_PLURAL, PROFILE_PLURAL, VERSION
@@ -69,6 +71,17 @@ def build_registry(
     return registry
 
 
+class ConnectionInfo(kopf.ConnectionInfo):
+    """Kopf's, with a client certificate sent as the operator's own transport sends it: the
+    certificate file's chain only (``scheduler_core.clientcert``)."""
+
+    def as_ssl_context(self) -> ssl.SSLContext:
+        context = super().as_ssl_context()
+        if self.certificate_path or self.certificate_data:
+            send_own_chain_only(context)
+        return context
+
+
 def connection_info(configuration: client.Configuration, *, trust_env: bool) -> kopf.ConnectionInfo:
     """Kopf's ConnectionInfo for a client ``Configuration``, read as ``kopf.login_via_client``
     reads the client's default one (the bearer token through ``get_api_key_with_prefix``, which
@@ -79,7 +92,7 @@ def connection_info(configuration: client.Configuration, *, trust_env: bool) -> 
     scheme, _, token = (header or "").partition(" ")
     if not token:  # a bare token, no scheme
         scheme, token = "", scheme
-    return kopf.ConnectionInfo(
+    return ConnectionInfo(
         server=configuration.host,
         ca_path=configuration.ssl_ca_cert,
         insecure=not configuration.verify_ssl,

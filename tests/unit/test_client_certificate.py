@@ -18,6 +18,7 @@ from kubernetes import client
 from scheduler_core.clientcert import load_client_certificate, send_own_chain_only
 from scheduler_core.config import Extender
 from scheduler_core.extender.client import ssl_context
+from scheduler_operator.control.handlers import connection_info
 from scheduler_operator.io.transport import Credentials
 
 HANDSHAKE, CHANGE_CIPHER_SPEC = 22, 20
@@ -56,7 +57,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Path:
         (folder / target).write_bytes(b"".join((folder / part).read_bytes() for part in parts))
 
     concatenate("chained-bundle.crt", "chained.crt", "intermediate.crt")
-    # The client's trust store holds the intermediate too: OpenSSL could chain from it.
+    # The trust store holds the intermediate too: OpenSSL would chain ``chained`` from it.
     concatenate("trust.crt", "root.crt", "intermediate.crt")
     return folder
 
@@ -66,7 +67,7 @@ def subjects_sent(context: ssl.SSLContext, pki: Path) -> list[str]:
     server_context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_context.maximum_version = ssl.TLSVersion.TLSv1_2
     server_context.load_cert_chain(pki / "server.crt", pki / "server.key")
-    server_context.load_verify_locations(pki / "root.crt")
+    server_context.load_verify_locations(pki / "trust.crt")
     server_context.verify_mode = ssl.CERT_OPTIONAL
     to_server, to_client, server_in, server_out = ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO(), ssl.MemoryBIO()
     tls_client = context.wrap_bio(to_client, to_server, server_hostname="127.0.0.1")
@@ -124,6 +125,16 @@ def test_the_operator_sends_its_kubeconfig_certificate_without_the_ca_as_go_clie
     assert subjects_sent(Credentials.of(configuration(pki, "client")).ssl, pki) == ["CN=client"]  # type: ignore[arg-type]
 
 
+def test_kopfs_connection_sends_the_certificate_without_the_ca(pki: Path) -> None:
+    context = connection_info(configuration(pki, "client"), trust_env=False).as_ssl_context()
+    assert subjects_sent(context, pki) == ["CN=client"]
+
+
+def test_an_intermediate_only_the_trust_store_holds_is_not_sent_as_kubectl_does_not(pki: Path) -> None:
+    # OpenSSL alone would send ['CN=chained', 'CN=intermediate', 'CN=root'].
+    assert subjects_sent(Credentials.of(configuration(pki, "chained")).ssl, pki) == ["CN=chained"]  # type: ignore[arg-type]
+
+
 def test_a_certificate_file_with_its_intermediate_is_sent_as_the_file_holds_it(pki: Path) -> None:
     context = Credentials.of(configuration(pki, "chained-bundle")).ssl
     assert subjects_sent(context, pki) == ["CN=chained", "CN=intermediate"]  # type: ignore[arg-type]
@@ -137,13 +148,25 @@ def test_the_extender_client_sends_its_certificate_without_the_ca(pki: Path) -> 
     assert subjects_sent(context, pki) == ["CN=client"]
 
 
-def test_without_the_switch_openssl_would_add_the_ca(pki: Path) -> None:
+@pytest.mark.parametrize(
+    ("leaf", "built"), [("client", ["CN=client", "CN=root"]), ("chained", ["CN=chained", "CN=intermediate", "CN=root"])]
+)
+def test_without_the_switch_openssl_would_add_the_trust_stores_certificates(
+    pki: Path, leaf: str, built: list[str]
+) -> None:
     # What the tests above guard against: the same context, loaded without the switch.
     context = ssl.create_default_context(cafile=pki / "trust.crt")
-    context.load_cert_chain(pki / "client.crt", pki / "client.key")
-    assert subjects_sent(context, pki) == ["CN=client", "CN=root"]
+    context.load_cert_chain(pki / f"{leaf}.crt", pki / f"{leaf}.key")
+    assert subjects_sent(context, pki) == built
     assert send_own_chain_only(context)
-    assert subjects_sent(context, pki) == ["CN=client"]
+    assert subjects_sent(context, pki) == [f"CN={leaf}"]
+
+
+def test_only_an_ssl_context_of_this_interpreter_is_addressed(pki: Path) -> None:
+    class NotAContext:
+        options = 0
+
+    assert not send_own_chain_only(NotAContext())  # type: ignore[arg-type]
 
 
 def test_a_context_the_switch_cannot_address_is_left_as_it_is(pki: Path, monkeypatch: pytest.MonkeyPatch) -> None:
