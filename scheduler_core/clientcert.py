@@ -88,8 +88,7 @@ def send_own_chain_only(context: ssl.SSLContext) -> bool:
     """Send the loaded certificate file's chain only, never one built from the trust store.
     False when this interpreter's ``ssl`` cannot be reached (the context is left unchanged)."""
     library = _libssl()
-    address = _ssl_ctx(context, library) if library is not None else None
-    if library is None or address is None:
+    if library is None or (address := _ssl_ctx(context, library)) is None:
         _say_once()
         return False
     library.SSL_CTX_ctrl(address, SSL_CTRL_MODE, SSL_MODE_NO_AUTO_CHAIN, None)
