@@ -130,7 +130,31 @@ def cpu_seconds_between(before: CpuReading, after: CpuReading) -> float:
     measured pods in 0.4 s are 20 ticks, one tick 0.1 ms per pod."""
     if before.threads.keys() <= after.threads.keys():
         return (sum(after.threads.values()) - sum(before.threads.values())) / 1e9
-    return after.seconds - before.seconds
+    return round(after.seconds - before.seconds, 6)  # whole ticks: 0.95 - 0.91 is 0.04, not 0.0399...
+
+
+def tcp_connections(pid: int, port: int) -> frozenset[int]:
+    """The socket inodes of ``pid``'s established TCP connections whose far end is ``port``
+    (``/proc/<pid>/fd`` against ``/proc/<pid>/net/tcp`` and ``tcp6``). A window's
+    ``api_connections_opened`` is how many are new at its end: each new TLS connection costs
+    both sides more than many requests on an open one (``python -m bench.connections``)."""
+    inodes: set[int] = set()
+    with contextlib.suppress(FileNotFoundError):  # the process ended
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):  # closed meanwhile
+                link = os.readlink(fd)
+                if link.startswith("socket:["):
+                    inodes.add(int(link[len("socket:[") : -1]))
+    found: set[int] = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(FileNotFoundError):
+            for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                # sl local_address rem_address st ... inode: st 01 is ESTABLISHED
+                fields = line.split()
+                remote_port, state, inode = int(fields[2].rsplit(":", 1)[1], 16), fields[3], int(fields[9])
+                if state == "01" and remote_port == port and inode in inodes:
+                    found.add(inode)
+    return frozenset(found)
 
 
 def process_memory_mib(pid: int, field: str) -> float:
@@ -228,6 +252,7 @@ class Bench:
         config.load_kube_config(config_file=kubeconfig, client_configuration=configuration)  # type: ignore[no-untyped-call]
         configuration.connection_pool_maxsize = creators + 4
         self.api = client.ApiClient(configuration)
+        self.api_port = urllib3.util.parse_url(configuration.host).port or 443
         self.core: Any = client.CoreV1Api(self.api)
         self.run_id = uuid.uuid4().hex[:6]
         self.label = {"bench-run": self.run_id}

@@ -85,6 +85,7 @@ from bench.cluster import (
     process_cpu_seconds,
     process_memory_mib,
     stop_operator,
+    tcp_connections,
 )
 from bench.scheduler_perf.config import Variant
 from bench.scheduler_perf.inprocess import (
@@ -365,6 +366,7 @@ class Window:
     cpu_before: CpuReading
     control_plane_before: dict[str, CpuReading] | None
     namespace_gets_before: float
+    connections_before: frozenset[int]  # the scheduler's connections to the API server
     # When a collectMetrics createPods op had made its last pod: the window's
     # ``creation_seconds``, as ``bench/cluster.py``'s (what a stream run cannot beat).
     created: float | None = None
@@ -585,6 +587,9 @@ class OpsRun:
             for key in ("apiserver_cpu_seconds", "etcd_cpu_seconds"):
                 result[key] = round(sum(c[key] for c in self.collections), 3)
         result["namespace_live_lookups"] = sum(c["namespace_live_lookups"] for c in self.collections)
+        if self.collections:
+            result["api_connections_opened"] = sum(c["api_connections_opened"] for c in self.collections)
+            result["api_connections"] = self.collections[-1]["api_connections"]
         with contextlib.suppress(OSError):
             result["peak_rss_mib"] = process_memory_mib(self.pid, "VmHWM")
         return result
@@ -593,9 +598,10 @@ class OpsRun:
         if self.window is not None:
             raise WorkloadFailed("metrics collection is overlapping")
         namespace_gets = self._namespace_gets()  # before the readings: the scrape costs CPU
+        connections = tcp_connections(self.pid, self.bench.api_port)
         self.window = Window(
             name, namespaces, dict(labels), time.time(), process_cpu(self.pid),
-            control_plane_cpu(self.bench.control_plane), namespace_gets,
+            control_plane_cpu(self.bench.control_plane), namespace_gets, connections,
         )  # fmt: skip
 
     def _namespace_gets(self) -> float:
@@ -609,6 +615,7 @@ class OpsRun:
             raise WorkloadFailed("missing startCollectingMetrics operation before stopping")
         stopped, cpu = time.time(), process_cpu(self.pid)
         control_plane = control_plane_cpu(self.bench.control_plane)
+        connections = tcp_connections(self.pid, self.bench.api_port)
         self.window = None
         times = [
             t
@@ -622,6 +629,10 @@ class OpsRun:
             "name": window.name, "bound": len(times), "seconds": round(seconds, 3),
             "pods_per_second": round(len(times) / seconds, 1) if times and seconds > 0 else 0.0,
             "cpu_seconds": round(cpu_seconds_between(window.cpu_before, cpu), 4),
+            # Opened in the window and still open at its end; kube-scheduler multiplexes its
+            # requests over HTTP/2, the operator sends one at a time on each HTTP/1.1 connection.
+            "api_connections_opened": len(connections - window.connections_before),
+            "api_connections": len(connections),
         }  # fmt: skip
         if control_plane is not None and window.control_plane_before is not None:
             spent = control_plane_spent(window.control_plane_before, control_plane)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from pathlib import Path
 
-from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu
+from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu, tcp_connections
 
 
 def test_binds_logged_after_the_watch_saw_them_are_counted(tmp_path: Path) -> None:
@@ -64,3 +65,24 @@ def test_cpu_of_a_thread_that_ended_between_the_readings_is_still_counted() -> N
     worker.join()
     after = process_cpu(os.getpid())
     assert cpu_seconds_between(before, after) >= 0.04
+
+
+def test_the_connections_a_process_holds_to_a_port_are_told_apart_from_the_others() -> None:
+    """What a window's ``api_connections_opened`` counts: this process's established TCP
+    connections whose far end is the API server's port, not those accepted on it nor to others."""
+    server, other = socket.create_server(("127.0.0.1", 0)), socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    accepted = [server.accept()[0] for _ in clients]
+    elsewhere = socket.create_connection(("127.0.0.1", other.getsockname()[1]))
+    try:
+        before = tcp_connections(os.getpid(), port)
+        assert before == {os.fstat(c.fileno()).st_ino for c in clients}
+        clients.pop().close()
+        clients.append(socket.create_connection(("127.0.0.1", port)))
+        accepted.append(server.accept()[0])
+        after = tcp_connections(os.getpid(), port)
+        assert len(after) == 3 and len(after - before) == 1  # one closed, one opened
+    finally:
+        for s in (*clients, *accepted, elsewhere, server, other):
+            s.close()

@@ -1,0 +1,19 @@
+"""``python -m bench.connections`` on the dev cluster: the operator's own pool, one request at a
+time, on one open connection and on a new connection each."""
+
+from __future__ import annotations
+
+import asyncio
+
+from tests.e2e import Cluster
+
+
+def test_a_new_connection_costs_the_operator_more_than_a_request_on_an_open_one(cluster: Cluster) -> None:
+    from bench import connections
+
+    figures = asyncio.run(connections.measure(str(cluster.kubeconfig), requests=20, rounds=1))
+    for mode in connections.MODES:
+        assert figures[mode]["apiserver_ms"] > 0 and figures[mode]["wall_ms"] > 0, figures
+    # A TLS handshake (OpenSSL) and a socket each: about 3 ms against 0.3 ms here.
+    assert figures["new"]["client_ms"] > 2 * figures["open"]["client_ms"], figures
+    assert figures["a_new_connection_adds"]["client_ms"] > 0, figures
