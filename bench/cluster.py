@@ -135,11 +135,12 @@ def cpu_seconds_between(before: CpuReading, after: CpuReading) -> float:
 
 def tcp_connections(pid: int, port: int) -> frozenset[int]:
     """The socket inodes of ``pid``'s established TCP connections whose far end is ``port``
-    (``/proc/<pid>/fd`` against ``/proc/<pid>/net/tcp`` and ``tcp6``). A window's
-    ``api_connections_opened`` is how many are new at its end: each new TLS connection costs
+    (``/proc/<pid>/fd`` against ``/proc/<pid>/net/tcp`` and ``tcp6``, the process's own network
+    namespace). A window's ``api_connections_opened`` is how many are new at its end (opened in
+    the window and still open: a lower bound of those opened); each new TLS connection costs
     both sides more than many requests on an open one (``python -m bench.connections``)."""
     inodes: set[int] = set()
-    with contextlib.suppress(FileNotFoundError):  # the process ended
+    with contextlib.suppress(FileNotFoundError, PermissionError):  # the process ended, or is not ours
         for fd in Path(f"/proc/{pid}/fd").iterdir():
             with contextlib.suppress(OSError):  # closed meanwhile
                 link = os.readlink(fd)

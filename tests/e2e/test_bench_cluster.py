@@ -69,10 +69,9 @@ def test_pod_affinity_terms_that_list_namespaces_are_run_in_those_namespaces(tmp
         spent = figures["apiserver_cpu_seconds"] + figures["etcd_cpu_seconds"]
         assert figures["apiserver_cpu_seconds"] > 0, result
         assert spent == pytest.approx(figures["control_plane_cpu_seconds"], abs=0.01), result
-        # The scheduler's connections to the API server at the window's end, and how many of
-        # them it opened in the window (``bench.cluster.tcp_connections``).
+        # The scheduler's connections to the API server at the window's end
+        # (``bench.cluster.tcp_connections``): its watches' or its HTTP/2 one at least.
         assert figures["api_connections"] >= 1, result
-        assert 0 <= figures["api_connections_opened"] <= figures["api_connections"], result
 
 
 def _window_pods(variant: config.Variant) -> int:
