@@ -4,8 +4,10 @@ The official ``kubernetes`` client is synchronous, decodes into models, has no c
 rate limiter and no timeouts unless every call passes one. The operator's hot path (the pod and
 node watches, ``scheduler_operator.watch.reflector``; binds, pod condition patches, preemption,
 events and custom-resource status, ``backend``, ``recorder``, ``writer``) goes through one
-:class:`Transport` instead, on the event loop: every request through ``http1.Pool`` (a lean
-HTTP/1.1 client), the watches' long streams included (``Pool.stream``); with
+:class:`Transport` instead, on the event loop: every request over HTTP/2 on one multiplexed
+connection (``http2.Pool``), as client-go's, unless the server does not offer it or
+``DISABLE_HTTP2`` is set; then through ``http1.Pool`` (a lean HTTP/1.1 client). The watches'
+long streams stay on HTTP/1.1 (``http1.Pool.stream``); with
 
 * the credentials Kubernetes clients use (in-cluster service account, else ``KUBECONFIG``),
   read through the kubernetes client's own loaders so that token refresh and client
@@ -36,13 +38,14 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
 from http import HTTPStatus
+from ssl import SSLContext
 from typing import Any
 from urllib.parse import urlencode
 
 from kubernetes import client
 
 from scheduler_core.clientcert import load_client_certificate
-from scheduler_operator.io import decoding, http1, kube
+from scheduler_operator.io import decoding, http1, http2, kube
 from scheduler_operator.io.calls import DEFAULT_BURST, DEFAULT_QPS
 from scheduler_operator.io.kube import ApiError, describe
 
@@ -94,6 +97,8 @@ class Credentials:
     server: str
     ssl: ssl.SSLContext | bool
     token: Callable[[], str | None]
+    # The same, offering HTTP/2 by ALPN (requests); None: HTTP/1.1 only (plain HTTP, DISABLE_HTTP2)
+    http2: SSLContext | None = None
 
     @classmethod
     def load(
@@ -104,16 +109,22 @@ class Credentials:
 
     @classmethod
     def of(cls, configuration: client.Configuration) -> Credentials:
-        context: ssl.SSLContext | bool
-        if str(configuration.host).startswith("https"):
+        def tls() -> ssl.SSLContext:
             context = ssl.create_default_context(cafile=configuration.ssl_ca_cert or None)
             if configuration.cert_file:
                 load_client_certificate(context, configuration.cert_file, configuration.key_file or None)
             if not configuration.verify_ssl:
                 context.check_hostname = False
                 context.verify_mode = ssl.CERT_NONE
-        else:
-            context = False
+            return context
+
+        context: ssl.SSLContext | bool = False
+        multiplexed: ssl.SSLContext | None = None
+        if str(configuration.host).startswith("https"):
+            context = tls()  # HTTP/1.1: the watches (and the requests, if the server has no HTTP/2)
+            if not http2.disabled():
+                multiplexed = tls()
+                multiplexed.set_alpn_protocols(["h2", "http/1.1"])
 
         def token() -> str | None:
             # The client's own auth settings: they refresh an in-cluster token when it rotates.
@@ -121,7 +132,7 @@ class Credentials:
             value = setting.get("value") if setting else None
             return str(value) if value else None
 
-        return cls(str(configuration.host).rstrip("/"), context, token)
+        return cls(str(configuration.host).rstrip("/"), context, token, multiplexed)
 
 
 def _keepalive(sock: socket.socket) -> None:
@@ -150,7 +161,13 @@ class Transport:
         self.limiter = TokenBucket(qps, burst)
         self._max_connections = max_connections
         self._connect_timeout, self._read_timeout = request_timeout
-        self._pool: http1.Pool | None = None  # every request, the watches' streams included
+        self._pool: http1.Pool | None = None  # the watches' streams; requests when HTTP/2 is not spoken
+        self._http2: http2.Pool | None = None
+        if credentials.http2 is not None:
+            self._http2 = http2.Pool(
+                credentials.server, credentials.http2, connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout, prepare_socket=_keepalive,
+            )  # fmt: skip
         self.sleep = sleep
         self.requests = 0
         self.failed_writes: dict[str, int] = {}  # what -> count of writes that finally failed
@@ -194,14 +211,23 @@ class Transport:
         self.requests += 1
         data = decoding.dumps(body) if body is not None else None
         target = f"{path}?{urlencode(params)}" if params else path
+        headers = self._headers(content_type if data is not None else None)
         with self.guard(method, path):
-            answer = await self._requests().request(
-                method, target, self._headers(content_type if data is not None else None), data
-            )
+            answer = await self._exchange(method, target, headers, data)
         if not HTTPStatus.OK <= answer.status < HTTPStatus.MULTIPLE_CHOICES:
             raise ApiError.of_answer(answer.status, answer.reason, answer.body, answer.headers)
         self.contact()
         return decoding.loads_api(answer.body) if answer.body and decode else None
+
+    async def _exchange(self, method: str, target: str, headers: Mapping[str, str], data: bytes | None) -> http1.Answer:
+        """One request and its whole answer: over HTTP/2 while the server speaks it, else HTTP/1.1."""
+        if self._http2 is not None:
+            try:
+                return await self._http2.request(method, target, headers, data)
+            except http2.NotNegotiated as error:  # before anything was sent
+                log.info("%s; requests go over HTTP/1.1", error)
+                self._http2 = None
+        return await self._requests().request(method, target, headers, data)
 
     async def request(
         self,
@@ -250,13 +276,20 @@ class Transport:
         await self.limiter.acquire()
         self.requests += 1
         target = f"{path}?{urlencode(params)}" if params else path
-        async with self._requests().stream("GET", target, self._headers(None), idle_timeout=idle_timeout) as answer:
-            if answer.status != HTTPStatus.OK:
-                raise ApiError.of_answer(answer.status, answer.reason, await answer.read(), answer.headers)
-            self.contact()
-            yield answer
+        try:
+            async with self._requests().stream("GET", target, self._headers(None), idle_timeout=idle_timeout) as answer:
+                if answer.status != HTTPStatus.OK:
+                    raise ApiError.of_answer(answer.status, answer.reason, await answer.read(), answer.headers)
+                self.contact()
+                yield answer
+        except (TimeoutError, OSError):
+            if self._http2 is not None:  # the requests' connection is likely dead too: PING it
+                await self._http2.check()
+            raise
 
     async def close(self) -> None:
+        if self._http2 is not None:
+            await self._http2.close()
         if self._pool is not None:
             await self._pool.close()
             self._pool = None
