@@ -13,7 +13,9 @@ after another:
 
 - ``open``: every request on one open connection;
 - ``new``: every request on a connection of its own (the pool's idle connection dropped after
-  each), as in a burst that grows the pool.
+  each), as in a burst that grows the pool;
+- ``http2``: every request on the one HTTP/2 connection the operator now sends its requests on
+  (``http2.Pool``, ALPN over the same credentials), the cost per request that replaced both.
 
 It prints, per mode, the CPU per request of this process (the operator's side: the pool,
 asyncio and OpenSSL) and of the API server, from ``/proc`` (``bench.cluster.process_cpu``),
@@ -35,19 +37,19 @@ import time
 from typing import Any
 
 from bench.cluster import cpu_seconds_between, dev_cluster, dev_cluster_pids, process_cpu
-from scheduler_operator.io import http1, kube
+from scheduler_operator.io import http1, http2, kube
 from scheduler_operator.io.transport import Credentials
 
-MODES = ("open", "new")
+MODES = ("open", "new", "http2")
 FIGURES = ("client_ms", "apiserver_ms", "wall_ms")
 
 
-async def _round(pool: http1.Pool, api_pid: int, mode: str, requests: int) -> dict[str, float]:
+async def _round(pool: http1.Pool | http2.Pool, api_pid: int, mode: str, requests: int) -> dict[str, float]:
     await pool.request("GET", "/version", {})  # the first connection is not part of ``open``
     server = process_cpu(api_pid)  # first: reading /proc is not the client's cost
     client, wall = time.process_time(), time.perf_counter()
     for _ in range(requests):
-        if mode == "new":
+        if mode == "new" and isinstance(pool, http1.Pool):
             pool.drop_idle()  # closes the last request's connection: the next opens its own
         answer = await pool.request("GET", "/version", {})
         if answer.status != 200:
@@ -65,15 +67,22 @@ async def _round(pool: http1.Pool, api_pid: int, mode: str, requests: int) -> di
 async def measure(kubeconfig: str, requests: int, rounds: int) -> dict[str, Any]:
     credentials = Credentials.load(kube.KubeconfigSource(path=kubeconfig))
     api_pid = dev_cluster_pids()["kube-apiserver"]
+    if credentials.http2 is None:
+        raise SystemExit("the dev cluster's kubeconfig gave no HTTP/2 context (DISABLE_HTTP2 set?)")
     pool = http1.Pool(credentials.server, credentials.ssl, max_connections=1, connect_timeout=10, read_timeout=10)
+    multiplexed = http2.Pool(credentials.server, credentials.http2, connect_timeout=10, read_timeout=10)
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
     try:
         for _ in range(rounds):
-            for mode in MODES:  # alternated, so that a drift of the machine touches both
-                runs[mode].append(await _round(pool, api_pid, mode, requests))
+            for mode in MODES:  # alternated, so that a drift of the machine touches all
+                runs[mode].append(await _round(multiplexed if mode == "http2" else pool, api_pid, mode, requests))
     finally:
         await pool.close()
-    result: dict[str, Any] = {"requests": requests, "rounds": rounds, "server": credentials.server}
+        await multiplexed.close()
+    result: dict[str, Any] = {
+        "requests": requests, "rounds": rounds, "server": credentials.server,
+        "http2_connections_opened": multiplexed.opened,
+    }  # fmt: skip
     for mode in MODES:
         result[mode] = {key: round(statistics.median(run[key] for run in runs[mode]), 3) for key in FIGURES}
     # The median of each round's difference: a drift of the machine between rounds cancels out.

@@ -163,11 +163,6 @@ def build_parser() -> argparse.ArgumentParser:
         f"(at most {DEFAULT_REPORTS_LIMIT})",
     )  # fmt: skip
     run.add_argument(
-        "--max-connections", type=int, default=None, metavar="N",
-        help="connections to the API server that requests may hold at once, watches aside (default: one per "
-        "call --max-in-flight allows)",
-    )  # fmt: skip
-    run.add_argument(
         "--kube-api-qps", type=float, default=DEFAULT_QPS, metavar="QPS",
         help=f"client-side requests per second to the API server, as kube-scheduler's clientConnection.qps "
         f"({DEFAULT_QPS:g}; 0 or less: no limit)",
@@ -369,7 +364,6 @@ def _run(args: argparse.Namespace) -> int:
         election=election,
         critical_limit=critical_limit,
         reports_limit=reports_limit,
-        max_connections=args.max_connections,
         qps=args.kube_api_qps,
         burst=args.kube_api_burst,
         kubeconfig=KubeconfigSource(args.kubeconfig, args.context),

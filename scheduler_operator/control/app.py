@@ -81,7 +81,7 @@ class Operator:
         self.lanes = Lanes(critical=options.critical_limit, reports=options.reports_limit)
         self.transport = transport or Transport(
             Credentials.load(options.kubeconfig), qps=options.qps, burst=options.burst,
-            max_connections=options.max_connections or self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
+            max_connections=self.lanes.max_in_flight + len(OBJECT_KINDS) + 8,
         )  # fmt: skip
         self.recorder = EventRecorder(self.transport, self.lanes, instance=options.identity)
         # The informer stores first: they hand events to the scheduler built below (read when

@@ -141,7 +141,6 @@ class Options:
     election: ElectionConfig = field(default_factory=ElectionConfig)
     critical_limit: int = DEFAULT_CRITICAL_LIMIT
     reports_limit: int = DEFAULT_REPORTS_LIMIT
-    max_connections: int | None = None  # requests' connections to the API server (None: one per call in flight)
     resync_period: float = RESYNC_PERIOD
     qps: float = DEFAULT_QPS  # clientConnection.qps (scheduler_operator.io.transport)
     burst: int = DEFAULT_BURST

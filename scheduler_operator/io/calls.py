@@ -57,8 +57,9 @@ def lane_limits(max_in_flight: int) -> tuple[int, int]:
     """``--max-in-flight``: the critical lane's limit, and the report lane's (never more than
     its default: reports are fire and forget). Upstream records each event in a goroutine of its
     own (client-go v0.36.3 ``tools/events/event_broadcaster.go`` ``recordToSink``), all on one
-    HTTP/2 connection; here each report in flight holds an HTTP/1.1 connection of its own, and
-    opening one costs both sides more than many requests (docs/operator-io.md, "Connections")."""
+    HTTP/2 connection, as ours are (``http2.Pool``). Over HTTP/1.1 (a server without HTTP/2,
+    ``DISABLE_HTTP2``) each report in flight holds a connection of its own, and opening one costs
+    both sides more than many requests (docs/operator-io.md, "Connections")."""
     return max_in_flight, min(max_in_flight, DEFAULT_REPORTS_LIMIT)
 
 

@@ -1,7 +1,10 @@
-"""A lean HTTP/1.1 client for the operator's requests to the API server.
+"""A lean HTTP/1.1 client for the operator's watches (and requests) to the API server.
 
-:class:`scheduler_operator.io.transport.Transport` sends every request through this pool, the
-watches included (:meth:`Pool.stream`: the answer's body read chunk by chunk as it comes).
+:class:`scheduler_operator.io.transport.Transport` opens its watches through this pool
+(:meth:`Pool.stream`: the answer's body read chunk by chunk as it comes), and sends its requests
+here only when the server does not speak HTTP/2 or ``DISABLE_HTTP2`` is set: otherwise they go
+over one multiplexed connection (``scheduler_operator.io.http2``), as each request in flight here
+holds a connection of its own, and a burst opens as many.
 
 Why it exists: aiohttp's request machinery (URL objects, header multidicts, tracing, redirects,
 the response object) cost about 0.2 ms of CPU a request on the bench machine. A binding plus its

@@ -30,11 +30,13 @@ What it does, as Go's HTTP/2 transport does where it matters:
   the others finish, and the next request opens a new connection. ``ConnectionResetError`` and
   ``TimeoutError`` are among :data:`scheduler_operator.io.kube.CONNECTION_ERRORS`, so the
   transport retries them as before.
-* A request with no answer within ``read_timeout`` raises ``TimeoutError`` and resets its stream;
-  then the connection is checked with a PING, and closed (failing what else is on it) if no
-  answer comes within ``connect_timeout``: a black-holed connection is not kept, a slow answer
-  does not cost the others (Go: ``ReadIdleTimeout`` and ``PingTimeout``). :meth:`Pool.check`
-  does the same check when a watch goes silent.
+* A request with no answer within ``read_timeout`` raises ``TimeoutError`` and resets its stream,
+  and the connection is retired: new requests go to a new one, what is on it may still be
+  answered, and a PING closes it at once (failing what is left) if no answer comes within
+  ``connect_timeout``. So a black-holed connection takes no more requests after the first
+  time-out, and a slow answer does not fail the others (Go checks with a PING too:
+  ``ReadIdleTimeout`` and ``PingTimeout``). :meth:`Pool.retire` does the same when a watch goes
+  silent or breaks.
 * A cancelled request resets its stream (``CANCEL``); the connection stays.
 * Asks for gzip, as client-go does, and decompresses such answers.
 """
@@ -123,18 +125,17 @@ class _Connection(asyncio.Protocol):
             {jh2.settings.SettingCodes.INITIAL_WINDOW_SIZE: STREAM_WINDOW, jh2.settings.SettingCodes.ENABLE_PUSH: 0}
         )
         self.h2.increment_flow_control_window(CONNECTION_WINDOW - _DEFAULT_WINDOW)
-        self._flush()
+        self.flush()
 
     def data_received(self, data: bytes) -> None:
         try:
-            events = self.h2.receive_data(data)
+            for event in self.h2.receive_data(data):
+                self._on(event)
         except jh2.exceptions.H2Error as error:
-            self._flush()  # the GOAWAY h2 wrote
+            self.flush()  # the GOAWAY jh2 wrote
             self.fail(ConnectionResetError(f"HTTP/2 protocol error from the server: {error}"))
             return
-        for event in events:
-            self._on(event)
-        self._flush()
+        self.flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.fail(ConnectionResetError(f"the connection closed ({exc or 'by the server'})"))
@@ -217,14 +218,14 @@ class _Connection(asyncio.Protocol):
     def usable(self) -> bool:
         return self.failure is None
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
         data = self.h2.data_to_send()
         if data and self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
 
     async def _wait_for_room(self) -> None:
         self.room.clear()
-        self._flush()
+        self.flush()
         await self.room.wait()
         if self.failure is not None:
             raise self.failure
@@ -252,12 +253,12 @@ class _Connection(asyncio.Protocol):
         try:
             if body:
                 await self._send_body(stream_id, body)
-            self._flush()
+            self.flush()
             async with asyncio.timeout(self.read_timeout):
                 return await exchange.future
         except TimeoutError:
             self._reset(stream_id)
-            self._check_soon()
+            self.retire()
             raise TimeoutError(f"no answer within {self.read_timeout:g} s") from None
         except asyncio.CancelledError:
             self._reset(stream_id)
@@ -280,27 +281,36 @@ class _Connection(asyncio.Protocol):
             return  # answered or failed meanwhile
         with contextlib.suppress(jh2.exceptions.H2Error):
             self.h2.reset_stream(stream_id, jh2.exceptions.ErrorCodes.CANCEL)
-        self._flush()
+        self.flush()
         self.room.set()
 
     # health
 
-    def _check_soon(self) -> None:
-        if not self.checking and self.failure is None:
+    def retire(self) -> None:
+        """No new stream goes here (the pool opens another connection); what is on it may still
+        be answered, and the connection closes once it is not. A PING closes it at once, failing
+        what is left, if the server does not answer it in time: it is likely black-holed."""
+        if self.failure is None:
+            self.failure = ConnectionResetError("the connection was retired after a time-out")
+        if not self.exchanges:
+            if self.transport is not None:
+                self.transport.close()
+            return
+        if not self.checking:
             self.checking = True
             task = asyncio.ensure_future(self.check())
             task.add_done_callback(lambda _task: setattr(self, "checking", False))
 
     async def check(self) -> bool:
-        """PING the server; no answer within ``ping_timeout``: the connection is closed. True if
-        it answered."""
-        if self.failure is not None:
+        """PING the server; no answer within ``ping_timeout``: the connection is closed, and
+        what is on it fails. True if it answered."""
+        if self.transport is None or self.transport.is_closing():
             return False
         data = os.urandom(8)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pings[data] = future
         self.h2.ping(data)
-        self._flush()
+        self.flush()
         try:
             async with asyncio.timeout(self.ping_timeout):
                 await future
@@ -391,17 +401,22 @@ class Pool:
         self._connection = connection
         return connection
 
-    async def check(self) -> None:
-        """PING the live connection, closing it if no answer comes in time (a watch went silent:
-        this one is likely black-holed too)."""
-        if self._connection is not None:
-            await self._connection.check()
+    def retire(self) -> None:
+        """A watch went silent or broke: this connection is likely black-holed too. New requests
+        go to a new connection; the old one is PINGed and closed (:meth:`_Connection.retire`)."""
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            connection.retire()
 
     def drop(self) -> None:
         """Close the live connection: what is on it fails with ``ConnectionResetError``."""
-        if self._connection is not None:
-            self._connection.fail(ConnectionResetError("the connection was dropped"))
-            self._connection = None
+        connection, self._connection = self._connection, None
+        if connection is not None:
+            if connection.usable:
+                with contextlib.suppress(jh2.exceptions.H2Error):
+                    connection.h2.close_connection()  # a GOAWAY: the server need not wait for more
+                connection.flush()
+            connection.fail(ConnectionResetError("the connection was dropped"))
 
     async def close(self) -> None:
         self.drop()

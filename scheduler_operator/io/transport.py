@@ -283,8 +283,8 @@ class Transport:
                 self.contact()
                 yield answer
         except (TimeoutError, OSError):
-            if self._http2 is not None:  # the requests' connection is likely dead too: PING it
-                await self._http2.check()
+            if self._http2 is not None:  # the requests' connection is likely dead too
+                self._http2.retire()
             raise
 
     async def close(self) -> None:

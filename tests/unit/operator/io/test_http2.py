@@ -67,6 +67,8 @@ class Protocol(asyncio.Protocol):
             self.transport.write(self.h2.data_to_send())
 
     def data_received(self, data: bytes) -> None:
+        if self.http1 and self.state.black_hole:
+            return
         if self.http1:  # one small request per read is all the fallback test sends
             self.transport.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n\r\n"
                                  b'{"http": "1"}')  # fmt: skip
@@ -226,17 +228,26 @@ async def test_a_graceful_goaway_fails_only_the_streams_not_taken_and_the_next_r
     await client.close()
 
 
-async def test_a_timed_out_request_resets_its_stream_and_a_live_connection_is_kept(
+async def test_a_timed_out_request_resets_its_stream_and_retires_its_connection(
     state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
 ) -> None:
     state.hang = {"/slow"}
     client = pool(state, tls, read_timeout=0.2)
+    await client.request("GET", "/first", {})
+    slow = asyncio.ensure_future(client.request("GET", "/slow", {}))
+    await asyncio.sleep(0.1)
+    state.delay = 0.15
+    other = asyncio.ensure_future(client.request("GET", "/other", {}))  # answered after /slow timed out
+    await asyncio.sleep(0.01)
+    state.delay = 0.0
     with pytest.raises(TimeoutError, match=r"no answer within 0\.2 s"):
-        await client.request("GET", "/slow", {})
-    await asyncio.sleep(0.1)  # the PING is answered
-    assert state.resets == [1]
+        await slow
+    # New requests go to a new connection; the old one still answers what it carries.
     assert (await client.request("GET", "/next", {})).status == 200
-    assert state.connections == 1
+    assert json.loads((await other).body) == {"path": "/other", "body": 0}
+    await asyncio.sleep(0.1)
+    assert len(state.resets) == 1
+    assert (state.connections, client.opened) == (2, 2)
     await client.close()
 
 
@@ -306,6 +317,25 @@ async def test_a_server_without_http2_gets_the_transports_requests_over_http1(
         assert await transport.request("GET", "/version") == {"http": "1"}
         assert transport._http2 is None  # for good
         await transport.close()
+
+
+async def test_a_watch_that_goes_silent_pings_the_requests_connection_and_a_black_holed_one_is_closed(
+    state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
+) -> None:
+    _, offering = tls
+    plain = ssl.create_default_context(cadata=offering.get_ca_certs(binary_form=True)[0])
+    credentials = Credentials(f"https://localhost:{state.port}", plain, lambda: None, offering)
+    transport = Transport(credentials, qps=0, burst=0, request_timeout=(0.3, 5.0))
+    assert await transport.request("GET", "/before") == {"path": "/before", "body": 0}
+    state.black_hole = True  # the watch's connection and the requests' one alike
+    with pytest.raises(TimeoutError):
+        async with transport.stream("/api/v1/pods", {"watch": "1"}, idle_timeout=0.2) as reader:
+            await reader.read()
+    # The connection was retired: the re-list does not wait out the 5 s read time-out on it.
+    state.black_hole = False
+    assert await transport.request("GET", "/after") == {"path": "/after", "body": 0}
+    assert transport._http2 is not None and transport._http2.opened == 2
+    await transport.close()
 
 
 def test_disable_http2_leaves_the_credentials_on_http1(monkeypatch: pytest.MonkeyPatch) -> None:
