@@ -46,7 +46,8 @@ named ``operator``: the whole package is the operator, and the stdlib has a modu
 ``io``: the I/O to the API server, the bottom layer (absolute imports: never the stdlib's ``io``).
 
 * ``transport``: the async HTTP layer (QPS/burst, timeouts, retries) for requests and watches;
-* ``http1``: the lean HTTP/1.1 client under it;
+* ``http2``: the requests' HTTP/2 client under it, one multiplexed connection (``jh2``);
+* ``http1``: the lean HTTP/1.1 client under it (the watches; the requests without HTTP/2);
 * ``kube``: the API error, the one retry policy, and where credentials come from;
 * ``calls``: lanes bounding how many API calls are in flight, and the client-side rate limit's
   defaults;

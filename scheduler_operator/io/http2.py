@@ -11,8 +11,9 @@ queues the calls, and PreemptionBasic, whose calls wait on the API server, then 
 rate (bench/README.md, twelfth pass).
 
 :class:`Pool` keeps one connection and opens another only when it is gone. The framing, HPACK and
-flow control are ``jh2`` (a maintained fork of ``h2`` whose HPACK is native code: ``h2``'s pure
-Python HPACK cost about 0.15 ms more per request than HTTP/1.1 here, ``jh2`` about 0.07).
+flow control are ``jh2`` (a maintained fork of ``h2`` whose HPACK is native code: with 32
+requests in flight, ``h2`` cost 0.22 ms of CPU more per request than HTTP/1.1 here, ``jh2`` 0.07;
+docs/operator-io.md, "Connections").
 
 What it does, as Go's HTTP/2 transport does where it matters:
 
@@ -27,7 +28,10 @@ What it does, as Go's HTTP/2 transport does where it matters:
 * A connection lost, a protocol error or a GOAWAY with an error fails every exchange on it with
   ``ConnectionResetError``; a graceful GOAWAY (the API server's ``--goaway-chance``, a
   shutdown) fails only the streams above the last one the server took (never processed), lets
-  the others finish, and the next request opens a new connection. ``ConnectionResetError`` and
+  the others finish (jh2 refuses every frame after a GOAWAY; :class:`_StateMachine` takes
+  them), and the next request opens a new connection. A request that waited for a stream on a
+  connection that went away meanwhile was never sent, and fails with ``ConnectionResetError``.
+  A connection nearly out of stream ids is retired as after a time-out (below). ``ConnectionResetError`` and
   ``TimeoutError`` are among :data:`scheduler_operator.io.kube.CONNECTION_ERRORS`, so the
   transport retries them as before.
 * A request with no answer within ``read_timeout`` raises ``TimeoutError`` and resets its stream,
@@ -79,6 +83,33 @@ _CONFIG = jh2.config.H2Configuration(
 )
 
 
+_STREAM_LIMIT_UNTIL_SETTINGS = 100  # Go's initialMaxConcurrentStreams, until the server's SETTINGS arrive
+_LAST_STREAM_ID = 2**31 - 1  # RFC 9113 5.1.1: a connection runs out of stream ids here
+_STREAM_IDS_KEPT = 2 * 1024  # the connection is retired this close to it
+
+
+class _StateMachine(jh2.connection.H2ConnectionStateMachine):  # type: ignore[misc]
+    """jh2's connection states, and frames still taken in CLOSED: after a graceful GOAWAY the
+    server answers the streams it took (RFC 9113 6.8), and a connection closed by jh2 is never
+    used again (:meth:`_Connection.fail`). jh2 itself refuses every frame but GOAWAY there
+    (``H2ConnectionStateMachine._transitions``), so those answers were lost."""
+
+    _transitions = {
+        **jh2.connection.H2ConnectionStateMachine._transitions,
+        **{
+            (jh2.connection.ConnectionState.CLOSED, getattr(jh2.connection.ConnectionInputs, name)): (
+                None,
+                jh2.connection.ConnectionState.CLOSED,
+            )
+            for name in (
+                "RECV_HEADERS", "RECV_DATA", "RECV_WINDOW_UPDATE", "RECV_PING", "RECV_SETTINGS",
+                "RECV_RST_STREAM", "RECV_PRIORITY", "SEND_DATA", "SEND_WINDOW_UPDATE", "SEND_PING",
+                "SEND_SETTINGS", "SEND_RST_STREAM",
+            )
+        },
+    }  # fmt: skip
+
+
 def disabled() -> bool:
     """``DISABLE_HTTP2`` set to anything: HTTP/1.1 only, as client-go reads it
     (``k8s.io/apimachinery/pkg/util/net/http.go``, ``SetTransportDefaults``)."""
@@ -104,6 +135,8 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self, authority: str, read_timeout: float, ping_timeout: float) -> None:
         self.h2 = jh2.connection.H2Connection(_CONFIG)
+        self.h2.state_machine = _StateMachine()
+        self.settled = False  # the server's SETTINGS arrived
         self.authority = authority.encode("latin-1")
         self.read_timeout = read_timeout
         self.ping_timeout = ping_timeout
@@ -165,22 +198,23 @@ class _Connection(asyncio.Protocol):
                     exchange.future.set_result(_answer(exchange))
                 except ConnectionError as error:
                     exchange.future.set_exception(error)
-            self.room.set()
-            if self.failure is not None and not self.exchanges and self.transport is not None:
-                self.transport.close()  # after a graceful GOAWAY, the last answer
+            self._closed_stream()
         elif kind is jh2.events.StreamReset:
             exchange = self.exchanges.pop(event.stream_id, None)
             if exchange is not None and not exchange.future.done():
                 reset = ConnectionResetError(f"the server reset the stream ({_code(event.error_code)})")
                 exchange.future.set_exception(reset)
-            self.room.set()
+            self._closed_stream()
         elif kind is jh2.events.ConnectionTerminated:
             self._goaway(event)
         elif kind is jh2.events.PingAckReceived:
             future = self.pings.pop(bytes(event.ping_data), None)
             if future is not None and not future.done():
                 future.set_result(None)
-        elif kind in (jh2.events.WindowUpdated, jh2.events.RemoteSettingsChanged):
+        elif kind is jh2.events.RemoteSettingsChanged:
+            self.settled = True
+            self.room.set()
+        elif kind is jh2.events.WindowUpdated:
             self.room.set()
 
     def _goaway(self, event: jh2.events.ConnectionTerminated) -> None:
@@ -197,6 +231,11 @@ class _Connection(asyncio.Protocol):
         self.room.set()
         if not self.exchanges and self.transport is not None:
             self.transport.close()
+
+    def _closed_stream(self) -> None:
+        self.room.set()
+        if self.failure is not None and not self.exchanges and self.transport is not None:
+            self.transport.close()  # retired, or after a graceful GOAWAY: its last stream is done
 
     def fail(self, error: BaseException) -> None:
         """Close the connection: every exchange on it, and every PING, fails with ``error``."""
@@ -227,15 +266,19 @@ class _Connection(asyncio.Protocol):
         self.room.clear()
         self.flush()
         await self.room.wait()
-        if self.failure is not None:
-            raise self.failure
+
+    def _stream_limit(self) -> int:
+        limit: int = self.h2.remote_settings.max_concurrent_streams
+        return limit if self.settled else min(limit, _STREAM_LIMIT_UNTIL_SETTINGS)
 
     async def request(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None) -> Answer:
-        while self.h2.open_outbound_streams >= self.h2.remote_settings.max_concurrent_streams:
-            await self._wait_for_room()  # raises once the connection failed
-        if self.failure is not None:
-            raise self.failure
+        while self.failure is None and self.h2.open_outbound_streams >= self._stream_limit():
+            await self._wait_for_room()
+        if self.failure is not None:  # never sent: safe to retry
+            raise ConnectionResetError(f"{self.failure} (the request was not sent)")
         stream_id = self.h2.get_next_available_stream_id()
+        if stream_id >= _LAST_STREAM_ID - _STREAM_IDS_KEPT:
+            self.retire("it is running out of stream ids")
         send = [
             (b":method", method.encode("latin-1")),
             (b":scheme", b"https"),
@@ -250,48 +293,55 @@ class _Connection(asyncio.Protocol):
         exchange = _Exchange(asyncio.get_running_loop().create_future())
         self.exchanges[stream_id] = exchange
         self.used = time.monotonic()
+        deadline = asyncio.timeout(self.read_timeout)  # the body and the answer, together
         try:
-            if body:
-                await self._send_body(stream_id, body)
-            self.flush()
-            async with asyncio.timeout(self.read_timeout):
+            async with deadline:
+                if body:
+                    await self._send_body(stream_id, body)
+                self.flush()
                 return await exchange.future
         except TimeoutError:
             self._reset(stream_id)
+            if not deadline.expired():
+                raise  # the connection failed with a time-out (its PING went unanswered)
             self.retire()
             raise TimeoutError(f"no answer within {self.read_timeout:g} s") from None
-        except asyncio.CancelledError:
+        except BaseException:  # a cancel; a failure of the connection (the stream is gone with it)
             self._reset(stream_id)
             raise
 
     async def _send_body(self, stream_id: int, body: bytes) -> None:
+        """The body, as the windows allow; it stops early once the stream is over (answered
+        or reset by the server, or failed with the connection): its future tells which."""
         view = memoryview(body)
-        while view:
-            if self.failure is not None and stream_id not in self.exchanges:
-                raise self.failure
+        while view and stream_id in self.exchanges:
             size = min(len(view), self.h2.local_flow_control_window(stream_id), self.h2.max_outbound_frame_size)
             if size <= 0:
                 await self._wait_for_room()
                 continue
-            self.h2.send_data(stream_id, view[:size].tobytes(), end_stream=size == len(view))
+            try:
+                self.h2.send_data(stream_id, view[:size].tobytes(), end_stream=size == len(view))
+            except jh2.exceptions.StreamClosedError:
+                return  # the server reset it: StreamReset has failed its future, or will
             view = view[size:]
 
     def _reset(self, stream_id: int) -> None:
         if self.exchanges.pop(stream_id, None) is None:
             return  # answered or failed meanwhile
-        with contextlib.suppress(jh2.exceptions.H2Error):
-            self.h2.reset_stream(stream_id, jh2.exceptions.ErrorCodes.CANCEL)
-        self.flush()
-        self.room.set()
+        if self.transport is not None and not self.transport.is_closing():
+            with contextlib.suppress(jh2.exceptions.H2Error):
+                self.h2.reset_stream(stream_id, jh2.exceptions.ErrorCodes.CANCEL)
+            self.flush()
+        self._closed_stream()
 
     # health
 
-    def retire(self) -> None:
+    def retire(self, why: str = "a request or a watch timed out") -> None:
         """No new stream goes here (the pool opens another connection); what is on it may still
         be answered, and the connection closes once it is not. A PING closes it at once, failing
         what is left, if the server does not answer it in time: it is likely black-holed."""
         if self.failure is None:
-            self.failure = ConnectionResetError("the connection was retired after a time-out")
+            self.failure = ConnectionResetError(f"the connection was retired: {why}")
         if not self.exchanges:
             if self.transport is not None:
                 self.transport.close()
@@ -308,8 +358,11 @@ class _Connection(asyncio.Protocol):
             return False
         data = os.urandom(8)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        try:
+            self.h2.ping(data)
+        except jh2.exceptions.H2Error:
+            return False
         self.pings[data] = future
-        self.h2.ping(data)
         self.flush()
         try:
             async with asyncio.timeout(self.ping_timeout):
@@ -370,15 +423,18 @@ class Pool:
         return await connection.request(method, self._prefix + target, headers, body)
 
     async def _connect(self) -> _Connection:
-        """The live connection, opened once for all the requests that wait on it."""
+        """The live connection, opened once for all the requests that wait on it (a waiter
+        cancelled does not cancel the opening; the next request opens anew once it is done)."""
         if self._connecting is None:
             self._connecting = asyncio.ensure_future(self._open())
-        connecting = self._connecting
-        try:
-            return await asyncio.shield(connecting)
-        finally:
-            if connecting.done() and self._connecting is connecting:
-                self._connecting = None
+            self._connecting.add_done_callback(self._opened)
+        return await asyncio.shield(self._connecting)
+
+    def _opened(self, connecting: asyncio.Future[_Connection]) -> None:
+        if self._connecting is connecting:
+            self._connecting = None
+        if not connecting.cancelled():
+            connecting.exception()  # retrieved here too, should every waiter have left
 
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
