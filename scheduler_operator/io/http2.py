@@ -30,7 +30,7 @@ What it does, as Go's HTTP/2 transport does where it matters:
   shutdown) fails only the streams above the last one the server took (never processed), lets
   the others finish (jh2 refuses every frame after a GOAWAY; :class:`_StateMachine` takes
   them), and the next request opens a new connection. A request that waited for a stream on a
-  connection that went away meanwhile was never sent, and fails with ``ConnectionResetError``.
+  connection that went away meanwhile was never sent, and goes to the next connection.
   A connection nearly out of stream ids is retired as after a time-out (below). ``ConnectionResetError`` and
   ``TimeoutError`` are among :data:`scheduler_operator.io.kube.CONNECTION_ERRORS`, so the
   transport retries them as before.
@@ -83,6 +83,7 @@ _CONFIG = jh2.config.H2Configuration(
 )
 
 
+_MOVES = 3  # connections a request that was never sent may try before it fails
 _STREAM_LIMIT_UNTIL_SETTINGS = 100  # Go's initialMaxConcurrentStreams, until the server's SETTINGS arrive
 _LAST_STREAM_ID = 2**31 - 1  # RFC 9113 5.1.1: a connection runs out of stream ids here
 _STREAM_IDS_KEPT = 2 * 1024  # the connection is retired this close to it
@@ -118,6 +119,10 @@ def disabled() -> bool:
 
 class NotNegotiated(ConnectionError):
     """The server did not pick ``h2`` by ALPN: no request was sent."""
+
+
+class _NotSent(ConnectionResetError):
+    """The connection went away while the request waited for a stream: it was never sent."""
 
 
 class _Exchange:
@@ -275,7 +280,7 @@ class _Connection(asyncio.Protocol):
         while self.failure is None and self.h2.open_outbound_streams >= self._stream_limit():
             await self._wait_for_room()
         if self.failure is not None:  # never sent: safe to retry
-            raise ConnectionResetError(f"{self.failure} (the request was not sent)")
+            raise _NotSent(f"{self.failure} (the request was not sent)")
         stream_id = self.h2.get_next_available_stream_id()
         if stream_id >= _LAST_STREAM_ID - _STREAM_IDS_KEPT:
             self.retire("it is running out of stream ids")
@@ -417,10 +422,15 @@ class Pool:
 
     async def request(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None) -> Answer:
         """Send ``method target`` (a path with its query) and read the whole answer."""
-        connection = self._connection
-        if connection is None or not connection.usable:
-            connection = await self._connect()
-        return await connection.request(method, self._prefix + target, headers, body)
+        for _ in range(_MOVES):
+            connection = self._connection
+            if connection is None or not connection.usable:
+                connection = await self._connect()
+            try:
+                return await connection.request(method, self._prefix + target, headers, body)
+            except _NotSent:  # on to the next connection, as Go's transport moves such requests
+                continue
+        raise ConnectionResetError(f"no connection took the request in {_MOVES} tries")
 
     async def _connect(self) -> _Connection:
         """The live connection, opened once for all the requests that wait on it (a waiter

@@ -255,6 +255,24 @@ async def test_a_graceful_goaway_fails_only_the_streams_not_taken_and_the_next_r
     await client.close()
 
 
+async def test_a_request_waiting_for_a_stream_moves_to_the_next_connection_after_a_goaway(
+    state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
+) -> None:
+    state.max_streams = 1
+    state.delays = {"/goaway": 0.2}
+    client = pool(state, tls, read_timeout=5.0)
+    await client.request("GET", "/first", {})  # the server's limit of 1 stream has arrived
+    going = asyncio.ensure_future(client.request("GET", "/goaway", {}))  # holds the one stream
+    await until(lambda: "/goaway" in state.received)
+    waiting = asyncio.ensure_future(client.request("POST", "/waiting", {}, b"{}"))  # waits for it
+    with pytest.raises(ConnectionResetError, match="GOAWAY"):
+        await going  # the server did not take it
+    # The waiting request was never sent: it went to a new connection, not back to the caller.
+    assert json.loads((await waiting).body) == {"path": "/waiting", "body": 2}
+    assert (state.connections, state.received.count("/waiting")) == (2, 1)
+    await client.close()
+
+
 async def test_a_timed_out_request_resets_its_stream_and_retires_its_connection(
     state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
 ) -> None:
