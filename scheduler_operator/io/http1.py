@@ -214,11 +214,7 @@ class Pool:
             body = b""
         elif "content-length" in headers and not _chunked(headers):  # one read: the common case
             body = await reader.readexactly(_content_length(headers))
-            if body and _gzip(headers):
-                try:
-                    body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-                except zlib.error as error:
-                    raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
+            body = decoded(body, headers)
         else:  # chunked, or to the end when the server closes: as a stream, within the request's time-out
             stream = Stream(reader, status, reason, headers, method, None)
             body = await stream.read()
@@ -270,6 +266,17 @@ def _chunked(headers: CIMultiDict[str]) -> bool:
 
 def _gzip(headers: CIMultiDict[str]) -> bool:
     return headers.get("content-encoding", "").lower() == "gzip"
+
+
+def decoded(body: bytes, headers: CIMultiDict[str]) -> bytes:
+    """A whole answer's body as sent, gzip undone when the headers say so (``ConnectionError``
+    if it does not decompress). HTTP/1.1 and HTTP/2 (``http2``) answers alike."""
+    if not body or not _gzip(headers):
+        return body
+    try:
+        return zlib.decompress(body, 16 + zlib.MAX_WBITS)
+    except zlib.error as error:
+        raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
 
 
 _SIZE, _DATA, _TRAILER = range(3)  # where a chunked stream's parser stands

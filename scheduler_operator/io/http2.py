@@ -53,8 +53,6 @@ import logging
 import os
 import socket
 import ssl
-import time
-import zlib
 from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit
 
@@ -65,7 +63,7 @@ import jh2.exceptions
 import jh2.settings
 from multidict import CIMultiDict
 
-from scheduler_operator.io.http1 import Answer
+from scheduler_operator.io.http1 import Answer, decoded
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +149,6 @@ class _Connection(asyncio.Protocol):
         self.room = asyncio.Event()  # a stream closed, a window grew, a setting changed, or it failed
         self.pings: dict[bytes, asyncio.Future[None]] = {}
         self.checking = False
-        self.used = time.monotonic()
 
     # asyncio.Protocol
 
@@ -297,7 +294,6 @@ class _Connection(asyncio.Protocol):
         self.h2.send_headers(stream_id, send, end_stream=not body)
         exchange = _Exchange(asyncio.get_running_loop().create_future())
         self.exchanges[stream_id] = exchange
-        self.used = time.monotonic()
         deadline = asyncio.timeout(self.read_timeout)  # the body and the answer, together
         try:
             async with deadline:
@@ -382,13 +378,7 @@ class _Connection(asyncio.Protocol):
 
 
 def _answer(exchange: _Exchange) -> Answer:
-    body = b"".join(exchange.body)
-    if body and exchange.headers.get("content-encoding", "").lower() == "gzip":
-        try:
-            body = zlib.decompress(body, 16 + zlib.MAX_WBITS)
-        except zlib.error as error:
-            raise ConnectionError(f"a gzip answer that does not decompress: {error}") from None
-    return Answer(exchange.status, "", exchange.headers, body)
+    return Answer(exchange.status, "", exchange.headers, decoded(b"".join(exchange.body), exchange.headers))
 
 
 def _code(code: object) -> str:

@@ -21,7 +21,7 @@ import jh2.settings
 import pytest
 
 from scheduler_operator.control.serving import self_signed_pair
-from scheduler_operator.io import http2
+from scheduler_operator.io import http1, http2
 from scheduler_operator.io.transport import Credentials, Transport
 
 BIG = 300_000  # bytes: over the 64 KiB every window starts with
@@ -317,13 +317,21 @@ async def test_a_black_holed_connection_is_closed_after_an_unanswered_ping(
     await client.close()
 
 
-async def test_a_cancelled_request_resets_its_stream_only(
+async def slow_request(
     state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
-) -> None:
+) -> tuple[http2.Pool, asyncio.Future[http1.Answer]]:
+    """A pool with a GET the server has received and will never answer."""
     state.hang = {"/slow"}
     client = pool(state, tls, read_timeout=5.0)
     task = asyncio.ensure_future(client.request("GET", "/slow", {}))
     await until(lambda: "/slow" in state.received)
+    return client, task
+
+
+async def test_a_cancelled_request_resets_its_stream_only(
+    state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
+) -> None:
+    client, task = await slow_request(state, tls)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -336,10 +344,7 @@ async def test_a_cancelled_request_resets_its_stream_only(
 async def test_a_connection_lost_fails_what_is_on_it_with_a_reset(
     state: Server, tls: tuple[ssl.SSLContext, ssl.SSLContext]
 ) -> None:
-    state.hang = {"/slow"}
-    client = pool(state, tls, read_timeout=5.0)
-    task = asyncio.ensure_future(client.request("GET", "/slow", {}))
-    await until(lambda: "/slow" in state.received)
+    client, task = await slow_request(state, tls)
     state.protocols[0].drop_everything()
     with pytest.raises(ConnectionResetError, match="the connection closed"):
         await task
