@@ -10,9 +10,11 @@
 ``default`` (the smallest with 500 nodes or more: the cluster mode's default), or a variant name.
 ``--labels performance,short`` keeps only variants upstream's label filter would run
 (``-perf-scheduling-label-filter``). Each mode writes one JSON line per variant to stdout
-and the whole run to ``bench/results/scheduler_perf/<mode>.json``; ``--readme`` renders the
-last run of each mode into the table between the markers of bench/README.md. Any case that
-cannot run says why (the op it lacks, or what failed); none is skipped silently.
+and the whole run to ``bench/results/scheduler_perf/<mode>.json`` (kept in git; a run of some
+cases replaces only theirs, each result stamped with its date, commit and load); ``--readme``
+renders those results into the table between the markers of bench/README.md, keeping the cells
+of earlier passes that no saved result replaces. Any case that cannot run says why (the op it
+lacks, or what failed); none is skipped silently.
 """
 
 from __future__ import annotations
@@ -45,15 +47,26 @@ def pick(case: config.TestCase, how: str) -> config.Variant | None:
     return next((v for v in case.variants if v.name == how), None)
 
 
+_CLUSTER_SETTINGS = {
+    "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG": "runtime config",
+    "CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES": "feature gates",
+}
+
+
 def environment() -> dict[str, Any]:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    return {
+    record: dict[str, Any] = {
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         # A `git archive` snapshot has no .git: say which commit it is in BENCH_COMMIT.
         "commit": commit.stdout.strip() or os.environ.get("BENCH_COMMIT", "?"),
         "load_average": [round(x, 1) for x in os.getloadavg()],
         "cpus": os.cpu_count(),
     }
+    # A dev cluster serving more than the defaults (the DRA cases' v1beta2 kinds) says so.
+    settings = [f"{what} {os.environ[name]}" for name, what in _CLUSTER_SETTINGS.items() if os.environ.get(name)]
+    if settings:
+        record["note"] = "dev cluster " + ", ".join(settings)
+    return record
 
 
 def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dict[str, Any]:
@@ -207,7 +220,8 @@ def main(argv: list[str] | None = None) -> int:
             base = {"case": case.name, "variant": variant.name, "folder": case.folder, "labels": list(variant.labels)}
             out.append({**base, "status": "filtered", "reason": reason})
         else:
-            out.append(run_one(args.mode, variant, args))
+            # Each result says when and where it ran: the table keeps results of many runs.
+            out.append({**run_one(args.mode, variant, args), "environment": environment()})
         print(json.dumps(out[-1]), flush=True)
     summary = {
         status: sum(1 for r in out if r["status"] == status) for status in ("ran", "unsupported", "failed", "filtered")

@@ -10,6 +10,7 @@ side). Each mode's line above the table says when, at which commit and under wha
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,12 @@ def _inprocess_cells(row: dict[str, Any] | None) -> list[str]:
         ]
     collection = (row.get("collections") or [{}])[0]
     bound = sum(c.get("bound", 0) for c in row.get("collections") or [])
+    runs = row.get("pods_per_second_runs") or []
+    spread = f" (runs {', '.join(_fmt(r) for r in runs)})" if len(runs) > 1 else ""
     return [
         row["variant"],
         f"ran ({bound} measured pods bound)",
-        _fmt(collection.get("pods_per_second")),
+        _fmt(collection.get("pods_per_second")) + spread,
         _fmt(collection.get("sli_p99_ms"), 2),
         _fmt(row.get("attempts")),
         _fmt(row.get("peak_rss_mb"), 0),
@@ -75,6 +78,16 @@ def _upstream_cells(row: dict[str, Any] | None, ours: dict[str, Any] | None) -> 
         if mine:
             cell += f" (ours x{mine / theirs:.2f})"
     return [cell]
+
+
+def _upstream_ratio(cell: str) -> str:
+    """A kept upstream cell (``variant: pods/s (ours xR)``) beside a new in-process run: R
+    compared upstream with an earlier run of ours, perhaps on another machine, so it goes;
+    the standard is a ratio of runs on the same machine (run ``--mode upstream`` again)."""
+    match = re.match(r"(\S+): ([0-9.]+) \(ours x[0-9.]+\)(.*)$", cell)
+    if match is None:
+        return cell
+    return f"{match.group(1)}: {match.group(2)} (an earlier pass's; not compared with this run){match.group(3)}"
 
 
 def _creation_bound(ours: dict[str, Any], theirs: dict[str, Any]) -> str:
@@ -112,42 +125,101 @@ def _cluster_cells(row: dict[str, Any] | None) -> list[str]:
         ratios.append(f"{mode} {_fmt(ratio, 2)}{spread}{why}")
         ours_cpu, theirs_cpu = ours.get("cpu_seconds_per_bound_pod"), theirs.get("cpu_seconds_per_bound_pod")
         cpu.append(f"{_fmt(ours_cpu and ours_cpu * 1000, 2)} / {_fmt(theirs_cpu and theirs_cpu * 1000, 2)}")
+        pairs = [p for p in (row.get("cpu_per_bound_pod_runs") or {}).get(mode) or [] if None not in p]
+        if len(pairs) > 1:
+            each = ", ".join(f"{a * 1000:.2f} / {b * 1000:.2f}" for a, b in pairs)
+            cpu[-1] += f" (runs {each}; ours lower in {sum(a < b for a, b in pairs)} of {len(pairs)})"
         rss.append(f"{_fmt(ours.get('peak_rss_mib'), 0)} / {_fmt(theirs.get('peak_rss_mib'), 0)}")
-    return [f"{row['variant']}: " + ", ".join(ratios), "; ".join(cpu), "; ".join(rss)]
+    env = row.get("environment") or {}
+    when = f" ({env['date']}, at `{env['commit']}`)" if env.get("date") else ""
+    return [f"{row['variant']}{when}: " + ", ".join(ratios), "; ".join(cpu), "; ".join(rss)]
 
 
-def render(results: Path) -> str:
+# Column groups of a row after its folder and case: the in-process run, upstream's, the cluster's.
+GROUPS = (("inprocess", 6), ("upstream", 1), ("cluster", 3))
+HEADER = (
+    "| folder | case | in-process variant | in-process | pods/s | SLI p99 ms | attempts | peak RSS MiB "
+    "| upstream same machine: variant: pods/s | cluster: variant: ratio "
+    "| cluster CPU ms per bound pod (ours / theirs) "
+    "| cluster peak RSS MiB (ours / theirs) |"
+)
+SAVED = "saved results"
+
+
+def _previous(table: str) -> tuple[dict[str, list[str]], list[str]]:
+    """The rows (by case) and the mode lines of the table as it stands, to keep what no saved
+    result replaces: earlier passes' figures are in the table, not in any file."""
+    rows: dict[str, list[str]] = {}
+    lines: list[str] = []
+    width = 2 + sum(n for _, n in GROUPS)
+    for line in table.splitlines():
+        if line.startswith("| ") and not line.startswith("| folder |"):
+            cells = line.strip()[2:-2].split(" | ")
+            if len(cells) == width:
+                rows[cells[1]] = cells
+        elif line.startswith("- ") and not line.startswith(tuple(f"- {mode}, {SAVED}" for mode, _ in GROUPS)):
+            lines.append(line)
+    return rows, lines
+
+
+def _saved_line(mode: str, run: dict[str, Any]) -> list[str]:
+    """One line per commit (and dev-cluster note) of a mode's saved results: when, under what
+    load, and which cases."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    env = run.get("environment", {})
+    for row in run.get("results", []):
+        own = {**env, **(row.get("environment") or {}), "case": row["case"]}
+        groups.setdefault((str(own.get("commit")), str(own.get("cpus")), own.get("note") or ""), []).append(own)
+    lines = []
+    for (commit, cpus, note), rows in sorted(groups.items()):
+        dates = sorted({str(r.get("date")) for r in rows})
+        when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+        loads = [r.get("load_average") for r in rows]
+        ones = sorted(x[0] for x in loads if isinstance(x, list) and x)
+        load = f"1-min {ones[0]}-{ones[-1]}" if len(ones) == len(loads) else "; ".join(sorted({str(x) for x in loads}))
+        cases = ", ".join(sorted(r["case"] for r in rows))
+        lines.append(
+            f"- {mode}, {SAVED} (`bench/results/scheduler_perf/{mode}.json`): {when}, commit `{commit}`, "
+            f"load average {load} on {cpus} CPUs{f' ({note})' if note else ''}: {cases}"
+        )
+    return lines
+
+
+def render(results: Path, previous: str = "") -> str:
+    """The table from each mode's saved results; a case's cells of a mode with no saved result
+    for it are kept from ``previous`` (the table as it stands), with the lines saying when
+    those were measured."""
     runs = {mode: _load(results, mode) for mode in ("inprocess", "upstream", "cluster")}
     by_mode = {mode: {r["case"]: r for r in (run or {}).get("results", [])} for mode, run in runs.items()}
-    cases: dict[str, str] = {}
+    kept_rows, kept_lines = _previous(previous)
+    cases: dict[str, str] = {case: cells[0] for case, cells in kept_rows.items()}
     for rows in by_mode.values():
         for case, row in rows.items():
             cases.setdefault(case, row.get("folder", ""))
     lines = [TIMING_NOTE, ""]
+    lines += kept_lines
     for mode, run in runs.items():
-        if run is None:
+        if run is not None:
+            lines += _saved_line(mode, run)
+        elif not any(line.startswith(f"- {mode}:") for line in kept_lines):
             lines.append(f"- {mode}: no saved run (`python -m bench.suite --mode {mode}`)")
-            continue
-        env = run.get("environment", {})
-        summary = ", ".join(f"{k} {v}" for k, v in run.get("summary", {}).items())
-        lines.append(
-            f"- {mode}: {env.get('date')}, commit `{env.get('commit')}`, load average {env.get('load_average')} "
-            f"on {env.get('cpus')} CPUs; variants: {run.get('variants')}"
-            + (f", labels {run['labels']}" if run.get("labels") else "")
-            + f"; {summary}"
-        )
-    lines += [
-        "",
-        "| folder | case | in-process variant | in-process | pods/s | SLI p99 ms | attempts | peak RSS MiB "
-        "| upstream same machine: variant: pods/s | cluster: variant: ratio "
-        "| cluster CPU ms per bound pod (ours / theirs) "
-        "| cluster peak RSS MiB (ours / theirs) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+    lines += ["", HEADER, "|---" * (2 + sum(n for _, n in GROUPS)) + "|"]
     for case, folder in sorted(cases.items(), key=lambda item: (item[1], item[0])):
         ours = by_mode["inprocess"].get(case)
-        cells = [folder, case, *_inprocess_cells(ours), *_upstream_cells(by_mode["upstream"].get(case), ours),
-                 *_cluster_cells(by_mode["cluster"].get(case))]  # fmt: skip
+        fresh = {
+            "inprocess": _inprocess_cells(ours),
+            "upstream": _upstream_cells(by_mode["upstream"].get(case), ours),
+            "cluster": _cluster_cells(by_mode["cluster"].get(case)),
+        }
+        old = kept_rows.get(case)
+        cells = [folder, case]
+        start = 2
+        for mode, width in GROUPS:
+            keep = old is not None and case not in by_mode[mode]
+            cells += old[start : start + width] if keep and old is not None else fresh[mode]
+            start += width
+        if old is not None and ours is not None and case not in by_mode["upstream"]:
+            cells[8] = _upstream_ratio(cells[8])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -157,5 +229,5 @@ def write_readme(readme: Path, results: Path, begin: str, end: str) -> None:
     if begin not in text or end not in text:
         raise SystemExit(f"{readme}: the markers {begin!r} and {end!r} are missing")
     head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{begin}\n{render(results)}\n{end}{tail}")
+    table, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{render(results, table)}\n{end}{tail}")

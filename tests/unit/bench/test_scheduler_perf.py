@@ -220,7 +220,68 @@ def test_the_readme_table_says_what_ran_and_why_not(tmp_path: Path) -> None:
     assert "STALE" not in text and text.startswith("intro\n<!-- b -->\n") and text.endswith("<!-- e -->\ntail\n")
     assert "| misc | SchedulingBasic | 5Nodes | ran (10 measured pods bound) | 400.0 | 1.25 | 15 | 120 |" in text
     assert "| dra | Partitionable | fast | unsupported: allocResourceClaims: no allocator |" in text
-    assert "load average [9.0]" in text and "only valid from an idle machine" in text
+    assert "load average 1-min 9.0-9.0" in text and "only valid from an idle machine" in text
+
+
+def test_the_readme_table_keeps_what_no_saved_result_replaces(tmp_path: Path) -> None:
+    # Earlier passes' figures live only in the table: rendering again from a partial saved run
+    # replaces the cells of the cases and modes it has and keeps every other cell and line.
+    results = tmp_path / "results"
+    results.mkdir()
+    stream = {
+        "ratio": 1.07,
+        "crd_scheduler": {"cpu_seconds_per_bound_pod": 0.00276, "peak_rss_mib": 119.0, "seconds": 0.6},
+        "kube_scheduler": {"cpu_seconds_per_bound_pod": 0.00372, "peak_rss_mib": 80.0, "seconds": 0.64},
+    }
+    cluster = {"case": "SchedulingBasic", "variant": "500Nodes", "folder": "misc", "status": "ran",
+               "stream": stream, "ratio_runs": {"stream": [0.83, 1.07, 1.62]},
+               "cpu_per_bound_pod_runs": {"stream": [[0.00355, 0.00344], [0.00276, 0.00372], [0.00238, 0.0045]]},
+               "environment": {"date": "2026-11-30 19:00 UTC", "commit": "abc1234", "load_average": [0.6],
+                               "cpus": 2}}  # fmt: skip
+    (results / "cluster.json").write_text(json.dumps({"environment": {}, "results": [cluster]}))
+    old_row = "| misc | SchedulingBasic | 500Nodes | ran (1000 measured pods bound) | 2162.2 | 0.96 | 1500 | 81 "
+    old_row += "| 500Nodes: 241.9 (ours x8.94) | 500Nodes: stream 0.97 | 2.07 / 2.72 | 141 / 101 |"
+    other = "| volumes | SchedulingSecrets | 500Nodes | ran (1000 measured pods bound) | 1934.2 | 0.74 | 1500 | 291 "
+    other += "| - | 500Nodes: stream 1.09 | 1.77 / 2.68 | 131 / 112 |"
+    before = "\n".join(["- inprocess: the morning sweep, `f7c073a`", "- cluster: earlier passes", "",
+                        table.HEADER, "|---" * 12 + "|", old_row, other])  # fmt: skip
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n<!-- b -->\n{before}\n<!-- e -->\ntail\n")
+    table.write_readme(readme, results, "<!-- b -->", "<!-- e -->")
+    text = readme.read_text()
+    assert other in text  # no saved result for it: kept as it was
+    assert "- inprocess: the morning sweep, `f7c073a`" in text and "- cluster: earlier passes" in text
+    assert "- upstream: no saved run" in text
+    saved = "- cluster, saved results (`bench/results/scheduler_perf/cluster.json`): 2026-11-30 19:00 UTC, "
+    assert saved + "commit `abc1234`, load average 1-min 0.6-0.6 on 2 CPUs: SchedulingBasic" in text
+    (row,) = [line for line in text.splitlines() if "| SchedulingBasic |" in line]
+    # The in-process and upstream cells are kept; the cluster ones are the saved run's.
+    assert row.startswith(old_row.split("| 500Nodes: stream")[0])
+    assert "| 500Nodes (2026-11-30 19:00 UTC, at `abc1234`): stream 1.07 (runs 0.83, 1.07, 1.62) " in row
+    assert "| 2.76 / 3.72 (runs 3.55 / 3.44, 2.76 / 3.72, 2.38 / 4.50; ours lower in 2 of 3) | 119 / 80 |" in row
+    # Rendering again changes nothing.
+    table.write_readme(readme, results, "<!-- b -->", "<!-- e -->")
+    assert readme.read_text() == text
+
+
+def test_a_kept_upstream_cell_drops_its_ratio_beside_a_new_in_process_run(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    results.mkdir()
+    ran = {"case": "EventHandlingPodAdd", "variant": "1000Pods", "folder": "event_handling", "status": "ran",
+           "attempts": 6000, "peak_rss_mb": 160.0, "pods_per_second_runs": [110.9, 122.7, 116.2],
+           "collections": [{"bound": 2000, "pods_per_second": 116.2, "sli_p99_ms": 9.5}]}  # fmt: skip
+    (results / "inprocess.json").write_text(json.dumps({"environment": {}, "results": [ran]}))
+    old_row = "| event_handling | EventHandlingPodAdd | 1000Pods | ran (2000 measured pods bound) | 17.3 "
+    old_row += "| 115673.77 | 6000 | 168 | 1000Pods: 33.4 (ours x0.52) "
+    old_row += "| 1000Pods: stream 1.31 | 14.60 / 21.73 | 161 / 229 |"
+    readme = tmp_path / "README.md"
+    readme.write_text(f"<!-- b -->\n{table.HEADER}\n{'|---' * 12}|\n{old_row}\n<!-- e -->\n")
+    table.write_readme(readme, results, "<!-- b -->", "<!-- e -->")
+    (row,) = [line for line in readme.read_text().splitlines() if "| EventHandlingPodAdd |" in line]
+    # The old ratio compared upstream with an earlier run of ours: it is not carried over.
+    kept = "1000Pods: 33.4 (an earlier pass's; not compared with this run)"
+    assert f"| 116.2 (runs 110.9, 122.7, 116.2) | 9.50 | 6000 | 160 | {kept} |" in row
+    assert row.endswith("| 1000Pods: stream 1.31 | 14.60 / 21.73 | 161 / 229 |")
 
 
 # What a v1.36.3 benchmark prints when a measured value misses its workload's threshold
