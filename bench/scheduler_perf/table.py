@@ -5,6 +5,11 @@ pods/s, p99 of the SLI latency, attempts, peak RSS), upstream's own benchmark on
 (pods/s of its SchedulingThroughput, and our in-process pods/s over it when both ran the same
 variant), and the dev-cluster run (ratio per mode, CPU per bound pod and peak RSS of each
 side). Each mode's line above the table says when, at which commit and under what load it ran.
+
+The saved results (``bench/results/scheduler_perf/<mode>.json``, kept in git) replace the cells
+of their cases and modes; every other cell, and the lines above the table that say when those
+were measured, are kept from the table as it stands: figures of passes before the results were
+kept exist only there. Rendering twice gives the same table.
 """
 
 from __future__ import annotations
