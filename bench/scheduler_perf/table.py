@@ -142,6 +142,8 @@ def _cluster_cells(row: dict[str, Any] | None) -> list[str]:
 
 # Column groups of a row after its folder and case: the in-process run, upstream's, the cluster's.
 GROUPS = (("inprocess", 6), ("upstream", 1), ("cluster", 3))
+WIDTH = 2 + sum(n for _, n in GROUPS)  # cells of a row
+UPSTREAM = 2 + GROUPS[0][1]  # the upstream cell's place in a row
 HEADER = (
     "| folder | case | in-process variant | in-process | pods/s | SLI p99 ms | attempts | peak RSS MiB "
     "| upstream same machine: variant: pods/s | cluster: variant: ratio "
@@ -156,11 +158,10 @@ def _previous(table: str) -> tuple[dict[str, list[str]], list[str]]:
     result replaces: earlier passes' figures are in the table, not in any file."""
     rows: dict[str, list[str]] = {}
     lines: list[str] = []
-    width = 2 + sum(n for _, n in GROUPS)
     for line in table.splitlines():
         if line.startswith("| ") and not line.startswith("| folder |"):
             cells = line.strip()[2:-2].split(" | ")
-            if len(cells) == width:
+            if len(cells) == WIDTH:
                 rows[cells[1]] = cells
         elif line.startswith("- ") and not line.startswith(tuple(f"- {mode}, {SAVED}" for mode, _ in GROUPS)):
             lines.append(line)
@@ -208,7 +209,7 @@ def render(results: Path, previous: str = "") -> str:
             lines += _saved_line(mode, run)
         elif not any(line.startswith(f"- {mode}:") for line in kept_lines):
             lines.append(f"- {mode}: no saved run (`python -m bench.suite --mode {mode}`)")
-    lines += ["", HEADER, "|---" * (2 + sum(n for _, n in GROUPS)) + "|"]
+    lines += ["", HEADER, "|---" * WIDTH + "|"]
     for case, folder in sorted(cases.items(), key=lambda item: (item[1], item[0])):
         ours = by_mode["inprocess"].get(case)
         fresh = {
@@ -220,11 +221,10 @@ def render(results: Path, previous: str = "") -> str:
         cells = [folder, case]
         start = 2
         for mode, width in GROUPS:
-            keep = old is not None and case not in by_mode[mode]
-            cells += old[start : start + width] if keep and old is not None else fresh[mode]
+            cells += old[start : start + width] if old is not None and case not in by_mode[mode] else fresh[mode]
             start += width
         if old is not None and ours is not None and case not in by_mode["upstream"]:
-            cells[8] = _upstream_ratio(cells[8])
+            cells[UPSTREAM] = _upstream_ratio(cells[UPSTREAM])
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
