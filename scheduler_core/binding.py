@@ -6,8 +6,9 @@ assumes the pod on its host, runs Reserve and Permit, and hands the pod here; ea
 is then an asyncio task, so the loop goes on with the next pod while binders talk to the API.
 A cycle runs on the framework it started with, even when its profile is reloaded meanwhile.
 
-In order: wait at Permit, PreBind, then Bind (an interested binder extender first, else the Bind
-plugins), then PostBind, which is informational. Any failure unreserves, forgets the assumed
+In order: PreBind's pre-flight (and the pod's ``status.nominatedNodeName`` when PreBind or
+Permit has work to do), wait at Permit, PreBind, then Bind (an interested binder extender first,
+else the Bind plugins), then PostBind, which is informational. Any failure unreserves, forgets the assumed
 pod (its room is free again, an ``AssignedPodDelete`` for the queue) and hands the attempt back
 to the scheduler (``failed``: upstream's ``handleSchedulingFailure``); what a plugin raises fails
 only that pod's cycle (:mod:`scheduler_core.framework.faults`).
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from scheduler_core.algorithm import ScheduleResult
 from scheduler_core.cache import Cache, CacheError
 from scheduler_core.extender import cycle as extender_cycle
-from scheduler_core.framework import CycleState, PodInfo, QueuedPodInfo, Status
+from scheduler_core.framework import Code, CycleState, PodInfo, QueuedPodInfo, Status, writes
 from scheduler_core.framework import events as ev
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.queue import SchedulingQueue
@@ -101,7 +102,9 @@ class BindingCycles:
     ) -> None:
         host = result.suggested_host
         try:
-            status = await fwk.wait_on_permit(assumed)
+            status = await self._expect(fwk, state, assumed, host)
+            if status is None:
+                status = await fwk.wait_on_permit(assumed)
             if status is None:
                 self._queue.done(assumed.uid)
                 status = await fwk.run_pre_bind(state, assumed, host)
@@ -130,6 +133,26 @@ class BindingCycles:
             await fwk.run_post_bind(state, assumed, host)
         except Exception as exc:  # the pod is bound: PostBind is informational (upstream)
             raised(fwk, exc, f"post-bind of {assumed.key}")
+
+    async def _expect(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status | None:
+        """Upstream ``bindingCycle`` with NominatedNodeNameForExpectation (beta and on by
+        default since v1.35, ``pkg/features/kube_features.go``): when PreBind has work for the
+        pod (``run_pre_bind_pre_flights``) or Permit holds it, ``status.nominatedNodeName``
+        says where it is going before that work starts (for the cluster autoscaler), unless it
+        says so already. A failed write is logged and the cycle goes on; a failed pre-flight
+        fails the cycle."""
+        pre_flight = fwk.run_pre_bind_pre_flights(state, assumed, host)
+        if pre_flight is not None and (pre_flight.code is Code.ERROR or pre_flight.is_rejected()):
+            return pre_flight
+        if (pre_flight is None or fwk.will_wait_on_permit(assumed)) and assumed.nominated_node_name != host:
+            error = await writes.patch_pod_status(self._backend.api, assumed, {"nominatedNodeName": host})
+            if error is not None:
+                log.error(
+                    "Failed to update the nominated node name in the binding cycle: pod %s, nominatedNodeName %s: %s",
+                    assumed.key, host, error.message(),
+                    extra={"pod": assumed.key, "uid": assumed.uid, "node": host, "profile": fwk.profile_name},
+                )  # fmt: skip
+        return None
 
     async def _bind(self, fwk: Framework, state: CycleState, assumed: PodInfo, host: str) -> Status | None:
         """Upstream ``bind``: an interested binder extender first, else the Bind plugins."""

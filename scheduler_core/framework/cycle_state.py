@@ -27,9 +27,11 @@ class CycleState:
     __slots__ = (
         "_data",
         "binding_annotations",
+        "parallel_pre_bind_plugins",
         "pods_to_activate",
         "record_plugin_metrics",
         "skip_filter_plugins",
+        "skip_pre_bind_plugins",
         "skip_score_plugins",
     )
 
@@ -38,6 +40,11 @@ class CycleState:
         # Plugins whose PreFilter/PreScore returned Skip: their Filter/Score are not run.
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # Plugins whose PreBindPreFlight returned Skip (their PreBind is not run), and those
+        # whose PreBind may run beside the others that allow it (upstream SetSkipPreBindPlugins,
+        # SetParallelPreBindPlugins).
+        self.skip_pre_bind_plugins: set[str] = set()
+        self.parallel_pre_bind_plugins: set[str] = set()
         # Pods a plugin asks to move to activeQ at the end of the cycle (key -> pod).
         self.pods_to_activate: dict[str, object] = {}
         # This cycle is in the sample whose plugin durations are recorded (upstream
@@ -81,6 +88,8 @@ class CycleState:
         clone._data = {key: value.clone() for key, value in self._data.items()}
         clone.skip_filter_plugins = set(self.skip_filter_plugins)
         clone.skip_score_plugins = set(self.skip_score_plugins)
+        clone.skip_pre_bind_plugins = set(self.skip_pre_bind_plugins)
+        clone.parallel_pre_bind_plugins = set(self.parallel_pre_bind_plugins)
         clone.pods_to_activate = dict(self.pods_to_activate)
         clone.record_plugin_metrics = self.record_plugin_metrics
         clone.binding_annotations = self.binding_annotations

@@ -28,6 +28,7 @@ from scheduler_core.framework.types import (
     NodeToStatus,
     PodInfo,
     PostFilterResult,
+    PreBindPreFlightResult,
     PreFilterResult,
     QueuedPodInfo,
 )
@@ -171,6 +172,21 @@ class PermitPlugin(Plugin, Protocol):
 
 class PreBindPlugin(Plugin, Protocol):
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> Status | None: ...
+
+
+class PreBindPreFlight(Protocol):
+    """Optional on a PreBind plugin (upstream makes it part of every PreBind plugin, v1.36.3
+    ``kube-scheduler/framework/interface.go``): before Permit's wait, whether its ``pre_bind``
+    has work for this pod on ``node_name``, from the cycle state alone. ``None`` (Success): it
+    has, and the binding cycle writes the pod's ``status.nominatedNodeName`` first, to tell
+    other components (the cluster autoscaler) where the pod is going; ``Status.skip()``: it has
+    none, and its ``pre_bind`` is not called; an Error status fails the binding cycle. A PreBind
+    plugin without it counts as Success. ``PreBindPreFlightResult(allow_parallel=True)``: its
+    ``pre_bind`` may run beside the other plugins' that allow it."""
+
+    def pre_bind_pre_flight(
+        self, state: CycleState, pod: PodInfo, node_name: NodeName
+    ) -> tuple[PreBindPreFlightResult | None, Status | None]: ...
 
 
 class BindPlugin(Plugin, Protocol):

@@ -461,6 +461,15 @@ class NodeScore:
     score: int
 
 
+@dataclass(frozen=True, slots=True)
+class PreBindPreFlightResult:
+    """What a PreBind plugin's ``pre_bind_pre_flight`` says beside its status (upstream
+    ``fwk.PreBindPreFlightResult``): ``allow_parallel``, its PreBind may run at the same time as
+    the other PreBind plugins that allow it."""
+
+    allow_parallel: bool = False
+
+
 @dataclass(slots=True)
 class PreFilterResult:
     """The nodes a PreFilter plugin narrows the cycle to; ``None`` means all nodes."""

@@ -19,6 +19,7 @@ Every extension point's run is timed into ``scheduler_framework_extension_point_
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
@@ -43,6 +44,7 @@ from scheduler_core.framework import (
     Plugin,
     PodInfo,
     PostFilterResult,
+    PreBindPlugin,
     PreFilterResult,
     ScorePlugin,
     Status,
@@ -630,26 +632,118 @@ class Framework:
             return status
         return _error(f"waiting on permit for pod: {status.message()}", status.plugin)
 
+    def will_wait_on_permit(self, pod: PodInfo) -> bool:
+        """A Permit plugin holds ``pod`` (upstream ``WillWaitOnPermit``)."""
+        return self.handle.waiting_pods.get(pod.uid) is not None
+
     # -- binding cycle ---------------------------------------------------------------------
+    def run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Upstream ``RunPreBindPreFlights`` (v1.36.3 ``framework/runtime/framework.go``): None
+        (Success) when a PreBind plugin has work for the pod, ``Skip`` when none has, else an
+        Error. Records in ``state`` the plugins that skip (their PreBind is not run) and those
+        whose PreBind may run in parallel. A plugin without ``pre_bind_pre_flight`` counts as
+        Success, not parallel (:class:`~scheduler_core.framework.PreBindPreFlight`)."""
+        start = self.timer()
+        result = self._run_pre_bind_pre_flights(state, pod, NodeName(node_name))
+        self.observe(sm.PRE_BIND_PRE_FLIGHT, result, start)
+        return result
+
+    def _run_pre_bind_pre_flights(self, state: CycleState, pod: PodInfo, node_name: NodeName) -> Status | None:
+        sampled = state.record_plugin_metrics
+        skipped: set[str] = set()
+        parallel: set[str] = set()
+        result: Status | None = Status.skip()
+        for plugin in self.pre_bind_plugins:
+            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+            if pre_flight is None:
+                result = None
+                continue
+            begun = self.timer() if sampled else 0.0
+            answer, status = pre_flight(state, pod, node_name)
+            if sampled:
+                self._plugin_ran(plugin.name, sm.PRE_BIND_PRE_FLIGHT, status, begun)
+            if answer is not None and answer.allow_parallel:
+                parallel.add(plugin.name)
+            if status is None or status.code is Code.SUCCESS:
+                result = None
+            elif status.code is Code.SKIP:
+                skipped.add(plugin.name)
+            elif status.code is Code.ERROR:
+                return _error(f"running PreBindPreFlight {go_quote(plugin.name)}: {status.message()}", plugin.name)
+            else:
+                return _error(
+                    f"PreBindPreFlight {plugin.name} returned {go_quote(status.code.upstream_name)}, which is "
+                    "unsupported. It is supposed to return Success, Skip, or Error status",
+                    plugin.name,
+                )
+        state.skip_pre_bind_plugins = skipped
+        state.parallel_pre_bind_plugins = parallel
+        return result
+
+    def pre_bind_groups(self, state: CycleState) -> list[list[PreBindPlugin]]:
+        """Upstream ``getPreBindPluginGroups``: the PreBind plugins not skipped, in order, the
+        neighbours that allow parallel runs grouped (a plugin that does not ends a group)."""
+        groups: list[list[PreBindPlugin]] = []
+        group: list[PreBindPlugin] = []
+        skipped, parallel = state.skip_pre_bind_plugins, state.parallel_pre_bind_plugins
+        for plugin in self.pre_bind_plugins:
+            if plugin.name in parallel:
+                if plugin.name not in skipped:
+                    group.append(plugin)
+                continue
+            if group:
+                groups.append(group)
+                group = []
+            if plugin.name not in skipped:
+                groups.append([plugin])
+        if group:
+            groups.append(group)
+        return groups
+
     async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Upstream ``RunPreBindPlugins``: each group in turn; a group's plugins at once, the
+        first failure cancelling the others (awaited before it is returned)."""
         start = self.timer()
         result: Status | None = None
-        sampled = state.record_plugin_metrics
-        for plugin in self.pre_bind_plugins:
-            begun = self.timer() if sampled else 0.0
-            status = await plugin.pre_bind(state, pod, NodeName(node_name))
-            if sampled:
-                self._plugin_ran(plugin.name, sm.PRE_BIND, status, begun)
-            if status is not None and status.code is not Code.SUCCESS:
-                if status.code is Code.SKIP:
-                    continue
-                if status.is_rejected():
-                    result = _with_plugin(status, plugin.name)
-                else:
-                    result = _error(f"running PreBind plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
+        name = NodeName(node_name)
+        for group in self.pre_bind_groups(state):
+            if len(group) == 1:
+                result = await self._pre_bind(group[0], state, pod, name)
+            else:
+                result = await self._pre_bind_together(group, state, pod, name)
+            if result is not None:
                 break
         self.observe(sm.PRE_BIND, result, start)
         return result
+
+    async def _pre_bind_together(
+        self, group: list[PreBindPlugin], state: CycleState, pod: PodInfo, node_name: NodeName
+    ) -> Status | None:
+        tasks = [asyncio.ensure_future(self._pre_bind(plugin, state, pod, node_name)) for plugin in group]
+        try:
+            for finished in asyncio.as_completed(tasks):
+                status = await finished
+                if status is not None:
+                    return status
+            return None
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _pre_bind(
+        self, plugin: PreBindPlugin, state: CycleState, pod: PodInfo, node_name: NodeName
+    ) -> Status | None:
+        sampled = state.record_plugin_metrics
+        begun = self.timer() if sampled else 0.0
+        status = await plugin.pre_bind(state, pod, node_name)
+        if sampled:
+            self._plugin_ran(plugin.name, sm.PRE_BIND, status, begun)
+        if status is None or status.code in (Code.SUCCESS, Code.SKIP):
+            return None
+        if status.is_rejected():
+            return _with_plugin(status, plugin.name)
+        return _error(f"running PreBind plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)
 
     async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         start = self.timer()

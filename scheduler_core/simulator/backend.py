@@ -106,6 +106,9 @@ class InMemoryCluster(ClusterAPI):
                 self._make_pod_claims(uid, pod)
         self.events: list[Event] = []
         self.deleted: list[tuple[dict[str, Any], str]] = []  # (pod, reason)
+        # uid -> the node its last failed attempt nominated it to (preemption's): kept after the
+        # binding clears the pod's own status.nominatedNodeName, for explain.
+        self.nominated_nodes: dict[str, str] = {}
         self._watch: PodWatch | None = None
         self._writes: dict[tuple[Verb, Resource, str], Callable[[Write], Written]] = {
             (Verb.PATCH, PODS, STATUS): self._patch_pod_status,
@@ -159,8 +162,10 @@ class InMemoryCluster(ClusterAPI):
             _set_condition(status, {"type": POD_SCHEDULED, "status": "False", "reason": reason, "message": message})
             if nominated_node:
                 status["nominatedNodeName"] = nominated_node
+                self.nominated_nodes[pod.uid] = nominated_node
             elif nominated_node == "":
                 status.pop("nominatedNodeName", None)
+                self.nominated_nodes.pop(pod.uid, None)
             self.pods[pod.uid] = new
         self.events.append(Event("Warning", "FailedScheduling", pod.namespace, pod.name, message))
 
@@ -185,6 +190,9 @@ class InMemoryCluster(ClusterAPI):
             meta["annotations"] = {**(meta.get("annotations") or {}), **annotations}
             new["metadata"] = meta
         _set_condition(new["status"], {"type": POD_SCHEDULED, "status": "True"})
+        # The binding ends the nomination (ClearingNominatedNodeNameAfterBinding, beta and on
+        # by default since v1.35: v1.36.3 pkg/registry/core/pod/storage/storage.go assignPod).
+        new["status"].pop("nominatedNodeName", None)
         self.pods[pod.uid] = new
         if self._watch is not None:
             self._watch.on_pod_update(stored, new)

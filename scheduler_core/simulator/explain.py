@@ -117,7 +117,7 @@ def explain(
     explanation = Explanation(
         first, bound_to=bound_to, nodes=node_usage(cluster.nodes, sim), warnings=[*cluster.warnings, *sim.warnings]
     )
-    nominated = ((sim.cluster.pods.get(uid) or {}).get("status") or {}).get("nominatedNodeName")
+    nominated = sim.cluster.nominated_nodes.get(uid)
     victims = [_key(pod) for pod, _ in sim.cluster.deleted]
     if first.status != "Scheduled" and (nominated or victims):
         explanation.preemption = Preemption(nominated or "", victims)

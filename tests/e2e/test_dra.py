@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 from tests import wrappers
 from tests.e2e import Cluster, eventually
@@ -76,11 +76,9 @@ def _model(driver: Driver, model: str) -> str:
     return f'device.attributes["{driver.name}"].model == "{model}"'
 
 
+ONE_DEVICE = Scenario({1: [device("gpu-0"), device("gpu-1")]}, lambda d: [exactly("gpu", d.device_class)])
 SCHEDULABLE = [
-    pytest.param(
-        Scenario({1: [device("gpu-0"), device("gpu-1")]}, lambda d: [exactly("gpu", d.device_class)]),
-        id="one-device-from-the-only-node-that-has-them",
-    ),
+    pytest.param(ONE_DEVICE, id="one-device-from-the-only-node-that-has-them"),
     pytest.param(
         Scenario(
             {
@@ -232,6 +230,46 @@ def test_claim_from_a_template_is_allocated_reserved_and_the_pod_binds_as_kube_s
     with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
         kube.create_pod()
         assert kube.bound() == (node, allocation)
+
+
+def _versions(run: Run, create: Callable[[], None]) -> list[tuple[int | None, int | None]]:
+    """``create`` the pod, then each change of its (``spec.nodeName``, ``status.nominatedNodeName``)
+    until it is bound, as node indexes, from a watch that starts before the pod existed."""
+    core = run.env.core
+    since = core.list_namespaced_pod(run.namespace).metadata.resource_version
+    create()
+    seen: list[tuple[int | None, int | None]] = []
+    stream: Any = watch.Watch()  # type: ignore[no-untyped-call]
+    for event in stream.stream(
+        core.list_namespaced_pod, run.namespace, field_selector="metadata.name=user",
+        resource_version=since, timeout_seconds=60,
+    ):  # fmt: skip
+        pod = event["object"]
+        version = tuple(
+            run.nodes.index(name) if name else None for name in (pod.spec.node_name, pod.status.nominated_node_name)
+        )
+        if not seen or seen[-1] != version:
+            seen.append(version)  # type: ignore[arg-type]
+        if pod.spec.node_name:
+            stream.stop()
+    return seen
+
+
+def test_the_pod_is_nominated_to_its_node_before_its_claim_is_allocated_as_kube_scheduler_does(
+    env: Env, cluster: Cluster, driver: Driver, tmp_path: Path
+) -> None:
+    # NominatedNodeNameForExpectation (beta, on since v1.35): DynamicResources' PreBindPreFlight
+    # has work, so the binding cycle writes status.nominatedNodeName before PreBind allocates the
+    # claim; the binding clears it (ClearingNominatedNodeNameAfterBinding).
+    scenario = ONE_DEVICE
+    ours = _operator_run(env, driver, scenario)
+    nominated_first = [(None, None), (None, 1), (1, None)]
+    assert _versions(ours, ours.create_pod) == nominated_first
+    assert ours.bound()[1].reserved_for == ("user",)
+
+    kube = Run.prepare(env, driver, env.namespace(), f"kube-dra-{uuid.uuid4().hex[:6]}", scenario)
+    with kube_scheduler(cluster, tmp_path, _kube_scheduler_config(kube.scheduler)):
+        assert _versions(kube, kube.create_pod) == nominated_first
 
 
 def test_more_devices_than_exist_is_upstreams_failed_scheduling(

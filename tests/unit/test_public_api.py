@@ -63,6 +63,8 @@ PINNED = {
     "PostFilterPlugin",
     "PostFilterResult",
     "PreBindPlugin",
+    "PreBindPreFlight",
+    "PreBindPreFlightResult",
     "PreEnqueuePlugin",
     "PreFilterExtensions",
     "PreFilterPlugin",

@@ -64,6 +64,7 @@ from scheduler_core.framework import (
     NodeToStatus,
     PodInfo,
     PostFilterResult,
+    PreBindPreFlightResult,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -642,6 +643,16 @@ class DynamicResources(DefaultNormalizeScore):
         return status.message() if status is not None else None
 
     # -- PreBind ------------------------------------------------------------------------------------------
+    def pre_bind_pre_flight(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[PreBindPreFlightResult | None, Status | None]:
+        """Upstream ``PreBindPreFlight``: PreBind has work when the pod has claims (it may run
+        beside the other parallel PreBind plugins)."""
+        data = _state(state)
+        if data is None:
+            return PARALLEL, Status.as_error("not found")
+        return PARALLEL, (None if data.claims else Status.skip())
+
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         data = _state(state)
         if data is None:
@@ -794,6 +805,9 @@ def _validate_class(classes: Manifest, class_name: str | None, request: str) -> 
     if class_name not in classes:
         return Status.unresolvable(f"request {request}: device class {class_name} does not exist")
     return None
+
+
+PARALLEL = PreBindPreFlightResult(allow_parallel=True)
 
 
 def _state(state: CycleState) -> _StateData | None:

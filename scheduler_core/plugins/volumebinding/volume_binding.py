@@ -41,6 +41,7 @@ from scheduler_core.framework import (
     Handle,
     NodeInfo,
     PodInfo,
+    PreBindPreFlightResult,
     PreFilterResult,
     QueueingHint,
     Status,
@@ -193,6 +194,20 @@ class VolumeBinding:
             self.binder.revert_assumed_pod_volumes(volumes)
 
     # -- PreBind -----------------------------------------------------------------------------------------
+    def pre_bind_pre_flight(
+        self, state: CycleState, pod: PodInfo, node_name: str
+    ) -> tuple[PreBindPreFlightResult | None, Status | None]:
+        """Upstream ``PreBindPreFlight``: PreBind has work unless every claim is bound (it may
+        run beside the other parallel PreBind plugins)."""
+        data = _state(state)
+        if data is None:
+            return PARALLEL, Status.as_error("not found")
+        if data.all_bound:
+            return PARALLEL, Status.skip()
+        if node_name not in data.pod_volumes_by_node:
+            return PARALLEL, Status.as_error(f'no pod volume found for node "{node_name}"')
+        return PARALLEL, None
+
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         data = _state(state)
         if data is None:
@@ -210,6 +225,9 @@ class VolumeBinding:
             return None
         self._handle.metrics.volume_scheduling_stage_failed("bind")  # binder.go BindPodVolumes
         return Status.as_error(error)
+
+
+PARALLEL = PreBindPreFlightResult(allow_parallel=True)
 
 
 def _state(state: CycleState) -> _StateData | None:

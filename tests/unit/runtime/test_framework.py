@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scheduler_core.config import PluginRef, PluginSet, SchedulerProfileSpec
-from scheduler_core.framework import Code, CycleState, NodeColumns, PreFilterResult, Status
+from scheduler_core.framework import Code, CycleState, NodeColumns, PreBindPreFlightResult, PreFilterResult, Status
 from scheduler_core.runtime.build import build_profile
 from scheduler_core.runtime.framework import Framework
 from scheduler_core.runtime.handle import FrameworkHandle
@@ -280,3 +280,153 @@ async def test_pre_bind_and_post_bind_run_in_order() -> None:
     assert await fwk.run_pre_bind(CycleState(), pod_info(), "n") is None
     await fwk.run_post_bind(CycleState(), pod_info(), "n")
     assert journal.calls == ["A.pre_bind", "B.pre_bind", "A.post_bind", "B.post_bind"]
+
+
+# -- PreBindPreFlight and PreBind groups (v1.36.3 framework/runtime/framework.go) ------------------
+
+
+def pre_binder(
+    name: str,
+    journal: Journal,
+    flight: Status | str | None = None,
+    *,
+    parallel: bool = False,
+    answer: Status | None = None,
+    gate: asyncio.Event | None = None,
+) -> type[Any]:
+    """A PreBind plugin whose pre-flight answers ``flight`` ("absent": it has none) and whose
+    PreBind answers ``answer``, after ``gate`` is set when one is given."""
+
+    class PreBinder:
+        args_model = None
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            pass
+
+        async def pre_bind(self, state: CycleState, pod: Any, node_name: str) -> Status | None:
+            journal.calls.append(f"{name}.pre_bind")
+            try:
+                if gate is not None:
+                    await gate.wait()
+            except asyncio.CancelledError:
+                journal.calls.append(f"{name}.cancelled")
+                raise
+            journal.calls.append(f"{name}.pre_bind done")
+            return answer
+
+    PreBinder.name = name  # type: ignore[attr-defined]
+    if flight != "absent":
+
+        def pre_bind_pre_flight(self: Any, state: CycleState, pod: Any, node_name: str) -> Any:
+            journal.calls.append(f"{name}.pre_flight({node_name})")
+            return PreBindPreFlightResult(allow_parallel=parallel), flight
+
+        PreBinder.pre_bind_pre_flight = pre_bind_pre_flight  # type: ignore[attr-defined]
+    return PreBinder
+
+
+@pytest.mark.parametrize(
+    ("flights", "code", "message", "skipped"),
+    [
+        pytest.param([Status.skip(), Status.skip()], Code.SKIP, "", {"A", "B"}, id="all-skip"),
+        pytest.param([Status.skip(), None], None, "", {"A"}, id="one-has-work"),
+        pytest.param([Status.skip(), "absent"], None, "", {"A"}, id="no-pre-flight-counts-as-work"),
+        pytest.param(
+            [Status.as_error("boom"), None], Code.ERROR, 'running PreBindPreFlight "A": boom', set(), id="error"
+        ),
+        pytest.param(
+            [None, Status.unschedulable("no")],
+            Code.ERROR,
+            'PreBindPreFlight B returned "Unschedulable", which is unsupported. '
+            "It is supposed to return Success, Skip, or Error status",
+            set(),
+            id="unsupported-code",
+        ),
+    ],
+)
+def test_pre_bind_pre_flights(flights: list[Any], code: Code | None, message: str, skipped: set[str]) -> None:
+    journal = Journal()
+    fwk = framework(pre_binder("A", journal, flights[0]), pre_binder("B", journal, flights[1]))
+    state = CycleState()
+    status = fwk.run_pre_bind_pre_flights(state, pod_info(), "n")
+    assert (status.code if status else None) is code
+    assert (status.message() if status else "") == message
+    if code is not Code.ERROR:
+        assert state.skip_pre_bind_plugins == skipped
+
+
+def test_framework_without_pre_bind_plugins_skips_pre_flight() -> None:
+    status = framework().run_pre_bind_pre_flights(CycleState(), pod_info(), "n")
+    assert status is not None and status.code is Code.SKIP
+
+
+async def test_pre_bind_runs_only_what_pre_flight_did_not_skip() -> None:
+    journal = Journal()
+    fwk = framework(pre_binder("A", journal, Status.skip()), pre_binder("B", journal, None))
+    state = CycleState()
+    assert fwk.run_pre_bind_pre_flights(state, pod_info(), "n") is None
+    assert await fwk.run_pre_bind(state, pod_info(), "n") is None
+    assert journal.calls == ["A.pre_flight(n)", "B.pre_flight(n)", "B.pre_bind", "B.pre_bind done"]
+
+
+def test_pre_bind_groups_as_upstream_chunks_them() -> None:
+    journal = Journal()
+    plugins = [
+        pre_binder("P1", journal, None, parallel=True),
+        pre_binder("P2", journal, None, parallel=True),
+        pre_binder("S1", journal, Status.skip()),  # skipped, yet it ends the group before it
+        pre_binder("P3", journal, Status.skip(), parallel=True),  # skipped: in no group
+        pre_binder("P4", journal, None, parallel=True),
+        pre_binder("S2", journal, None),
+        pre_binder("P5", journal, None, parallel=True),
+    ]
+    fwk = framework(*plugins)
+    state = CycleState()
+    fwk.run_pre_bind_pre_flights(state, pod_info(), "n")
+    assert [[p.name for p in group] for group in fwk.pre_bind_groups(state)] == [
+        ["P1", "P2"],
+        ["P4"],
+        ["S2"],
+        ["P5"],
+    ]
+
+
+async def test_parallel_pre_binds_run_at_once() -> None:
+    journal = Journal()
+    gate = asyncio.Event()
+    # A waits until B has run: one after the other, A would wait for ever.
+    a = pre_binder("A", journal, None, parallel=True, gate=gate)
+    fwk = framework(a, pre_binder("B", journal, None, parallel=True))
+    state = CycleState()
+    fwk.run_pre_bind_pre_flights(state, pod_info(), "n")
+    run = asyncio.ensure_future(fwk.run_pre_bind(state, pod_info(), "n"))
+    await asyncio.sleep(0.01)
+    assert "B.pre_bind done" in journal.calls and not run.done()
+    gate.set()
+    assert await asyncio.wait_for(run, 1) is None
+
+
+async def test_a_failing_parallel_pre_bind_cancels_the_others_and_names_itself() -> None:
+    journal = Journal()
+    never = asyncio.Event()
+    fwk = framework(
+        pre_binder("A", journal, None, parallel=True, gate=never),
+        pre_binder("B", journal, None, parallel=True, answer=Status.as_error("claim refused")),
+    )
+    state = CycleState()
+    fwk.run_pre_bind_pre_flights(state, pod_info(), "n")
+    status = await asyncio.wait_for(fwk.run_pre_bind(state, pod_info(), "n"), 1)
+    assert status is not None and status.code is Code.ERROR
+    assert status.message() == 'running PreBind plugin "B": claim refused'
+    assert "A.cancelled" in journal.calls  # and awaited before the answer
+
+
+async def test_will_wait_on_permit() -> None:
+    fwk = framework(make_plugin("W", points=("permit",), permit=(Status.wait(), 30.0)))
+    pod = pod_info("w")
+    assert not fwk.will_wait_on_permit(pod)
+    fwk.run_permit(CycleState(), pod, "n")
+    assert fwk.will_wait_on_permit(pod)
+    fwk.handle.waiting_pods.get(pod.uid).reject("W", "done")  # type: ignore[union-attr]
+    assert await fwk.wait_on_permit(pod) is not None
+    assert not fwk.will_wait_on_permit(pod)

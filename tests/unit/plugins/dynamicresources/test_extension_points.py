@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler_core.framework import CycleState, NodeInfo, PodInfo, QueueingHint
+from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, QueueingHint
 from scheduler_core.framework.dra import ResourceClaim
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.plugins.dynamicresources import DynamicResources
@@ -110,6 +110,8 @@ def test_reserve_lets_go_of_the_cycles_allocator_and_the_other_nodes_searches() 
         assert list(data.node_allocations) == [] and set(data.node_claims) <= {"n2"}
     finally:
         gc.enable()
+    answer, flight = setup.plugin.pre_bind_pre_flight(state, pod, "n2")  # upstream PreBindPreFlight
+    assert answer is not None and answer.allow_parallel and flight is None  # a claim: PreBind has work
     assert asyncio.run(setup.plugin.pre_bind(state, pod, "n2")) is None
     assert setup.stored("a")["status"]["allocation"]["devices"]["results"][0]["pool"] == "n2"
 
@@ -395,3 +397,16 @@ def test_prebind_gives_up_after_five_conflicts_with_the_last_one() -> None:
         'resourceclaims.resource.k8s.io "a": the object has been modified'
     )
     assert calls == [Verb.UPDATE, Verb.UPDATE] + [Verb.GET, Verb.UPDATE] * 4  # the finalizer once, then status
+
+
+def test_pre_bind_pre_flight_skips_a_pod_without_claims_and_errs_without_state() -> None:
+    # Upstream PreBindPreFlight: Skip when the cycle found no claims, an error when PreFilter
+    # wrote no state; parallel either way.
+    setup = Setup([claim("a")])
+    state, info = CycleState(), PodInfo(make_pod().name("plain").uid("uid-plain").obj())
+    _, pre_filter = setup.plugin.pre_filter(state, info, setup.nodes)
+    assert pre_filter is not None and pre_filter.code is Code.SKIP
+    answer, flight = setup.plugin.pre_bind_pre_flight(state, info, "n1")
+    assert answer is not None and answer.allow_parallel and flight is not None and flight.code is Code.SKIP
+    _, flight = setup.plugin.pre_bind_pre_flight(CycleState(), info, "n1")
+    assert flight is not None and flight.code is Code.ERROR and flight.message() == "not found"

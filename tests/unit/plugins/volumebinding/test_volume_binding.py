@@ -345,6 +345,9 @@ def test_pod_without_claims_is_skipped_without_reading_objects() -> None:
     pre_score = plugin.pre_score(state, the_pod, [])
     assert pre_score is not None and pre_score.code is Code.SKIP
     assert plugin.reserve(state, the_pod, "node-a") is None
+    # Upstream PreBindPreFlight: nothing to bind, so PreBind is skipped (and may run in parallel).
+    answer, flight = plugin.pre_bind_pre_flight(state, the_pod, "node-a")
+    assert answer is not None and answer.allow_parallel and flight is not None and flight.code is Code.SKIP
     assert asyncio.run(plugin.pre_bind(state, the_pod, "node-a")) is None
 
 
@@ -513,7 +516,11 @@ def test_pre_bind_without_filter_result_for_the_node_is_an_error() -> None:
     assert asyncio.run(plugin.pre_bind(state, the_pod, "node-z")) is None
     state2 = run_filters(plugin, the_pod, nodes)[2]
     assert plugin.reserve(state2, the_pod, "node-a") is None
+    assert plugin.pre_bind_pre_flight(state2, the_pod, "node-a")[1] is None  # a claim to bind: work
     state2.read_as("VolumeBinding", _StateData).pod_volumes_by_node.clear()
+    _, flight = plugin.pre_bind_pre_flight(state2, the_pod, "node-a")
+    assert flight is not None and flight.code is Code.ERROR
+    assert flight.message() == 'no pod volume found for node "node-a"'
     status = asyncio.run(plugin.pre_bind(state2, the_pod, "node-a"))
     assert status is not None and status.code is Code.ERROR
     assert status.message() == 'no pod volume found for node "node-a"'
