@@ -50,6 +50,7 @@ def pick(case: config.TestCase, how: str) -> config.Variant | None:
 _CLUSTER_SETTINGS = {
     "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG": "runtime config",
     "CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES": "feature gates",
+    "CRD_SCHEDULER_DEVCLUSTER_AUDIT_LOG": "audit log",  # the API server writes a line per write
 }
 
 

@@ -284,6 +284,7 @@ def _start(lay: Layout, controllers: tuple[str, ...] = ()) -> None:
             {
                 "featureGates": os.environ.get(layout.FEATURE_GATES_ENV, ""),
                 "runtimeConfig": os.environ.get(layout.RUNTIME_CONFIG_ENV, ""),
+                "auditLog": os.environ.get(layout.AUDIT_LOG_ENV, ""),
                 "controllers": ",".join([base, *controllers]),
             },
             indent=2,
@@ -382,7 +383,47 @@ def _apiserver_args(lay: Layout, ports: Ports, certs: Certs) -> list[str]:
         "--profiling=false",
         *gate_flags(lay),
         *([f"--runtime-config={config}"] if (config := features(lay)["runtimeConfig"]) else []),
+        *_audit_flags(lay),
     ]
+
+
+# The writes a scheduling timeline needs (python -m bench.timeline), at Metadata level (no
+# bodies), once each (the ResponseComplete stage: its stageTimestamp is when the answer went).
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived", "ResponseStarted", "Panic"],
+    "rules": [
+        {"level": "None", "verbs": ["watch", "get", "list"]},
+        # A pod made from generateName is named in its answer only.
+        {"level": "RequestResponse", "verbs": ["create"], "resources": [{"group": "", "resources": ["pods"]}]},
+        {
+            "level": "Metadata",
+            "resources": [
+                {"group": "", "resources": ["pods", "pods/binding", "pods/status"]},
+                {"group": "resource.k8s.io"},
+            ],
+        },
+        {"level": "None"},
+    ],
+}
+
+
+def _audit_flags(lay: Layout) -> list[str]:
+    """The audit log's flags when the cluster was started with one (``AUDIT_LOG_ENV``): written
+    as each request ends (blocking mode), so its order is the API server's."""
+    path = _audit_log(lay)
+    if not path:
+        return []
+    lay.audit_policy.write_text(json.dumps(AUDIT_POLICY, indent=2) + "\n")
+    return [f"--audit-policy-file={lay.audit_policy}", f"--audit-log-path={path}", "--audit-log-mode=blocking"]
+
+
+def _audit_log(lay: Layout) -> str:
+    try:
+        return str(json.loads(lay.features.read_text()).get("auditLog") or "")
+    except (OSError, ValueError):
+        return ""
 
 
 def _controller_manager_args(lay: Layout, ports: Ports, certs: Certs) -> list[str]:

@@ -19,7 +19,9 @@ used, never built into. ``CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES`` (``--feature-
 e.g. ``GenericWorkload=true,GangScheduling=true``) and ``CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG``
 (``--runtime-config``, e.g. ``scheduling.k8s.io/v1alpha2=true``) are read when a cluster starts
 and kept in ``run/features.json``: every component of that cluster, the on-demand
-kube-scheduler included, runs with them.
+kube-scheduler included, runs with them. ``CRD_SCHEDULER_DEVCLUSTER_AUDIT_LOG`` (a file path)
+has the API server write an audit log there: one line per write and list of pods, bindings, pod
+statuses and ``resource.k8s.io`` objects (the timelines of ``python -m bench.timeline``).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ CLUSTER_COMPONENTS = (CONTROLLER_MANAGER, APISERVER, ETCD)
 ROOT_ENV = "CRD_SCHEDULER_DEVCLUSTER_DIR"
 FEATURE_GATES_ENV = "CRD_SCHEDULER_DEVCLUSTER_FEATURE_GATES"
 RUNTIME_CONFIG_ENV = "CRD_SCHEDULER_DEVCLUSTER_RUNTIME_CONFIG"
+AUDIT_LOG_ENV = "CRD_SCHEDULER_DEVCLUSTER_AUDIT_LOG"
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,10 @@ class Layout:
     def features(self) -> Path:
         """The feature gates and runtime config the running cluster was started with."""
         return self.run / "features.json"
+
+    @property
+    def audit_policy(self) -> Path:
+        return self.run / "audit-policy.yaml"
 
     @property
     def build_log(self) -> Path:
