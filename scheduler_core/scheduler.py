@@ -520,6 +520,9 @@ class Scheduler:
         fwk = self._begin_cycle(qpi)
         if fwk is None:
             return
+        if log.isEnabledFor(logging.DEBUG):  # upstream logs it at V(3) (schedule_one.go ScheduleOne)
+            pod = qpi.pod_info
+            log.debug("Attempting to schedule pod %s", pod.key, extra={"pod": pod.key, "profile": fwk.profile_name})
         try:
             await self._scheduling_cycle(fwk, qpi)
         except Exception as exc:

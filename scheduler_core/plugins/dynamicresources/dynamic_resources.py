@@ -68,6 +68,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     QueueingHint,
     Status,
+    device_cel,
     manifest,
 )
 from scheduler_core.framework.dra import (
@@ -243,6 +244,7 @@ class DynamicResources(DefaultNormalizeScore):
         self._handle = handle
         self._tracker = handle.shared(NAME, ClaimTracker)
         self._last_change: _ClaimChange | None = None
+        device_cel.warm_up()
 
     @property
     def in_flight(self) -> dict[str, dict[str, Any]]:

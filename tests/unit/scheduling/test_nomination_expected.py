@@ -145,3 +145,12 @@ async def test_a_failed_pre_flight_fails_the_cycle_and_the_pod_is_retried() -> N
     (event,) = [e for e in cluster.events if e.reason == "FailedScheduling"]
     assert event.message == 'running PreBindPreFlight "Preparer": state lost'
     assert scheduler.queue.contains(PodInfo(cluster.pods["p"]))  # requeued, not dropped
+
+
+async def test_each_attempt_is_logged_at_debug(caplog: pytest.LogCaptureFixture) -> None:
+    # Upstream ScheduleOne logs "Attempting to schedule pod" at V(3); -v 4 (DEBUG) shows ours.
+    with caplog.at_level("DEBUG", logger="scheduler_core.scheduler"):
+        await run_one(None)
+    assert [r.getMessage() for r in caplog.records if r.name == "scheduler_core.scheduler"] == [
+        "Attempting to schedule pod default/p"
+    ]

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, QueueingHint
+from scheduler_core.framework import Code, CycleState, NodeInfo, PodInfo, QueueingHint, device_cel
 from scheduler_core.framework.dra import ResourceClaim
 from scheduler_core.framework.writes import RESOURCE_CLAIMS, STATUS, Verb, Write
 from scheduler_core.plugins.dynamicresources import DynamicResources
@@ -410,3 +410,12 @@ def test_pre_bind_pre_flight_skips_a_pod_without_claims_and_errs_without_state()
     assert answer is not None and answer.allow_parallel and flight is not None and flight.code is Code.SKIP
     _, flight = setup.plugin.pre_bind_pre_flight(CycleState(), info, "n1")
     assert flight is not None and flight.code is Code.ERROR and flight.message() == "not found"
+
+
+def test_building_the_plugin_loads_the_cel_interpreter_before_any_pod() -> None:
+    # The first DRA pod of a process paid the interpreter's load in its cycle (bench/README.md,
+    # "A pod's timeline"); a profile build pays it now.
+    device_cel.compile_selector.cache_clear()  # (the interpreter loads once per process)
+    Setup([claim("a")])
+    assert device_cel._cel.cache_info().currsize == 1
+    assert device_cel.compile_selector.cache_info().currsize == 1
