@@ -33,7 +33,7 @@ import argparse
 import json
 import statistics
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -103,8 +103,9 @@ def actor(user_agent: str, user: str) -> str:
 
 def read(lines: Iterable[str]) -> list[PodTimeline]:
     """The pods created in the log, each with the writes of it and of its claims, in the order
-    the API server received them."""
-    pods: dict[tuple[str, str], PodTimeline] = {}
+    the API server received them. A name created again (a workload's next run) is a new pod:
+    a write belongs to the last one created before it."""
+    created: dict[tuple[str, str], list[PodTimeline]] = {}
     writes: list[Write] = []
     for line in lines:
         event = json.loads(line)
@@ -123,30 +124,34 @@ def read(lines: Iterable[str]) -> list[PodTimeline]:
             name=name,
             code=int((event.get("responseStatus") or {}).get("code") or 0),
         )
-        if resource == "pods" and write.verb == "create" and write.code < 300 and name:
-            pods[(write.namespace, name)] = PodTimeline(write.namespace, name, write.received)
         writes.append(write)
-    for write in sorted(writes, key=lambda w: w.received):
-        for pod in _owners(pods, write):
-            if write.received >= pod.created:
-                pod.writes.append(write)
-    return list(pods.values())
-
-
-def _owners(pods: dict[tuple[str, str], PodTimeline], write: Write) -> Iterator[PodTimeline]:
-    if write.resource.startswith("pods"):
-        pod = pods.get((write.namespace, write.name))
-        if pod is not None and not (write.resource == "pods" and write.verb == "create"):
-            yield pod
-    elif write.resource.startswith("resourceclaims"):
-        # "<pod>-<claim>-<suffix>": a claim of a template; the longest pod name that fits.
-        owner = max(
-            (pod for (ns, name), pod in pods.items() if ns == write.namespace and write.name.startswith(f"{name}-")),
-            key=lambda pod: len(pod.name),
-            default=None,
-        )
+    writes.sort(key=lambda w: w.received)
+    pods: list[PodTimeline] = []
+    for write in writes:
+        if write.resource == "pods" and write.verb == "create":
+            if write.code < 300 and write.name:
+                pod = PodTimeline(write.namespace, write.name, write.received)
+                created.setdefault((write.namespace, write.name), []).append(pod)
+                pods.append(pod)
+            continue
+        owner = _owner(created, write)
         if owner is not None:
-            yield owner
+            owner.writes.append(write)
+    return pods
+
+
+def _owner(created: dict[tuple[str, str], list[PodTimeline]], write: Write) -> PodTimeline | None:
+    """The pod a write is for: the pod it names, or for a claim the pod whose name and a dash
+    start the claim's (the longest such name); of that name, the last created before it."""
+    if write.resource.startswith("pods"):
+        key: tuple[str, str] | None = (write.namespace, write.name)
+    elif write.resource.startswith("resourceclaims"):
+        names = [name for ns, name in created if ns == write.namespace and write.name.startswith(f"{name}-")]
+        key = (write.namespace, max(names, key=len)) if names else None
+    else:
+        key = None
+    earlier = [pod for pod in created.get(key, ()) if pod.created <= write.received] if key else []
+    return earlier[-1] if earlier else None
 
 
 def summary(pods: list[PodTimeline]) -> dict[str, dict[str, Any]]:

@@ -172,9 +172,9 @@ def _saved_line(mode: str, run: dict[str, Any]) -> list[str]:
     """One line per commit (and dev-cluster note) of a mode's saved results: when, under what
     load, and which cases."""
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    env = run.get("environment", {})
+    env = run.get("environment", {})  # the last save's: only for results without their own
     for row in run.get("results", []):
-        own = {**env, **(row.get("environment") or {}), "case": row["case"]}
+        own = {**(row.get("environment") or env), "case": row["case"]}
         groups.setdefault((str(own.get("commit")), str(own.get("cpus")), own.get("note") or ""), []).append(own)
     lines = []
     for (commit, cpus, note), rows in sorted(groups.items()):

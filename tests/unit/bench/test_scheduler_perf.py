@@ -238,7 +238,10 @@ def test_the_readme_table_keeps_what_no_saved_result_replaces(tmp_path: Path) ->
                "cpu_per_bound_pod_runs": {"stream": [[0.00355, 0.00344], [0.00276, 0.00372], [0.00238, 0.0045]]},
                "environment": {"date": "2026-11-30 19:00 UTC", "commit": "abc1234", "load_average": [0.6],
                                "cpus": 2}}  # fmt: skip
-    (results / "cluster.json").write_text(json.dumps({"environment": {}, "results": [cluster]}))
+    # The file's own environment is its last save's (of other cases, on another dev cluster):
+    # none of it belongs to a result stamped with its own.
+    last = {"commit": "def5678", "cpus": 2, "note": "dev cluster audit log /tmp/audit.log"}
+    (results / "cluster.json").write_text(json.dumps({"environment": last, "results": [cluster]}))
     old_row = "| misc | SchedulingBasic | 500Nodes | ran (1000 measured pods bound) | 2162.2 | 0.96 | 1500 | 81 "
     old_row += "| 500Nodes: 241.9 (ours x8.94) | 500Nodes: stream 0.97 | 2.07 / 2.72 | 141 / 101 |"
     other = "| volumes | SchedulingSecrets | 500Nodes | ran (1000 measured pods bound) | 1934.2 | 0.74 | 1500 | 291 "

@@ -89,3 +89,16 @@ def test_the_dev_cluster_audits_only_when_asked(tmp_path: Path, monkeypatch: pyt
     policy = json.loads(lay.audit_policy.read_text())
     assert policy["rules"][-1] == {"level": "None"}  # nothing else is logged
     assert {"group": "resource.k8s.io"} in policy["rules"][-2]["resources"]
+
+
+def test_a_name_created_again_is_a_new_pod() -> None:
+    # scheduler_perf names some workloads' pods (test-dra-0...): each run creates them again.
+    lines = LOG.read_text().replace("test-drantg4s", "test-drabbx98").splitlines()
+    first, second = timeline.read(lines)
+    assert first.name == second.name == "test-drabbx98" and first.created < second.created
+    assert {w.actor for w in first.writes} - {"client"} <= {
+        "crd-scheduler",
+        "controller:resource-claim-controller",
+        "controller:generic-garbage-collector",
+    }
+    assert timeline.summary([first, second]) == timeline.summary(pods())
