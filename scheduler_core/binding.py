@@ -113,6 +113,8 @@ class BindingCycles:
         except Exception as exc:  # a plugin raising must not lose the pod
             status = raised(fwk, exc, f"binding cycle of {assumed.key}")
         if status is not None:
+            # A failure before Permit's wait (the pre-flight's) leaves the pod held there.
+            fwk.handle.waiting_pods.remove(assumed.uid)
             unreserve(fwk, state, assumed, host)
             try:
                 self._cache.forget_pod(assumed)
@@ -145,11 +147,15 @@ class BindingCycles:
         if pre_flight is not None and (pre_flight.code is Code.ERROR or pre_flight.is_rejected()):
             return pre_flight
         if (pre_flight is None or fwk.will_wait_on_permit(assumed)) and assumed.nominated_node_name != host:
-            error = await writes.patch_pod_status(self._backend.api, assumed, {"nominatedNodeName": host})
-            if error is not None:
+            try:
+                error = await writes.patch_pod_status(self._backend.api, assumed, {"nominatedNodeName": host})
+                why = error.message() if error is not None else None
+            except Exception as exc:  # not critical enough to stop the binding cycle (upstream)
+                why = repr(exc)
+            if why is not None:
                 log.error(
                     "Failed to update the nominated node name in the binding cycle: pod %s, nominatedNodeName %s: %s",
-                    assumed.key, host, error.message(),
+                    assumed.key, host, why,
                     extra={"pod": assumed.key, "uid": assumed.uid, "node": host, "profile": fwk.profile_name},
                 )  # fmt: skip
         return None

@@ -119,6 +119,7 @@ _METHODS: dict[str, type[Any]] = {
     "unreserve": i.ReservePlugin,
     "permit": i.PermitPlugin,
     "pre_bind": i.PreBindPlugin,
+    "pre_bind_pre_flight": i.PreBindPreFlight,
     "bind": i.BindPlugin,
     "post_bind": i.PostBindPlugin,
 }

@@ -111,11 +111,15 @@ class KubeBackend(ClusterAPI):
         self._stores: Mapping[str, Store] = stores
         self._reported: dict[str, tuple[str, str, str | None]] = {}  # uid -> last condition written
         self._conflicted: set[str] = set()  # uids bound by someone else (no Scheduled event)
+        # uid -> the nominatedNodeName this operator last wrote ("" cleared): the pod store may
+        # not show it yet when the next failure decides whether to clear it.
+        self._nominations: dict[str, str] = {}
         self.now: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     def forget(self, uid: str) -> None:
         """The pod is gone or bound: drop what was kept to report on it."""
         self._reported.pop(uid, None)
+        self._nominations.pop(uid, None)
         self._lanes.forget(uid)
         self.recorder.spam.forget(uid)
 
@@ -148,6 +152,9 @@ class KubeBackend(ClusterAPI):
         self.recorder.record(current, WARNING, "FailedScheduling", ACTION_SCHEDULING, message)
         condition = scheduled_condition(current, reason, message)
         nomination = nomination_patch(manifest.status(current).get("nominatedNodeName"), nominated_node)
+        written = self._nominations.get(pod.uid)
+        if not nomination and written is not None:  # the store may lag our own last write
+            nomination = nomination_patch(written, nominated_node)
         wanted = (reason, message, nominated_node)
         if self._reported.get(pod.uid) == wanted or (condition is None and not nomination):
             return
@@ -164,6 +171,8 @@ class KubeBackend(ClusterAPI):
                     "PATCH", _pod_path(pod.namespace, pod.name) + "/status", body=body,
                     content_type=kube.CONTENT_STRATEGIC_MERGE_PATCH, decode=False,
                 )  # fmt: skip
+                if nomination:
+                    self._nominations[pod.uid] = nominated_node or ""
             except Exception as error:
                 if isinstance(error, ApiError) and error.status in (HTTPStatus.NOT_FOUND, HTTPStatus.CONFLICT):
                     return  # gone, or re-created
@@ -192,6 +201,7 @@ class KubeBackend(ClusterAPI):
         # PodScheduled=False after the binding: it goes (one in flight lands first).
         await self._lanes.settle(pod.uid)
         self._reported.pop(pod.uid, None)
+        self._nominations.pop(pod.uid, None)  # the binding clears it (ClearingNominatedNodeNameAfterBinding)
         try:
             # The answer is a metav1.Status, not a Binding (the generated client fails to read
             # it): only the HTTP status matters, so its body is not decoded. Upstream reads it
@@ -236,6 +246,14 @@ class KubeBackend(ClusterAPI):
         landed before its answer was lost comes back as a 409 (its precondition), or as a
         second object for a create by ``generateName`` (the special claim: its owner, the pod,
         garbage-collects it)."""
+        nominated = _nomination_written(call)
+        if nominated is not None:
+            uid, node = nominated
+            if node:
+                # The binding cycle's nomination: a failure report of an earlier attempt, still
+                # waiting, would land after it and undo it (upstream writes in order).
+                await self._lanes.settle(uid)
+            self._reported.pop(uid, None)  # report_failure's memory no longer says what is there
         if call.reason:
             condition = {
                 "type": DISRUPTION_TARGET, "status": "True", "reason": REASON_PREEMPTION,
@@ -249,9 +267,11 @@ class KubeBackend(ClusterAPI):
             if error is not None:
                 return None, error
         stored, error = await self._send(call)
+        if error is None and nominated is not None:
+            self._nominations[nominated[0]] = nominated[1]
         if error is None and call.reason:
-            uid = call.precondition.uid if call.precondition is not None else None
-            log.info("preempted %s/%s uid=%s: %s", call.namespace, call.name, uid, call.reason)
+            victim = call.precondition.uid if call.precondition is not None else None
+            log.info("preempted %s/%s uid=%s: %s", call.namespace, call.name, victim, call.reason)
         return stored, error
 
     async def _send(self, call: Write, *, decode: bool = True) -> Written:
@@ -269,6 +289,18 @@ class KubeBackend(ClusterAPI):
             self._transport.count_failure(f"{call.verb} {_resource_path(call)}")
             return None, Status.as_error(error)
         return stored, None
+
+
+def _nomination_written(call: Write) -> tuple[str, str] | None:
+    """(uid, node, "" to clear) of a pod status patch that writes ``nominatedNodeName`` under a
+    UID precondition (``writes.patch_pod_status``), else None."""
+    if call.resource != PODS or call.subresource != STATUS or call.verb is not Verb.PATCH:
+        return None
+    status = call.obj.get(STATUS) or {}
+    uid = call.precondition.uid if call.precondition is not None else None
+    if "nominatedNodeName" not in status or not uid:
+        return None
+    return uid, str(status["nominatedNodeName"] or "")
 
 
 def _pod_path(namespace: str, name: str) -> str:

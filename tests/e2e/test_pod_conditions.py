@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from scheduler_core.framework import PodInfo
+from scheduler_core.framework import PodInfo, writes
 from scheduler_operator.control.backend import KubeBackend
 from scheduler_operator.control.recorder import EventRecorder
 from scheduler_operator.io.calls import Lanes
@@ -99,3 +99,34 @@ async def test_binding_cancels_the_failure_report_still_waiting(side: Side) -> N
     stored = side.core.read_namespaced_pod(pods[-1].name, pods[-1].namespace)
     assert stored.spec.node_name == "node-a"
     assert side.scheduled(pods[-1]) == {"status": "True", "reason": None, "message": None}
+
+
+def nominated(side: Side, pod: PodInfo) -> str | None:
+    return side.core.read_namespaced_pod(pod.name, pod.namespace).status.nominated_node_name  # type: ignore[no-any-return]
+
+
+async def test_a_failure_clears_the_binding_cycles_nomination_even_when_it_repeats_itself(side: Side) -> None:
+    """The binding cycle nominates the pod before PreBind's work (NominatedNodeNameForExpectation);
+    a failure after it clears the nomination (``clearNominatedNode``), each time, though the pod
+    store (none here: the watch may lag) does not show the nomination and the failure's reason
+    and message are the last report's."""
+    (pod,) = [side.create("gang-member")]
+    for node in ("node-a", "node-b"):
+        assert await writes.patch_pod_status(side.backend, pod, {"nominatedNodeName": node}) is None
+        assert nominated(side, pod) == node
+        side.backend.report_failure(pod, "Unschedulable", "rejected at Permit: timeout", "")
+        await side.lanes.drain()
+        assert nominated(side, pod) is None, node
+
+
+@pytest.mark.parametrize("side", [100], indirect=True)
+async def test_the_nomination_is_not_undone_by_a_failure_report_still_waiting(side: Side) -> None:
+    """An earlier attempt's report (a preemption's nomination elsewhere) still waiting on the
+    report lane must not land after the next binding cycle's nomination: upstream writes them
+    in order."""
+    pods = [side.create(f"unsched-{i}") for i in range(PODS)]
+    for pod in pods:
+        side.backend.report_failure(pod, "Unschedulable", "0/3 nodes are available", "node-z")
+    assert await writes.patch_pod_status(side.backend, pods[-1], {"nominatedNodeName": "node-a"}) is None
+    await side.lanes.drain()
+    assert nominated(side, pods[-1]) == "node-a"

@@ -284,7 +284,7 @@ def _start(lay: Layout, controllers: tuple[str, ...] = ()) -> None:
             {
                 "featureGates": os.environ.get(layout.FEATURE_GATES_ENV, ""),
                 "runtimeConfig": os.environ.get(layout.RUNTIME_CONFIG_ENV, ""),
-                "auditLog": os.environ.get(layout.AUDIT_LOG_ENV, ""),
+                "auditLog": os.path.abspath(audit) if (audit := os.environ.get(layout.AUDIT_LOG_ENV)) else "",
                 "controllers": ",".join([base, *controllers]),
             },
             indent=2,

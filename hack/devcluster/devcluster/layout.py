@@ -20,7 +20,7 @@ e.g. ``GenericWorkload=true,GangScheduling=true``) and ``CRD_SCHEDULER_DEVCLUSTE
 (``--runtime-config``, e.g. ``scheduling.k8s.io/v1alpha2=true``) are read when a cluster starts
 and kept in ``run/features.json``: every component of that cluster, the on-demand
 kube-scheduler included, runs with them. ``CRD_SCHEDULER_DEVCLUSTER_AUDIT_LOG`` (a file path)
-has the API server write an audit log there: one line per write and list of pods, bindings, pod
+has the API server write an audit log there: one line per write of pods, bindings, pod
 statuses and ``resource.k8s.io`` objects (the timelines of ``python -m bench.timeline``).
 """
 

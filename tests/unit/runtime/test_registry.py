@@ -91,9 +91,22 @@ class AsyncFilter(Good):
         return None
 
 
+class AsyncPreFlight(Good):
+    name = "AsyncPreFlight"
+
+    async def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Any:
+        return None, None
+
+
 @pytest.mark.parametrize(
     ("factory", "message"),
     [
+        pytest.param(
+            AsyncPreFlight,
+            "plugin 'AsyncPreFlight': method 'pre_bind_pre_flight' must be a plain function, not async, "
+            "as PreBindPreFlight.pre_bind_pre_flight",
+            id="pre-flight-async",
+        ),
         pytest.param(
             Misspelt,
             "plugin 'Misspelt': method 'filtr' matches no extension point (did you mean 'filter', "

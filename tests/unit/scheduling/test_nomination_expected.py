@@ -154,3 +154,41 @@ async def test_each_attempt_is_logged_at_debug(caplog: pytest.LogCaptureFixture)
     assert [r.getMessage() for r in caplog.records if r.name == "scheduler_core.scheduler"] == [
         "Attempting to schedule pod default/p"
     ]
+
+
+@pytest.mark.parametrize("answer", ["refused", "raised"])
+async def test_a_failed_nomination_is_logged_and_the_pod_still_binds(
+    answer: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Upstream: "not critical enough to stop binding cycles here"; a raise is not either.
+    original = InMemoryCluster.write
+
+    async def refuse(self: InMemoryCluster, call: Write) -> Written:
+        if call.target == "pods/status":
+            if answer == "raised":
+                raise ConnectionResetError("connection lost")
+            return None, Status.as_error("the API server is away")
+        return await original(self, call)
+
+    monkeypatch.setattr(InMemoryCluster, "write", refuse)
+    _, cluster, _ = await run_one(None)
+    assert cluster.pods["p"]["spec"]["nodeName"] == "n" and Preparer.seen == [None]
+    assert any(
+        "Failed to update the nominated node name in the binding cycle" in r.getMessage() for r in caplog.records
+    )
+
+
+async def test_a_failed_pre_flight_lets_go_of_a_pod_held_at_permit() -> None:
+    plugin: Any = type("Preparer", (Preparer,), {"pre_bind_pre_flight": with_pre_flight(Status.as_error("lost"))})
+    Preparer.holds = True
+    scheduler, cluster, _ = make_scheduler(SPEC, extra_plugins={"Preparer": plugin})
+    Preparer.cluster = cluster
+    add_nodes(scheduler, cluster, [make_node().name("n").capacity(cpu="4", memory="8Gi").obj()])
+    add_pods(scheduler, cluster, [make_pod().name("p").uid("p").req(cpu="1").obj()])
+    qpi = scheduler.queue.pop()
+    assert qpi is not None
+    await scheduler.schedule_one(qpi)
+    while scheduler.pending_binding():
+        await asyncio.sleep(0)
+    (fwk,) = [fwk for _, fwk in scheduler.profiles]
+    assert fwk.handle.waiting_pods.get("p") is None  # not held for a next attempt to find
