@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import socket
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu, tcp_connections
 
@@ -45,18 +46,38 @@ def _burn(seconds: float) -> None:
 
 def test_cpu_between_two_readings_is_measured_to_the_millisecond() -> None:
     # /proc/<pid>/stat counts in clock ticks (10 ms): 100 measured pods in 0.4 s are 20 ticks, so
-    # a tick is 0.1 ms per pod. 35 ms of spinning reads as 30 or 40 ms there.
-    # The two clocks are read a little apart; a garbage collection between them (a full one
-    # takes milliseconds in the process of the whole suite) would be counted by one only.
-    gc.collect()
-    gc.disable()
-    try:
-        before, process_before = process_cpu(os.getpid()), time.process_time()
+    # a tick is 0.1 ms per pod. 35 ms of spinning reads as 30 or 40 ms there. A thread's schedstat
+    # is exact once it is off the CPU (a context switch brings its run time up to date), as the
+    # bench reads the scheduler's threads, mostly waiting; the reading thread's own is up to a
+    # scheduler tick stale, which is why the burn runs on a thread of its own (reading this one
+    # against time.process_time() was 2.05 and 2.77 ms apart in the whole suite's process).
+    go, done, finish = threading.Event(), threading.Event(), threading.Event()
+    spent: list[float] = []
+
+    def work() -> None:
+        go.wait()
+        start = time.thread_time()
         _burn(0.035)
-        after, process_after = process_cpu(os.getpid()), time.process_time()
+        spent.append(time.thread_time() - start)
+        done.set()
+        finish.wait()  # alive and off the CPU at the second reading
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        before = process_cpu(os.getpid())
+        go.set()
+        done.wait()
+        after = process_cpu(os.getpid())
     finally:
-        gc.enable()
-    assert abs(cpu_seconds_between(before, after) - (process_after - process_before)) < 0.002
+        finish.set()
+        worker.join()
+    tid = worker.native_id
+    assert tid is not None and tid in before.threads and tid in after.threads
+    burned = (after.threads[tid] - before.threads[tid]) / 1e9
+    assert abs(burned - spent[0]) < 0.001
+    others = sum(after.threads[t] - before.threads[t] for t in before.threads if t != tid) / 1e9
+    assert cpu_seconds_between(before, after) == pytest.approx(burned + others)
 
 
 def test_cpu_of_a_thread_that_ended_between_the_readings_is_still_counted() -> None:
