@@ -135,6 +135,9 @@ class Framework:
         self.reserve_plugins = sets.reserve
         self.permit_plugins = sets.permit
         self.pre_bind_plugins = sets.pre_bind
+        # Each PreBind plugin with its pre-flight (None: it has none, and counts as having work),
+        # looked up once here rather than for every pod.
+        self._pre_flights = [(p, getattr(p, "pre_bind_pre_flight", None)) for p in self.pre_bind_plugins]
         self.bind_plugins = sets.bind
         self.post_bind_plugins = sets.post_bind
         self.score_weights = built.score_weights
@@ -653,8 +656,7 @@ class Framework:
         skipped: set[str] = set()
         parallel: set[str] = set()
         result: Status | None = Status.skip()
-        for plugin in self.pre_bind_plugins:
-            pre_flight = getattr(plugin, "pre_bind_pre_flight", None)
+        for plugin, pre_flight in self._pre_flights:
             if pre_flight is None:
                 result = None
                 continue
