@@ -741,8 +741,8 @@ class Framework:
         status = await plugin.pre_bind(state, pod, node_name)
         if sampled:
             self._plugin_ran(plugin.name, sm.PRE_BIND, status, begun)
-        if status is None or status.code in (Code.SUCCESS, Code.SKIP):
-            return None
+        if status is None or status.code is Code.SUCCESS:
+            return None  # Skip is an error here, as upstream: a plugin skips through its pre-flight
         if status.is_rejected():
             return _with_plugin(status, plugin.name)
         return _error(f"running PreBind plugin {go_quote(plugin.name)}: {status.message()}", plugin.name)

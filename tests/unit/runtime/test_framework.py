@@ -421,6 +421,21 @@ async def test_a_failing_parallel_pre_bind_cancels_the_others_and_names_itself()
     assert "A.cancelled" in journal.calls  # and awaited before the answer
 
 
+async def test_a_pre_bind_that_answers_skip_fails_the_binding_as_upstream() -> None:
+    # v1.36.3 framework.go RunPreBindPlugins: Skip is not Success, so it is an error there
+    # (a plugin skips PreBind through its pre-flight); the next plugin does not run.
+    journal = Journal()
+    fwk = framework(
+        pre_binder("A", journal, None, answer=Status(Code.SKIP, "nothing to do")), pre_binder("B", journal, None)
+    )
+    state = CycleState()
+    fwk.run_pre_bind_pre_flights(state, pod_info(), "n")
+    status = await fwk.run_pre_bind(state, pod_info(), "n")
+    assert status is not None and status.code is Code.ERROR
+    assert status.message() == 'running PreBind plugin "A": nothing to do'
+    assert "B.pre_bind" not in journal.calls
+
+
 async def test_will_wait_on_permit() -> None:
     fwk = framework(make_plugin("W", points=("permit",), permit=(Status.wait(), 30.0)))
     pod = pod_info("w")
