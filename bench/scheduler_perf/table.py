@@ -77,12 +77,32 @@ def _upstream_cells(row: dict[str, Any] | None, ours: dict[str, Any] | None) -> 
     if row["status"] != "ran":
         return [f"{row['variant']}: {row['status']}".replace("|", "/")]
     theirs = row.get("pods_per_second")
+    same = bool(ours and ours.get("status") == "ran" and ours.get("variant") == row["variant"])
+    collection = ((ours or {}).get("collections") or [{}])[0] if same else {}
+    mine = collection.get("pods_per_second")
+    if theirs is None:
+        return [_by_duration(row, collection)]
     cell = f"{row['variant']}: {_fmt(theirs)}"
-    if ours and ours.get("status") == "ran" and ours.get("variant") == row["variant"] and theirs:
-        mine = ((ours.get("collections") or [{}])[0]).get("pods_per_second")
-        if mine:
-            cell += f" (ours x{mine / theirs:.2f})"
+    if mine:
+        cell += f" (ours x{mine / theirs:.2f})"
     return [cell]
+
+
+def _by_duration(row: dict[str, Any], ours: dict[str, Any]) -> str:
+    """Upstream wrote no SchedulingThroughput: its collector samples once a second and a
+    measured phase shorter than that has no sample (util.go throughputCollector.collect). Its
+    SchedulingDuration (the phase, pod creation included) still gives the measured pods' mean
+    rate, beside ours over the same pods (the same variant bound them all in-process)."""
+    runs = row.get("runs") or []
+    durations = sorted(d["Duration"] for run in runs for d in run.get("scheduling_duration") or [] if d.get("Duration"))
+    text = f"{row['variant']}: no SchedulingThroughput"
+    pods, mine = ours.get("bound"), ours.get("pods_per_second")
+    if not durations or not pods:
+        return text
+    duration = durations[len(durations) // 2]
+    theirs = pods / duration
+    text += f" (a {duration:.2f} s phase); {pods} pods ÷ SchedulingDuration: {_fmt(theirs)}"
+    return text + (f" (ours x{mine / theirs:.2f})" if mine else "")
 
 
 def _upstream_ratio(cell: str) -> str:

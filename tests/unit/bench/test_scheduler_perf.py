@@ -287,6 +287,26 @@ def test_a_kept_upstream_cell_drops_its_ratio_beside_a_new_in_process_run(tmp_pa
     assert row.endswith("| 1000Pods: stream 1.31 | 14.60 / 21.73 | 161 / 229 |")
 
 
+def test_an_upstream_run_without_throughput_is_compared_by_its_duration(tmp_path: Path) -> None:
+    # Upstream's collector samples once a second: a shorter measured phase writes no
+    # SchedulingThroughput, only SchedulingDuration; the cell says so and divides the pods by it.
+    results = tmp_path / "results"
+    results.mkdir()
+    ours = {"case": "SchedulingPreferredAffinityWithNSSelector", "variant": "500Nodes", "folder": "affinity",
+            "status": "ran", "attempts": 140, "peak_rss_mb": 87.0,
+            "collections": [{"bound": 100, "pods_per_second": 1104.1, "sli_p99_ms": 1.1}]}  # fmt: skip
+    theirs = {"case": ours["case"], "variant": "500Nodes", "folder": "affinity", "status": "ran",
+              "pods_per_second": None, "runs": [{"pods_per_second": None, "scheduling_throughput": [],
+                                                 "scheduling_duration": [{"Duration": 0.8}]}]}  # fmt: skip
+    (results / "inprocess.json").write_text(json.dumps({"environment": {}, "results": [ours]}))
+    (results / "upstream.json").write_text(json.dumps({"environment": {}, "results": [theirs]}))
+    readme = tmp_path / "README.md"
+    readme.write_text("<!-- b -->\n<!-- e -->\n")
+    table.write_readme(readme, results, "<!-- b -->", "<!-- e -->")
+    cell = "500Nodes: no SchedulingThroughput (a 0.80 s phase); 100 pods ÷ SchedulingDuration: 125.0 (ours x8.83)"
+    assert f"| {cell} |" in readme.read_text()
+
+
 # What a v1.36.3 benchmark prints when a measured value misses its workload's threshold
 # (executor.go stopCollectingMetrics, scheduler_perf.go applyThreshold); exit status 1.
 THRESHOLD_MISS = (
