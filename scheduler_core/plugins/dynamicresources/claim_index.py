@@ -56,6 +56,9 @@ class ClaimIndex:
         self._shares: dict[int, Manifest] = {}  # id of a stored object -> its allocation with shares
         self._distinct = True  # no object listed twice
         self._unique = True  # one claim per key and per uid
+        # id of an in-flight allocation -> it, its devices held whole, whether it holds shares:
+        # read once, not every cycle (hundreds wait for the watch while bindings queue)
+        self._in_flight_read: dict[int, tuple[Manifest, list[DeviceID], bool]] = {}
 
     def refresh(self, claims: Iterable[Manifest]) -> None:
         """Bring the index to ``claims`` (all stored claims, in the store's order)."""
@@ -157,8 +160,16 @@ class ClaimIndex:
         allocated = AllocatedState(self._allocated)
         for allocation in self._shares.values():
             allocated.add_shares(allocation)
+        read, kept = self._in_flight_read, {}
         for allocation in in_flight.values():
-            allocated.add_allocation(allocation)
+            seen = read.get(id(allocation))
+            if seen is None or seen[0] is not allocation:
+                seen = (allocation, dedicated_devices(allocation), has_shares(allocation))
+            kept[id(allocation)] = seen
+            allocated.update(seen[1])
+            if seen[2]:
+                allocated.add_shares(allocation)
+        self._in_flight_read = kept
         return allocated
 
     def _allocated_devices_slowly(self, in_flight: dict[str, Any], unseen: set[str]) -> AllocatedState:
