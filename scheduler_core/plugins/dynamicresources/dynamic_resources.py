@@ -42,9 +42,8 @@ import asyncio
 import copy
 import logging
 import random
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_
 from typing import Any
 
 import numpy as np
@@ -72,14 +71,16 @@ from scheduler_core.framework import (
     manifest,
 )
 from scheduler_core.framework.dra import (
-    DEVICE_CLASS,
     RESOURCE_CLAIM,
     RESOURCE_SLICE,
-    DeviceClass,
     DeviceID,
     ResourceClaim,
 )
-from scheduler_core.framework.extended_resources import DeviceClassResolver, is_dra_extended_resource_name
+from scheduler_core.framework.extended_resources import (
+    DeviceClassResolver,
+    is_dra_extended_resource_name,
+    stored_classes,
+)
 from scheduler_core.framework.helpers import DefaultNormalizeScore
 from scheduler_core.framework.node_selector import SelectorError, parse_node_selector
 from scheduler_core.framework.writes import (
@@ -180,32 +181,6 @@ def claim_name(pod: Manifest, pod_claim: Manifest) -> tuple[str | None, bool]:
     raise ClaimProblem(f'{where}, spec.resourceClaim "{pod_claim.get("name")}": none of the supported fields are set')
 
 
-class ClassIndex:
-    """The DeviceClasses by name, and their resolver of extended resources, made again only when
-    the stored classes changed (a store replaces an object it changes: compared by identity)."""
-
-    __slots__ = ("_objects", "_resolver", "by_name")
-
-    def __init__(self) -> None:
-        self._objects: list[Manifest] = []
-        self._resolver: DeviceClassResolver | None = None
-        self.by_name: dict[str, Manifest] = {}
-
-    def refresh(self, objects: Iterable[Manifest]) -> None:
-        current = list(objects)
-        if len(current) == len(self._objects) and all(map(is_, current, self._objects)):
-            return
-        self._objects = current
-        self._resolver = None
-        self.by_name = {c.name: c.manifest for c in map(DeviceClass, current)}
-
-    @property
-    def resolver(self) -> DeviceClassResolver:
-        if self._resolver is None:
-            self._resolver = DeviceClassResolver(self._objects)
-        return self._resolver
-
-
 class ClaimTracker:
     """What every profile's DynamicResources shares (``Handle.shared``; upstream's claim tracker in
     the ``SharedDRAManager``): in-flight allocations by claim uid, Reserve's picks until the
@@ -220,7 +195,6 @@ class ClaimTracker:
         # waitForExtendedClaimInAssumeCache); their allocations stay in flight meanwhile.
         self.unseen: set[str] = set()
         self.claims = ClaimIndex()
-        self.classes = ClassIndex()
         self.selector_results = SelectorResults()
         self.slice_index = SliceIndex(())
 
@@ -373,8 +347,7 @@ class DynamicResources(DefaultNormalizeScore):
         may_be_extended = any(q and is_dra_extended_resource_name(n) for n, q in scalars.items())
         if not has_claims and not may_be_extended:
             return None, Status.skip()
-        device_classes = self._tracker.classes
-        device_classes.refresh(self._handle.objects(DEVICE_CLASS))
+        device_classes = stored_classes(self._handle)
         if may_be_extended:
             resolver = device_classes.resolver
             data.scalars = extended.dra_backed_requests(pod, resolver)

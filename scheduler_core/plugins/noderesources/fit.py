@@ -38,7 +38,7 @@ from scheduler_core.framework import (
     PreFilterResult,
     Status,
 )
-from scheduler_core.framework.extended_resources import DEVICE_CLASS, DeviceClassResolver
+from scheduler_core.framework.extended_resources import DeviceClassResolver, stored_classes
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources import queueing, strategies
 from scheduler_core.plugins.noderesources.args import NodeResourcesFitArgs, ScoringStrategy
@@ -87,21 +87,11 @@ class NodeResourcesFit:
         self._scorer = ResourceAllocationScorer(
             strategy.resources, build_strategy(strategy), use_requested=False, pod_level=False
         )
-        self._resolver: DeviceClassResolver | None = None
-        self._resolver_version: int | None = None
 
     def _device_classes(self) -> DeviceClassResolver:
-        """Upstream's resolver is the extended resource cache, kept by DeviceClass events
-        (``dynamic-resource-allocation/deviceclass/extendedresourcecache``); ours is built from the
-        stored classes again only when the store says they changed (a backend that cannot say,
-        None, every time): PreFilter and every node event's hint ask for it."""
         if self._handle is None:
             return DeviceClassResolver(())
-        version = self._handle.objects_version(DEVICE_CLASS)
-        if self._resolver is None or version is None or version != self._resolver_version:
-            self._resolver = DeviceClassResolver(self._handle.objects(DEVICE_CLASS))
-            self._resolver_version = version
-        return self._resolver
+        return stored_classes(self._handle).resolver
 
     def events_to_register(self) -> Sequence[ClusterEventWithHint]:
         return queueing.fit_events(self._device_classes if self._handle is not None else None)
