@@ -340,6 +340,12 @@ class Handle(Protocol):
         self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
     ) -> Status | None: ...
 
+    def runs_remove_pod_extension(self, state: CycleState) -> bool:
+        """Whether :meth:`run_pre_filter_extension_remove_pod` calls any plugin in ``state``
+        (a PreFilter plugin with a RemovePod extension did not Skip): without one, a what-if
+        removal needs no call per pod."""
+        ...
+
 
 class PluginFactory(Protocol):
     """Builds a plugin from its validated args. ``args_model`` is a pydantic model with

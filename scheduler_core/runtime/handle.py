@@ -135,6 +135,8 @@ class FrameworkHandle:
 
     def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         nominated = self.nominator.nominated_pods_for_node(node.name)
+        if not nominated:  # the common case in preemption's dry runs: no ghost to add
+            return self._fwk().run_filter(state, pod, node)
         return self._fwk().run_filter_with_nominated_pods(state, pod, node, nominated)
 
     def run_pre_filter_extension_add_pod(
@@ -150,6 +152,9 @@ class FrameworkHandle:
         if not self._extends(state, _REMOVE_POD):
             return None
         return self._fwk().run_pre_filter_extension_remove_pod(state, pod, to_remove, node)
+
+    def runs_remove_pod_extension(self, state: CycleState) -> bool:
+        return self._extends(state, _REMOVE_POD)
 
     def _extends(self, state: CycleState, method: str) -> bool:
         """Whether a PreFilter plugin with the extension ``method`` runs in ``state`` (its

@@ -200,10 +200,13 @@ class DefaultPreemption:
         # Nothing to remove: the node is as it was, and rejected the pod.
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_NO_VICTIMS)
-        for victim in potential:
-            node.remove_pod(victim)
-            if (error := _as_error(remove_extension(state, pod, victim, node))) is not None:
-                return [], 0, error
+        if handle.runs_remove_pod_extension(state):
+            for victim in potential:
+                node.remove_pod(victim)
+                if (error := _as_error(remove_extension(state, pod, victim, node))) is not None:
+                    return [], 0, error
+        else:  # no plugin to tell after each removal: one pass over the node's pods and sums
+            node.remove_pods(potential)
         # Even without every lower-priority pod the pod does not fit (affinity to victims is
         # deliberately not considered).
         status = run_filter(state, pod, node)
