@@ -101,12 +101,11 @@ NO_TERMS = PodTerms()
 
 
 def pod_terms(pod: PodInfo) -> PodTerms:
-    """The pod's parsed terms, memoised on the PodInfo (affinity is immutable)."""
-    if not pod.has_affinity:
-        return NO_TERMS
+    """The pod's parsed terms, memoised on the PodInfo (affinity is immutable): a queueing
+    hint asks for each pending pod's on every bound pod's event."""
     terms = pod.pod_terms
     if terms is None:
-        terms = pod.pod_terms = _parse(pod)
+        terms = pod.pod_terms = _parse(pod) if pod.has_affinity else NO_TERMS
     return terms
 
 
@@ -220,4 +219,7 @@ def matches_all(terms: Sequence[AffinityTerm], pod: PodInfo) -> bool:
     (the incoming pod's selectors are merged into its namespaces)."""
     if not terms:
         return False
-    return all(term.matches(pod, None) for term in terms)
+    for term in terms:  # noqa: SIM110 - a loop: no generator per call (a hint per pending pod)
+        if not term.matches(pod, None):
+            return False
+    return True

@@ -322,6 +322,7 @@ class SchedulerMetrics:
         self._incoming: dict[tuple[str, str], CounterChild] = {}
         self._algorithm_child = self.algorithm_duration.labels()
         self._events: dict[str, HistogramChild] = {}
+        self._hints: dict[tuple[str, str, str], HistogramChild] = {}
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
     def collect(self, name: str, collect: Collect) -> None:
@@ -383,7 +384,12 @@ class SchedulerMetrics:
         child.observe(seconds)
 
     def hint_ran(self, plugin: str, event: str, hint: str, seconds: float) -> None:
-        self.hint_duration.labels(plugin, event, hint).observe(seconds)
+        # Once per pending pod on each event of interest: the labelled child is kept.
+        key = (plugin, event, hint)
+        child = self._hints.get(key)
+        if child is None:
+            child = self._hints[key] = self.hint_duration.labels(plugin, event, hint)
+        child.observe(seconds)
 
     def permit_waited(self, result: str, seconds: float) -> None:
         self.permit_wait_duration.labels(result).observe(seconds)

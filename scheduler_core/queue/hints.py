@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -145,40 +145,66 @@ class HintRegistry:
         return any(registered.matches(event) for registered in self._events_of_interest)
 
     def is_pod_worth_requeuing(self, qp: QueuedPod, event: ClusterEvent, old: object, new: object) -> QueueingStrategy:
-        # Asked for every pod of the unschedulable pool on every event of interest: what
-        # depends on the event alone is looked up once per event (_for_event).
-        unschedulable, pending = qp.unschedulable_plugins, qp.pending_plugins
-        if not unschedulable and not pending:
-            return QueueingStrategy.AFTER_BACKOFF
+        for _, strategy in self.strategies((qp,), event, old, new):
+            return strategy
+        raise AssertionError("a strategy per pod")  # pragma: no cover - strategies yields one
+
+    def strategies(
+        self, pods: Iterable[QueuedPod], event: ClusterEvent, old: object, new: object
+    ) -> Iterator[tuple[QueuedPod, QueueingStrategy]]:
+        """Upstream ``isPodWorthRequeuing`` for each of ``pods`` on one event, in turn (lazily:
+        the caller may move each pod before the next is asked). Asked for every pod of the
+        unschedulable pool on every event of interest: what depends on the event alone is
+        looked up once per event, and once per call here."""
         matching, label = self._for_event(event)
-        if matching is None:
-            # A wildcard event naming a pod in ``new`` is meant for that pod only.
-            if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
-                return QueueingStrategy.SKIP
-            return QueueingStrategy.AFTER_BACKOFF
-        profile = self._profile_of(qp.pod_info)
-        hints = None
-        if profile is not None:
-            hints = matching.get(profile, _UNKNOWN)
-            if hints is _UNKNOWN:
-                hints = matching[profile] = self._matching_hints(profile, event)
-        if hints is None:
-            log.error("no queueing hints registered for profile %r (pod %s)", profile, qp.key)
-            return QueueingStrategy.AFTER_BACKOFF
-        strategy = QueueingStrategy.SKIP
-        for hint in hints:
-            plugin = hint.plugin
-            if plugin not in unschedulable and plugin not in pending:
+        observe, timer = self._observe, self._timer
+        profile_of = self._profile_of
+        for qp in pods:
+            unschedulable, pending = qp.unschedulable_plugins, qp.pending_plugins
+            if not unschedulable and not pending:
+                yield qp, QueueingStrategy.AFTER_BACKOFF
                 continue
-            if self._run_hint(hint, qp.pod_info, event, label, old, new) is QueueingHint.SKIP:
+            if matching is None:
+                # A wildcard event naming a pod in ``new`` is meant for that pod only.
+                if new is not None and not (isinstance(new, PodInfo) and new.uid == qp.pod_info.uid):
+                    yield qp, QueueingStrategy.SKIP
+                else:
+                    yield qp, QueueingStrategy.AFTER_BACKOFF
                 continue
-            if plugin in pending:
-                return QueueingStrategy.IMMEDIATELY
-            if not pending:
-                return QueueingStrategy.AFTER_BACKOFF
-            # A Pending plugin may still answer QUEUE, which would mean IMMEDIATELY.
-            strategy = QueueingStrategy.AFTER_BACKOFF
-        return strategy
+            profile = profile_of(qp.pod_info)
+            hints = None
+            if profile is not None:
+                hints = matching.get(profile, _UNKNOWN)
+                if hints is _UNKNOWN:
+                    hints = matching[profile] = self._matching_hints(profile, event)
+            if hints is None:
+                log.error("no queueing hints registered for profile %r (pod %s)", profile, qp.key)
+                yield qp, QueueingStrategy.AFTER_BACKOFF
+                continue
+            strategy = QueueingStrategy.SKIP
+            for hint in hints:
+                plugin = hint.plugin
+                if plugin not in unschedulable and plugin not in pending:
+                    continue
+                # Timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
+                # (``queueing_hint_execution_duration_seconds``).
+                if observe is None or timer is None:
+                    answer = _run_hint(hint, qp.pod_info, event, old, new)[0]
+                else:
+                    start = timer()
+                    answer, answer_label = _run_hint(hint, qp.pod_info, event, old, new)
+                    observe(plugin, label, answer_label, timer() - start)
+                if answer is QueueingHint.SKIP:
+                    continue
+                if plugin in pending:
+                    strategy = QueueingStrategy.IMMEDIATELY
+                    break
+                if not pending:
+                    strategy = QueueingStrategy.AFTER_BACKOFF
+                    break
+                # A Pending plugin may still answer QUEUE, which would mean IMMEDIATELY.
+                strategy = QueueingStrategy.AFTER_BACKOFF
+            yield qp, strategy
 
     def _for_event(self, event: ClusterEvent) -> tuple[dict[str, Any] | None, str]:
         """The event's hints by profile (filled as pods ask; None for a wildcard event) and its
@@ -199,19 +225,6 @@ class HintRegistry:
                 return None
             found = self._matching[(profile, event)] = tuple(h for h in hints if h.event.matches(event))
         return found
-
-    def _run_hint(
-        self, hint: _Hint, pod: PodInfo, event: ClusterEvent, label: str, old: object, new: object
-    ) -> QueueingHint:
-        """The hint, timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
-        (``queueing_hint_execution_duration_seconds``; a plugin without a function answers Queue,
-        as upstream's ``defaultQueueingHintFn``)."""
-        if self._observe is None or self._timer is None:
-            return _run_hint(hint, pod, event, old, new)[0]
-        start = self._timer()
-        answer, answer_label = _run_hint(hint, pod, event, old, new)
-        self._observe(hint.plugin, label, answer_label, self._timer() - start)
-        return answer
 
 
 def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> tuple[QueueingHint, str]:

@@ -397,11 +397,12 @@ class SchedulingQueue:
         if not self._hints.is_event_of_interest(event):
             return
         activated = False
-        for qp in pods:
-            # A gated pod only re-runs PreEnqueue on its gating plugin's events (or a wildcard).
-            if qp.gated and not is_wildcard(event) and not any(e.matches(event) for e in qp.gating_plugin_events):
-                continue
-            strategy = self._hints.is_pod_worth_requeuing(qp, event, old, new)
+        wildcard = is_wildcard(event)
+        # A gated pod only re-runs PreEnqueue on its gating plugin's events (or a wildcard).
+        asked = (
+            qp for qp in pods if not qp.gated or wildcard or any(e.matches(event) for e in qp.gating_plugin_events)
+        )
+        for qp, strategy in self._hints.strategies(asked, event, old, new):
             if strategy is QueueingStrategy.SKIP:
                 continue
             self._unschedulable.delete(qp.key)

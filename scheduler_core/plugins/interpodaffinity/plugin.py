@@ -99,6 +99,7 @@ class InterPodAffinity:
         self._args = args or InterPodAffinityArgs()
         self._handle = handle
         self._index = PodIndex()
+        self._pod_event: tuple[EventObject, EventObject, PodInfo | None, PodInfo | None, bool] | None = None
 
     # -- EnqueueExtensions ----------------------------------------------------------------
 
@@ -114,11 +115,19 @@ class InterPodAffinity:
 
     def is_schedulable_after_pod_change(self, pod: PodInfo, old: EventObject, new: EventObject) -> QueueingHint:
         """``isSchedulableAfterPodChange``; an unparsable term raises (the queue then queues)."""
-        original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
+        seen = self._pod_event
+        if seen is not None and seen[0] is old and seen[1] is new:
+            _, _, original, modified, unscheduled = seen
+        else:
+            # Asked for every pending pod on the same event: what the event alone decides is
+            # worked out once (the memo holds old and new, so identity cannot be reused).
+            original, modified = PodInfo.of_optional(old), PodInfo.of_optional(new)
+            unscheduled = _unscheduled(modified) or _unscheduled(original)
+            self._pod_event = (old, new, original, modified, unscheduled)
         if modified is not None and original is not None and pod.uid == modified.uid:
             return QueueingHint.QUEUE  # the pod's own labels changed
         # A change of nodeName or nominatedNodeName comes as Add/Delete.
-        if _unscheduled(modified) or _unscheduled(original):
+        if unscheduled:
             return QueueingHint.SKIP
         parsed = terms.pod_terms(pod)
         affinity = parsed.checked_required_affinity()

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from pydantic import ValidationError
@@ -274,6 +274,28 @@ def test_is_schedulable_after_pod_change(pod: Json, old: Json | None, new: Json 
     assert hint(PodInfo(pod), old, new) is want
     # The queue passes parsed pods: same answer.
     assert hint(PodInfo(pod), old and PodInfo(old), new and PodInfo(new)) is want
+
+
+def test_one_plugin_answers_each_event_on_its_own() -> None:
+    """The queue asks one plugin about every pending pod per event, and the plugin works out
+    what the event alone decides once per event: every case, asked of the same plugin in turn
+    (twice each, then in reverse, with the same event objects), gets its own answer."""
+    hint = plugin().is_schedulable_after_pod_change
+
+    def parsed(obj: object) -> PodInfo | None:
+        return None if obj is None else PodInfo(cast(Json, obj))
+
+    cases = [
+        (PodInfo(cast(Json, p.values[0])), parsed(p.values[1]), parsed(p.values[2]), p.values[3]) for p in POD_CHANGES
+    ]
+    for pod, old, new, want in [*cases, *cases[::-1]]:
+        assert hint(pod, old, new) is want
+        assert hint(pod, old, new) is want
+    # The same event objects for another pending pod: answered for that pod.
+    for pod, old, new, want in cases:
+        for other_pod, _, _, _ in cases:
+            assert hint(other_pod, old, new) is plugin().is_schedulable_after_pod_change(other_pod, old, new)
+        assert hint(pod, old, new) is want
 
 
 def test_pod_hint_raises_on_unparsable_terms() -> None:
