@@ -323,6 +323,7 @@ class NodeInfo:
         "node",
         "non_zero_requested",
         "pods",
+        "removals",
         "requested",
         "row",
         "taints",
@@ -340,6 +341,9 @@ class NodeInfo:
         self.requested = Resource()
         self.non_zero_requested = Resource()
         self.pods: list[PodInfo] = []
+        # Calls that took pods off ``pods`` (which otherwise only grows at its end): while it
+        # stays, the pods past a count seen before are the ones added since.
+        self.removals = 0
         self.used_ports: dict[HostPort, int] = {}
         self.image_states: dict[str, ImageStateSummary] = {}
         self.generation = next_generation()
@@ -389,6 +393,7 @@ class NodeInfo:
         existing = _take(self.pods, pod_info.uid)
         if existing is None:
             return False
+        self.removals += 1
         self._account(existing, -1)
         return True
 
@@ -403,6 +408,7 @@ class NodeInfo:
                 self.remove_pod(pod_info)
             return
         mine = self.pods
+        self.removals += 1
         cpu = memory = storage = non_zero_cpu = non_zero_memory = 0
         for pod_info in pods:
             existing = _take(mine, pod_info.uid)
@@ -481,6 +487,7 @@ class NodeInfo:
         clone.requested = self.requested.clone()
         clone.non_zero_requested = self.non_zero_requested.clone()
         clone.pods = list(self.pods)
+        clone.removals = self.removals
         clone.used_ports = dict(self.used_ports)
         clone.image_states = self.image_states
         clone.generation = self.generation

@@ -27,6 +27,8 @@ How each moves (the callers cite the upstream line they mirror):
 * event handling: each cluster event the scheduler handles, by upstream's event label
   (``eventhandlers.go``);
 * permit wait: a pod's wait at Permit, by the status code it ended with (``WaitOnPermit``);
+* queueing hints: each hint run for a pending pod, at most ``HINT_OBSERVATIONS_PER_INTERVAL``
+  a second, as upstream's asynchronous recorder keeps (the rest are not timed at all);
 * pods scheduled after a flush: bound after the unschedulable pods' leftover flush moved them;
 * goroutines, cache size, and our profile gauges: collected at scrape time.
 
@@ -57,6 +59,14 @@ from scheduler_core.metrics.registry import (
 
 # schedule_one.go: pluginMetricsSamplePercent = 10.
 PLUGIN_METRICS_SAMPLE_PERCENT = 10
+
+# The queue's hint timings go through upstream's MetricAsyncRecorder
+# (pkg/scheduler/metrics/metric_recorder.go; scheduler.go: NewMetricsAsyncRecorder(1000,
+# time.Second)): a buffer of 1,000 observations drained once a second, and an observation that
+# finds it full is dropped (``observeMetricAsync``'s select/default). So at most about 1,000
+# hint runs a second are recorded, whatever the pool's size.
+HINT_OBSERVATIONS_PER_INTERVAL = 1000
+HINT_OBSERVATION_INTERVAL = 1.0
 
 # profile_metrics.go
 SCHEDULED = "scheduled"
@@ -323,6 +333,8 @@ class SchedulerMetrics:
         self._algorithm_child = self.algorithm_duration.labels()
         self._events: dict[str, HistogramChild] = {}
         self._hints: dict[tuple[str, str, str], HistogramChild] = {}
+        self._hint_budget = HINT_OBSERVATIONS_PER_INTERVAL
+        self._hint_interval_start: float | None = None
 
     # -- scrape-time gauges (the queue registers its collectors) -------------------------------
     def collect(self, name: str, collect: Collect) -> None:
@@ -383,7 +395,26 @@ class SchedulerMetrics:
             child = self._events[event] = self.event_handling_duration.labels(event)
         child.observe(seconds)
 
+    def hint_room(self) -> bool:
+        """Whether the next hint run would be recorded (:data:`HINT_OBSERVATIONS_PER_INTERVAL`):
+        the queue times a hint only then. Asked once per pending pod on each event of interest."""
+        if self._hint_budget > 0:
+            return True
+        now = self.timer()
+        start = self._hint_interval_start
+        if start is not None and now - start < HINT_OBSERVATION_INTERVAL:
+            return False
+        self._hint_budget = HINT_OBSERVATIONS_PER_INTERVAL
+        self._hint_interval_start = now
+        return True
+
     def hint_ran(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        """One hint run's duration, when :meth:`hint_room` said so (dropped otherwise)."""
+        if self._hint_budget <= 0 and not self.hint_room():
+            return
+        if self._hint_interval_start is None:
+            self._hint_interval_start = self.timer()
+        self._hint_budget -= 1
         # Once per pending pod on each event of interest: the labelled child is kept.
         key = (plugin, event, hint)
         child = self._hints.get(key)

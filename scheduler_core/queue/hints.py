@@ -94,10 +94,13 @@ class HintRegistry:
         profile_of: Callable[[PodInfo], str | None],
         observe: Callable[[str, str, str, float], None] | None = None,
         timer: Callable[[], float] | None = None,
+        room: Callable[[], bool] | None = None,
     ) -> None:
-        """``observe(plugin, event, hint, seconds)``: each hint function's run (metrics)."""
+        """``observe(plugin, event, hint, seconds)``: each hint function's run (metrics), timed
+        only when ``room()`` says it would be recorded (upstream's recorder drops the rest)."""
         self._profile_of = profile_of
         self._observe = observe
+        self._room = room if room is not None else _always
         self._timer = timer
         self._by_profile: dict[str, tuple[_Hint, ...]] = {}
         # Per profile and event, its hints whose registered event matches, in registration
@@ -157,7 +160,7 @@ class HintRegistry:
         unschedulable pool on every event of interest: what depends on the event alone is
         looked up once per event, and once per call here."""
         matching, label = self._for_event(event)
-        observe, timer = self._observe, self._timer
+        observe, timer, room = self._observe, self._timer, self._room
         profile_of = self._profile_of
         for qp in pods:
             unschedulable, pending = qp.unschedulable_plugins, qp.pending_plugins
@@ -188,7 +191,7 @@ class HintRegistry:
                     continue
                 # Timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
                 # (``queueing_hint_execution_duration_seconds``).
-                if observe is None or timer is None:
+                if observe is None or timer is None or not room():
                     answer = _run_hint(hint, qp.pod_info, event, old, new)[0]
                 else:
                     start = timer()
@@ -225,6 +228,10 @@ class HintRegistry:
                 return None
             found = self._matching[(profile, event)] = tuple(h for h in hints if h.event.matches(event))
         return found
+
+
+def _always() -> bool:
+    return True
 
 
 def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> tuple[QueueingHint, str]:

@@ -122,7 +122,7 @@ class SchedulingQueue:
         )
         self._unschedulable = UnschedulablePods()
         self.metrics = metrics if metrics is not None else sm.SchedulerMetrics()
-        self._hints = HintRegistry(self._profile_of, self.metrics.hint_ran, self.metrics.timer)
+        self._hints = HintRegistry(self._profile_of, self.metrics.hint_ran, self.metrics.timer, self.metrics.hint_room)
         self._pre_enqueue = PreEnqueueRunner(self._hints.plugin_events, self._profile_of)
         self.nominator = Nominator(pod_lister=pod_lister)
         self.nominator.resolve = self._freshest

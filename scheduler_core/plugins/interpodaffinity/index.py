@@ -24,6 +24,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TypeVar
 
 import numpy as np
@@ -71,7 +72,8 @@ class _NodeEntry:
 
     generation: int
     labels: Mapping[str, str]
-    pods: dict[int, PodInfo] = field(default_factory=dict)
+    removals: int  # the NodeInfo's removals at that generation
+    pods: list[PodInfo] = field(default_factory=list)  # the NodeInfo's pods then, in order
 
 
 def _bump(table: dict[K, int], key: K, change: int) -> None:
@@ -139,8 +141,9 @@ class PodIndex:
             generation = int(generations[row])
             entry = entries.get(info)
             if entry is None:
-                entry = entries[info] = _NodeEntry(generation, info.labels)
+                entry = entries[info] = _NodeEntry(generation, info.labels, info.removals)
                 self._apply(info, entry, info.pods, 1)
+                entry.pods = list(info.pods)
             elif entry.generation != generation:
                 self._update(info, entry, generation)
         self._generations = generations
@@ -150,33 +153,36 @@ class PodIndex:
         thousands (``EventHandlingPodAdd``: two nodes), so the node is not rebuilt. The pods
         are compared by identity (an updated pod is a new PodInfo: removed, then added)."""
         entry.generation = generation
+        removals, entry.removals = entry.removals, info.removals
+        before, now = entry.pods, info.pods
+        entry.pods = list(now)
         if info.labels is not entry.labels and info.labels != entry.labels:
-            self._apply(info, entry, list(entry.pods.values()), -1)
+            self._apply(info, entry, before, -1)
             entry.labels = info.labels
-            self._apply(info, entry, info.pods, 1)
+            self._apply(info, entry, now, 1)
             return
-        now = dict(zip(map(id, info.pods), info.pods, strict=True))
-        before = entry.pods
-        gone = [before[key] for key in before.keys() - now.keys()]
-        came = [now[key] for key in now.keys() - before.keys()]
-        if gone:
-            self._apply(info, entry, gone, -1)
+        if removals == info.removals:  # nothing taken off since: the pods past ours are new
+            self._apply(info, entry, now[len(before) :], 1)
+            return
+        # NodeInfo takes a pod off by moving its last pod into its place, so the two lists
+        # differ at a few places: found at C speed, then told apart by identity.
+        shared = min(len(before), len(now))
+        moved = list(compress(range(shared), map(operator.is_not, before, now)))
+        was = {id(pod): pod for pod in [*map(before.__getitem__, moved), *before[shared:]]}
+        came = [pod for pod in [*map(now.__getitem__, moved), *now[shared:]] if was.pop(id(pod), None) is None]
+        if was:
+            self._apply(info, entry, list(was.values()), -1)
         if came:
             self._apply(info, entry, came, 1)
 
     def _remove_entry(self, info: NodeInfo, entry: _NodeEntry) -> None:
-        self._apply(info, entry, list(entry.pods.values()), -1)
+        self._apply(info, entry, entry.pods, -1)
 
     def _apply(self, info: NodeInfo, entry: _NodeEntry, pods: Iterable[PodInfo], sign: int) -> None:
         """Add (``sign`` 1) or take away (-1) ``pods`` of node ``info`` (at ``entry.labels``)."""
         labels = entry.labels
-        held = entry.pods
         groups = self._groups
         for pod in pods:
-            if sign > 0:
-                held[id(pod)] = pod
-            else:
-                del held[id(pod)]
             key = group_key(pod)
             group = groups.get(key)
             if group is None:

@@ -9,6 +9,7 @@ import pytest
 
 from scheduler_core.config import SchedulerProfileSpec
 from scheduler_core.framework import CycleState, PodInfo, Status
+from scheduler_core.metrics import scheduler_metrics
 from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from scheduler_core.profiles import ProfileKey
 from scheduler_core.runtime.build import ProfileError
@@ -203,6 +204,51 @@ async def test_queueing_hints_are_timed_by_plugin_event_and_answer() -> None:
     add_nodes(scheduler, cluster, [node("b", cpu="4")])  # NodeAdd: NodeResourcesFit's hint answers Queue
     hints = scrape(metrics)["scheduler_queueing_hint_execution_duration_seconds"].values("_count")
     assert hints[(("event", "NodeAdd"), ("hint", "Queue"), ("plugin", "NodeResourcesFit"))] == 1
+
+
+async def test_hint_runs_are_recorded_up_to_the_recorders_budget_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's asynchronous recorder keeps 1,000 hint timings a second and drops the rest;
+    every pod is still asked (the answers move all of them)."""
+    monkeypatch.setattr(scheduler_metrics, "HINT_OBSERVATIONS_PER_INTERVAL", 3)
+    now = [0.0]
+    metrics = SchedulerMetrics(timer=lambda: now[0])
+    scheduler, cluster, _ = make_scheduler(metrics=metrics)
+    add_nodes(scheduler, cluster, [node("a", cpu="1")])
+    add_pods(scheduler, cluster, [pod(f"p{i}", uid=f"p{i}", cpu="2") for i in range(5)])
+    await scheduler.run_until_idle()
+
+    def recorded() -> float:
+        counts = scrape(metrics)["scheduler_queueing_hint_execution_duration_seconds"].values("_count")
+        return sum(counts.values())
+
+    add_nodes(scheduler, cluster, [node("b", cpu="1")])  # 5 hints (QueueSkip) within the interval: 3 kept
+    assert recorded() == 3
+    await scheduler.run_until_idle()
+    now[0] = 0.999
+    add_nodes(scheduler, cluster, [node("c", cpu="1")])
+    assert recorded() == 3  # still the same interval
+    now[0] = 1.0
+    add_nodes(scheduler, cluster, [node("d", cpu="10")])  # a new interval: 3 of the 5 Queue answers
+    assert recorded() == 6
+    await scheduler.run_until_idle()
+    assert {p["spec"].get("nodeName") for p in cluster.pods.values()} == {"d"}
+
+
+def test_the_hint_budget_starts_again_each_interval() -> None:
+    metrics = SchedulerMetrics(timer=lambda: now)
+    now = 5.0
+    kept = 0
+    for _ in range(1500):
+        if metrics.hint_room():
+            metrics.hint_ran("P", "NodeAdd", "Queue", 0.0)
+            kept += 1
+    assert kept == scheduler_metrics.HINT_OBSERVATIONS_PER_INTERVAL == 1000
+    metrics.hint_ran("P", "NodeAdd", "Queue", 0.0)  # no room: dropped
+    now = 6.0
+    assert metrics.hint_room()
+    metrics.hint_ran("P", "NodeAdd", "Queue", 0.0)
+    counts = scrape(metrics)["scheduler_queueing_hint_execution_duration_seconds"].values("_count")
+    assert counts == {(("event", "NodeAdd"), ("hint", "Queue"), ("plugin", "P")): 1001}
 
 
 async def test_pods_held_by_a_profile_that_does_not_serve_are_pending_as_gated() -> None:

@@ -157,7 +157,9 @@ def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Js
     check_against_reference(plugin, snapshot, incoming, weight)
     for _ in range(data.draw(st.integers(1, 4))):
         listed = list(snapshot.list())
-        change = data.draw(st.sampled_from(["add", "remove", "swap", "relabel", "drop-node"]))
+        change = data.draw(
+            st.sampled_from(["add", "add-many", "remove", "remove-many", "swap", "relabel", "drop-node"])
+        )
         if change == "swap":
             info = data.draw(st.sampled_from(listed))
             if info.pods:
@@ -165,6 +167,13 @@ def test_index_follows_changes_between_cycles(cluster: tuple[list[Json], list[Js
             info.add_pod(PodInfo(data.draw(pods([info.name]))))
         elif change == "add":
             info = data.draw(st.sampled_from(listed))
+            info.add_pod(PodInfo(data.draw(pods([info.name]))))
+        elif change == "add-many":  # bindings between two cycles: appended in turn
+            for info in data.draw(st.lists(st.sampled_from(listed), min_size=1, max_size=4)):
+                info.add_pod(PodInfo(data.draw(pods([info.name]))))
+        elif change == "remove-many":  # a dry run's removal of several pods at once, then one more added
+            info = data.draw(st.sampled_from(listed))
+            info.remove_pods(data.draw(st.lists(st.sampled_from(info.pods), unique=True)) if info.pods else [])
             info.add_pod(PodInfo(data.draw(pods([info.name]))))
         elif change == "remove":
             candidates = [(info, pod) for info in listed for pod in info.pods]
