@@ -161,6 +161,8 @@ class HintRegistry:
         looked up once per event, and once per call here."""
         matching, label = self._for_event(event)
         observe, timer, room = self._observe, self._timer, self._room
+        if observe is None or timer is None:
+            observe, timer, room = _ignore, _zero, _never
         profile_of = self._profile_of
         for qp in pods:
             unschedulable, pending = qp.unschedulable_plugins, qp.pending_plugins
@@ -191,11 +193,24 @@ class HintRegistry:
                     continue
                 # Timed by plugin, event and answer as upstream's ``isPodWorthRequeuing``
                 # (``queueing_hint_execution_duration_seconds``).
-                if observe is None or timer is None or not room():
-                    answer = _run_hint(hint, qp.pod_info, event, old, new)[0]
+                timed = room()
+                start = timer() if timed else 0.0
+                fn = hint.fn
+                failed = False
+                if fn is None:  # upstream's defaultQueueingHintFn
+                    answer = QueueingHint.QUEUE
                 else:
-                    start = timer()
-                    answer, answer_label = _run_hint(hint, qp.pod_info, event, old, new)
+                    try:
+                        answer = fn(qp.pod_info, old, new)
+                    except Exception:
+                        # Queue rather than leave the pod stuck in the unschedulable pool.
+                        log.exception(
+                            "QueueingHintFn of %s raised for event %s and pod %s", plugin, event, qp.pod_info.key
+                        )
+                        answer, failed = QueueingHint.QUEUE, True
+                if timed:
+                    # Its label as upstream's ``queueingHintToLabel``.
+                    answer_label = "Error" if failed else "QueueSkip" if answer is QueueingHint.SKIP else "Queue"
                     observe(plugin, label, answer_label, timer() - start)
                 if answer is QueueingHint.SKIP:
                     continue
@@ -234,14 +249,13 @@ def _always() -> bool:
     return True
 
 
-def _run_hint(hint: _Hint, pod: PodInfo, event: ClusterEvent, old: object, new: object) -> tuple[QueueingHint, str]:
-    """The answer, and its metrics label (upstream ``queueingHintToLabel``)."""
-    if hint.fn is None:
-        return QueueingHint.QUEUE, "Queue"
-    try:
-        answer = hint.fn(pod, old, new)
-    except Exception:
-        # Queue rather than leave the pod stuck in the unschedulable pool.
-        log.exception("QueueingHintFn of %s raised for event %s and pod %s", hint.plugin, event, pod.key)
-        return QueueingHint.QUEUE, "Error"
-    return answer, "QueueSkip" if answer is QueueingHint.SKIP else "Queue"
+def _never() -> bool:
+    return False
+
+
+def _zero() -> float:
+    return 0.0
+
+
+def _ignore(plugin: str, event: str, hint: str, seconds: float) -> None:
+    pass

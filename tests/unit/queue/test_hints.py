@@ -19,6 +19,7 @@ from scheduler_core.framework import (
     QueueingHintFn,
 )
 from scheduler_core.framework.events import FORCE_ACTIVATE, UNSCHEDULABLE_TIMEOUT
+from scheduler_core.metrics.scheduler_metrics import SchedulerMetrics
 from tests.wrappers import pod_info
 
 from .support import PROFILE, hint_always, make_queue, names, pop_and_fail, register
@@ -45,6 +46,26 @@ def test_hint_decides_whether_the_event_moves_the_pod(hint: QueueingHintFn | Non
     pop_and_fail(q, "P")
     q.move_all_to_active_or_backoff(NODE_ADD, None, None)
     assert names(q.pending()[expected_queue]) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("hint", "label"),
+    [
+        pytest.param(hint_always(QueueingHint.QUEUE), "Queue", id="queue"),
+        pytest.param(hint_always(QueueingHint.SKIP), "QueueSkip", id="skip"),
+        pytest.param(None, "Queue", id="no-hint-fn"),
+        pytest.param(_raises, "Error", id="raising"),
+    ],
+)
+def test_each_hint_run_is_timed_by_its_answer(hint: QueueingHintFn | None, label: str) -> None:
+    """Upstream ``queueingHintToLabel``: the metric's ``hint`` label."""
+    metrics = SchedulerMetrics(timer=lambda: 0.0)
+    q, _ = make_queue(hints={"P": register(NODE_ADD, hint)}, metrics=metrics)
+    for name in ("a", "b"):
+        q.add(pod_info(name, uid=f"uid-{name}"))
+        pop_and_fail(q, "P")
+    q.move_all_to_active_or_backoff(NODE_ADD, None, None)
+    assert {values: child.count for values, child in metrics.hint_duration.children()} == {("P", "NodeAdd", label): 2}
 
 
 @pytest.mark.parametrize(
