@@ -420,60 +420,54 @@ class NodeInfo:
             storage += req.ephemeral_storage
             non_zero_cpu += existing.non_zero_cpu
             non_zero_memory += existing.non_zero_memory
-            if req.scalar_resources:
-                scalars = self.requested.scalar_resources
-                for name, amount in req.scalar_resources.items():
-                    scalars[name] = int64_wrap(scalars.get(name, 0) - amount)
-            for port in existing.host_ports:
-                count = self.used_ports.get(port, 0) - 1
-                if count:
-                    self.used_ports[port] = count
-                else:
-                    self.used_ports.pop(port, None)
-        requested = self.requested
-        total = requested.milli_cpu - cpu
-        requested.milli_cpu = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = requested.memory - memory
-        requested.memory = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = requested.ephemeral_storage - storage
-        requested.ephemeral_storage = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        non_zero = self.non_zero_requested
-        total = non_zero.milli_cpu - non_zero_cpu
-        non_zero.milli_cpu = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = non_zero.memory - non_zero_memory
-        non_zero.memory = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
+            self._add_scalars_and_ports(existing, -1)
+        self._add_sums(-cpu, -memory, -storage, -non_zero_cpu, -non_zero_memory)
         self.generation = next_generation()
 
     def _account(self, pod_info: PodInfo, sign: int) -> None:
+        req = pod_info.requests
+        self._add_sums(
+            sign * req.milli_cpu,
+            sign * req.memory,
+            sign * req.ephemeral_storage,
+            sign * pod_info.non_zero_cpu,
+            sign * pod_info.non_zero_memory,
+        )
+        self._add_scalars_and_ports(pod_info, sign)
+        self.generation = next_generation()
+        if self.columns is not None:
+            self.columns.pods_changed(self, pod_info, sign)
+
+    def _add_sums(self, cpu: int, memory: int, storage: int, non_zero_cpu: int, non_zero_memory: int) -> None:
         # int64 sums that wrap around as upstream's (Resource): the columns hold them as they are
         # (wrapped only when past int64: preemption's dry runs add and remove pods a million
-        # times an attempt run, and a call per sum was a quarter of that cost).
-        req = pod_info.requests
+        # times an attempt run, and a call per sum was a quarter of that cost). Modular, so
+        # adding several pods' total at once is adding them in turn.
         requested = self.requested
-        total = requested.milli_cpu + sign * req.milli_cpu
+        total = requested.milli_cpu + cpu
         requested.milli_cpu = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = requested.memory + sign * req.memory
+        total = requested.memory + memory
         requested.memory = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = requested.ephemeral_storage + sign * req.ephemeral_storage
+        total = requested.ephemeral_storage + storage
         requested.ephemeral_storage = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        if req.scalar_resources:
-            scalars = requested.scalar_resources
-            for name, amount in req.scalar_resources.items():
-                scalars[name] = int64_wrap(scalars.get(name, 0) + sign * amount)
         non_zero = self.non_zero_requested
-        total = non_zero.milli_cpu + sign * pod_info.non_zero_cpu
+        total = non_zero.milli_cpu + non_zero_cpu
         non_zero.milli_cpu = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-        total = non_zero.memory + sign * pod_info.non_zero_memory
+        total = non_zero.memory + non_zero_memory
         non_zero.memory = total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
+
+    def _add_scalars_and_ports(self, pod_info: PodInfo, sign: int) -> None:
+        scalar_requests = pod_info.requests.scalar_resources
+        if scalar_requests:
+            scalars = self.requested.scalar_resources
+            for name, amount in scalar_requests.items():
+                scalars[name] = int64_wrap(scalars.get(name, 0) + sign * amount)
         for port in pod_info.host_ports:
             count = self.used_ports.get(port, 0) + sign
             if count:
                 self.used_ports[port] = count
             else:
                 self.used_ports.pop(port, None)
-        self.generation = next_generation()
-        if self.columns is not None:
-            self.columns.pods_changed(self, pod_info, sign)
 
     def clone(self) -> NodeInfo:
         """A detached deep-enough copy (pods list and aggregates copied), for what-if runs."""

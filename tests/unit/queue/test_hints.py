@@ -31,16 +31,20 @@ def _raises(_pod: PodInfo, _old: Any, _new: Any) -> QueueingHint:
     raise ValueError("hint bug")
 
 
-@pytest.mark.parametrize(
-    ("hint", "expected_queue"),
-    [
-        pytest.param(hint_always(QueueingHint.QUEUE), "backoff", id="queue-while-backing-off"),
-        pytest.param(hint_always(QueueingHint.SKIP), "unschedulable", id="skip-stays"),
-        pytest.param(None, "backoff", id="no-hint-fn-means-queue"),
-        pytest.param(_raises, "backoff", id="raising-hint-counts-as-queue"),
-    ],
-)
-def test_hint_decides_whether_the_event_moves_the_pod(hint: QueueingHintFn | None, expected_queue: str) -> None:
+# Each kind of hint: where its pod goes on the event, and its run's metric label (upstream
+# ``queueingHintToLabel``).
+HINT_ANSWERS = [
+    pytest.param(hint_always(QueueingHint.QUEUE), "backoff", "Queue", id="queue-while-backing-off"),
+    pytest.param(hint_always(QueueingHint.SKIP), "unschedulable", "QueueSkip", id="skip-stays"),
+    pytest.param(None, "backoff", "Queue", id="no-hint-fn-means-queue"),
+    pytest.param(_raises, "backoff", "Error", id="raising-hint-counts-as-queue"),
+]
+
+
+@pytest.mark.parametrize(("hint", "expected_queue", "_label"), HINT_ANSWERS)
+def test_hint_decides_whether_the_event_moves_the_pod(
+    hint: QueueingHintFn | None, expected_queue: str, _label: str
+) -> None:
     q, _ = make_queue(hints={"P": register(NODE_ADD, hint)})
     q.add(pod_info("a", uid="uid-a"))
     pop_and_fail(q, "P")
@@ -48,16 +52,8 @@ def test_hint_decides_whether_the_event_moves_the_pod(hint: QueueingHintFn | Non
     assert names(q.pending()[expected_queue]) == ["a"]
 
 
-@pytest.mark.parametrize(
-    ("hint", "label"),
-    [
-        pytest.param(hint_always(QueueingHint.QUEUE), "Queue", id="queue"),
-        pytest.param(hint_always(QueueingHint.SKIP), "QueueSkip", id="skip"),
-        pytest.param(None, "Queue", id="no-hint-fn"),
-        pytest.param(_raises, "Error", id="raising"),
-    ],
-)
-def test_each_hint_run_is_timed_by_its_answer(hint: QueueingHintFn | None, label: str) -> None:
+@pytest.mark.parametrize(("hint", "_queue", "label"), HINT_ANSWERS)
+def test_each_hint_run_is_timed_by_its_answer(hint: QueueingHintFn | None, _queue: str, label: str) -> None:
     """Upstream ``queueingHintToLabel``: the metric's ``hint`` label."""
     metrics = SchedulerMetrics(timer=lambda: 0.0)
     q, _ = make_queue(hints={"P": register(NODE_ADD, hint)}, metrics=metrics)
