@@ -39,6 +39,16 @@ README = ROOT / "bench" / "README.md"
 BEGIN, END = "<!-- scheduler_perf table: begin -->", "<!-- scheduler_perf table: end -->"
 
 
+# --cluster-order: which scheduler each cluster run starts with
+ORDERS = ("alternate", "ours-first", "theirs-first")
+
+
+def first_side(order: str, repeat: int) -> str:
+    """The side (``bench.scheduler_perf.cluster.SIDES``) that run ``repeat`` (from 0) starts with."""
+    ours_first = order == "ours-first" or (order == "alternate" and repeat % 2 == 0)
+    return "crd_scheduler" if ours_first else "kube_scheduler"
+
+
 def pick(case: config.TestCase, how: str) -> config.Variant | None:
     if how == "smallest":
         return config.smallest(case)
@@ -98,8 +108,13 @@ def run_one(mode: str, variant: config.Variant, args: argparse.Namespace) -> dic
         with tempfile.TemporaryDirectory(prefix="bench-suite-") as tmp:
             log_dir = Path(args.log_dir or tmp)
             log_dir.mkdir(parents=True, exist_ok=True)
-            runs = [cluster.run(variant, modes=modes, log_dir=log_dir) for _ in range(args.repeat)]
-            return {**base, "status": "ran", **_median_cluster_run(runs)}
+            for _ in range(args.warmup):  # not measured: what a first run pays the cluster, both sides
+                cluster.run(variant, modes=modes, log_dir=log_dir)
+            runs = [
+                cluster.run(variant, modes=modes, log_dir=log_dir, first=first_side(args.cluster_order, repeat))
+                for repeat in range(args.repeat)
+            ]
+            return {**base, "status": "ran", **_median_cluster_run(runs), "warmup_runs": args.warmup}
     except inprocess.Unsupported as exc:
         return {**base, "status": "unsupported", "op": exc.op, "reason": exc.reason}
     except (Exception, SystemExit) as exc:  # the sweep goes on; the reason is reported (bench.cluster exits)
@@ -147,6 +162,8 @@ def _median_cluster_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     median = dict(ordered[len(ordered) // 2])
     median["ratio_runs"] = {mode: [ratio(run, mode) for run in runs] for mode in modes}
     median["cpu_per_bound_pod_runs"] = {mode: [cpu(run, mode) for run in runs] for mode in modes}
+    if all(run.get("order") for run in runs):  # results from before --cluster-order have none
+        median["first_side_runs"] = [run["order"][0] for run in runs]
     return median
 
 
@@ -169,6 +186,14 @@ def main(argv: list[str] | None = None) -> int:
         "--set", action="append", default=[], metavar="PARAM=N", help="override a param of the chosen variant"
     )
     parser.add_argument("--cluster-mode", choices=("stream", "backlog", "both"), default="both")
+    parser.add_argument(
+        "--cluster-order", choices=ORDERS, default="alternate",
+        help="cluster mode: which scheduler runs first in each run (alternate: ours in the 1st, 3rd, ...)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--warmup", type=int, default=0,
+        help="cluster mode: unmeasured runs of both schedulers first (1 for the one-to-ten-pod cases)",
+    )  # fmt: skip
     parser.add_argument("--log-dir", default=None, help="cluster mode: keep the schedulers' logs there")
     parser.add_argument(
         "--scheduler-perf", default=None, help="the scheduler_perf folder (default: the Go module cache's)"

@@ -157,7 +157,18 @@ def _cluster_cells(row: dict[str, Any] | None) -> list[str]:
         rss.append(f"{_fmt(ours.get('peak_rss_mib'), 0)} / {_fmt(theirs.get('peak_rss_mib'), 0)}")
     env = row.get("environment") or {}
     when = f" ({env['date']}, at `{env['commit']}`)" if env.get("date") else ""
-    return [f"{row['variant']}{when}: " + ", ".join(ratios), "; ".join(cpu), "; ".join(rss)]
+    return [f"{row['variant']}{when}: " + ", ".join(ratios) + _order(row), "; ".join(cpu), "; ".join(rss)]
+
+
+def _order(row: dict[str, Any]) -> str:
+    """Which scheduler went first in each run, and the unmeasured runs before them (the
+    results of ``--cluster-order`` and ``--warmup``; older results have neither: ours went first)."""
+    firsts = row.get("first_side_runs") or []
+    if not firsts:
+        return ""
+    names = ", ".join("ours" if side == "crd_scheduler" else "theirs" for side in firsts)
+    warmup = row.get("warmup_runs") or 0
+    return f"; first: {names}" + (f"; after {warmup} warm-up run{'s' if warmup > 1 else ''}" if warmup else "")
 
 
 # Column groups of a row after its folder and case: the in-process run, upstream's, the cluster's.

@@ -5,6 +5,7 @@ run per side, and the side's namespaces and nodes gone after its turn."""
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
@@ -182,6 +183,32 @@ def test_collecting_barriers_and_rate_limited_node_updates(tmp_path: Path) -> No
     # (skipWaitToCompletion), barrier (Attempted and Scheduled) and updateAny of Nodes at 100/s.
     variant = _variant("EventHandlingNodeUpdate", "100Nodes_1000Pods", nodes=2, measurePods=3)
     _ops_run_binds(variant, tmp_path, _window_pods(variant))
+
+
+def test_the_side_named_first_runs_first(tmp_path: Path) -> None:
+    # On the ops path each side runs every op in its turn; which goes first is switchable
+    # (python -m bench.suite alternates it from run to run).
+    variant = _variant("SchedulingWithMixedChurn", "1000Nodes", initNodes=2, measurePods=2)
+    result = cluster.run(variant, modes={"stream": False}, log_dir=tmp_path, first="kube_scheduler")
+    assert result["order"] == ["kube_scheduler", "crd_scheduler"]
+    _both_bound(result, 2)
+    theirs, ours = (result["stream"][side]["collections"][0] for side in result["order"])
+    assert theirs["stopped"] <= ours["started"], result
+    with pytest.raises(ValueError, match="'nobody' is not one of crd_scheduler, kube_scheduler"):
+        cluster.run(variant, modes={"stream": False}, log_dir=tmp_path, first="nobody")
+
+
+def test_every_measured_window_starts_with_the_creators_connections_open(tmp_path: Path) -> None:
+    # The side that ran first used to open its creators' connections to the API server inside
+    # its window (a TLS handshake each), the side after it found them open.
+    from bench.cluster import dev_cluster
+
+    variant = _variant("SchedulingWithMixedChurn", "1000Nodes", initNodes=2, measurePods=2)
+    bench = cluster.WorkloadBench(dev_cluster("up"), variant, creators=12)
+    assert bench.open_connections() < 12
+    run = cluster.OpsRun(bench, "kube_scheduler", "default-scheduler", os.getpid())
+    run._start_window("measured", frozenset({"test"}), {})
+    assert bench.open_connections() >= 12
 
 
 def test_rate_limited_deletion_of_pods_with_finalizers(tmp_path: Path) -> None:

@@ -363,6 +363,19 @@ def test_cluster_repeats_report_the_median_ratio_run_and_every_run() -> None:
     assert cells[0] == "500Nodes: stream 1.00 (runs 1.20, 0.90, 1.00)"
 
 
+def test_cluster_runs_alternate_which_scheduler_goes_first_unless_told() -> None:
+    from bench.suite import _median_cluster_run, first_side
+
+    assert [first_side("alternate", i) for i in range(3)] == ["crd_scheduler", "kube_scheduler", "crd_scheduler"]
+    assert {first_side("ours-first", i) for i in range(3)} == {"crd_scheduler"}
+    assert {first_side("theirs-first", i) for i in range(3)} == {"kube_scheduler"}
+    runs = [{"order": [first_side("alternate", i)], "stream": {"ratio": 1.0 + i / 10}} for i in range(3)]
+    median = _median_cluster_run(runs)
+    assert median["first_side_runs"] == ["crd_scheduler", "kube_scheduler", "crd_scheduler"]
+    cells = table._cluster_cells({"variant": "fast", "status": "ran", **median, "warmup_runs": 1})
+    assert cells[0] == "fast: stream 1.10 (runs 1.00, 1.10, 1.20); first: ours, theirs, ours; after 1 warm-up run"
+
+
 def test_a_stream_ratio_under_one_says_whether_both_sides_were_creation_bound() -> None:
     def row(ours: dict[str, float], theirs: dict[str, float], ratio: float) -> dict[str, object]:
         sides = {"crd_scheduler": ours, "kube_scheduler": theirs}
