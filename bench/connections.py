@@ -34,6 +34,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from bench.cluster import cpu_seconds_between, dev_cluster, dev_cluster_pids, process_cpu
@@ -93,14 +94,25 @@ async def measure(kubeconfig: str, requests: int, rounds: int) -> dict[str, Any]
     return result
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=300, help="requests per mode and round (300)")
+def rounds_cli(
+    doc: str | None,
+    run: Callable[[str, int, int], Coroutine[Any, Any, dict[str, Any]]],
+    what: str,
+    argv: list[str] | None,
+) -> None:
+    """The command line of a measurement in rounds on the dev cluster (this one, bench.request_cost):
+    ``run(kubeconfig, requests, rounds)``'s figures and the load, as one JSON line."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=300, help=f"{what} per mode and round (300)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds; medians are printed (5)")
     args = parser.parse_args(argv)
-    result = asyncio.run(measure(dev_cluster("up"), args.requests, args.rounds))
+    result = asyncio.run(run(dev_cluster("up"), args.requests, args.rounds))
     result["load"] = os.getloadavg()[0]
     print(json.dumps(result))
+
+
+def main(argv: list[str] | None = None) -> None:
+    rounds_cli(__doc__, measure, "requests", argv)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,14 @@ touches all). The API server's background work counts too: run it on an otherwis
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
-import os
 import statistics
 import time
 from typing import Any
 
-from bench.cluster import cpu_seconds_between, dev_cluster, dev_cluster_pids, process_cpu
+from bench.cluster import cpu_seconds_between, dev_cluster_pids, process_cpu
+from bench.connections import rounds_cli
 from scheduler_operator.io import http2, kube
 from scheduler_operator.io.transport import Credentials
 
@@ -100,13 +99,7 @@ async def measure(kubeconfig: str, requests: int, rounds: int) -> dict[str, Any]
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--requests", type=int, default=300, help="patches per mode and round (300)")
-    parser.add_argument("--rounds", type=int, default=5, help="rounds; medians are printed (5)")
-    args = parser.parse_args(argv)
-    result = asyncio.run(measure(dev_cluster("up"), args.requests, args.rounds))
-    result["load"] = os.getloadavg()[0]
-    print(json.dumps(result))
+    rounds_cli(__doc__, measure, "patches", argv)
 
 
 if __name__ == "__main__":
