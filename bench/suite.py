@@ -23,11 +23,13 @@ import argparse
 import asyncio
 import datetime
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +43,7 @@ BEGIN, END = "<!-- scheduler_perf table: begin -->", "<!-- scheduler_perf table:
 
 # --cluster-order: which scheduler each cluster run starts with
 ORDERS = ("alternate", "ours-first", "theirs-first")
+SIDES = ("crd_scheduler", "kube_scheduler")  # as bench.scheduler_perf.cluster's, without its imports
 
 
 def first_side(order: str, repeat: int) -> str:
@@ -163,8 +166,35 @@ def _median_cluster_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
     median["ratio_runs"] = {mode: [ratio(run, mode) for run in runs] for mode in modes}
     median["cpu_per_bound_pod_runs"] = {mode: [cpu(run, mode) for run in runs] for mode in modes}
     if all(run.get("order") for run in runs):  # results from before --cluster-order have none
-        median["first_side_runs"] = [run["order"][0] for run in runs]
+        median["first_side_runs"] = firsts = [run["order"][0] for run in runs]
+        _balance(median, runs, firsts, modes, ratio)
     return median
+
+
+def _balance(
+    median: dict[str, Any],
+    runs: list[dict[str, Any]],
+    firsts: list[str],
+    modes: list[str],
+    ratio: Callable[[dict[str, Any], str], float],
+) -> None:
+    """Per mode, the geometric mean of the ratios of the runs each side went first in, and of
+    those two: the order-balanced ratio. Going first is worth about 10 % (bench/README.md,
+    nineteenth pass), and three runs alternated put ours first twice."""
+    by_side: dict[str, dict[str, float]] = {}
+    balanced: dict[str, float] = {}
+    for mode in modes:
+        means = {}
+        for side in SIDES:
+            figures = [ratio(run, mode) for run, first in zip(runs, firsts, strict=True) if first == side]
+            if figures and all(f > 0 for f in figures):
+                means[side] = round(math.exp(sum(map(math.log, figures)) / len(figures)), 3)
+        if len(means) == len(SIDES):
+            by_side[mode] = means
+            balanced[mode] = round(math.sqrt(math.prod(means.values())), 3)
+    if balanced:
+        median["ratio_by_first_side"] = by_side
+        median["balanced_ratio"] = balanced
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -168,7 +168,15 @@ def _order(row: dict[str, Any]) -> str:
         return ""
     names = ", ".join("ours" if side == "crd_scheduler" else "theirs" for side in firsts)
     warmup = row.get("warmup_runs") or 0
-    return f"; first: {names}" + (f"; after {warmup} warm-up run{'s' if warmup > 1 else ''}" if warmup else "")
+    text = f"; first: {names}" + (f"; after {warmup} warm-up run{'s' if warmup > 1 else ''}" if warmup else "")
+    balanced, by_side = row.get("balanced_ratio") or {}, row.get("ratio_by_first_side") or {}
+    for mode in ("stream", "backlog"):  # the first mode there is, as the ratio shown first
+        if mode in balanced:
+            ours, theirs = by_side[mode]["crd_scheduler"], by_side[mode]["kube_scheduler"]
+            label = "" if mode == "stream" else f" {mode}"
+            text += f"; order-balanced{label} {balanced[mode]:.2f} (ours first {ours:.2f}, theirs first {theirs:.2f})"
+            break
+    return text
 
 
 # Column groups of a row after its folder and case: the in-process run, upstream's, the cluster's.

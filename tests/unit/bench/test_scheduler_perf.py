@@ -373,7 +373,31 @@ def test_cluster_runs_alternate_which_scheduler_goes_first_unless_told() -> None
     median = _median_cluster_run(runs)
     assert median["first_side_runs"] == ["crd_scheduler", "kube_scheduler", "crd_scheduler"]
     cells = table._cluster_cells({"variant": "fast", "status": "ran", **median, "warmup_runs": 1})
-    assert cells[0] == "fast: stream 1.10 (runs 1.00, 1.10, 1.20); first: ours, theirs, ours; after 1 warm-up run"
+    assert cells[0] == (
+        "fast: stream 1.10 (runs 1.00, 1.10, 1.20); first: ours, theirs, ours; after 1 warm-up run; "
+        "order-balanced 1.10 (ours first 1.09, theirs first 1.10)"
+    )
+
+
+def test_alternated_runs_report_a_ratio_balanced_between_the_two_orders() -> None:
+    # Three runs alternated put ours first twice; going first is worth ~10 % (bench/README.md,
+    # nineteenth pass): the balanced ratio weighs each order once, whatever the count of runs.
+    from bench.suite import _median_cluster_run, first_side
+
+    ratios = [1.44, 0.81, 1.0]
+    runs = [{"order": [first_side("alternate", i)], "stream": {"ratio": r}} for i, r in enumerate(ratios)]
+    median = _median_cluster_run(runs)
+    assert median["stream"]["ratio"] == 1.0
+    # ours first: geometric mean of 1.44 and 1.0 = 1.2; theirs first: 0.81; balanced sqrt(1.2 * 0.81)
+    assert median["ratio_by_first_side"] == {"stream": {"crd_scheduler": 1.2, "kube_scheduler": 0.81}}
+    assert median["balanced_ratio"] == {"stream": 0.986}
+    cells = table._cluster_cells({"variant": "500Nodes", "status": "ran", **median})
+    assert cells[0] == (
+        "500Nodes: stream 1.00 (runs 1.44, 0.81, 1.00); first: ours, theirs, ours; "
+        "order-balanced 0.99 (ours first 1.20, theirs first 0.81)"
+    )
+    one_order = _median_cluster_run([{"order": ["crd_scheduler"], "stream": {"ratio": 1.1}}] * 2)
+    assert "balanced_ratio" not in one_order
 
 
 def test_a_stream_ratio_under_one_says_whether_both_sides_were_creation_bound() -> None:
