@@ -23,8 +23,8 @@ import argparse
 import asyncio
 import datetime
 import json
-import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -178,23 +178,20 @@ def _balance(
     modes: list[str],
     ratio: Callable[[dict[str, Any], str], float],
 ) -> None:
-    """Per mode, the geometric mean of the ratios of the runs each side went first in, and of
-    those two: the order-balanced ratio. Going first is worth about 10 % (bench/README.md,
-    nineteenth pass), and three runs alternated put ours first twice."""
+    """Per mode, the geometric mean of the ratios of the runs each side went first in (the table
+    shows the two's geometric mean: the order-balanced ratio). Going first is worth about 10 %
+    (bench/README.md, nineteenth pass), and three runs alternated put ours first twice."""
     by_side: dict[str, dict[str, float]] = {}
-    balanced: dict[str, float] = {}
     for mode in modes:
         means = {}
         for side in SIDES:
             figures = [ratio(run, mode) for run, first in zip(runs, firsts, strict=True) if first == side]
             if figures and all(f > 0 for f in figures):
-                means[side] = round(math.exp(sum(map(math.log, figures)) / len(figures)), 3)
+                means[side] = round(statistics.geometric_mean(figures), 3)
         if len(means) == len(SIDES):
             by_side[mode] = means
-            balanced[mode] = round(math.sqrt(math.prod(means.values())), 3)
-    if balanced:
+    if by_side:
         median["ratio_by_first_side"] = by_side
-        median["balanced_ratio"] = balanced
 
 
 def main(argv: list[str] | None = None) -> int:

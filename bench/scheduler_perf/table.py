@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -169,12 +170,13 @@ def _order(row: dict[str, Any]) -> str:
     names = ", ".join("ours" if side == "crd_scheduler" else "theirs" for side in firsts)
     warmup = row.get("warmup_runs") or 0
     text = f"; first: {names}" + (f"; after {warmup} warm-up run{'s' if warmup > 1 else ''}" if warmup else "")
-    balanced, by_side = row.get("balanced_ratio") or {}, row.get("ratio_by_first_side") or {}
+    by_side = row.get("ratio_by_first_side") or {}
     for mode in ("stream", "backlog"):  # the first mode there is, as the ratio shown first
-        if mode in balanced:
+        if mode in by_side:
             ours, theirs = by_side[mode]["crd_scheduler"], by_side[mode]["kube_scheduler"]
+            balanced = statistics.geometric_mean((ours, theirs))
             label = "" if mode == "stream" else f" {mode}"
-            text += f"; order-balanced{label} {balanced[mode]:.2f} (ours first {ours:.2f}, theirs first {theirs:.2f})"
+            text += f"; order-balanced{label} {balanced:.2f} (ours first {ours:.2f}, theirs first {theirs:.2f})"
             break
     return text
 
