@@ -6,6 +6,11 @@ UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version
 
 .PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test image image-test image-tools conformance
 
+# The stamp holds the checkout's path: the editable installs point into it, so a stamp that
+# came with a moved or copied checkout does not count (its entry points name a path gone).
+ifneq ($(shell cat $(STAMP) 2>/dev/null),$(CURDIR))
+.PHONY: $(STAMP)
+endif
 install: $(STAMP)
 # Every dependency from the lock, hashes checked; then the project itself (and the sample
 # out-of-tree plugin, tests/sample_plugin, whose tests load it through the real
@@ -14,7 +19,7 @@ $(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
 	@rm -rf crd_scheduler.egg-info  # a build's metadata in the tree would shadow the installed version
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . -e tests/sample_plugin
-	@touch $@
+	@echo "$(CURDIR)" > $@
 
 ## lock: re-resolve requirements/*.txt to the newest versions pyproject.toml allows (requirements/README.md)
 lock: install
