@@ -110,6 +110,20 @@ class BatchFilterStatuses(Protocol):
     ) -> list[Status | None] | None: ...
 
 
+@runtime_checkable
+class FilterRejectsChanged(Protocol):
+    """Optional on a Filter plugin: whether its ``filter`` certainly rejects ``pod`` on ``node``
+    changed by taking the pods ``removed`` (on it) off and putting the pods ``added`` (not on
+    it) on, judged without changing it. True must mean a rejection; False may mean "cannot
+    tell". Preemption's dry run asks it where a rejection settles the question without a clone
+    or a filter run: whether the pod fits a node even with every lower-priority pod off it,
+    whether it still fits with one of them put back."""
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool: ...
+
+
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
         self, state: CycleState, pod: PodInfo, statuses: NodeToStatus
@@ -344,6 +358,18 @@ class Handle(Protocol):
         """Whether :meth:`run_pre_filter_extension_remove_pod` calls any plugin in ``state``
         (a PreFilter plugin with a RemovePod extension did not Skip): without one, a what-if
         removal needs no call per pod."""
+        ...
+
+    def runs_add_pod_extension(self, state: CycleState) -> bool:
+        """Whether :meth:`run_pre_filter_extension_add_pod` calls any plugin in ``state``."""
+        ...
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        """Whether a Filter plugin running in ``state`` certainly rejects ``pod`` on ``node``
+        without the pods ``removed`` and with the pods ``added`` (:class:`FilterRejectsChanged`);
+        False when none can tell."""
         ...
 
 

@@ -53,7 +53,12 @@ from scheduler_core.framework.events import ActionType, ClusterEvent, EventResou
 from scheduler_core.framework.extension_points import ExtensionPointSets
 from scheduler_core.framework.faults import raised_status
 from scheduler_core.framework.field import go_quote
-from scheduler_core.framework.interface import BatchFilterRejection, BatchFilterStatuses, PostFilterExtensions
+from scheduler_core.framework.interface import (
+    BatchFilterRejection,
+    BatchFilterStatuses,
+    FilterRejectsChanged,
+    PostFilterExtensions,
+)
 from scheduler_core.metrics import scheduler_metrics as sm
 from scheduler_core.metrics.registry import HistogramChild
 from scheduler_core.runtime.build import BuiltProfile, ProfileError
@@ -151,6 +156,9 @@ class Framework:
         self._batch_statuses = {
             p.name: p.filter_batch_statuses for p in self.batch_filter_plugins if isinstance(p, BatchFilterStatuses)
         }
+        self._rejects_changed = [
+            (p.name, p.filter_rejects_changed) for p in self.filter_plugins if isinstance(p, FilterRejectsChanged)
+        ]
         self._weights = [self.score_weights[p.name] for p in self.score_plugins]
         # Events (with hints) per plugin that can reject pods, as upstream ``fillEnqueueExtensions``
         # (asked once, when the framework is built).
@@ -386,6 +394,18 @@ class Framework:
 
     def has_per_node_filters(self, state: CycleState) -> bool:
         return bool(state.read_as(_DECLINED_KEY, _BatchPass).plugins)
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        """Whether a Filter plugin that runs in ``state`` (its PreFilter did not Skip) and can
+        tell (:class:`FilterRejectsChanged`) rejects ``pod`` on ``node`` without ``removed`` and
+        with ``added``."""
+        skip = state.skip_filter_plugins
+        for name, rejects in self._rejects_changed:
+            if not (skip and name in skip) and rejects(state, pod, node, removed, added):
+                return True
+        return False
 
     def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo]

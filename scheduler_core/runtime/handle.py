@@ -156,6 +156,14 @@ class FrameworkHandle:
     def runs_remove_pod_extension(self, state: CycleState) -> bool:
         return self._extends(state, _REMOVE_POD)
 
+    def runs_add_pod_extension(self, state: CycleState) -> bool:
+        return self._extends(state, _ADD_POD)
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        return self._fwk().filter_rejects_changed(state, pod, node, removed, added)
+
     def _extends(self, state: CycleState, method: str) -> bool:
         """Whether a PreFilter plugin with the extension ``method`` runs in ``state`` (its
         PreFilter did not Skip). Without one the framework's loop finds nothing to call, and

@@ -69,11 +69,17 @@ class PreemptionPolicy(Protocol):
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[PodDisruptionBudget], now: int
     ) -> tuple[list[PodInfo], int, Status | None]: ...
 
+    def cannot_be_candidate(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> bool:
+        """True only where ``select_victims_on_node`` would find no victims on ``node`` (its
+        status aside), told without the clones; False when it cannot tell."""
+        ...
+
 
 # -- the evaluator ----------------------------------------------------------------------------
 @dataclass(slots=True)
 class DryRun:
     candidates: list[Candidate]
+    # Why each node visited is no candidate; every node's when none is (see dry_run_preemption).
     statuses: dict[str, Status] = field(default_factory=dict)
     error: str = ""
 
@@ -146,26 +152,65 @@ class Evaluator:
         num_candidates: int,
         now: int,
     ) -> DryRun:
-        """Upstream ``DryRunPreemption``: candidates that violate no PDB come first."""
+        """Upstream ``DryRunPreemption``: candidates that violate no PDB come first.
+
+        A node the policy says cannot be a candidate is passed over without its clones and
+        filter runs. Its status only matters when no node is a candidate (the statuses then
+        make the pod's message, the errors the result): only then is it evaluated, and the
+        statuses and errors are those of every node in the order visited, as without the
+        shortcut."""
         non_violating = CandidateList(num_candidates)
         violating = CandidateList(num_candidates)
-        statuses: dict[str, Status] = {}
-        errors: list[str] = []
+        visited: list[tuple[NodeInfo, Status | None]] = []  # no candidate; None: passed over
+        hopeless = self._policy.cannot_be_candidate
         for i in range(len(potential)):
-            node = potential[(offset + i) % len(potential)].clone()
-            victims, num_violations, status = self._policy.select_victims_on_node(state.clone(), pod, node, pdbs, now)
-            if status is None and victims:
-                candidate = Candidate(node.name, victims, num_violations)
-                (violating if num_violations else non_violating).add(candidate)
+            node = potential[(offset + i) % len(potential)]
+            if hopeless(state, pod, node):
+                visited.append((node, None))
+                continue
+            status = self._try_node(state, pod, node, pdbs, now, non_violating, violating)
+            if status is None:
                 if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
+            visited.append((node, status))
+        statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        found = len(non_violating) + len(violating) > 0
+        for node, status in visited:
             if status is None:
-                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
+                if found:
+                    continue
+                # A policy wrong about the node makes it a candidate after all (its answer
+                # otherwise the same).
+                status = self._try_node(state, pod, node, pdbs, now, non_violating, violating)
+                if status is None:
+                    continue
             if status.code is Code.ERROR:
                 errors.append(status.message())
             statuses[node.name] = status
         return DryRun(non_violating.items + violating.items, statuses, field_errors.aggregate(errors) if errors else "")
+
+    def _try_node(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        pdbs: Sequence[PodDisruptionBudget],
+        now: int,
+        non_violating: CandidateList,
+        violating: CandidateList,
+    ) -> Status | None:
+        """``select_victims_on_node`` on clones of ``node`` and ``state``: the node added to the
+        candidates (None), or why it is none."""
+        select = self._policy.select_victims_on_node
+        victims, num_violations, status = select(state.clone(), pod, node.clone(), pdbs, now)
+        if status is None and victims:
+            (violating if num_violations else non_violating).add(Candidate(node.name, victims, num_violations))
+            return None
+        if status is None:
+            return Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
+        return status
 
     def select_candidate(self, candidates: Sequence[Candidate], now: int) -> Candidate | None:
         """Upstream ``SelectCandidate``."""

@@ -36,9 +36,11 @@ from scheduler_core.framework import (
     NodeInfo,
     PodInfo,
     PreFilterResult,
+    Resource,
     Status,
 )
 from scheduler_core.framework.extended_resources import DeviceClassResolver, stored_classes
+from scheduler_core.framework.quantity import MAX_INT64, int64_wrap
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources import queueing, strategies
 from scheduler_core.plugins.noderesources.args import NodeResourcesFitArgs, ScoringStrategy
@@ -116,6 +118,60 @@ class NodeResourcesFit:
                 code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
                 break
         return Status(code, *[r.reason for r in found])
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        """Whether ``filter`` rejects the pod on ``node`` with ``removed`` (pods on it) taken
+        off and ``added`` put on: the node's sums changed as ``NodeInfo.remove_pods`` and
+        ``add_pod`` change them (int64 modular), without the clone and the changes.
+        Preemption's dry run asks it of each node before trying it (PreemptionBasic, 1000
+        nodes: about 330 a preemptor, two thirds of them holding a higher-priority pod that
+        leaves no room whatever goes) and of each victim it would put back."""
+        request = _pre_filter_state(state)
+        if request is None:
+            return False
+        cpu = memory = storage = 0
+        for other in removed:
+            req = other.requests
+            cpu -= req.milli_cpu
+            memory -= req.memory
+            storage -= req.ephemeral_storage
+        for other in added:
+            req = other.requests
+            cpu += req.milli_cpu
+            memory += req.memory
+            storage += req.ephemeral_storage
+        used = node.requested
+        count = len(node.pods) - len(removed) + len(added)
+        if request.scalars:
+            scalars: dict[str, int] = {}
+            for name, _ in request.scalars:  # only the scalars the pod asks for are read
+                amount = used.scalar_resources.get(name, 0)
+                amount -= sum(other.requests.scalar_resources.get(name, 0) for other in removed)
+                amount += sum(other.requests.scalar_resources.get(name, 0) for other in added)
+                scalars[name] = int64_wrap(amount)
+            left = Resource(
+                int64_wrap(used.milli_cpu + cpu),
+                int64_wrap(used.memory + memory),
+                int64_wrap(used.ephemeral_storage + storage),
+                used.allowed_pod_number,
+                scalars,
+            )
+            return bool(insufficient_resources(request, node.allocatable, left, count))
+        # ``insufficient_resources`` without scalars, as a yes or no: what the dry run asks
+        # 700,000 times a PreemptionBasic run.
+        allocatable = node.allocatable
+        if count + 1 > allocatable.allowed_pod_number:
+            return True
+        want = request.milli_cpu
+        if want > 0 and want > allocatable.milli_cpu - _wrapped(used.milli_cpu + cpu):
+            return True
+        want = request.memory
+        if want > 0 and want > allocatable.memory - _wrapped(used.memory + memory):
+            return True
+        want = request.ephemeral_storage
+        return want > 0 and want > allocatable.ephemeral_storage - _wrapped(used.ephemeral_storage + storage)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
         request = _pre_filter_state(state)
@@ -208,6 +264,14 @@ class NodeResourcesFit:
 
 # Figures below 2**62 in magnitude cannot overflow int64 in one subtraction.
 _SAFE = 2**62
+
+
+def _wrapped(total: int) -> int:
+    """A sum as int64 arithmetic leaves it (``int64_wrap``, called only past the range)."""
+    return total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
+
+
+_MIN_INT64 = -(2**63)
 
 
 def _pre_filter_state(state: CycleState) -> FitRequest | None:

@@ -102,6 +102,17 @@ class FakeFilter:
         return None if code is Code.SUCCESS else Status(code, f"injecting failure for pod {pod.name}")
 
 
+class UpstreamFit(NodeResourcesFit):
+    """NodeResourcesFit that never settles a node or a victim without the filters
+    (``filter_rejects_changed`` cannot tell): the dry run then runs them wherever upstream's
+    does, so upstream's counts of Filter calls hold."""
+
+    def filter_rejects_changed(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, removed: Sequence[PodInfo], added: Sequence[PodInfo]
+    ) -> bool:
+        return False
+
+
 class FalseFilter:
     """Upstream ``FalseFilterPlugin``."""
 

@@ -25,6 +25,7 @@ from tests.unit.plugins.defaultpreemption.harness import (
     FalseFilter,
     MatchFilter,
     TrueFilter,
+    UpstreamFit,
     epoch,
     make_env,
     offsets,
@@ -325,6 +326,20 @@ def test_dry_run_preemption(
     expected: list[list[tuple[str, list[str], int]]],
     filter_calls: list[int],
 ) -> None:
+    """Upstream's table, with upstream's Filter calls where NodeResourcesFit cannot settle a
+    node or a victim without them (:class:`UpstreamFit`); with the shortcut, the same
+    candidates from at most as many calls."""
+    upstream = tuple(UpstreamFit if p is NodeResourcesFit else p for p in plugins)
+    case = (node_names, test_pods, init_pods, pdbs, args, fake_code, expected)
+    assert _dry_run_table(upstream, *case) == filter_calls
+    fewer = _dry_run_table(plugins, *case)
+    assert all(ours <= theirs for ours, theirs in zip(fewer, filter_calls, strict=True))
+
+
+def _dry_run_table(plugins: tuple[type, ...], *case: Any) -> list[int]:
+    """The case's cycles (the table's row, but for its plugins and Filter calls): the
+    candidates checked, the Filter calls of each returned."""
+    node_names, test_pods, init_pods, pdbs, args, fake_code, expected = case
     nodes = [make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in node_names]
     env = make_env(nodes, init_pods, plugins=plugins, pdbs=pdbs, args=args)
     FakeFilter.codes = {n: fake_code for n in node_names} if fake_code is not None else {}
@@ -333,6 +348,7 @@ def test_dry_run_preemption(
     env.plugin.offset_rand = lambda n: next(cycle_offsets) if n == 5 else 0
     node_infos = env.sorted_nodes()
     budgets_ = budgets(pdbs)
+    calls: list[int] = []
     for cycle, raw in enumerate(test_pods):
         pod = PodInfo(raw)
         state = env.pre_filtered_state(pod)
@@ -343,9 +359,10 @@ def test_dry_run_preemption(
             (cand.name, sorted(v.name for v in cand.victims), cand.num_pdb_violations) for cand in run.candidates
         )
         assert got == expected[cycle], f"cycle {cycle}"
-        assert FakeFilter.calls - before == filter_calls[cycle], f"cycle {cycle}"
+        calls.append(FakeFilter.calls - before)
     # The dry run works on clones: the snapshot keeps every pod.
     assert sum(len(n.pods) for n in env.snapshot.list()) == len(init_pods)
+    return calls
 
 
 def test_candidates_without_pdb_violation_come_first() -> None:
@@ -429,3 +446,53 @@ def test_select_victims_on_node(
     # Victims are off the clone, the others back on it; the snapshot's node is untouched.
     assert sorted(p.name for p in clone.pods) == sorted(set(p["metadata"]["name"] for p in pods) - set(want_victims))
     assert len(node.pods) == len(pods)
+
+
+def _crowded(name: str) -> list[dict[str, Any]]:
+    """A node's pods: a more important one that leaves no room for a LARGE pod beside it
+    whatever else goes, and a less important one."""
+    return [
+        pod(f"{name}-top", uid=f"{name}-top", node_name=name, priority=VERY_HIGH, requests=LARGE),
+        pod(f"{name}-low", uid=f"{name}-low", node_name=name, priority=MID, requests=SMALL),
+    ]
+
+
+def _dry_run(
+    node_names: list[str], pods: list[dict[str, Any]], offset: int, fit: type = NodeResourcesFit
+) -> tuple[Any, int]:
+    nodes = [make_node().name(n).capacity_only(VERY_LARGE, pods="32").obj() for n in node_names]
+    env = make_env(nodes, pods, plugins=(FakeFilter, fit))
+    FakeFilter.codes, FakeFilter.calls = {}, 0
+    preemptor = pod_info("p", uid="p", priority=HIGH, requests=LARGE)
+    state = env.pre_filtered_state(preemptor)
+    run = env.plugin.evaluator.dry_run_preemption(state, preemptor, env.sorted_nodes(), [], offset, 3, 0)
+    return run, FakeFilter.calls
+
+
+@pytest.mark.parametrize(("fit", "filter_calls"), [(NodeResourcesFit, 1), (UpstreamFit, 4)])
+def test_what_resources_settle_runs_no_filters(fit: type, filter_calls: int) -> None:
+    """Where NodeResourcesFit rejects the pod even with every lower-priority pod gone (node1,
+    node3), the node is no candidate, and where it rejects the pod with a victim put back
+    (node2), the pod is a victim: the dry run tells both without running the filters. The
+    same candidates; one Filter call (node2 without its pod) where upstream makes four."""
+    pods = [
+        *_crowded("node1"),
+        pod("node2-low", uid="node2-low", node_name="node2", priority=MID, requests=LARGE),
+        *_crowded("node3"),
+    ]
+    run, calls = _dry_run(["node1", "node2", "node3"], pods, 0, fit)
+    assert [(cand.name, [v.name for v in cand.victims]) for cand in run.candidates] == [("node2", ["node2-low"])]
+    assert calls == filter_calls
+
+
+@pytest.mark.parametrize(("offset", "order"), [(0, ["node1", "node3"]), (1, ["node3", "node1"])])
+def test_without_candidates_every_node_passed_over_has_its_status_in_order(offset: int, order: list[str]) -> None:
+    """No node is a candidate: the statuses (the pod's message) and errors are what the full
+    run gives, each node's in the order visited."""
+    run, calls = _dry_run(["node1", "node3"], [*_crowded("node1"), *_crowded("node3")], offset)
+    assert run.candidates == []
+    assert list(run.statuses) == order
+    assert {name: (s.code, s.reasons) for name, s in run.statuses.items()} == {
+        name: (Code.UNSCHEDULABLE, ("Insufficient cpu", "Insufficient memory")) for name in order
+    }
+    assert calls == 2

@@ -149,6 +149,36 @@ def test_fit_filter_batch_equals_filter(
 
 
 @SETTINGS
+@given(
+    args=fit_args(),
+    scenario=scenarios(),
+    choices=st.lists(st.booleans(), min_size=3, max_size=3),
+    extra=st.lists(pods(), max_size=2),
+)
+def test_fit_rejects_changed_equals_filter_after_the_change(
+    args: NodeResourcesFitArgs,
+    scenario: tuple[dict[str, Any], list[NodeInfo]],
+    choices: list[bool],
+    extra: list[dict[str, Any]],
+) -> None:
+    """``filter_rejects_changed`` (preemption's dry run, before it clones a node or puts a
+    victim back) says what ``filter`` says of the node with those pods taken off and the others
+    put on: rejected exactly when it rejects."""
+    pod, infos = scenario
+    plugin, state, pod_info = NodeResourcesFit(args, None), CycleState(), PodInfo(pod)
+    plugin.pre_filter(state, pod_info, infos)
+    for info in infos:
+        removed = [p for p, take in zip(info.pods, choices, strict=False) if take]
+        added = [PodInfo({**p, "spec": {**p["spec"], "nodeName": info.name}}) for p in extra]
+        told = plugin.filter_rejects_changed(state, pod_info, info, removed, added)
+        changed = info.clone()
+        changed.remove_pods(removed)
+        for other in added:
+            changed.add_pod(other)
+        assert told is (plugin.filter(state, pod_info, changed) is not None)
+
+
+@SETTINGS
 @given(args=fit_args(), scenario=scenarios(), extra=st.lists(pods(), max_size=2))
 def test_fit_filter_batch_statuses_equal_filter(
     args: NodeResourcesFitArgs, scenario: tuple[dict[str, Any], list[NodeInfo]], extra: list[dict[str, Any]]
