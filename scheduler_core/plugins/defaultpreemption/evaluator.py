@@ -12,8 +12,9 @@ upstream ``preemption.Interface``.
 2. candidates: only nodes whose filter status is Unschedulable may be freed by removing pods
    (UnschedulableAndUnresolvable nodes are not candidates; nodes absent from the statuses have
    the statuses' absent status, UnschedulableAndUnresolvable unless the scheduler says otherwise);
-   they are dry-run from a random offset, each on a clone of its NodeInfo and of the CycleState,
-   until enough candidates are found (at least one that violates no PodDisruptionBudget);
+   they are dry-run from a random offset, each on a clone of its NodeInfo and of the CycleState
+   (but a node the policy rules out without one: ``cannot_be_candidate``), until enough
+   candidates are found (at least one that violates no PodDisruptionBudget);
 3. no candidate: Unschedulable with a FitError-style message over the dry run's statuses, and a
    result that clears the pod's nomination;
 4. the best candidate (``pick_one_node_for_preemption``) is actuated, and the pod nominated there.
