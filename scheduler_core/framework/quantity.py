@@ -120,7 +120,10 @@ def int64_ceil(value: Fraction) -> int:
 
 
 def int64_wrap(value: int) -> int:
-    """Go's int64 arithmetic: a sum past int64 wraps around, as ``Resource.Add``'s ``+=``."""
+    """Go's int64 arithmetic: a sum past int64 wraps around, as ``Resource.Add``'s ``+=``
+    (a value in range, nearly every one, is returned as it is without the arithmetic)."""
+    if _MIN_INT64 <= value <= MAX_INT64:
+        return value
     return ((value - _MIN_INT64) & (2**64 - 1)) + _MIN_INT64
 
 

@@ -40,7 +40,7 @@ from scheduler_core.framework import (
     Status,
 )
 from scheduler_core.framework.extended_resources import DeviceClassResolver, stored_classes
-from scheduler_core.framework.quantity import MAX_INT64, int64_wrap
+from scheduler_core.framework.quantity import int64_wrap
 from scheduler_core.plugins import names
 from scheduler_core.plugins.noderesources import queueing, strategies
 from scheduler_core.plugins.noderesources.args import NodeResourcesFitArgs, ScoringStrategy
@@ -165,13 +165,13 @@ class NodeResourcesFit:
         if count + 1 > allocatable.allowed_pod_number:
             return True
         want = request.milli_cpu
-        if want > 0 and want > allocatable.milli_cpu - _wrapped(used.milli_cpu + cpu):
+        if want > 0 and want > allocatable.milli_cpu - int64_wrap(used.milli_cpu + cpu):
             return True
         want = request.memory
-        if want > 0 and want > allocatable.memory - _wrapped(used.memory + memory):
+        if want > 0 and want > allocatable.memory - int64_wrap(used.memory + memory):
             return True
         want = request.ephemeral_storage
-        return want > 0 and want > allocatable.ephemeral_storage - _wrapped(used.ephemeral_storage + storage)
+        return want > 0 and want > allocatable.ephemeral_storage - int64_wrap(used.ephemeral_storage + storage)
 
     def filter_batch(self, state: CycleState, pod: PodInfo, columns: NodeColumns) -> BoolArray | None:
         request = _pre_filter_state(state)
@@ -264,14 +264,6 @@ class NodeResourcesFit:
 
 # Figures below 2**62 in magnitude cannot overflow int64 in one subtraction.
 _SAFE = 2**62
-
-
-def _wrapped(total: int) -> int:
-    """A sum as int64 arithmetic leaves it (``int64_wrap``, called only past the range)."""
-    return total if _MIN_INT64 <= total <= MAX_INT64 else int64_wrap(total)
-
-
-_MIN_INT64 = -(2**63)
 
 
 def _pre_filter_state(state: CycleState) -> FitRequest | None:
