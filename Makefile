@@ -8,7 +8,10 @@ UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version
 
 # The stamp holds the checkout's path: the editable installs point into it, so a stamp that
 # came with a moved or copied checkout does not count (its entry points name a path gone).
-ifneq ($(shell cat $(STAMP) 2>/dev/null),$(CURDIR))
+# Nor does one whose interpreter has no editable install of this checkout (a new machine with
+# the old checkout, or another clone's `make install` since): the interpreter is asked.
+INSTALLED_FROM := $(shell $(PY) -c "import importlib.metadata as m, json; print(json.loads(m.distribution('crd-scheduler').read_text('direct_url.json'))['url'])" 2>/dev/null)
+ifneq ($(shell cat $(STAMP) 2>/dev/null) $(INSTALLED_FROM),$(CURDIR) file://$(CURDIR))
 .PHONY: $(STAMP)
 endif
 install: $(STAMP)

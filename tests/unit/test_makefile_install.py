@@ -2,11 +2,14 @@
 
 The editable installs it makes point into the checkout; a stamp copied with a moved (or
 re-cloned) checkout would otherwise leave the sample plugin's entry point aimed at a path
-that is gone, and every operator start fails loading it. Run with ``make -n`` in a copy of
-the files the stamp depends on, so nothing is installed."""
+that is gone, and every operator start fails loading it. Nor is a stamp trusted when the
+interpreter has no editable install of the checkout (a new machine given the old checkout). Run
+with ``make -n`` in a copy of the files the stamp depends on, so nothing is installed; the
+interpreter's installed distributions are made up in a directory put first on its path."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -23,22 +26,44 @@ def _checkout_copy(where: Path) -> Path:
     return where
 
 
-def _install_plan(checkout: Path, stamp_text: str) -> str:
+def _installed_from(site: Path, checkout: Path) -> dict[str, str]:
+    """An environment whose interpreter finds an editable crd-scheduler installed from ``checkout``."""
+    info = site / "crd_scheduler-0.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crd-scheduler\nVersion: 0.0.0\n")
+    (info / "direct_url.json").write_text(json.dumps({"dir_info": {"editable": True}, "url": f"file://{checkout}"}))
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+def _install_plan(checkout: Path, stamp_text: str, env: dict[str, str] | None = None) -> str:
     stamp = checkout / ".stamp-install"
     stamp.write_text(stamp_text)
     newer = max((checkout / name).stat().st_mtime for name in STAMP_INPUTS) + 10
     os.utime(stamp, (newer, newer))
     done = subprocess.run(
-        ["make", "-n", "--no-print-directory", "install"], cwd=checkout, capture_output=True, text=True, check=True
+        ["make", "-n", "--no-print-directory", "install"],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return done.stdout
 
 
 def test_a_stamp_from_another_checkout_reinstalls(tmp_path: Path) -> None:
-    checkout = _checkout_copy(tmp_path)
-    assert "pip install" in _install_plan(checkout, "/elsewhere/crd-scheduler\n")
+    checkout = _checkout_copy(tmp_path / "checkout")
+    env = _installed_from(tmp_path / "site", checkout)
+    assert "pip install" in _install_plan(checkout, "/elsewhere/crd-scheduler\n", env)
 
 
 def test_a_stamp_from_this_checkout_is_kept(tmp_path: Path) -> None:
-    checkout = _checkout_copy(tmp_path)
-    assert "pip install" not in _install_plan(checkout, f"{checkout}\n")
+    checkout = _checkout_copy(tmp_path / "checkout")
+    env = _installed_from(tmp_path / "site", checkout)
+    assert "pip install" not in _install_plan(checkout, f"{checkout}\n", env)
+
+
+def test_a_stamp_without_an_install_of_this_checkout_reinstalls(tmp_path: Path) -> None:
+    checkout = _checkout_copy(tmp_path / "checkout")
+    env = _installed_from(tmp_path / "site", tmp_path / "another-clone")
+    assert "pip install" in _install_plan(checkout, f"{checkout}\n", env)
