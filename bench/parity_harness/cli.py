@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench.parity_harness.features import BY_NAME
+from bench.parity_harness.features import BY_NAME, OPT_IN
 from bench.parity_harness.harness import DEFAULT_WORKDIR, Harness, ScenarioResult, Summary
 from bench.parity_harness.kube import DEFAULT_STATE, ClusterUnavailable
 
@@ -25,7 +25,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--scenarios", type=int, default=100, help="how many scenarios (default 100)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the first scenario (default 1)")
-    parser.add_argument("--features", help=f"comma-separated subset of: {', '.join(BY_NAME)} (default: all available)")
+    parser.add_argument(
+        "--features",
+        help=f"comma-separated subset of: {', '.join(BY_NAME)}; or 'all' for every one (default: all "
+        f"available but the opt-in ones, {', '.join(sorted(OPT_IN))}, which change what a seed generates)",
+    )
     parser.add_argument("--show", type=int, default=SHOWN_DISAGREEMENTS, help="disagreements to print (default 20)")
     parser.add_argument("--out", type=Path, default=DEFAULT_WORKDIR, help="where disagreeing scenarios are written")
     parser.add_argument("--cluster-dir", type=Path, default=DEFAULT_STATE, help="the harness's dev cluster state")

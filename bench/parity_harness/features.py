@@ -94,13 +94,19 @@ def available(plugins: Collection[str]) -> frozenset[str]:
     return frozenset(f.name for f in FEATURES if f.plugins <= set(plugins) and f.name not in OPT_IN)
 
 
+ALL = "all"  # ``--features all``: every feature the plugins allow, the opt-in ones too
+
+
 def select(plugins: Collection[str], wanted: Iterable[str] | None = None) -> frozenset[str]:
-    """The features to use: ``wanted`` (all available ones when None), refused when unavailable."""
+    """The features to use: ``wanted`` (the available ones but the opt-in ones when None, every
+    one the plugins allow for :data:`ALL`), refused when unavailable."""
     usable = available(plugins)
     if wanted is None:
         return usable
     usable |= frozenset(f.name for f in FEATURES if f.name in OPT_IN and f.plugins <= set(plugins))
     chosen = frozenset(wanted)
+    if chosen == {ALL}:
+        return usable
     unknown = sorted(chosen - set(BY_NAME))
     if unknown:
         raise ValueError(f"unknown feature(s) {', '.join(unknown)}; known: {', '.join(BY_NAME)}")

@@ -90,6 +90,17 @@ def test_selecting_nothing_in_particular_takes_every_available_feature() -> None
     assert features.select(TODAY, ["taints"]) == {"taints"}
 
 
+def test_selecting_all_adds_the_opt_in_features_the_plugins_allow() -> None:
+    with_preemption = TODAY | {names.DEFAULT_PREEMPTION}
+    assert "preemption" not in features.select(with_preemption, None)
+    chosen = features.select(with_preemption, ["all"])
+    assert "preemption" in chosen
+    assert chosen - features.select(with_preemption, None) <= features.OPT_IN
+    assert "dra" not in chosen  # its plugin is not in the set
+    every_plugin = {plugin for feature in features.FEATURES for plugin in feature.plugins}
+    assert features.select(every_plugin, ["all"]) == set(features.BY_NAME)
+
+
 def test_plugins_keep_upstream_order_and_weights_and_skip_the_missing() -> None:
     assert parity_plugins(TODAY | {"NotUpstream"}) == [
         ("PrioritySort", None),
