@@ -372,6 +372,27 @@ class Window:
     created: float | None = None
 
 
+UNBOUND_SHOWN = 3  # pods a failed wait names, with why they are unbound
+
+
+def unbound_summary(unbound: int, pods: list[Mapping[str, Any]]) -> str:
+    """What a wait for bindings that timed out says of the pods still unbound: how many, and the
+    first few (``pods``, as read) with their PodScheduled condition, as ``kubectl describe``
+    shows it (``Unschedulable: 0/2 nodes are available: ...``), or that none was attempted."""
+    shown = []
+    for pod in pods:
+        meta = pod.get("metadata") or {}
+        conditions = (pod.get("status") or {}).get("conditions") or ()
+        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if scheduled is None:
+            why = "no scheduling attempt recorded"
+        else:
+            why = ": ".join(str(part) for part in (scheduled.get("reason"), scheduled.get("message")) if part)
+        shown.append(f"{meta.get('namespace')}/{meta.get('name')} ({why or 'PodScheduled without a reason'})")
+    text = f"{unbound} pods unbound"
+    return f"{text}, e.g. {'; '.join(shown)}" if shown else text
+
+
 def _matches(labels: Mapping[str, str], selector: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
@@ -462,15 +483,28 @@ class OpsRun:
             if ns == namespace and entry[index] and _matches(entry[0], labels)
         )
 
-    def _wait(self, what: str, done: Callable[[], bool], timeout: float = WAIT_TIMEOUT) -> None:
-        """executor.go's waits: a poll, failing after 10 minutes."""
+    def _wait(
+        self, what: str, done: Callable[[], bool], timeout: float = WAIT_TIMEOUT, namespace: str | None = None
+    ) -> None:
+        """executor.go's waits: a poll, failing after 10 minutes (naming the pods of ``namespace``
+        still unbound, and why)."""
         deadline = time.monotonic() + timeout
         while not done():
             if time.monotonic() > deadline:
-                raise WorkloadFailed(f"{self.side}: {what} not met in {timeout:.0f} s")
+                unbound = f"; {self._unbound(namespace)}" if namespace is not None else ""
+                raise WorkloadFailed(f"{self.side}: {what} not met in {timeout:.0f} s{unbound}")
             if self.errors:
                 raise WorkloadFailed(f"{self.side}: {self.errors[0]}")
             time.sleep(0.05)
+
+    def _unbound(self, namespace: str) -> str:
+        keys = [key for key, entry in list(self.pods.items()) if key[0] == namespace and entry[1] is None]
+        pods = []
+        for ns, name in sorted(keys)[:UNBOUND_SHOWN]:
+            with contextlib.suppress(client.ApiException):  # gone meanwhile: the count says enough
+                read = self.bench.core.read_namespaced_pod(name, ns, _preload_content=False)
+                pods.append(json.loads(read.data))
+        return unbound_summary(len(keys), pods)
 
     # -- objects ---------------------------------------------------------------------------------
     def _path(self, obj: Mapping[str, Any], namespace: str) -> tuple[str, bool]:
@@ -714,7 +748,7 @@ class OpsRun:
             create_batch()
             self._created(op)
             self._wait(f"op {index} createPods: {count} pods scheduled in {namespace}",
-                       lambda: self._count(namespace, {}) >= count)  # fmt: skip
+                       lambda: self._count(namespace, {}) >= count, namespace=namespace)  # fmt: skip
         if op.get("collectMetrics"):
             self._stop_window()
 
@@ -878,7 +912,7 @@ class OpsRun:
             def reached(ns: str = namespace, n: int = want) -> bool:
                 return self._count(ns, labels, attempted) >= n
 
-            self._wait(f"op {index} barrier: {want} pods {stage} in {namespace}", reached)
+            self._wait(f"op {index} barrier: {want} pods {stage} in {namespace}", reached, namespace=namespace)
         if not attempted:
             if op.get("namespaces"):
                 for namespace in namespaces:

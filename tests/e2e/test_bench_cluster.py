@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bench.scheduler_perf import cluster, config
-from bench.scheduler_perf.inprocess import Unsupported
+from bench.scheduler_perf.inprocess import Unsupported, WorkloadFailed
 from tests.e2e import eventually
 
 pytestmark = pytest.mark.usefixtures("cluster")
@@ -329,6 +329,44 @@ def test_a_pod_waits_for_the_priority_class_admission_has_not_seen_yet() -> None
     finally:
         made.join()
         bench.request("DELETE", f"{cluster.PRIORITY_CLASSES}/{name}")
+        run.stop.set()
+        run.cleanup()
+
+
+def test_a_wait_for_bindings_that_times_out_names_the_unbound_pods_and_why() -> None:
+    # A variant whose pods cannot all be bound (ExtendedResource with fewer classes than pods)
+    # used to fail after ten minutes with the count alone.
+    from bench.cluster import dev_cluster
+
+    variant = _variant("SchedulingBasic", "500Nodes", initNodes=1, initPods=1, measurePods=1)
+    bench = cluster.WorkloadBench(dev_cluster("up"), variant, 4)
+    run = cluster.OpsRun(bench, "crd_scheduler", "nobody", 0)
+    run.ensure_namespace("unbound")
+    run._background("pod watch", run._watch)
+    containers = [{"name": "c", "image": "x"}]
+    pod = {"metadata": {"name": "waits"}, "spec": {"schedulerName": f"nobody-{bench.run_id}", "containers": containers}}
+    try:
+        bench._post("/api/v1/namespaces/unbound/pods", pod)
+
+        def seen() -> None:
+            assert ("unbound", "waits") in run.pods
+
+        eventually(seen)
+        with pytest.raises(WorkloadFailed) as failed:
+            run._wait("a test's binding", lambda: False, timeout=0.1, namespace="unbound")
+        assert str(failed.value).endswith(
+            "a test's binding not met in 0 s; 1 pods unbound, e.g. unbound/waits (no scheduling attempt recorded)"
+        )
+        condition = {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                     "message": "0/1 nodes are available: 1 Insufficient example.com/gpu-10."}  # fmt: skip
+        bench.request("PATCH", "/api/v1/namespaces/unbound/pods/waits/status",
+                      {"status": {"conditions": [condition]}}, "application/merge-patch+json")  # fmt: skip
+        with pytest.raises(WorkloadFailed) as failed:
+            run._wait("a test's binding", lambda: False, timeout=0.1, namespace="unbound")
+        assert str(failed.value).endswith(
+            "unbound/waits (Unschedulable: 0/1 nodes are available: 1 Insufficient example.com/gpu-10.)"
+        )
+    finally:
         run.stop.set()
         run.cleanup()
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.scheduler_perf import config, gotemplate, inprocess, table
+from bench.scheduler_perf import cluster, config, gotemplate, inprocess, table
 
 NODE = """apiVersion: v1
 kind: Node
@@ -419,3 +419,20 @@ def test_a_stream_ratio_under_one_says_whether_both_sides_were_creation_bound() 
     assert table._cluster_cells(ops_path)[0] == "500Nodes: stream 0.83; under 1.0: the median run has no creation time"
     above = row({"seconds": 3.0, "creation_seconds": 3.0}, {"seconds": 3.5, "creation_seconds": 3.4}, 1.17)
     assert table._cluster_cells(above)[0] == "500Nodes: stream 1.17"
+
+
+def test_a_failed_wait_names_a_few_unbound_pods_with_their_scheduled_condition() -> None:
+    never = {"metadata": {"namespace": "test", "name": "a"}, "status": {}}
+    rejected = {
+        "metadata": {"namespace": "test", "name": "b"},
+        "status": {"conditions": [
+            {"type": "Ready", "status": "False"},
+            {"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+             "message": "0/2 nodes are available."},
+        ]},
+    }  # fmt: skip
+    assert cluster.unbound_summary(12, [never, rejected]) == (
+        "12 pods unbound, e.g. test/a (no scheduling attempt recorded); "
+        "test/b (Unschedulable: 0/2 nodes are available.)"
+    )
+    assert cluster.unbound_summary(4, []) == "4 pods unbound"  # each was deleted before it was read
