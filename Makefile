@@ -6,12 +6,12 @@ UV_COMPILE := $(PY) -m uv pip compile --quiet --generate-hashes --python-version
 
 .PHONY: install browser test unit e2e faults lint simulate bench crds clean lock deps-latest dist dist-test chart chart-test image image-test image-tools conformance
 
-# The stamp holds the checkout's path: the editable installs point into it, so a stamp that
-# came with a moved or copied checkout does not count (its entry points name a path gone).
-# Nor does one whose interpreter has no editable install of this checkout (a new machine with
-# the old checkout, or another clone's `make install` since): the interpreter is asked.
+# The stamp only dates the install: whether there is one of this checkout, the interpreter is
+# asked. Its editable crd-scheduler must come from here, or a moved or copied checkout (entry
+# points naming a path gone), a new machine given the old checkout, or another clone's
+# `make install` since would pass for installed.
 INSTALLED_FROM := $(shell $(PY) -c "import importlib.metadata as m, json; print(json.loads(m.distribution('crd-scheduler').read_text('direct_url.json'))['url'])" 2>/dev/null)
-ifneq ($(shell cat $(STAMP) 2>/dev/null) $(INSTALLED_FROM),$(CURDIR) file://$(CURDIR))
+ifneq ($(INSTALLED_FROM),file://$(CURDIR))
 .PHONY: $(STAMP)
 endif
 install: $(STAMP)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml tests/sample_plugin/pyproject.toml $(LOCK)
 	$(PY) -m pip install --quiet --require-hashes -r $(LOCK)
 	@rm -rf crd_scheduler.egg-info  # a build's metadata in the tree would shadow the installed version
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e . -e tests/sample_plugin
-	@echo "$(CURDIR)" > $@
+	@touch $@
 
 ## lock: re-resolve requirements/*.txt to the newest versions pyproject.toml allows (requirements/README.md)
 lock: install

@@ -100,6 +100,7 @@ from bench.scheduler_perf.inprocess import (
     go_seconds,
     load_template,
     node_strategy,
+    scheduled_condition,
     volume_pair,
 )
 from bench.workloads import dra_slice
@@ -382,8 +383,7 @@ def unbound_summary(unbound: int, pods: list[Mapping[str, Any]]) -> str:
     shown = []
     for pod in pods:
         meta = pod.get("metadata") or {}
-        conditions = (pod.get("status") or {}).get("conditions") or ()
-        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        scheduled = scheduled_condition(pod)
         if scheduled is None:
             why = "no scheduling attempt recorded"
         else:
@@ -472,7 +472,7 @@ class OpsRun:
             if entry[1] is None:
                 bound_at = entry[1] = time.time()
                 self.bindings.append((str(meta["namespace"]), labels, bound_at))
-        elif any(c.get("type") == "PodScheduled" for c in (pod.get("status") or {}).get("conditions") or ()):
+        elif scheduled_condition(pod) is not None:
             entry[2] = True  # util.go isAttempted
 
     def _count(self, namespace: str, labels: Mapping[str, str], attempted: bool = False) -> int:

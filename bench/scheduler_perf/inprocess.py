@@ -85,6 +85,14 @@ SCHEDULING_GATED: Obj = {
     "message": "Scheduling is blocked due to non-empty scheduling gates",
 }
 DELETION_TIMESTAMP = "2026-01-01T00:00:00Z"
+
+
+def scheduled_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The pod's PodScheduled condition (util.go isAttempted looks for it), or None."""
+    conditions = (pod.get("status") or {}).get("conditions") or ()
+    return next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+
+
 MAX_ATTEMPTS = 20
 WAIT_TIMEOUT = 600.0  # executor.go waits: 10 minutes
 
@@ -439,8 +447,7 @@ class Executor:
         return sum(
             1
             for p in self.pods_in(namespace, labels)
-            if (p.get("spec") or {}).get("nodeName")
-            or any(c.get("type") == "PodScheduled" for c in (p.get("status") or {}).get("conditions") or ())
+            if (p.get("spec") or {}).get("nodeName") or scheduled_condition(p) is not None
         )
 
     # -- templates ---------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
-"""`make install`'s stamp is only trusted for the checkout that made it.
+"""`make install` counts as done only while the interpreter's editable install is this checkout's.
 
-The editable installs it makes point into the checkout; a stamp copied with a moved (or
-re-cloned) checkout would otherwise leave the sample plugin's entry point aimed at a path
-that is gone, and every operator start fails loading it. Nor is a stamp trusted when the
-interpreter has no editable install of the checkout (a new machine given the old checkout). Run
-with ``make -n`` in a copy of the files the stamp depends on, so nothing is installed; the
-interpreter's installed distributions are made up in a directory put first on its path."""
+The editable installs point into the checkout; a stamp copied with a moved (or re-cloned)
+checkout would otherwise leave the sample plugin's entry point aimed at a path that is gone,
+and every operator start fails loading it; a new machine given the old checkout, or another
+clone's ``make install`` since, would pass for installed. Run with ``make -n`` in a copy of the
+files the stamp depends on, with a fresh stamp, so nothing is installed; the interpreter's
+installed distributions are made up in a directory put first on its path."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,9 +36,9 @@ def _installed_from(site: Path, checkout: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(site)}
 
 
-def _install_plan(checkout: Path, stamp_text: str, env: dict[str, str] | None = None) -> str:
+def _install_plan(checkout: Path, env: dict[str, str]) -> str:
     stamp = checkout / ".stamp-install"
-    stamp.write_text(stamp_text)
+    stamp.touch()
     newer = max((checkout / name).stat().st_mtime for name in STAMP_INPUTS) + 10
     os.utime(stamp, (newer, newer))
     done = subprocess.run(
@@ -51,19 +52,22 @@ def _install_plan(checkout: Path, stamp_text: str, env: dict[str, str] | None = 
     return done.stdout
 
 
-def test_a_stamp_from_another_checkout_reinstalls(tmp_path: Path) -> None:
+def test_an_install_of_this_checkout_is_kept(tmp_path: Path) -> None:
     checkout = _checkout_copy(tmp_path / "checkout")
     env = _installed_from(tmp_path / "site", checkout)
-    assert "pip install" in _install_plan(checkout, "/elsewhere/crd-scheduler\n", env)
+    assert "pip install" not in _install_plan(checkout, env)
 
 
-def test_a_stamp_from_this_checkout_is_kept(tmp_path: Path) -> None:
-    checkout = _checkout_copy(tmp_path / "checkout")
-    env = _installed_from(tmp_path / "site", checkout)
-    assert "pip install" not in _install_plan(checkout, f"{checkout}\n", env)
-
-
-def test_a_stamp_without_an_install_of_this_checkout_reinstalls(tmp_path: Path) -> None:
+def test_a_stamp_with_an_install_of_another_checkout_reinstalls(tmp_path: Path) -> None:
     checkout = _checkout_copy(tmp_path / "checkout")
     env = _installed_from(tmp_path / "site", tmp_path / "another-clone")
-    assert "pip install" in _install_plan(checkout, f"{checkout}\n", env)
+    assert "pip install" in _install_plan(checkout, env)
+
+
+def test_a_stamp_without_any_install_reinstalls(tmp_path: Path) -> None:
+    checkout = _checkout_copy(tmp_path / "checkout")
+    python = tmp_path / "python"  # an interpreter that has nothing installed (-I -S: no site-packages)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S "$@"\n')
+    python.chmod(0o755)
+    env = {**os.environ, "PY": str(python)}
+    assert "pip install" in _install_plan(checkout, env)
