@@ -65,6 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import urllib3
 import yaml
 from kubernetes import client, dynamic
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
@@ -501,8 +502,9 @@ class OpsRun:
         keys = [key for key, entry in list(self.pods.items()) if key[0] == namespace and entry[1] is None]
         pods = []
         for ns, name in sorted(keys)[:UNBOUND_SHOWN]:
-            with contextlib.suppress(client.ApiException):  # gone meanwhile: the count says enough
-                read = self.bench.core.read_namespaced_pod(name, ns, _preload_content=False)
+            # gone meanwhile, or the server does not answer: the count says enough
+            with contextlib.suppress(client.ApiException, urllib3.exceptions.HTTPError):
+                read = self.bench.core.read_namespaced_pod(name, ns, _preload_content=False, _request_timeout=10)
                 pods.append(json.loads(read.data))
         return unbound_summary(len(keys), pods)
 
