@@ -51,7 +51,7 @@ browser:
 ## test: every test, the real-API-server ones included (builds the dev cluster binaries on first use)
 test: install browser
 	scripts/dev-cluster build
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 unit: install browser
 	$(PY) -m pytest -q tests/unit tests/integration tests/browser
