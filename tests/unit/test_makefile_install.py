@@ -27,13 +27,21 @@ def _checkout_copy(where: Path) -> Path:
     return where
 
 
+def _environment() -> dict[str, str]:
+    """This process's environment without what an outer make passes down: run by `make
+    PY=.venv/bin/python unit`, MAKEFLAGS would give the inner make that PY (found in a fresh
+    clone's venv, 2026-12-03), not the interpreter the test sets up."""
+    inherited = {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PY"}
+    return {k: v for k, v in os.environ.items() if k not in inherited}
+
+
 def _installed_from(site: Path, checkout: Path) -> dict[str, str]:
     """An environment whose interpreter finds an editable crd-scheduler installed from ``checkout``."""
     info = site / "crd_scheduler-0.0.0.dist-info"
     info.mkdir(parents=True)
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: crd-scheduler\nVersion: 0.0.0\n")
     (info / "direct_url.json").write_text(json.dumps({"dir_info": {"editable": True}, "url": f"file://{checkout}"}))
-    return {**os.environ, "PYTHONPATH": str(site)}
+    return {**_environment(), "PYTHONPATH": str(site)}
 
 
 def _install_plan(checkout: Path, env: dict[str, str]) -> str:
@@ -69,5 +77,5 @@ def test_a_stamp_without_any_install_reinstalls(tmp_path: Path) -> None:
     python = tmp_path / "python"  # an interpreter that has nothing installed (-I -S: no site-packages)
     python.write_text(f'#!/bin/sh\nexec {sys.executable} -I -S "$@"\n')
     python.chmod(0o755)
-    env = {**os.environ, "PY": str(python)}
+    env = {**_environment(), "PY": str(python)}
     assert "pip install" in _install_plan(checkout, env)
