@@ -80,6 +80,7 @@ from bench.cluster import (
     control_plane_cpu,
     control_plane_spent,
     cpu_seconds_between,
+    creation_seconds,
     dev_cluster,
     dev_cluster_pids,
     process_cpu,
@@ -373,14 +374,6 @@ class Window:
     # ``creation_seconds``, as ``bench/cluster.py``'s (what a stream run cannot beat).
     created: float | None = None
     made: int = 0  # the pods that op made
-
-
-def creation_seconds(created: float, last_bound: float, made: int, bound: int) -> float:
-    """A window's creation time, both times from its start. The clock is read once the creator
-    threads are joined, a few milliseconds after the last create was answered, so a scheduler
-    can have bound all the pods before it: when every pod made is bound, the last binding seen
-    is a later bound of the creation (a pod is made before it is bound)."""
-    return min(created, last_bound) if bound >= made else created
 
 
 UNBOUND_SHOWN = 3  # pods a failed wait names, with why they are unbound

@@ -1,4 +1,4 @@
-"""bench/cluster.py's count of the operator's own bindings."""
+"""bench/cluster.py: the count of the operator's own bindings, CPU and connection readings, a window's timing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu, tcp_connections
+from bench.cluster import BOUND_LINE, cpu_seconds_between, operator_binds, process_cpu, tcp_connections, window_timing
 
 
 def test_binds_logged_after_the_watch_saw_them_are_counted(tmp_path: Path) -> None:
@@ -115,3 +115,22 @@ def test_the_connections_a_process_holds_to_a_port_are_told_apart_from_the_other
     finally:
         for s in (*clients, *accepted, elsewhere, server, other):
             s.close()
+
+
+def test_a_stream_window_whose_pods_were_bound_before_the_creators_were_joined() -> None:
+    # SchedulingBasic's bench reads its creation clock once the creator threads are joined: a
+    # fast scheduler has bound the three pods 15 ms after the first create, the clock reads 17.
+    figures = window_timing(100.0, 100.017, 100.0, [100.005, 100.010, 100.015], made=3)
+    assert figures["creation_seconds"] == 0.015
+    assert figures["seconds"] == 0.015
+    assert figures["pods_per_second"] == 200.0
+    assert figures["bind_span_seconds"] == 0.01
+    # A pod left unbound: the last binding says nothing of when the last pod was made.
+    assert window_timing(100.0, 100.017, 100.0, [100.005, 100.015], made=3)["creation_seconds"] == 0.017
+
+
+def test_a_backlog_window_counts_from_the_schedulers_start() -> None:
+    figures = window_timing(100.0, 100.4, 101.0, [101.2, 101.5], made=2)
+    assert figures["creation_seconds"] == 0.4
+    assert figures["seconds"] == 0.5
+    assert figures["pods_per_second"] == 4.0

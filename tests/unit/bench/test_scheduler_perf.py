@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.cluster import creation_seconds
 from bench.scheduler_perf import cluster, config, gotemplate, inprocess, table
 
 NODE = """apiVersion: v1
@@ -442,7 +443,7 @@ def test_a_window_made_before_its_pods_were_bound() -> None:
     # CI (2026-12-03): three pods, the clock read 0.017 s after the window's start once the
     # creator threads were joined, the last binding seen at 0.015 s; the creation must not read
     # as later than the bindings it came before.
-    assert cluster.creation_seconds(0.017, 0.015, made=3, bound=3) == 0.015
-    assert cluster.creation_seconds(0.017, 0.5, made=3, bound=3) == 0.017
+    assert creation_seconds(0.017, 0.015, made=3, bound=3) == 0.015
+    assert creation_seconds(0.017, 0.5, made=3, bound=3) == 0.017
     # Some pods unbound: the last binding seen says nothing of when the last pod was made.
-    assert cluster.creation_seconds(0.017, 0.015, made=3, bound=2) == 0.017
+    assert creation_seconds(0.017, 0.015, made=3, bound=2) == 0.017
